@@ -1,0 +1,370 @@
+"""The workspace: loaded inputs, encoded once, and everything derived from them, cached.
+
+The CLI and every dashboard screen ask one Workspace; nothing is computed twice.
+Query and doc ids become integer codes into vocabularies sorted as bytes, so the
+trec_eval tie rule (doc id descending as bytes) is "doc code descending" and
+"queries sorted by qid as bytes" (the resampling protocol) is "query code order".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import judgments as J
+from . import metrics as M
+from .errors import InputError, InputWarning
+from .io import RawLane, RawQrels, read_corpus, read_lane, read_qrels, read_strata, read_texts, sha256_of, stratification_name
+from .ranking import RankedLane, group_of_ids, rank_lane
+
+NONE_LABEL = "(none)"
+LEVELS = ("doc", "group")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting that changes a number; recorded in report.json."""
+
+    metrics: tuple[M.MetricKey, ...] = tuple(M.parse_metrics(M.DEFAULT_METRICS))
+    depth: int | None = None
+    relevant: int = 1
+    group_sep: str | None = None
+    window: int = 10
+    seed: int = 0
+    resamples: int = 9999
+    confidence: float = 0.95
+    rrf_k: int = 60
+    rrf_k_source: str = "default"
+    blind: str | None = None
+    cap: int | None = None
+    document_first: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "depth": self.depth,
+            "relevant": self.relevant,
+            "window": self.window,
+            "metrics": [m.key for m in self.metrics],
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "confidence": self.confidence,
+            "group_sep": self.group_sep,
+            "rrf_k": self.rrf_k,
+            "rrf_k_source": self.rrf_k_source,
+            "blind": self.blind,
+            "cap": self.cap,
+            "document_first": self.document_first,
+        }
+
+
+@dataclass
+class InputFile:
+    role: str
+    path: str
+    sha256: str
+    rows: int
+    queries: int | None = None
+
+    def as_dict(self) -> dict:
+        d = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
+        if self.queries is not None:
+            d["queries"] = self.queries
+        return d
+
+
+def _encode(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Vocabulary of the union of string columns, sorted as bytes, and each column's codes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    nonempty = [c for c in columns if len(c)]
+    if not nonempty:
+        return np.array([], dtype=object), [np.zeros(0, dtype=np.int64) for _ in columns]
+    chunked = pa.chunked_array([c.cast(pa.string()) for c in nonempty], pa.string())
+    uniq = pc.unique(chunked)
+    vocab = uniq.take(pc.array_sort_indices(uniq))
+    codes = [pc.index_in(c.cast(pa.string()), value_set=vocab).to_numpy(zero_copy_only=False).astype(np.int64) if len(c) else np.zeros(0, dtype=np.int64) for c in columns]
+    return np.asarray(vocab.to_pylist(), dtype=object), codes
+
+
+def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
+    """Indices (first, second) of the first repeated key in file order, or None."""
+    if keys.size < 2:
+        return None
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    if dup.size == 0:
+        return None
+    seconds = order[dup + 1]
+    i = int(np.argmin(seconds))
+    return int(order[dup[i]]), int(seconds[i])
+
+
+@dataclass
+class Workspace:
+    settings: Settings
+    qids: np.ndarray  # object array of qid strings, sorted as bytes
+    docs: np.ndarray  # object array of doc id strings, sorted as bytes
+    judgments: J.Judgments
+    classes: np.ndarray  # int8 query class per qid code
+    lanes: dict[str, RankedLane]  # every lane: input lanes first (in --lane order), then derived
+    input_lanes: list[str]
+    inputs: list[InputFile]
+    warnings: list[InputWarning]
+    strata: dict[str, np.ndarray] = field(default_factory=dict)  # name -> label per qid code
+    group_of: np.ndarray | None = None  # doc code -> group code
+    groups: np.ndarray | None = None  # group vocabulary
+    corpus_mask: np.ndarray | None = None  # doc code -> in corpus
+    ood_judgments: J.Judgments | None = None
+    ood_negatives: np.ndarray | None = None  # qid codes of out-of-domain negatives
+    query_text: dict[str, str] = field(default_factory=dict)
+    doc_text: dict[str, str] = field(default_factory=dict)
+    lane_origin: dict[str, str] = field(default_factory=dict)  # lane -> "input" | "fused" | "variant"
+    synthetic: bool = False
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(
+        cls,
+        lanes: list[tuple[str | None, str]],
+        qrels: str,
+        settings: Settings = Settings(),
+        strata: list[str] = (),
+        corpus: str | None = None,
+        queries: str | None = None,
+        docs: str | None = None,
+        ood_negatives: str | None = None,
+    ) -> "Workspace":
+        if not lanes:
+            raise InputError("at least one --lane is needed", "--lane")
+        seen_paths: dict[str, str] = {}
+        for role, p in [("lane", p) for _, p in lanes] + [("qrels", qrels)] + [("ood negatives", ood_negatives)]:
+            if p is None:
+                continue
+            import os
+
+            real = os.path.realpath(p)
+            if real in seen_paths:
+                raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
+            seen_paths[real] = role
+        raw_lanes = [read_lane(p, name) for name, p in lanes]
+        names = [r.name for r in raw_lanes]
+        for i, n in enumerate(names):
+            if n in names[:i]:
+                raise InputError(f"duplicate lane name {n!r} (name lanes with NAME=PATH)", raw_lanes[i].path)
+        for reserved in ("rrf", "convex"):
+            if reserved in names:
+                raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
+        raw_q = read_qrels(qrels)
+        raw_ood = read_qrels(ood_negatives) if ood_negatives else None
+        return cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood)
+
+    @classmethod
+    def from_raw(
+        cls,
+        raw_lanes: list[RawLane],
+        raw_q: RawQrels,
+        settings: Settings = Settings(),
+        strata: list[str] = (),
+        corpus: str | None = None,
+        queries: str | None = None,
+        docs: str | None = None,
+        raw_ood: RawQrels | None = None,
+    ) -> "Workspace":
+        warnings: list[InputWarning] = []
+        qcols = [r.qid for r in raw_lanes] + [raw_q.qid] + ([raw_ood.qid] if raw_ood else [])
+        dcols = [r.doc for r in raw_lanes] + [raw_q.doc] + ([raw_ood.doc] if raw_ood else [])
+        qids, qcodes = _encode(qcols)
+        docs_v, dcodes = _encode(dcols)
+        nq, nd = len(qids), len(docs_v)
+
+        judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
+        warnings += raw_q.warnings + dup_warn
+        classes = J.query_classes(judgments, nq, settings.relevant)
+        ood_j, ood_neg = None, None
+        if raw_ood is not None:
+            ood_j, w = _judgments(raw_ood, qcodes[-1], dcodes[-1], nd)
+            warnings += w
+            ood_cls = J.query_classes(ood_j, nq, settings.relevant)
+            bad = (ood_cls != J.NOT_IN_QRELS) & (ood_cls != J.NEGATIVE)
+            if bad.any():
+                q = int(np.flatnonzero(bad)[0])
+                line = int(raw_ood.line[np.flatnonzero(qcodes[-1] == q)[0]])
+                raise InputError(f"out-of-domain negatives must have no positive grade (query {qids[q]!r})", raw_ood.path, line)
+            overlap = (ood_cls == J.NEGATIVE) & (classes != J.NOT_IN_QRELS)
+            if overlap.any():
+                q = int(np.flatnonzero(overlap)[0])
+                raise InputError(f"query {qids[q]!r} is in both the qrels and the out-of-domain negatives", raw_ood.path)
+            ood_neg = np.flatnonzero(ood_cls == J.NEGATIVE).astype(np.int32)
+
+        ranked: dict[str, RankedLane] = {}
+        inputs: list[InputFile] = []
+        in_qrels = classes != J.NOT_IN_QRELS
+        if ood_neg is not None:
+            in_qrels = in_qrels.copy()
+            in_qrels[ood_neg] = True
+        for r, qc, dc in zip(raw_lanes, qcodes, dcodes):
+            warnings += r.warnings
+            dup = _first_duplicate(qc * np.int64(nd) + dc)
+            if dup is not None:
+                a, b = dup
+                raise InputError(
+                    f"doc {docs_v[dc[b]]!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
+                )
+            lane = rank_lane(r.name, qc.astype(np.int32), dc, r.score, nq, settings.depth)
+            ranked[r.name] = lane
+            present = lane.present()
+            inputs.append(InputFile("lane", r.path, sha256_of(r.path), int(len(r.qid)), int(present.sum())))
+            extra_q = present & ~in_qrels
+            if extra_q.any():
+                warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
+                                             f"lane {r.name}: queries absent from the qrels (ignored)", r.path))
+            missing = (classes == J.POSITIVE) & ~present
+            if missing.any():
+                warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
+                                             f"lane {r.name}: positive queries absent from the lane (scored 0)", r.path))
+        inputs.append(InputFile("qrels", raw_q.path, sha256_of(raw_q.path), int(len(raw_q.qid))))
+        if raw_ood is not None:
+            inputs.append(InputFile("ood_negatives", raw_ood.path, sha256_of(raw_ood.path), int(len(raw_ood.qid))))
+        for cls_code, kind, msg in (
+            (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
+            (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
+        ):
+            c = int((classes == cls_code).sum())
+            if c:
+                warnings.append(InputWarning(kind, c, msg, raw_q.path))
+
+        ws = cls(settings, qids, docs_v, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
+        ws.lane_origin = {r.name: "input" for r in raw_lanes}
+        ws.ood_judgments, ws.ood_negatives = ood_j, ood_neg
+        if settings.group_sep:
+            groups_str = group_of_ids(docs_v, settings.group_sep)
+            gv, ginv = np.unique(groups_str.astype(str), return_inverse=True)
+            ws.groups = gv.astype(object)
+            ws.group_of = ginv.astype(np.int64)
+        for path in strata:
+            labels = read_strata(path)
+            name = stratification_name(path)
+            if name in ws.strata:
+                raise InputError(f"two stratifications named {name!r}", path)
+            arr = np.full(nq, NONE_LABEL, dtype=object)
+            index = ws.qid_index
+            for q, lab in labels.items():
+                c = index.get(q)
+                if c is not None:
+                    arr[c] = lab
+            ws.strata[name] = arr
+            ws.inputs.append(InputFile("strata", path, sha256_of(path), len(labels)))
+        if corpus:
+            ids = read_corpus(corpus)
+            ws.corpus_mask = np.fromiter((d in ids for d in docs_v.tolist()), dtype=bool, count=nd)
+            ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
+        if queries:
+            ws.query_text = read_texts(queries)
+        if docs:
+            ws.doc_text = read_texts(docs)
+        return ws
+
+    # ------------------------------------------------------------------ lookups
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.qids.shape[0])
+
+    @property
+    def qid_index(self) -> dict[str, int]:
+        if "qid_index" not in self._cache:
+            self._cache["qid_index"] = {q: i for i, q in enumerate(self.qids.tolist())}
+        return self._cache["qid_index"]
+
+    @property
+    def positives(self) -> np.ndarray:
+        return np.flatnonzero(self.classes == J.POSITIVE).astype(np.int32)
+
+    @property
+    def negatives(self) -> np.ndarray:
+        return np.flatnonzero(self.classes == J.NEGATIVE).astype(np.int32)
+
+    def levels(self) -> tuple[str, ...]:
+        return LEVELS if self.group_of is not None else ("doc",)
+
+    def add_lane(self, lane: RankedLane, origin: str) -> None:
+        """Register a derived lane (fused or a cap/docfirst variant)."""
+        self.lanes[lane.name] = lane
+        self.lane_origin[lane.name] = origin
+        for key in [k for k in self._cache if isinstance(k, tuple) and k[1] == lane.name]:
+            del self._cache[key]
+
+    # ------------------------------------------------------------------ metrics
+
+    def hits(self, lane: str, level: str) -> tuple[M.Hits, M.Ideal]:
+        key = ("hits", lane, level)
+        if key not in self._cache:
+            L, j = self.lanes[lane], self.judgments
+            if level == "doc":
+                self._cache[key] = M.doc_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, len(self.docs))
+            else:
+                if self.group_of is None:
+                    raise InputError("group level needs --group-sep", "--group-sep")
+                self._cache[key] = M.group_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.group_of, len(self.groups))
+        return self._cache[key]
+
+    def per_query(self, lane: str, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
+        """Per-query values over every query code: ``{metric key: float64[n_queries], "rank": int32[n_queries]}``."""
+        metrics = tuple(metrics or self.settings.metrics)
+        key = ("pq", lane, level, metrics)
+        if key not in self._cache:
+            hits, ideal = self.hits(lane, level)
+            self._cache[key] = M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
+        return self._cache[key]
+
+    def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
+        hits, _ = self.hits(lane, level)
+        return M.first_relevant_rank(hits, self.n_queries, self.settings.relevant)
+
+    def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
+        key = ("ceil", level)
+        if key not in self._cache:
+            _, ideal = self.hits(self.input_lanes[0], level)
+            self._cache[key] = M.ceilings(ideal, self.n_queries, list(self.settings.metrics), self.settings.relevant)
+        return self._cache[key]
+
+    def mean(self, lane: str, level: str, metric: str, queries: np.ndarray | None = None) -> float:
+        q = self.positives if queries is None else queries
+        v = self.per_query(lane, level)[metric][q]
+        return float(v.mean()) if v.size else float("nan")
+
+    def with_settings(self, **changes) -> "Workspace":
+        """A workspace over the same loaded inputs with other settings (fresh cache)."""
+        s = replace(self.settings, **changes)
+        ws = replace(self, settings=s, _cache={})
+        ws.lanes = dict(self.lanes)
+        return ws
+
+
+def _judgments(raw: RawQrels, qc: np.ndarray, dc: np.ndarray, n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:
+    """Sorted, de-duplicated judgments; conflicting duplicates are an error."""
+    keys = qc * np.int64(n_docs) + dc
+    order = np.argsort(keys, kind="stable")
+    sk, sg = keys[order], raw.grade[order]
+    same = sk[1:] == sk[:-1]
+    warnings: list[InputWarning] = []
+    if same.any():
+        conflict = same & (sg[1:] != sg[:-1])
+        if conflict.any():
+            i = int(np.flatnonzero(conflict)[0])
+            a, b = order[i], order[i + 1]
+            first, second = sorted((int(raw.line[a]), int(raw.line[b])))
+            raise InputError(f"same (qid, doc) judged twice with different grades (first at line {first})", raw.path, second)
+        i = int(np.flatnonzero(same)[0])
+        warnings.append(InputWarning("duplicate_qrels_lines", int(same.sum()), "identical duplicate qrels lines (kept once)",
+                                     f"{raw.path}:{int(raw.line[order[i + 1]])}"))
+        keep = np.r_[True, ~same]
+        order = order[keep]
+        sk = sk[keep]
+    j = J.Judgments((sk // n_docs).astype(np.int32), (sk % n_docs).astype(np.int64), raw.grade[order].astype(np.int64), n_docs)
+    return j, warnings
