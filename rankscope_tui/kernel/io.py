@@ -39,6 +39,13 @@ def _pa():
 # raw text
 
 
+def _check_file(p: str) -> None:
+    if not os.path.exists(p):
+        raise InputError("no such file", p)
+    if os.path.isdir(p):
+        raise InputError("is a directory, not a file", p)
+
+
 def read_text(path: str | os.PathLike) -> str:
     """Whole file as text: gzip by magic bytes, UTF-8 strict, BOM dropped.
 
@@ -46,10 +53,7 @@ def read_text(path: str | os.PathLike) -> str:
     gzip, a binary file (NUL bytes) and non-UTF-8 bytes (naming the line).
     """
     p = str(path)
-    if not os.path.exists(p):
-        raise InputError("no such file", p)
-    if os.path.isdir(p):
-        raise InputError("is a directory, not a file", p)
+    _check_file(p)
     try:
         with open(p, "rb") as fh:
             raw = fh.read()
@@ -204,9 +208,14 @@ def check_lane_name(name: str, where: str) -> None:
 
 def read_lane(path: str, name: str | None = None) -> RawLane:
     """Read a TREC run (``qid Q0 docid rank score tag``) or JSON ``{qid: {docid: score}}``."""
-    text = read_text(path)
     lane_name = name if name is not None else lane_name_from_path(path)
     check_lane_name(lane_name, path)
+    _check_file(path)
+    fast = _read_run_fast(path)
+    if fast is not None:
+        qid, doc, score, tag = fast
+        return RawLane(lane_name, path, qid, doc, score, np.arange(1, len(score) + 1, dtype=np.int64), [], tag)
+    text = read_text(path)
     if looks_like_json(text):
         qid, doc, score, line = _json_pairs(text, path, "score")
         pa, _ = _pa()
@@ -231,6 +240,63 @@ def read_lane(path: str, name: str | None = None) -> RawLane:
     score = _parse_float_col(_column(fields, 4), fields.line, path, "score")
     tag = _column(fields, 5)[-1].as_py() if fields.line.size else ""
     return RawLane(lane_name, path, _column(fields, 0), _column(fields, 2), score, fields.line, warnings, tag)
+
+
+def _read_run_fast(path: str):
+    """Columnar fast path for a clean run file: one delimiter (a single space or a tab),
+    exactly 6 fields, no comment or blank lines, finite scores. Returns None whenever
+    anything is unusual, and the general reader (which can name lines) takes over."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if head[:2] == b"\x1f\x8b":
+        return None
+    first = head.split(b"\n", 1)[0]
+    if b"\t" in first and b" " not in first:
+        delim = "\t"
+    elif b" " in first and b"\t" not in first:
+        delim = " "
+    else:
+        return None
+    if head.startswith((b"#", b"\xef\xbb\xbf", b"\n", b"\r")) or b"\x00" in head:
+        return None
+    names = ["qid", "q0", "doc", "rank", "score", "tag"]
+    try:
+        # Blank lines must fail the parse (ignore_empty_lines=False): the general
+        # reader keeps line numbers right.
+        tab = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 22),
+            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False, escape_char=False,
+                                            ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"qid": pa.string(), "doc": pa.string(), "score": pa.float64(), "tag": pa.string()},
+                include_columns=["qid", "doc", "score", "tag"], null_values=[], strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        return None
+    if tab.num_rows == 0:
+        return None
+    score_col = tab.column("score")
+    if score_col.null_count:
+        return None
+    score = score_col.to_numpy()
+    if not np.isfinite(score).all():
+        return None
+    import pyarrow.compute as pc
+
+    qid = tab.column("qid")
+    if pc.any(pc.starts_with(qid, "#")).as_py():  # comment lines
+        return None
+    for c in (qid, tab.column("doc")):
+        if pc.min(pc.binary_length(c)).as_py() == 0:
+            return None
+    tag_col = tab.column("tag")
+    return tab.column("qid"), tab.column("doc"), score, tag_col[len(tag_col) - 1].as_py()
 
 
 def _json_line_of(text: str, key: str) -> int:

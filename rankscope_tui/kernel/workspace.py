@@ -16,7 +16,7 @@ from . import judgments as J
 from . import metrics as M
 from .errors import InputError, InputWarning
 from .io import RawLane, RawQrels, read_corpus, read_lane, read_qrels, read_strata, read_texts, sha256_of, stratification_name
-from .ranking import RankedLane, group_of_ids, rank_lane
+from .ranking import RankedLane, group_codes, rank_lane
 
 NONE_LABEL = "(none)"
 LEVELS = ("doc", "group")
@@ -73,19 +73,39 @@ class InputFile:
         return d
 
 
-def _encode(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Vocabulary of the union of string columns, sorted as bytes, and each column's codes."""
+def _dictionary(columns: list):
+    """One shared dictionary over several string columns: (dictionary, [int64 codes per column])."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    nonempty = [c for c in columns if len(c)]
-    if not nonempty:
-        return np.array([], dtype=object), [np.zeros(0, dtype=np.int64) for _ in columns]
-    chunked = pa.chunked_array([c.cast(pa.string()) for c in nonempty], pa.string())
-    uniq = pc.unique(chunked)
-    vocab = uniq.take(pc.array_sort_indices(uniq))
-    codes = [pc.index_in(c.cast(pa.string()), value_set=vocab).to_numpy(zero_copy_only=False).astype(np.int64) if len(c) else np.zeros(0, dtype=np.int64) for c in columns]
-    return np.asarray(vocab.to_pylist(), dtype=object), codes
+    chunks = []
+    bounds = []
+    for c in columns:
+        c = c.cast(pa.string())
+        parts = c.chunks if isinstance(c, pa.ChunkedArray) else [c]
+        bounds.append((len(chunks), len(chunks) + len(parts)))
+        chunks.extend(parts)
+    if not chunks or sum(len(ch) for ch in chunks) == 0:
+        return pa.array([], pa.string()), [np.zeros(0, dtype=np.int64) for _ in columns]
+    enc = pc.dictionary_encode(pa.chunked_array(chunks, pa.string()))
+    dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
+    codes = []
+    for a, b in bounds:
+        parts = [enc.chunks[i].indices.to_numpy(zero_copy_only=False) for i in range(a, b)]
+        codes.append(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64))
+    return dictionary, codes
+
+
+def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Vocabulary of the union of string columns, sorted as bytes, and each column's codes."""
+    import pyarrow.compute as pc
+
+    dictionary, codes = _dictionary(columns)
+    order = pc.array_sort_indices(dictionary).to_numpy()
+    remap = np.empty(len(order), dtype=np.int64)
+    remap[order] = np.arange(len(order))
+    vocab = np.asarray(dictionary.take(order).to_pylist(), dtype=object)
+    return vocab, [remap[c] for c in codes]
 
 
 def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
@@ -106,7 +126,7 @@ def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
 class Workspace:
     settings: Settings
     qids: np.ndarray  # object array of qid strings, sorted as bytes
-    docs: np.ndarray  # object array of doc id strings, sorted as bytes
+    doc_ids: object  # pyarrow string array: doc code -> doc id (first-seen order, not sorted)
     judgments: J.Judgments
     classes: np.ndarray  # int8 query class per qid code
     lanes: dict[str, RankedLane]  # every lane: input lanes first (in --lane order), then derived
@@ -178,9 +198,9 @@ class Workspace:
         warnings: list[InputWarning] = []
         qcols = [r.qid for r in raw_lanes] + [raw_q.qid] + ([raw_ood.qid] if raw_ood else [])
         dcols = [r.doc for r in raw_lanes] + [raw_q.doc] + ([raw_ood.doc] if raw_ood else [])
-        qids, qcodes = _encode(qcols)
-        docs_v, dcodes = _encode(dcols)
-        nq, nd = len(qids), len(docs_v)
+        qids, qcodes = _encode_sorted(qcols)
+        doc_ids, dcodes = _dictionary(dcols)
+        nq, nd = len(qids), len(doc_ids)
 
         judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
         warnings += raw_q.warnings + dup_warn
@@ -213,9 +233,9 @@ class Workspace:
             if dup is not None:
                 a, b = dup
                 raise InputError(
-                    f"doc {docs_v[dc[b]]!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
+                    f"doc {doc_ids[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
                 )
-            lane = rank_lane(r.name, qc.astype(np.int32), dc, r.score, nq, settings.depth)
+            lane = rank_lane(r.name, qc.astype(np.int32), dc, r.score, nq, settings.depth, doc_ids)
             ranked[r.name] = lane
             present = lane.present()
             inputs.append(InputFile("lane", r.path, sha256_of(r.path), int(len(r.qid)), int(present.sum())))
@@ -238,14 +258,11 @@ class Workspace:
             if c:
                 warnings.append(InputWarning(kind, c, msg, raw_q.path))
 
-        ws = cls(settings, qids, docs_v, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
+        ws = cls(settings, qids, doc_ids, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
         ws.lane_origin = {r.name: "input" for r in raw_lanes}
         ws.ood_judgments, ws.ood_negatives = ood_j, ood_neg
         if settings.group_sep:
-            groups_str = group_of_ids(docs_v, settings.group_sep)
-            gv, ginv = np.unique(groups_str.astype(str), return_inverse=True)
-            ws.groups = gv.astype(object)
-            ws.group_of = ginv.astype(np.int64)
+            ws.groups, ws.group_of = group_codes(doc_ids, settings.group_sep)
         for path in strata:
             labels = read_strata(path)
             name = stratification_name(path)
@@ -261,7 +278,10 @@ class Workspace:
             ws.inputs.append(InputFile("strata", path, sha256_of(path), len(labels)))
         if corpus:
             ids = read_corpus(corpus)
-            ws.corpus_mask = np.fromiter((d in ids for d in docs_v.tolist()), dtype=bool, count=nd)
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            ws.corpus_mask = pc.is_in(doc_ids, value_set=pa.array(sorted(ids), pa.string())).to_numpy(zero_copy_only=False)
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
         if queries:
             ws.query_text = read_texts(queries)
@@ -270,6 +290,20 @@ class Workspace:
         return ws
 
     # ------------------------------------------------------------------ lookups
+
+    @property
+    def docs(self) -> np.ndarray:
+        """Doc ids as a numpy object array indexed by doc code (built on first use)."""
+        if "docs" not in self._cache:
+            self._cache["docs"] = np.asarray(self.doc_ids.to_pylist(), dtype=object)
+        return self._cache["docs"]
+
+    def doc_id(self, code: int) -> str:
+        return self.doc_ids[int(code)].as_py()
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ids)
 
     @property
     def n_queries(self) -> int:
@@ -306,7 +340,7 @@ class Workspace:
         if key not in self._cache:
             L, j = self.lanes[lane], self.judgments
             if level == "doc":
-                self._cache[key] = M.doc_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, len(self.docs))
+                self._cache[key] = M.doc_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.n_docs)
             else:
                 if self.group_of is None:
                     raise InputError("group level needs --group-sep", "--group-sep")

@@ -1,0 +1,328 @@
+"""report.json as a plain dict (SPEC §9), and the human renderings of its tables.
+
+Every number here is read from the workspace; this module only arranges them.
+Strict JSON: ±∞ and undefined values become ``null`` with a sibling ``*_reason``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import judgments as J
+from .workspace import NONE_LABEL, Workspace
+
+SCHEMA = "rankscope.report/1"
+
+
+def finite_or_none(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _metric_cell(value: float, low, high, method: str, n: int, note: str | None = None) -> dict:
+    cell = {"value": finite_or_none(value), "low": finite_or_none(low), "high": finite_or_none(high), "method": method, "n": int(n)}
+    if cell["value"] is None:
+        cell["value_reason"] = "no queries" if n == 0 else "undefined"
+    if low is None or high is None:
+        cell["interval_reason"] = note or "not computed"
+    elif note:
+        cell["note"] = note
+    return cell
+
+
+def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarray) -> dict:
+    """``{lane: {metric: cell}}`` for one level over one query set (codes in byte order).
+
+    hit@k gets a Wilson interval; every other mean a percentile bootstrap over the
+    queries, one set of resamples shared by all lanes and metrics (SPEC §3 protocol).
+    """
+    from . import intervals as I
+
+    s = ws.settings
+    keys = [m for m in s.metrics]
+    n = int(queries.size)
+    out: dict = {lane: {} for lane in lanes}
+    boot_cols, boot_where = [], []
+    for lane in lanes:
+        pq = ws.per_query(lane, level)
+        for m in keys:
+            v = pq[m.key][queries]
+            if m.is_proportion:
+                k = int(v.sum())
+                w = I.wilson(k, n, s.confidence) if n else None
+                out[lane][m.key] = _metric_cell(k / n if n else float("nan"), w.low if w else None, w.high if w else None,
+                                                f"wilson {s.confidence:g}", n, None if n else "no queries")
+            else:
+                boot_cols.append(v)
+                boot_where.append((lane, m.key))
+    if boot_cols:
+        mat = np.column_stack(boot_cols) if n else np.zeros((0, len(boot_cols)))
+        means = mat.mean(axis=0) if n else np.full(len(boot_cols), np.nan)
+        if s.resamples > 0 and n >= 2:
+            bi = I.bootstrap_intervals(mat, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
+            lows, highs, notes = bi.low, bi.high, bi.notes
+        else:
+            reason = "resampling off (--resamples 0)" if s.resamples == 0 else "fewer than 2 queries"
+            lows, highs, notes = [None] * len(boot_cols), [None] * len(boot_cols), [reason] * len(boot_cols)
+        for i, (lane, key) in enumerate(boot_where):
+            out[lane][key] = _metric_cell(means[i], lows[i], highs[i], f"percentile bootstrap {s.confidence:g}, B={s.resamples}", n, notes[i])
+    return out
+
+
+def lanes_block(ws: Workspace, queries: np.ndarray | None = None) -> dict:
+    """``{lane: {level: {metric: cell}}}``."""
+    q = ws.positives if queries is None else queries
+    lanes = list(ws.lanes)
+    per_level = {level: metric_block(ws, lanes, level, q) for level in ws.levels()}
+    return {lane: {level: per_level[level][lane] for level in ws.levels()} for lane in lanes}
+
+
+def strata_block(ws: Workspace) -> dict:
+    out: dict = {}
+    pos = ws.positives
+    for name, labels in ws.strata.items():
+        out[name] = {}
+        lab = labels[pos]
+        for label in sorted(set(lab.tolist()), key=lambda x: (x == NONE_LABEL, x.encode())):
+            out[name][label] = lanes_block(ws, pos[lab == label])
+    return out
+
+
+def definitions(ws: Workspace) -> dict:
+    s = ws.settings
+    d = {m.key: m.definition(s.relevant) for m in s.metrics}
+    d["relevant"] = f"a doc is relevant when its grade >= {s.relevant}; negative grades mean in the pool but unjudged"
+    d["order"] = "hits ordered by score descending, ties by doc id descending as bytes (trec_eval); the rank column is ignored"
+    d["means"] = "means over positive queries (at least one relevant doc); a positive missing from a lane scores 0 there"
+    d["intervals"] = (f"hit@k: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
+                      f"seed {s.seed}, numpy linear quantiles; level {s.confidence:g}; intervals describe variation over "
+                      "queries for these fixed runs, not over training seeds")
+    d["sd"] = "sample standard deviation (ddof = 1) wherever an sd is quoted"
+    if s.group_sep:
+        d["group"] = (f"group = doc id up to the first {s.group_sep!r}; a group's grade is its best judged grade; a group counts "
+                      "at its first occurrence, later occurrences are non-relevant")
+    return d
+
+
+def counts(ws: Workspace) -> dict:
+    c = ws.classes
+    return {
+        "positives": int((c == J.POSITIVE).sum()),
+        "negatives": int((c == J.NEGATIVE).sum()),
+        "partial": int((c == J.PARTIAL).sum()),
+        "unjudged": int((c == J.UNJUDGED).sum()),
+        "ood_negatives": int(ws.ood_negatives.size) if ws.ood_negatives is not None else 0,
+    }
+
+
+def missing_from_lanes(ws: Workspace) -> dict:
+    """Judged queries (positives and negatives) absent from at least one input lane."""
+    judged = (ws.classes == J.POSITIVE) | (ws.classes == J.NEGATIVE)
+    any_missing = np.zeros(ws.n_queries, dtype=bool)
+    per_lane = {}
+    for lane in ws.input_lanes:
+        miss = judged & ~ws.lanes[lane].present()
+        per_lane[lane] = int(miss.sum())
+        any_missing |= miss
+    return {"count": int(any_missing.sum()), "per_lane": per_lane}
+
+
+def per_query_block(ws: Workspace) -> dict:
+    keys = ["rank"] + [m.key for m in ws.settings.metrics]
+    pos = ws.positives
+    qids = ws.qids[pos].tolist()
+    out: dict = {}
+    for lane in ws.lanes:
+        out[lane] = {}
+        for level in ws.levels():
+            pq = ws.per_query(lane, level)
+            cols = [pq[k][pos].tolist() for k in keys]
+            out[lane][level] = {q: {k: (int(col[i]) if k == "rank" else float(col[i])) for k, col in zip(keys, cols)} for i, q in enumerate(qids)}
+    return out
+
+
+def build(ws: Workspace, extra: dict | None = None) -> dict:
+    """The whole report as a plain dict; ``extra`` blocks (attribution, gate, fusion) are merged in."""
+    s = ws.settings
+    lanes_in = [f for f in ws.inputs if f.role == "lane"]
+    inputs = {
+        "lanes": {name: f.as_dict() for name, f in zip(ws.input_lanes, lanes_in)},
+        "qrels": next(f.as_dict() for f in ws.inputs if f.role == "qrels"),
+        "settings": s.as_dict(),
+    }
+    for role in ("ood_negatives", "corpus"):
+        f = next((f for f in ws.inputs if f.role == role), None)
+        if f:
+            inputs[role] = f.as_dict()
+    strata_files = [f.as_dict() for f in ws.inputs if f.role == "strata"]
+    if strata_files:
+        inputs["strata"] = strata_files
+    extra = extra or {}
+    summary = {
+        **({"unique_share": extra["attribution"]["doc"]["unique_share"]} if "attribution" in extra else {}),
+        "judged_queries_missing_from_any_lane": missing_from_lanes(ws),
+        **counts(ws),
+        "averaged_over": f"{int(ws.positives.size)} positive queries",
+        "warnings": [w.as_dict() for w in ws.warnings],
+    }
+    report = {"schema": SCHEMA}
+    if ws.synthetic:
+        report["synthetic"] = True
+    report.update({
+        "inputs": inputs,
+        "definitions": definitions(ws),
+        "summary": summary,
+        "lanes": lanes_block(ws),
+        "ceilings": {level: {k: float(v[ws.positives].mean()) if ws.positives.size else None for k, v in ws.ceilings(level).items()} for level in ws.levels()},
+        "strata": strata_block(ws),
+    })
+    for key in ("attribution", "fusion", "gate"):
+        if key in extra:
+            report[key] = extra[key]
+    report["per_query"] = per_query_block(ws)
+    return report
+
+
+# ---------------------------------------------------------------------------
+# human renderings
+
+
+LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def escape_latex(text: str) -> str:
+    return "".join(LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def escape_markdown(text: str) -> str:
+    out = []
+    for ch in str(text):
+        if ch in "\\`*_{}[]()#+-.!|<>$%&~":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _fmt_cell(cell: dict) -> str:
+    v = cell.get("value")
+    if v is None:
+        return "n/a"
+    lo, hi = cell.get("low"), cell.get("high")
+    if lo is None or hi is None:
+        return f"{v:.4f}"
+    if lo == hi:
+        return f"{v:.4f} (not informative: no variation)"
+    return f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+
+
+def table_rows(report: dict, lanes_block: dict | None = None) -> tuple[list[str], list[list[str]]]:
+    lanes = lanes_block if lanes_block is not None else report["lanes"]
+    metrics = report["inputs"]["settings"]["metrics"]
+    header = ["lane", "level"] + metrics
+    rows = []
+    for lane, levels in lanes.items():
+        for level, cells in levels.items():
+            rows.append([lane, level] + [_fmt_cell(cells[m]) for m in metrics])
+    return header, rows
+
+
+def caption(report: dict) -> str:
+    d = report["definitions"]
+    s = report["summary"]
+    parts = [s["averaged_over"] + "."] + [d[m] + "." for m in report["inputs"]["settings"]["metrics"]] + [d["intervals"] + "."]
+    if report.get("synthetic"):
+        parts.insert(0, "Synthetic demo data.")
+    return " ".join(parts)
+
+
+def _sections(report: dict):
+    yield "Overall", report["lanes"]
+    for strat, labels in report.get("strata", {}).items():
+        for label, block in labels.items():
+            yield f"Stratum {strat} = {label}", block
+
+
+def render_text(report: dict) -> str:
+    out = []
+    if report.get("synthetic"):
+        out.append("SYNTHETIC DEMO DATA")
+    s = report["summary"]
+    if "unique_share" in s:
+        shares = ", ".join(f"{lane} {v['share']:.3f} ({v['count']})" for lane, v in s["unique_share"].items())
+        out.append(f"unique share (positives only this lane surfaces): {shares}")
+    m = s["judged_queries_missing_from_any_lane"]
+    out.append(f"judged queries missing from any lane: {m['count']} " + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
+    out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
+    for title, block in _sections(report):
+        header, rows = table_rows(report, block)
+        widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+        out.append("")
+        out.append(title)
+        out.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+        for r in rows:
+            out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    for w in s["warnings"]:
+        out.append(f"warning: {w['where']}: {w['message']} ({w['count']})")
+    out.append("")
+    out.append(caption(report))
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(report: dict) -> str:
+    out = []
+    for title, block in _sections(report):
+        header, rows = table_rows(report, block)
+        out.append(f"### {escape_markdown(title)}")
+        out.append("")
+        out.append("| " + " | ".join(escape_markdown(h) for h in header) + " |")
+        out.append("|" + "|".join("---" for _ in header) + "|")
+        for r in rows:
+            out.append("| " + " | ".join(escape_markdown(c) for c in r) + " |")
+        out.append("")
+    out.append("*" + escape_markdown(caption(report)) + "*")
+    return "\n".join(out) + "\n"
+
+
+def render_latex(report: dict) -> str:
+    out = []
+    for title, block in _sections(report):
+        header, rows = table_rows(report, block)
+        out.append(r"\begin{table}[t]")
+        out.append(r"\centering")
+        out.append(r"\begin{tabular}{" + "ll" + "r" * (len(header) - 2) + "}")
+        out.append(r"\toprule")
+        out.append(" & ".join(escape_latex(h) for h in header) + r" \\")
+        out.append(r"\midrule")
+        for r in rows:
+            out.append(" & ".join(escape_latex(c) for c in r) + r" \\")
+        out.append(r"\bottomrule")
+        out.append(r"\end{tabular}")
+        out.append(r"\caption{" + escape_latex(title + ". " + caption(report)) + "}")
+        out.append(r"\end{table}")
+        out.append("")
+    return "\n".join(out)
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "latex": render_latex}
+
+
+def per_query_csv(report: dict) -> str:
+    """``lane,level,qid`` then one column per metric key; one row per (lane, level, positive qid)."""
+    import csv
+    import io
+
+    metrics = report["inputs"]["settings"]["metrics"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["lane", "level", "qid"] + metrics)
+    for lane, levels in report["per_query"].items():
+        for level, rows in levels.items():
+            for qid, vals in rows.items():
+                w.writerow([lane, level, qid] + [repr(vals[m]) for m in metrics])
+    return buf.getvalue()
