@@ -6,8 +6,6 @@ Strict JSON: ±∞ and undefined values become ``null`` with a sibling ``*_reaso
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import judgments as J
@@ -16,60 +14,35 @@ from .workspace import NONE_LABEL, Workspace
 SCHEMA = "rankscope.report/1"
 
 
-def finite_or_none(x):
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _metric_cell(value: float, low, high, method: str, n: int, note: str | None = None) -> dict:
-    cell = {"value": finite_or_none(value), "low": finite_or_none(low), "high": finite_or_none(high), "method": method, "n": int(n)}
-    if cell["value"] is None:
-        cell["value_reason"] = "no queries" if n == 0 else "undefined"
-    if low is None or high is None:
-        cell["interval_reason"] = note or "not computed"
-    elif note:
-        cell["note"] = note
-    return cell
-
-
 def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarray) -> dict:
     """``{lane: {metric: cell}}`` for one level over one query set (codes in byte order).
 
     hit@k gets a Wilson interval; every other mean a percentile bootstrap over the
     queries, one set of resamples shared by all lanes and metrics (SPEC §3 protocol).
+    A cell is the interval's strict-JSON dict: value, low, high, method, n, level, note.
     """
     from . import intervals as I
 
     s = ws.settings
-    keys = [m for m in s.metrics]
     n = int(queries.size)
     out: dict = {lane: {} for lane in lanes}
     boot_cols, boot_where = [], []
     for lane in lanes:
         pq = ws.per_query(lane, level)
-        for m in keys:
+        for m in s.metrics:
             v = pq[m.key][queries]
-            if m.is_proportion:
-                k = int(v.sum())
-                w = I.wilson(k, n, s.confidence) if n else None
-                out[lane][m.key] = _metric_cell(k / n if n else float("nan"), w.low if w else None, w.high if w else None,
-                                                f"wilson {s.confidence:g}", n, None if n else "no queries")
+            if n == 0:
+                out[lane][m.key] = I.Interval(None, None, None, "none", 0, s.confidence, reason="no queries").as_dict()
+            elif m.is_proportion:
+                out[lane][m.key] = I.wilson(int(v.sum()), n, s.confidence).as_dict()
             else:
                 boot_cols.append(v)
                 boot_where.append((lane, m.key))
-    if boot_cols:
-        mat = np.column_stack(boot_cols) if n else np.zeros((0, len(boot_cols)))
-        means = mat.mean(axis=0) if n else np.full(len(boot_cols), np.nan)
-        if s.resamples > 0 and n >= 2:
-            bi = I.bootstrap_intervals(mat, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
-            lows, highs, notes = bi.low, bi.high, bi.notes
-        else:
-            reason = "resampling off (--resamples 0)" if s.resamples == 0 else "fewer than 2 queries"
-            lows, highs, notes = [None] * len(boot_cols), [None] * len(boot_cols), [reason] * len(boot_cols)
-        for i, (lane, key) in enumerate(boot_where):
-            out[lane][key] = _metric_cell(means[i], lows[i], highs[i], f"percentile bootstrap {s.confidence:g}, B={s.resamples}", n, notes[i])
+    if boot_cols and n:
+        resamples = s.resamples if n >= 2 else 0
+        cells = I.bootstrap_intervals(np.column_stack(boot_cols), resamples=resamples, seed=s.seed, confidence=s.confidence)
+        for (lane, key), cell in zip(boot_where, cells):
+            out[lane][key] = cell.as_dict()
     return out
 
 

@@ -1,0 +1,185 @@
+"""Pre-registered rules over a report (SPEC §8, lesson 13).
+
+A rule is ``{"path": "lanes.rrf.doc.hit@5", "op": ">=", "threshold": 0.6}`` or
+``{"path": ..., "op": ">=", "against": "lanes.bm25.doc.hit@5"}``. A path is dotted
+keys into report.json (``\\.`` escapes a dot inside a key) ending at a metric object
+holding ``value``, ``low`` and ``high``.
+
+- threshold rule: passes on the point when value op threshold; on the interval when
+  the conservative end does (``low`` for >=, ``high`` for <=); undecided without an interval.
+- against rule: on the point, value_A op value_B. On the interval (for >=) it passes
+  iff low_A > high_B, fails iff high_A < low_B, and is undecided when the intervals
+  touch or overlap (mirrored for <=). Non-overlap is a conservative, unpaired screen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from .errors import InputError
+
+PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
+OPS = (">=", "<=")
+AGAINST_NOTE = "interval non-overlap is a conservative, unpaired screen; use compare for a paired test"
+
+
+@dataclass(frozen=True)
+class Rule:
+    path: str
+    op: str
+    threshold: float | None = None
+    against: str | None = None
+    line: int = 0
+
+    def describe(self) -> str:
+        rhs = f"{self.threshold:g}" if self.against is None else self.against
+        return f"{self.path} {self.op} {rhs}"
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: Rule
+    value: float | None
+    low: float | None
+    high: float | None
+    other: dict | None
+    point: str
+    interval: str
+
+    def as_dict(self) -> dict:
+        d = {"path": self.rule.path, "op": self.rule.op, "value": self.value, "low": self.low, "high": self.high,
+             "point": self.point, "interval": self.interval}
+        if self.rule.against is None:
+            d["threshold"] = self.rule.threshold
+        else:
+            d["against"] = self.rule.against
+            d["against_value"] = self.other
+        return d
+
+
+def split_path(path: str) -> list[str]:
+    """Dotted keys; ``\\.`` is a literal dot inside a key."""
+    keys, cur, i = [], [], 0
+    while i < len(path):
+        ch = path[i]
+        if ch == "\\" and i + 1 < len(path) and path[i + 1] == ".":
+            cur.append(".")
+            i += 2
+            continue
+        if ch == ".":
+            keys.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    keys.append("".join(cur))
+    return keys
+
+
+def parse_rules(text: str, path: str) -> list[Rule]:
+    """Parse and validate a gates file; every problem names the file and line."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    if isinstance(obj, dict) and "rules" in obj:
+        obj = obj["rules"]
+    if not isinstance(obj, list) or not obj:
+        raise InputError("a gates file is a non-empty JSON list of rules", path, 1)
+    starts = _object_lines(text)
+    rules = []
+    for i, item in enumerate(obj):
+        line = starts[i] if i < len(starts) else 1
+        if not isinstance(item, dict):
+            raise InputError(f"rule {i + 1} is not an object", path, line)
+        unknown = set(item) - {"path", "op", "threshold", "against", "note", "name"}
+        if unknown:
+            raise InputError(f"rule {i + 1} has unknown keys: {', '.join(sorted(unknown))}", path, line)
+        p, op = item.get("path"), item.get("op")
+        if not isinstance(p, str) or not p:
+            raise InputError(f"rule {i + 1} needs a string 'path'", path, line)
+        if op not in OPS:
+            raise InputError(f"rule {i + 1}: 'op' must be '>=' or '<=', not {op!r}", path, line)
+        has_t, has_a = "threshold" in item, "against" in item
+        if has_t == has_a:
+            raise InputError(f"rule {i + 1} needs exactly one of 'threshold' or 'against'", path, line)
+        if has_t:
+            t = item["threshold"]
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+                raise InputError(f"rule {i + 1}: 'threshold' must be a finite number", path, line)
+            rules.append(Rule(p, op, threshold=float(t), line=line))
+        else:
+            a = item["against"]
+            if not isinstance(a, str) or not a:
+                raise InputError(f"rule {i + 1}: 'against' must be a path string", path, line)
+            rules.append(Rule(p, op, against=a, line=line))
+    return rules
+
+
+def _object_lines(text: str) -> list[int]:
+    """Line of each top-level list element's opening brace (for error messages)."""
+    lines, depth, line = [], 0, 1
+    in_str = esc = False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if ch == "{" and depth == 2:
+                lines.append(line)
+        elif ch in "]}":
+            depth -= 1
+    return lines
+
+
+def lookup(report: dict, path: str) -> dict:
+    node = report
+    for key in split_path(path):
+        if not isinstance(node, dict) or key not in node:
+            raise InputError(f"path {path!r} not found in the report (missing key {key!r})", "--gates")
+        node = node[key]
+    if not isinstance(node, dict) or "value" not in node:
+        raise InputError(f"path {path!r} does not end at a metric (an object with value, low, high)", "--gates")
+    return node
+
+
+def _cmp(a: float, op: str, b: float) -> bool:
+    return a >= b if op == ">=" else a <= b
+
+
+def judge(rule: Rule, report: dict) -> RuleResult:
+    m = lookup(report, rule.path)
+    v, lo, hi = m.get("value"), m.get("low"), m.get("high")
+    if rule.against is None:
+        t = rule.threshold
+        point = UNDECIDED if v is None else (PASS if _cmp(v, rule.op, t) else FAIL)
+        end = lo if rule.op == ">=" else hi
+        interval = UNDECIDED if end is None else (PASS if _cmp(end, rule.op, t) else FAIL)
+        return RuleResult(rule, v, lo, hi, None, point, interval)
+    o = lookup(report, rule.against)
+    ov, olo, ohi = o.get("value"), o.get("low"), o.get("high")
+    point = UNDECIDED if v is None or ov is None else (PASS if _cmp(v, rule.op, ov) else FAIL)
+    if None in (lo, hi, olo, ohi):
+        interval = UNDECIDED
+    elif rule.op == ">=":
+        interval = PASS if lo > ohi else FAIL if hi < olo else UNDECIDED
+    else:
+        interval = PASS if hi < olo else FAIL if lo > ohi else UNDECIDED
+    return RuleResult(rule, v, lo, hi, {"value": ov, "low": olo, "high": ohi}, point, interval)
+
+
+def failed(results: list[RuleResult], on: str, strict: bool) -> list[RuleResult]:
+    bad = {FAIL, UNDECIDED} if strict else {FAIL}
+    return [r for r in results if (r.interval if on == "interval" else r.point) in bad]
