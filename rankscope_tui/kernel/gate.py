@@ -1,6 +1,7 @@
 """The not-found gate: score floors, margins, mutual nearest neighbours, FNIR and FPIR.
 
-SPEC §6 (lessons 09–11). Pure numpy plus the standard library; never imports textual.
+SPEC §6 (lessons 09–11). numpy and the standard library, Wilson intervals from
+:mod:`.intervals`; never imports textual.
 
 Conventions
 -----------
@@ -31,11 +32,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Iterable, Mapping
 
 import numpy as np
 
+from . import intervals as _iv
 from .errors import InputError
 from .ranking import RankedLane
 
@@ -77,17 +78,16 @@ INF = math.inf
 # ---------------------------------------------------------------------------
 
 def _z(confidence: float) -> float:
-    """Two-sided normal quantile z = Φ⁻¹(1 − (1 − c)/2)."""
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"confidence must be in (0, 1), got {confidence!r}")
-    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    """Two-sided normal quantile z = Φ⁻¹(1 − (1 − c)/2) (raises InputError unless 0 < c < 1)."""
+    return _iv.z_value(confidence)
 
 
 def _wilson_arrays(k, n, confidence: float):
     """Vectorised Wilson interval: (point, low, high) arrays; NaN where n == 0.
 
-    At k = 0 the low end is exactly 0 and the high end z²/(n+z²); at k = n the high end
-    is exactly 1 (set explicitly so rounding never leaves 0.9999999999999999).
+    Same operations in the same order as :func:`intervals.wilson`, so a sweep's arrays
+    and the scalar interval quoted at its operating point agree bit for bit (the
+    conservative choice and the printed upper bound can never disagree).
     """
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
@@ -95,14 +95,11 @@ def _wilson_arrays(k, n, confidence: float):
     z2 = z * z
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / n
-        denom = n + z2
-        centre = (k + z2 / 2.0) / denom
-        half = z * np.sqrt(np.maximum(k * (n - k) / n, 0.0) + z2 / 4.0) / denom
-        low = np.clip(centre - half, 0.0, 1.0)
-        high = np.clip(centre + half, 0.0, 1.0)
-    low = np.where(k == 0, 0.0, low)
-    high = np.where(k == 0, z2 / denom, high)
-    high = np.where((k == n) & (n > 0), 1.0, high)
+        denom = 1.0 + z2 / n
+        centre = (p + z2 / (2.0 * n)) / denom
+        half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+        low = np.where(k == 0, 0.0, np.maximum(0.0, centre - half))
+        high = np.where(k == n, 1.0, np.minimum(1.0, centre + half))
     empty = n == 0
     p = np.where(empty, np.nan, p)
     low = np.where(empty, np.nan, low)
@@ -111,42 +108,9 @@ def _wilson_arrays(k, n, confidence: float):
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for k events in n trials (NaNs when n == 0).
-
-    Delegates to ``intervals.wilson`` when the stats module provides it, so the whole
-    kernel quotes one implementation; the private fallback is the same formula.
-    """
-    if _shared_wilson is not None:
-        lo, hi = _shared_wilson(int(k), int(n), confidence)
-        return float(lo), float(hi)
-    _, lo, hi = _wilson_arrays(k, n, confidence)
-    return float(lo), float(hi)
-
-
-def _find_shared_wilson():
-    try:  # the stats engineer's module; absent (or half-written) in early trees
-        from . import intervals  # type: ignore[attr-defined]
-    except Exception:
-        return None
-    fn = getattr(intervals, "wilson", None)
-    if not callable(fn):
-        return None
-
-    def call(k: int, n: int, confidence: float):
-        out = fn(k, n, confidence)
-        if isinstance(out, tuple) and len(out) == 2:
-            return out
-        lo = getattr(out, "low", None)
-        hi = getattr(out, "high", None)
-        if lo is None or hi is None:  # unknown shape: keep our own
-            _, a, b = _wilson_arrays(k, n, confidence)
-            return float(a), float(b)
-        return lo, hi
-
-    return call
-
-
-_shared_wilson = _find_shared_wilson()
+    """(low, high) of :func:`intervals.wilson` as floats; NaNs when n == 0."""
+    iv = _iv.wilson(int(k), int(n), confidence)
+    return (math.nan, math.nan) if iv.low is None else (float(iv.low), float(iv.high))
 
 
 def _num(x) -> float | None:
@@ -178,11 +142,15 @@ def _num_list(a: np.ndarray) -> list:
 
 @dataclass(frozen=True)
 class Rate:
-    """k events in n trials with a Wilson interval at ``confidence``."""
+    """k events in n trials with a Wilson interval at ``confidence`` (intervals.wilson)."""
 
     k: int
     n: int
     confidence: float = 0.95
+
+    @property
+    def wilson(self) -> "_iv.Interval":
+        return _iv.wilson(self.k, self.n, self.confidence)
 
     @property
     def value(self) -> float:
@@ -201,15 +169,8 @@ class Rate:
         return self.interval[1]
 
     def as_dict(self) -> dict:
-        d: dict = {"k": int(self.k), "n": int(self.n)}
-        reason = None if self.n else "no queries in the denominator"
-        _put(d, "value", self.value, reason)
-        lo, hi = self.interval
-        _put(d, "low", lo, reason)
-        _put(d, "high", hi, reason)
-        d["method"] = "wilson"
-        d["confidence"] = self.confidence
-        return d
+        """``k`` plus the Interval's strict-JSON dict (value, low, high, method, n, level)."""
+        return {"k": int(self.k), **self.wilson.as_dict()}
 
 
 # ---------------------------------------------------------------------------
@@ -796,7 +757,7 @@ def _sweep(variable: str, key: np.ndarray, ok: np.ndarray, cond_name: str, top: 
     for m in negs.values():
         evaluated |= m
     cand = _candidates(key, evaluated & top.present) if candidates is None else np.asarray(candidates, dtype=np.float64)
-    live = ok  # absent queries are never accepted
+    live = ok & top.present  # absent queries are never accepted
     n_pos = int(np.count_nonzero(pos))
     correct = _at_least(np.sort(key[live & pos & top.top_relevant]), cand).astype(np.int64)
     wrong = _at_least(np.sort(key[live & pos & ~top.top_relevant]), cand).astype(np.int64)
@@ -900,18 +861,8 @@ def margin_sweep(
 
 def negatives_needed(target: float, confidence: float = 0.95) -> int:
     """Smallest n whose Wilson upper bound after 0 false accepts in n is <= target:
-    n >= z²(1 − t)/t (73 at t = 0.05, c = 0.95)."""
-    t = float(target)
-    if not 0 < t < 1:
-        raise InputError(f"target FPIR must be in (0, 1), got {target!r}")
-    z2 = _z(confidence) ** 2
-    n = math.ceil(z2 * (1 - t) / t)
-    # Guard the float ceiling against the bound itself (z²/(n+z²) <= t).
-    while n > 0 and z2 / (n - 1 + z2) <= t:
-        n -= 1
-    while z2 / (n + z2) > t:
-        n += 1
-    return n
+    n >= z²(1 − t)/t (73 at t = 0.05, c = 0.95). See :func:`intervals.negatives_needed`."""
+    return _iv.negatives_needed(target, confidence)[0]
 
 
 def rule_of_three_table(targets: Iterable[float] = (0.1, 0.05, 0.02, 0.01, 0.005, 0.001), confidence: float = 0.95) -> list[dict]:
@@ -920,12 +871,13 @@ def rule_of_three_table(targets: Iterable[float] = (0.1, 0.05, 0.02, 0.01, 0.005
     z = _z(confidence)
     rows = []
     for t in targets:
+        wilson_n, three_n = _iv.negatives_needed(t, confidence)
         rows.append(
             {
                 "target": float(t),
-                "wilson_n": negatives_needed(t, confidence),
+                "wilson_n": wilson_n,
                 "wilson_level": f"one-sided {100 * (1 + confidence) / 2:g}% (Wilson upper z^2/(n+z^2), z = {z:.6f})",
-                "rule_of_three_n": math.ceil(3 / Fraction(str(t))),
+                "rule_of_three_n": three_n,
                 "rule_of_three_level": "one-sided 95% (3/n)",
             }
         )
@@ -944,7 +896,9 @@ def _qualifying(sw: Sweep, name: str, target: float, conservative: bool, confide
     if conservative:
         _, _, hi = _wilson_arrays(acc, n, confidence)
         return hi <= target
-    return acc <= target * n  # FPIR <= t without dividing (exact for integer counts)
+    # The same float as the reported FPIR; rounding is monotone, so a k/n equal to the
+    # decimal target (1/20 vs 0.05) rounds to the same double and qualifies.
+    return acc / n <= target
 
 
 @dataclass(frozen=True)
