@@ -1,0 +1,71 @@
+"""Human renderings of comparison results (text, markdown, LaTeX). Numbers come from compare.py."""
+
+from __future__ import annotations
+
+from .report import escape_latex, escape_markdown
+
+
+def _f(x, digits: int = 4) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _interval(lo, hi) -> str:
+    if lo is None or hi is None:
+        return "n/a"
+    if lo == hi:
+        return "not informative (no variation)"
+    return f"[{lo:.4f}, {hi:.4f}]"
+
+
+def compare_table(result) -> tuple[list[str], list[list[str]]]:
+    from .compare import format_p
+
+    header = ["baseline", "candidate", "metric", "n", "base", "cand", "delta", "CI", "p", "adj p", "t p", "BCa (level)",
+              "effect", "unpaired CI", "W/L/T", "verdict"]
+    rows = []
+    for r in result.rows:
+        bca = _interval(r.bca_low, r.bca_high) + f" ({r.bca_level:.4f})"
+        rows.append([r.baseline, r.candidate, r.metric, str(r.n), _f(r.baseline_mean), _f(r.candidate_mean), f"{r.difference:+.4f}",
+                     _interval(r.ci_low, r.ci_high), format_p(r.randomization_p, r.resamples) if r.randomization_p is not None else "n/a",
+                     _f(r.adjusted_p), _f(r.t_p), bca, _f(r.effect_size, 3), _interval(r.unpaired_ci_low, r.unpaired_ci_high),
+                     f"{r.wins}/{r.losses}/{r.ties}", r.verdict_text])
+    return header, rows
+
+
+def _notes(result, reasons: dict) -> list[str]:
+    out = []
+    for r in result.rows:
+        tag = f"{r.candidate} vs {r.baseline} on {r.metric}"
+        for d in r.disagreements:
+            out.append(f"{tag}: {d}")
+        for w in r.warnings:
+            out.append(f"{tag}: {w}")
+        if r.largest_losses:
+            out.append(f"{tag}: largest losses " + ", ".join(f"{x.qid} ({x.difference:+.3f})" for x in r.largest_losses))
+    for k, v in reasons.items():
+        out.append(f"exploratory ({'all rows' if k == '*' else k}): {v}")
+    out += list(result.warnings)
+    return out
+
+
+def render_compare(result, fmt: str = "text", reasons: dict | None = None) -> str:
+    reasons = reasons or {}
+    header, rows = compare_table(result)
+    notes = _notes(result, reasons)
+    cap = result.caption
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(escape_markdown(c) for c in r) + " |" for r in rows]
+        lines += [""] + [f"- {escape_markdown(n)}" for n in notes] + ["", "*" + escape_markdown(cap) + "*"]
+        return "\n".join(lines) + "\n"
+    if fmt == "latex":
+        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lll" + "r" * (len(header) - 3) + "}", r"\toprule",
+                 " & ".join(escape_latex(h) for h in header) + r" \\", r"\midrule"]
+        lines += [" & ".join(escape_latex(c) for c in r) + r" \\" for r in rows]
+        lines += [r"\bottomrule", r"\end{tabular}", r"\caption{" + escape_latex(cap) + "}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines += [""] + notes + ["", cap]
+    return "\n".join(lines) + "\n"
