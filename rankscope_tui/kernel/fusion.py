@@ -1,0 +1,870 @@
+"""Fusion of ranked lanes (SPEC §5, lessons 07, 08 and 16), on columns.
+
+Inputs are :class:`~.ranking.RankedLane` objects over one shared query-code and
+doc-code vocabulary. Outputs are RankedLanes too, so every metric, interval and
+table treats a fused lane or a variant like any other lane.
+
+Conventions
+-----------
+Order of a fused lane
+    Like any lane: score descending, then doc id descending as bytes (trec_eval),
+    then cut to ``depth`` per query. ``doc_ids`` plays the role it plays in
+    :func:`~.ranking.rank_lane`: ``None`` means the doc codes are already in byte
+    order; a pyarrow string array or a sequence of str maps codes to ids (only the
+    tied docs are looked up); an *integer* numpy array is taken as a precomputed
+    byte rank of every doc code (see :func:`byte_order`) -- the fastest form when
+    many calls are made (RRF produces many exact ties).
+
+RRF
+    ``score(d) = Σ_lanes 1/(k + rank_lane(d))``; a lane without d adds nothing; ranks
+    are the lanes' own (after ordering and depth). A doc's terms are added in
+    ascending rank order (largest term first) in float64, so two docs whose rank
+    multisets are equal tie exactly. For two lanes the order of the two terms does
+    not matter (IEEE addition is commutative), which the fast path relies on.
+
+Min-max normalisation
+    Per lane and per query, over the lane's own list: ``(s - min) / (max - min)``.
+    A doc absent from the lane scores 0 there. A constant list (max == min)
+    normalises to all **ones**, as the lesson says; ranx gives all zeros. ranx also
+    floors the denominator at 1e-9; we divide by the true range (only lists whose
+    range is below 1e-9 differ).
+
+Convex fusion
+    ``Σ_l w_l · n_l(d)`` added in lane order. Zero-weight terms are skipped; that is
+    exact (``w·n = 0`` and ``x + 0 == x``), and it gives the same floats as ranx's
+    ``wsum`` (which starts a sum at 0 and adds in run order). Every doc of the union
+    of the lanes is kept, with score 0 when only zero-weight lanes hold it.
+
+Calibration grid
+    Every integer composition ``(c_1..c_L)`` of ``N = 1/step`` (1/step must be an
+    integer within 1e-9), visited in ascending lexicographic order of the integer
+    tuple, read as weights ``c_i / N``; ``C(N + L - 1, L - 1)`` points. The first
+    point with the maximal mean objective (exact float comparison) wins. ranx's
+    float-sum filter loses simplex points (e.g. (0.2, 0.7, 0.1)) and keeps the
+    *last* of tied points.
+
+Caps and document-first (lesson 16)
+    ``group_of`` maps doc code -> group code. A cap keeps the first ``n`` hits of
+    each (query, group) in order. Document-first puts the top hit's whole group
+    first, in its original order, then the remaining hits in order, the cap applied
+    to the other groups only. Variants keep each hit's **original score**; their
+    order is the row order and the ``rank`` column (renumbered 1..n), which is what
+    metrics read. The top hit (and so its score) never changes under either rule,
+    but a document-first lane's scores need not be descending.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .judgments import Judgments
+from .ranking import RankedLane, offsets_for, ranks_within
+
+__all__ = [
+    "byte_order",
+    "rrf",
+    "rrf_score",
+    "minmax",
+    "convex",
+    "compositions",
+    "grid_size",
+    "grid_weights",
+    "ConvexFit",
+    "calibrate_convex",
+    "cap",
+    "document_first",
+    "variant_name",
+    "Dilution",
+    "dilution",
+]
+
+_I64_MAX = np.iinfo(np.int64).max
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
+
+
+# ---------------------------------------------------------------------- tie keys
+
+
+def byte_order(doc_ids) -> np.ndarray:
+    """Rank of every doc code's id in byte order (int64, a permutation of 0..n-1).
+
+    Pass the result as ``doc_ids=`` to the functions here to make every tie a pure
+    integer comparison. ``doc_ids`` is a pyarrow string array, a numpy object array
+    or a sequence of str.
+    """
+    n = len(doc_ids)
+    return _tie_key(doc_ids, np.arange(n, dtype=np.int64))
+
+
+def _is_rank_array(doc_ids) -> bool:
+    return isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "iu"
+
+
+def _tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
+    """Integer key per code whose order is the byte order of the ids (ties: larger = first)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if doc_ids is None:
+        return codes
+    if _is_rank_array(doc_ids):
+        return doc_ids[codes].astype(np.int64, copy=False)
+    uniq, inv = np.unique(codes, return_inverse=True)
+    order = None
+    try:  # pyarrow: sort in C++ (binary order == UTF-8 byte order)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(doc_ids, (pa.Array, pa.ChunkedArray)):
+            order = pc.array_sort_indices(doc_ids.take(pa.array(uniq))).to_numpy()
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        pass
+    if order is None:
+        if isinstance(doc_ids, np.ndarray):
+            names = doc_ids[uniq]
+        else:
+            names = np.array([doc_ids[int(c)] for c in uniq], dtype=object)
+        # Python str order is code point order, which is UTF-8 byte order.
+        order = np.argsort(names.astype(object), kind="stable")
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[order] = np.arange(uniq.size, dtype=np.int64)
+    return rank[inv]
+
+
+def _fix_ties(qid: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_ids) -> np.ndarray | None:
+    """Permutation ordering each run of equal (qid, score) by doc id descending as bytes.
+
+    Rows must already be in (qid asc, score desc) order. Only tied rows are looked at.
+    """
+    if qid.shape[0] < 2:
+        return None
+    tie = (qid[1:] == qid[:-1]) & (score[1:] == score[:-1])
+    if not tie.any():
+        return None
+    in_run = np.zeros(qid.shape[0], dtype=bool)
+    in_run[1:] |= tie
+    in_run[:-1] |= tie
+    idx = np.flatnonzero(in_run)
+    run_id = np.cumsum(np.r_[True, ~tie][idx])
+    key = _tie_key(doc_ids, doc[idx])
+    sub = np.lexsort((-key, run_id))
+    if np.array_equal(sub, np.arange(sub.size)):
+        return None
+    perm = np.arange(qid.shape[0])
+    perm[idx] = idx[sub]
+    return perm
+
+
+# ------------------------------------------------------------------ small helpers
+
+
+def _bits(x: int) -> int:
+    return max(int(x).bit_length(), 1)
+
+
+def _n_queries(lanes: Sequence[RankedLane]) -> int:
+    n = {int(lane.offsets.shape[0]) - 1 for lane in lanes}
+    if len(n) != 1:
+        raise ValueError("lanes are over different query vocabularies")
+    return n.pop()
+
+
+def _lane(name: str, qid: np.ndarray, doc: np.ndarray, score: np.ndarray, n_queries: int, depth: int | None) -> RankedLane:
+    """RankedLane from rows already in final order (qid-grouped); ranks renumbered, depth cut."""
+    qid = qid.astype(np.int32, copy=False)
+    rank = ranks_within(qid)
+    if depth is not None and rank.size and int(rank.max()) > depth:
+        keep = rank <= depth
+        qid, doc, score, rank = qid[keep], doc[keep], score[keep], rank[keep]
+    return RankedLane(name, qid, doc.astype(np.int64, copy=False), score.astype(np.float64, copy=False), rank,
+                      offsets_for(qid, n_queries))
+
+
+def _check_depth(depth: int | None) -> None:
+    if depth is not None and depth < 1:
+        raise ValueError("depth must be >= 1")
+
+
+class _RowTable:
+    """Open-addressing hash table of (query, doc) rows: one power-of-two region per
+    query, so probes stay inside a small, cache-friendly block (rows are query-sorted).
+
+    Entries are indices into ``ref_doc``; a region holds at most half its size.
+    Insertion and lookup run in vectorised rounds of linear probing.
+    """
+
+    def __init__(self, rows_per_query: np.ndarray, ref_doc: np.ndarray):
+        c = np.maximum(np.asarray(rows_per_query, dtype=np.int64), 1)
+        bits = np.frexp((2 * c - 1).astype(np.float64))[1].astype(np.int64)  # 2**bits >= 2c
+        size = np.left_shift(np.int64(1), bits)
+        self._base = np.zeros(c.shape[0], dtype=np.int64)
+        np.cumsum(size[:-1], out=self._base[1:])
+        self._shift = (64 - bits).astype(np.uint64)
+        self._mask = size - 1
+        dtype = np.int32 if ref_doc.shape[0] < 2**31 - 1 else np.int64
+        self._table = np.full(int(size.sum()), -1, dtype=dtype)
+        self._ref = ref_doc
+
+    def _home(self, q: np.ndarray, d: np.ndarray) -> np.ndarray:
+        h = (d.astype(np.uint64) * _GOLDEN) >> self._shift[q]
+        return h.astype(np.int64)
+
+    def insert(self, entries: np.ndarray, q: np.ndarray, d: np.ndarray) -> None:
+        """Insert rows known to be absent (and distinct); ``entries`` index ``ref_doc``."""
+        e = np.asarray(entries, dtype=np.int64)
+        base, mask, h = self._base[q], self._mask[q], self._home(q, d)
+        table, j = self._table, 0
+        while e.size:
+            slot = base + ((h + j) & mask)
+            free = table[slot] < 0
+            fs, fe = slot[free], e[free]
+            table[fs] = fe  # duplicates of a slot: the last write wins, the others probe on
+            won = np.zeros(e.shape[0], dtype=bool)
+            won[np.flatnonzero(free)[table[fs] == fe]] = True
+            keep = ~won
+            e, base, mask, h = e[keep], base[keep], mask[keep], h[keep]
+            j += 1
+
+    def lookup(self, q: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """Entry holding each (q, d), or -1."""
+        out = np.full(q.shape[0], -1, dtype=np.int64)
+        p = np.arange(q.shape[0], dtype=np.int64)
+        base, mask, h, dd = self._base[q], self._mask[q], self._home(q, d), np.asarray(d, dtype=np.int64)
+        table, ref, j = self._table, self._ref, 0
+        while p.size:
+            e = table[base + ((h + j) & mask)].astype(np.int64)
+            occupied = e >= 0
+            hit = occupied.copy()
+            hit[occupied] = ref[e[occupied]] == dd[occupied]
+            out[p[hit]] = e[hit]
+            go = occupied & ~hit
+            p, base, mask, h, dd = p[go], base[go], mask[go], h[go], dd[go]
+            j += 1
+        return out
+
+
+def _sort_within(keys: np.ndarray, qid: np.ndarray, n_queries: int) -> np.ndarray:
+    """Sort non-negative int64 ``keys`` (< 2**62) within each run of equal, ascending ``qid``.
+
+    Per-query rows of a padded matrix sort much faster than one long array; a
+    skewed length distribution falls back to one flat sort with the qid in the key.
+    """
+    n = keys.shape[0]
+    if n == 0:
+        return keys.copy()
+    counts = np.bincount(qid, minlength=n_queries)
+    rows = np.flatnonzero(counts)
+    width = int(counts.max())
+    if rows.size * width <= 2 * n + 4096:
+        row_of = np.zeros(n_queries, dtype=np.int64)
+        row_of[rows] = np.arange(rows.size)
+        mat = np.full((rows.size, width), _I64_MAX, dtype=np.int64)
+        mat[row_of[qid], ranks_within(qid) - 1] = keys
+        mat.sort(axis=1)
+        return mat[np.arange(width)[None, :] < counts[rows][:, None]]
+    kb = _bits(int(keys.max()))
+    if _bits(n_queries) + kb <= 63:
+        packed = (qid.astype(np.int64) << kb) | keys
+        packed.sort()
+        return packed & ((np.int64(1) << kb) - 1)
+    return keys[np.lexsort((keys, qid))]
+
+
+# ----------------------------------------------------------------------------- union
+
+
+@dataclass(frozen=True)
+class _Union:
+    """The union of several lanes' docs per query, as qid-grouped flat rows.
+
+    Within a query the union lists lane 0's docs in lane 0's order, then the docs
+    new in lane 1 in lane 1's order, and so on. ``pos[l]`` gives, for each row of
+    lane l, the union row holding its doc.
+    """
+
+    qid: np.ndarray  # int32
+    doc: np.ndarray  # int64
+    offsets: np.ndarray  # len n_queries + 1
+    pos: tuple[np.ndarray, ...]
+
+    @property
+    def size(self) -> int:
+        return int(self.qid.shape[0])
+
+    def column(self, lane_index: int, values: np.ndarray, fill, dtype) -> np.ndarray:
+        out = np.full(self.size, fill, dtype=dtype)
+        out[self.pos[lane_index]] = values
+        return out
+
+
+def _union(lanes: Sequence[RankedLane], n_queries: int) -> _Union:
+    total = np.zeros(n_queries, dtype=np.int64)
+    for lane in lanes:
+        total += np.diff(lane.offsets)
+    ref = np.concatenate([lane.doc for lane in lanes]) if lanes else np.zeros(0, np.int64)
+    start = np.cumsum([0] + [lane.n_rows for lane in lanes])
+    table = _RowTable(total, ref)
+    col = np.empty(ref.shape[0], dtype=np.int64)  # column of each row's doc within its query
+    ucount = np.zeros(n_queries, dtype=np.int64)
+    for i, lane in enumerate(lanes):
+        g = np.arange(start[i], start[i + 1], dtype=np.int64)
+        found = table.lookup(lane.qid, lane.doc) if i else np.full(lane.n_rows, -1, dtype=np.int64)
+        new = found < 0
+        nq = lane.qid[new]
+        col[g[new]] = ucount[nq] + ranks_within(nq) - 1
+        col[g[~new]] = col[found[~new]]
+        ucount += np.bincount(nq, minlength=n_queries)
+        if i < len(lanes) - 1 and new.any():
+            table.insert(g[new], nq, lane.doc[new])
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(ucount, out=offsets[1:])
+    size = int(offsets[-1])
+    uq = np.repeat(np.arange(n_queries, dtype=np.int32), ucount)
+    ud = np.empty(size, dtype=np.int64)
+    pos = []
+    for i, lane in enumerate(lanes):
+        p = offsets[lane.qid] + col[start[i]:start[i + 1]]
+        ud[p] = lane.doc
+        pos.append(p)
+    return _Union(uq, ud, offsets, tuple(pos))
+
+
+def _order_union(u: _Union, score: np.ndarray, n_queries: int, doc_ids) -> np.ndarray:
+    """Permutation of union rows into lane order: qid asc, score desc, doc id desc (bytes)."""
+    n = u.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    counts = np.diff(u.offsets)
+    rows = np.flatnonzero(counts)
+    width = int(counts.max())
+    if rows.size * width <= 2 * n + 4096:
+        row_of = np.zeros(n_queries, dtype=np.int64)
+        row_of[rows] = np.arange(rows.size)
+        neg = np.full((rows.size, width), np.inf)  # padding sorts last
+        c = np.arange(n, dtype=np.int64) - u.offsets[u.qid]
+        neg[row_of[u.qid], c] = -score
+        o = np.argsort(neg, axis=1)
+        valid = np.arange(width)[None, :] < counts[rows][:, None]
+        perm = (u.offsets[rows][:, None] + o)[valid]
+    else:
+        perm = np.lexsort((-score, u.qid))
+    fix = _fix_ties(u.qid[perm], score[perm], u.doc[perm], doc_ids)
+    return perm if fix is None else perm[fix]
+
+
+# ------------------------------------------------------------------------------- RRF
+
+
+def rrf_score(ranks: Sequence[int], k: float = 60) -> float:
+    """RRF score of one doc from its ranks in the lanes that hold it (largest term first)."""
+    total = 0.0
+    for r in sorted(int(x) for x in ranks):
+        total += 1.0 / (k + r)
+    return total
+
+
+@lru_cache(maxsize=16)
+def _rrf_classes(k: float, da: int, db: int) -> tuple[np.ndarray, np.ndarray]:
+    """Score classes of every rank pair (a, b), 0 = absent: class 0 scores highest.
+
+    Equal scores share a class, so an integer (class, doc) key orders by exact score.
+    Depends only on (k, da, db), hence cached.
+    """
+    ta = np.zeros(da + 1)
+    ta[1:] = 1.0 / (k + np.arange(1, da + 1, dtype=np.float64))
+    tb = np.zeros(db + 1)
+    tb[1:] = 1.0 / (k + np.arange(1, db + 1, dtype=np.float64))
+    s = (ta[:, None] + tb[None, :]).ravel()
+    neg, inv = np.unique(-s, return_inverse=True)
+    return inv.astype(np.int32).ravel(), -neg
+
+
+def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth, name: str, doc_ids) -> RankedLane | None:
+    """Two-lane RRF without sorting the whole union.
+
+    Docs found by one lane only are already in score order (their scores fall with
+    rank), so only the docs found by both need a (per-query) sort; the three sorted
+    streams are then merged. Keys pack (qid, score class, doc tie key) in an int64.
+    Returns None when the keys do not fit (the caller takes the general path).
+    """
+    da = int(a.rank.max()) if a.n_rows else 0
+    db = int(b.rank.max()) if b.n_rows else 0
+    if (da + 1) * (db + 1) > 1 << 22 or not (np.isfinite(k) and k >= 0):
+        return None
+    exact = doc_ids is None or _is_rank_array(doc_ids)
+    key_a = _tie_key(doc_ids, a.doc) if exact else a.doc
+    key_b = _tie_key(doc_ids, b.doc) if exact else b.doc
+    kmax = int(max(key_a.max(initial=0), key_b.max(initial=0)))
+    cls_of, cls_score = _rrf_classes(float(k), da, db)
+    dbits, cbits = _bits(kmax), _bits(cls_score.shape[0] - 1)
+    if _bits(n_queries) + cbits + dbits > 62:
+        return None
+
+    table = _RowTable(np.diff(a.offsets), a.doc)
+    table.insert(np.arange(a.n_rows, dtype=np.int64), a.qid, a.doc)
+    in_a = table.lookup(b.qid, b.doc)  # row of A holding each B row's doc, or -1
+    found = in_a >= 0
+    partner = np.zeros(a.n_rows, dtype=np.int64)
+    partner[in_a[found]] = b.rank[found]
+
+    stride = np.int64(db + 1)
+    cshift, qshift = dbits, cbits + dbits
+    ra = a.rank.astype(np.int64)
+    both = partner > 0
+    only_a = ~both
+    stream_a = ((a.qid[only_a].astype(np.int64) << qshift)
+                | (cls_of[ra[only_a] * stride].astype(np.int64) << cshift) | (kmax - key_a[only_a]))
+    only_b = ~found
+    stream_b = ((b.qid[only_b].astype(np.int64) << qshift)
+                | (cls_of[b.rank[only_b]].astype(np.int64) << cshift) | (kmax - key_b[only_b]))
+    qb = a.qid[both]
+    local = (cls_of[ra[both] * stride + partner[both]].astype(np.int64) << cshift) | (kmax - key_a[both])
+    stream_ab = (qb.astype(np.int64) << qshift) | _sort_within(local, qb, n_queries)
+    merged = np.concatenate([stream_a, stream_b, stream_ab])
+    merged.sort(kind="stable")  # three sorted runs: a linear merge
+
+    qid = (merged >> qshift).astype(np.int32)
+    score = cls_score[(merged >> cshift) & ((np.int64(1) << cbits) - 1)]
+    tk = kmax - (merged & ((np.int64(1) << dbits) - 1))
+    if doc_ids is None:
+        doc = tk
+    elif exact:  # tie keys are byte ranks (injective): invert them back to codes
+        inv = np.zeros(int(doc_ids.max(initial=0)) + 1, dtype=np.int64)
+        inv[doc_ids] = np.arange(doc_ids.shape[0], dtype=np.int64)
+        doc = inv[tk]
+    else:
+        doc = tk
+        fix = _fix_ties(qid, score, doc, doc_ids)
+        if fix is not None:
+            qid, doc, score = qid[fix], doc[fix], score[fix]
+    return _lane(name, qid, doc, score, n_queries, depth)
+
+
+def rrf(
+    lanes: Sequence[RankedLane],
+    k: float = 60,
+    n_queries: int | None = None,
+    depth: int | None = None,
+    name: str = "rrf",
+    doc_ids=None,
+) -> RankedLane:
+    """Reciprocal rank fusion of ``lanes`` (see the module conventions).
+
+    ``n_queries`` defaults to the lanes' query vocabulary size. Two lanes take a
+    fast path (no sort of the whole union); more lanes sort the union's scores.
+    """
+    if not lanes:
+        raise ValueError("rrf needs at least one lane")
+    if not (k >= 0 and math.isfinite(k)):
+        raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
+    _check_depth(depth)
+    n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+    if len(lanes) == 2:
+        out = _rrf_pair(lanes[0], lanes[1], k, n_queries, depth, name, doc_ids)
+        if out is not None:
+            return out
+    return _rrf_general(lanes, k, n_queries, depth, name, doc_ids)
+
+
+def _rrf_general(lanes, k, n_queries, depth, name, doc_ids) -> RankedLane:
+    u = _union(lanes, n_queries)
+    terms = np.zeros((u.size, len(lanes)))
+    for i, lane in enumerate(lanes):
+        terms[u.pos[i], i] = 1.0 / (k + lane.rank.astype(np.float64))
+    terms = -np.sort(-terms, axis=1)  # largest term (smallest rank) first; absent (0) last
+    score = terms[:, 0].copy()
+    for j in range(1, terms.shape[1]):
+        score += terms[:, j]
+    perm = _order_union(u, score, n_queries, doc_ids)
+    return _lane(name, u.qid[perm], u.doc[perm], score[perm], n_queries, depth)
+
+
+# --------------------------------------------------------------------- convex fusion
+
+
+def minmax(lane: RankedLane) -> np.ndarray:
+    """Per-query min-max normalised score of every row (constant list -> 1.0)."""
+    n = lane.n_rows
+    if n == 0:
+        return np.zeros(0)
+    counts = np.diff(lane.offsets)
+    nz = np.flatnonzero(counts)
+    starts = lane.offsets[nz]
+    lo = np.minimum.reduceat(lane.score, starts)
+    hi = np.maximum.reduceat(lane.score, starts)
+    lo_r = np.repeat(lo, counts[nz])
+    span = np.repeat(hi - lo, counts[nz])
+    out = np.ones(n)
+    var = span > 0
+    out[var] = (lane.score[var] - lo_r[var]) / span[var]
+    return out
+
+
+def _check_weights(weights: Sequence[float], n_lanes: int) -> tuple[float, ...]:
+    w = tuple(float(x) for x in weights)
+    if len(w) != n_lanes:
+        raise ValueError(f"{len(w)} weights for {n_lanes} lanes")
+    if not all(math.isfinite(x) and x >= 0 for x in w) or not any(x > 0 for x in w):
+        raise ValueError(f"weights must be finite, >= 0 and not all 0: {w}")
+    return w
+
+
+def _weighted(columns: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    """Σ w_l · n_l in lane order, zero weights skipped (exact); the one formula for
+    convex fusion, used by :func:`convex` and by the calibration grid alike."""
+    out = None
+    for col, w in zip(columns, weights):
+        if w == 0.0:
+            continue
+        if out is None:
+            out = col * w
+        else:
+            out += col * w
+    return out
+
+
+def convex(
+    lanes: Sequence[RankedLane],
+    weights: Sequence[float],
+    n_queries: int | None = None,
+    depth: int | None = None,
+    name: str = "convex",
+    doc_ids=None,
+) -> RankedLane:
+    """Convex (weighted min-max) fusion of ``lanes`` with ``weights`` in lane order."""
+    if not lanes:
+        raise ValueError("convex fusion needs at least one lane")
+    w = _check_weights(weights, len(lanes))
+    _check_depth(depth)
+    n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+    u = _union(lanes, n_queries)
+    cols = [u.column(i, minmax(lane), 0.0, np.float64) for i, lane in enumerate(lanes)]
+    score = _weighted(cols, w)
+    perm = _order_union(u, score, n_queries, doc_ids)
+    return _lane(name, u.qid[perm], u.doc[perm], score[perm], n_queries, depth)
+
+
+# ----------------------------------------------------------------- calibration grid
+
+
+def _grid_n(step: float) -> int:
+    if not (isinstance(step, (int, float)) and math.isfinite(step) and 0 < step <= 1):
+        raise InputError(f"step must be in (0, 1], got {step!r}", "--step")
+    inv = 1.0 / step
+    n = round(inv)
+    if abs(inv - n) > 1e-9:
+        raise InputError(f"1/step must be an integer (within 1e-9); 1/{step!r} = {inv!r}", "--step")
+    return int(n)
+
+
+def compositions(n_lanes: int, total: int) -> Iterator[tuple[int, ...]]:
+    """Every composition of ``total`` into ``n_lanes`` parts >= 0, in ascending lexicographic order."""
+    if n_lanes < 1:
+        return
+    if n_lanes == 1:
+        yield (total,)
+        return
+    for c in range(total + 1):
+        for rest in compositions(n_lanes - 1, total - c):
+            yield (c, *rest)
+
+
+def grid_size(n_lanes: int, step: float) -> int:
+    """Number of grid points: C(1/step + L - 1, L - 1)."""
+    return math.comb(_grid_n(step) + n_lanes - 1, n_lanes - 1)
+
+
+def grid_weights(n_lanes: int, step: float) -> list[tuple[tuple[int, ...], tuple[float, ...]]]:
+    """The grid in visiting order: (composition, weights c_i / N)."""
+    n = _grid_n(step)
+    return [(c, tuple(x / n for x in c)) for c in compositions(n_lanes, n)]
+
+
+@dataclass(frozen=True)
+class ConvexFit:
+    """Result of :func:`calibrate_convex`: the winning weights and every grid point."""
+
+    lanes: tuple[str, ...]
+    step: float
+    weights: tuple[float, ...]
+    composition: tuple[int, ...]
+    objective: float  # mean objective of the winner
+    objective_name: str
+    fused_queries: int  # calibration queries with at least one fused hit
+    points: tuple[tuple[tuple[int, ...], float], ...]  # (composition, objective) in visiting order
+
+    @property
+    def n_points(self) -> int:
+        return len(self.points)
+
+    def as_dict(self) -> dict:
+        n = round(1 / self.step)
+        return {
+            "lanes": list(self.lanes),
+            "step": self.step,
+            "weights": dict(zip(self.lanes, self.weights)),
+            "composition": list(self.composition),
+            "objective": {"name": self.objective_name, "value": self.objective},
+            "fused_queries": self.fused_queries,
+            "grid": {
+                "points": self.n_points,
+                "order": "integer compositions of 1/step, ascending lexicographic, first maximum wins",
+                "values": [{"weights": [c / n for c in comp], "objective": v} for comp, v in self.points],
+            },
+        }
+
+
+def _select(lanes: Sequence[RankedLane], mask: np.ndarray) -> list[RankedLane]:
+    out = []
+    for lane in lanes:
+        keep = mask[lane.qid]
+        qid = lane.qid[keep]
+        out.append(RankedLane(lane.name, qid, lane.doc[keep], lane.score[keep], lane.rank[keep],
+                              offsets_for(qid, lane.offsets.shape[0] - 1)))
+    return out
+
+
+def calibrate_convex(
+    lanes: Sequence[RankedLane],
+    objective: Callable[[RankedLane], float],
+    n_queries: int | None = None,
+    step: float = 0.1,
+    depth: int | None = None,
+    objective_depth: int | None = None,
+    queries: np.ndarray | None = None,
+    doc_ids=None,
+    objective_name: str = "objective",
+) -> ConvexFit:
+    """Fit convex fusion weights on a grid (see the module conventions).
+
+    ``objective(lane)`` returns the mean objective of a fused lane (the caller's
+    metric over the calibration queries). To keep each point cheap the normalised
+    scores are computed once, and each point only selects its top
+    ``objective_depth`` hits per query (e.g. 10 for ndcg@10; None = ``depth``, the
+    whole list) -- exactly the first rows of :func:`convex` with the same weights.
+    ``queries`` (bool mask or codes) restricts the fit to those queries.
+    """
+    if not lanes:
+        raise ValueError("calibration needs at least one lane")
+    n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+    _check_depth(depth)
+    _check_depth(objective_depth)
+    grid = grid_weights(len(lanes), step)
+    if queries is not None:
+        q = np.asarray(queries)
+        mask = q if q.dtype == bool else np.isin(np.arange(n_queries), q)
+        lanes = _select(lanes, mask)
+    k = objective_depth if depth is None else (depth if objective_depth is None else min(depth, objective_depth))
+    top = _TopK.build(lanes, n_queries, doc_ids)
+    best_i, best_v, values = -1, -math.inf, []
+    for i, (comp, w) in enumerate(grid):
+        v = float(objective(top.lane(w, k, "convex")))
+        if math.isnan(v):
+            raise ValueError(f"objective is NaN at weights {w}")
+        values.append((comp, v))
+        if v > best_v:  # strict: the first maximum wins
+            best_i, best_v = i, v
+    comp, w = grid[best_i]
+    return ConvexFit(tuple(lane.name for lane in lanes), float(step), w, comp, best_v, objective_name,
+                     int(np.count_nonzero(np.diff(top.union.offsets))), tuple(values))
+
+
+@dataclass(frozen=True)
+class _TopK:
+    """Normalised scores of the union, computed once for the whole grid.
+
+    Normally laid out as a padded (query × doc) matrix per lane, so a grid point is
+    a weighted sum, a per-row partition and a sort of the few candidates; a very
+    skewed list-length distribution keeps the flat layout (a full sort per point).
+    """
+
+    union: _Union
+    n_queries: int
+    cols: tuple[np.ndarray, ...]  # per lane: flat union columns, or (rows × width) with -1 padding
+    rows: np.ndarray | None  # query code of each matrix row (None: flat layout)
+    doc: np.ndarray | None  # (rows × width) doc codes, -1 in padding
+    doc_ids: object
+
+    @classmethod
+    def build(cls, lanes, n_queries, doc_ids) -> "_TopK":
+        u = _union(lanes, n_queries)
+        flat = tuple(u.column(i, minmax(lane), 0.0, np.float64) for i, lane in enumerate(lanes))
+        counts = np.diff(u.offsets)
+        rows = np.flatnonzero(counts)
+        width = int(counts.max()) if rows.size else 0
+        if rows.size * width > 2 * u.size + 4096:
+            return cls(u, n_queries, flat, None, None, doc_ids)
+        row_of = np.zeros(n_queries, dtype=np.int64)
+        row_of[rows] = np.arange(rows.size)
+        r = row_of[u.qid]
+        c = np.arange(u.size, dtype=np.int64) - u.offsets[u.qid]
+        mats = []
+        for col in flat:
+            # padding is -1 in every lane, so its fused score is -Σw < 0 <= any real score
+            m = np.full((rows.size, width), -1.0)
+            m[r, c] = col
+            mats.append(m)
+        doc = np.full((rows.size, width), -1, dtype=np.int64)
+        doc[r, c] = u.doc
+        return cls(u, n_queries, tuple(mats), rows, doc, doc_ids)
+
+    def lane(self, weights: Sequence[float], k: int | None, name: str) -> RankedLane:
+        """First ``k`` hits per query of the convex fusion with ``weights`` (ties exact)."""
+        s = _weighted(self.cols, weights)
+        if self.rows is None:
+            perm = _order_union(self.union, s, self.n_queries, self.doc_ids)
+            return _lane(name, self.union.qid[perm], self.union.doc[perm], s[perm], self.n_queries, k)
+        n_rows, width = self.doc.shape
+        if n_rows == 0 or width == 0:
+            return _lane(name, np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0), self.n_queries, None)
+        if k is not None and k < width:
+            thr = np.partition(s, width - k, axis=1)[:, width - k]  # k-th largest per row
+            cand = (s >= thr[:, None]) & (s >= 0)
+        else:
+            cand = s >= 0
+        ri, ci = np.nonzero(cand)
+        sc, dc = s[ri, ci], self.doc[ri, ci]
+        order = np.lexsort((-_tie_key(self.doc_ids, dc), -sc, ri))
+        q = self.rows[ri[order]].astype(np.int32)
+        return _lane(name, q, dc[order], sc[order], self.n_queries, k)
+
+
+# ------------------------------------------------------------ caps and document-first
+
+
+def variant_name(lane_name: str, cap_n: int | None = None, doc_first: bool = False) -> str:
+    """``{lane}+cap{N}``, ``{lane}+docfirst`` or ``{lane}+docfirst+cap{N}``."""
+    name = lane_name + ("+docfirst" if doc_first else "")
+    return name + (f"+cap{cap_n}" if cap_n is not None else "")
+
+
+def _occurrence(lane: RankedLane, groups: np.ndarray) -> np.ndarray:
+    """0-based index of each row among the earlier rows of the same (query, group)."""
+    n = lane.n_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    nq = lane.offsets.shape[0] - 1
+    pos = np.arange(n, dtype=np.int64) - lane.offsets[lane.qid]
+    pbits = _bits(int(pos.max()))
+    g = groups.astype(np.int64)
+    if _bits(int(g.max(initial=0))) + pbits > 62:
+        order = np.lexsort((pos, g, lane.qid))
+        key_sorted_g, key_sorted_pos = g[order], pos[order]
+        q_sorted = lane.qid[order]
+    else:
+        packed = _sort_within((g << pbits) | pos, lane.qid, nq)
+        key_sorted_g, key_sorted_pos = packed >> pbits, packed & ((np.int64(1) << pbits) - 1)
+        q_sorted = lane.qid
+    start = np.r_[True, (key_sorted_g[1:] != key_sorted_g[:-1]) | (q_sorted[1:] != q_sorted[:-1])]
+    idx = np.arange(n, dtype=np.int64)
+    occ_sorted = idx - np.maximum.accumulate(np.where(start, idx, 0))
+    occ = np.empty(n, dtype=np.int64)
+    occ[lane.offsets[q_sorted] + key_sorted_pos] = occ_sorted
+    return occ
+
+
+def _check_groups(lane: RankedLane, group_of: np.ndarray) -> np.ndarray:
+    group_of = np.asarray(group_of)
+    if lane.n_rows and int(lane.doc.max()) >= group_of.shape[0]:
+        raise ValueError("group_of does not cover the lane's doc codes")
+    return group_of[lane.doc] if lane.n_rows else np.zeros(0, dtype=np.int64)
+
+
+def cap(lane: RankedLane, group_of: np.ndarray, n: int, name: str | None = None) -> RankedLane:
+    """Keep at most ``n`` hits per (query, group), in order; ranks renumbered, scores kept."""
+    if n < 1:
+        raise InputError(f"--cap must be >= 1, got {n}", "--cap")
+    g = _check_groups(lane, group_of)
+    keep = _occurrence(lane, g) < n
+    nq = lane.offsets.shape[0] - 1
+    return _lane(name or variant_name(lane.name, n), lane.qid[keep], lane.doc[keep], lane.score[keep], nq, None)
+
+
+def document_first(lane: RankedLane, group_of: np.ndarray, cap: int | None = None, name: str | None = None) -> RankedLane:
+    """The top hit's whole group first (original order), then the other hits in order,
+    at most ``cap`` per other group. Scores are kept; the row order is the ranking."""
+    if cap is not None and cap < 1:
+        raise InputError(f"--cap must be >= 1, got {cap}", "--cap")
+    nq = lane.offsets.shape[0] - 1
+    out_name = name or variant_name(lane.name, cap, True)
+    if lane.n_rows == 0:
+        return _lane(out_name, lane.qid, lane.doc, lane.score, nq, None)
+    g = _check_groups(lane, group_of)
+    first_group = np.full(nq, -1, dtype=np.int64)
+    present = np.diff(lane.offsets) > 0
+    first_group[present] = g[lane.offsets[:-1][present]]
+    top = g == first_group[lane.qid]
+    # the cap counts each other group's rows; the top group is never capped
+    keep = np.ones(lane.n_rows, dtype=bool) if cap is None else top | (_occurrence(lane, g) < cap)
+    qid, doc, score, top = lane.qid[keep], lane.doc[keep], lane.score[keep], top[keep]
+    # stable partition within each query: top-group rows, then the rest
+    offs = offsets_for(qid, nq)
+    n_top = np.bincount(qid[top], minlength=nq)
+    idx_top = np.cumsum(top) - 1
+    idx_rest = np.cumsum(~top) - 1
+    before_top = np.cumsum(np.r_[0, n_top])[:-1]  # top rows of earlier queries
+    before_rest = offs[:-1] - before_top
+    new = np.where(top, offs[qid] + idx_top - before_top[qid], offs[qid] + n_top[qid] + idx_rest - before_rest[qid])
+    order = np.empty_like(new)
+    order[new] = np.arange(new.size)
+    return _lane(out_name, qid[order], doc[order], score[order], nq, None)
+
+
+# --------------------------------------------------------------------------- dilution
+
+
+@dataclass(frozen=True)
+class Dilution:
+    """Queries where an input lane's top hit is relevant and the fused lane's is not."""
+
+    fused: str
+    relevant: int
+    lanes: tuple[str, ...]
+    queries: tuple[np.ndarray, ...]  # per input lane: query codes (ascending)
+
+    def counts(self) -> dict[str, int]:
+        return {name: int(q.size) for name, q in zip(self.lanes, self.queries)}
+
+    def as_dict(self, qids: Sequence[str] | None = None) -> dict:
+        """Strict-JSON dict; ``qids`` (code -> qid string) lists the queries by id."""
+        out = {"fused": self.fused, "relevant": self.relevant,
+               "definition": f"input lane's rank-1 doc has grade >= {self.relevant} and {self.fused}'s rank-1 doc does not",
+               "lanes": {}}
+        for name, q in zip(self.lanes, self.queries):
+            entry: dict = {"count": int(q.size)}
+            if qids is not None:
+                entry["queries"] = [str(qids[int(c)]) for c in q]
+            out["lanes"][name] = entry
+        return out
+
+
+def _top_relevant(lane: RankedLane, judgments: Judgments, relevant: int, n_queries: int) -> np.ndarray:
+    first = lane.rank == 1
+    out = np.zeros(n_queries, dtype=bool)
+    q = lane.qid[first]
+    out[q] = judgments.grade_of(q, lane.doc[first]) >= relevant
+    return out
+
+
+def dilution(
+    inputs: Sequence[RankedLane],
+    fused: RankedLane,
+    judgments: Judgments,
+    relevant: int = 1,
+    queries: np.ndarray | None = None,
+) -> Dilution:
+    """What fusion dilutes: per input lane, the queries (optionally within ``queries``,
+    a bool mask or codes) whose rank-1 hit is relevant there but not in ``fused``."""
+    nq = fused.offsets.shape[0] - 1
+    lost_in_fused = ~_top_relevant(fused, judgments, relevant, nq)
+    allowed = np.ones(nq, dtype=bool)
+    if queries is not None:
+        q = np.asarray(queries)
+        allowed = q if q.dtype == bool else np.isin(np.arange(nq), q)
+    out = tuple(np.flatnonzero(_top_relevant(lane, judgments, relevant, nq) & lost_in_fused & allowed).astype(np.int32)
+                for lane in inputs)
+    return Dilution(fused.name, int(relevant), tuple(lane.name for lane in inputs), out)
