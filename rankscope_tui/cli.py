@@ -179,6 +179,8 @@ _EXTRA_COMMANDS: list = []
 def _register_extra() -> None:
     import importlib
 
+    if _EXTRA_COMMANDS:  # once per process
+        return
     for mod in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
         try:
             m = importlib.import_module(f".commands.{mod}", __package__)
