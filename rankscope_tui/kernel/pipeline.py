@@ -283,9 +283,7 @@ def evaluate_report(ws: Workspace, gate_options: dict | None = None, thresholds_
     """The full report dict for ``rankscope evaluate`` (and the dashboard's export)."""
     th = prepare(ws, thresholds_path)
     extra: dict = {}
-    att = attribution_block(ws)
-    if att is not None:
-        extra["attribution"] = att
+    extra["attribution"] = attribution_block(ws)
     fb = fusion_block(ws, th)
     if fb is not None:
         extra["fusion"] = fb
@@ -304,13 +302,11 @@ def _sha(path: str) -> str:
     return sha256_of(path)
 
 
-def attribution_block(ws: Workspace) -> dict | None:
-    """Miss attribution at doc level (and group level with --group-sep)."""
-    try:
-        from . import attribution as A
-    except ImportError:
-        return None
-    return A.report_block(ws)
+def attribution_block(ws: Workspace) -> dict:
+    """Miss attribution at doc level (and group level with --group-sep); it leads the report."""
+    from . import attribution as A
+
+    return {level: A.attribute_workspace(ws, level).as_dict(ws.qids) for level in ws.levels()}
 
 
 # --------------------------------------------------------------------------- calibrate

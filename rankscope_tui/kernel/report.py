@@ -92,18 +92,6 @@ def counts(ws: Workspace) -> dict:
     }
 
 
-def missing_from_lanes(ws: Workspace) -> dict:
-    """Judged queries (positives and negatives) absent from at least one input lane."""
-    judged = (ws.classes == J.POSITIVE) | (ws.classes == J.NEGATIVE)
-    any_missing = np.zeros(ws.n_queries, dtype=bool)
-    per_lane = {}
-    for lane in ws.input_lanes:
-        miss = judged & ~ws.lanes[lane].present()
-        per_lane[lane] = int(miss.sum())
-        any_missing |= miss
-    return {"count": int(any_missing.sum()), "per_lane": per_lane}
-
-
 def per_query_block(ws: Workspace) -> dict:
     keys = ["rank"] + [m.key for m in ws.settings.metrics]
     pos = ws.positives
@@ -135,9 +123,9 @@ def build(ws: Workspace, extra: dict | None = None) -> dict:
     if strata_files:
         inputs["strata"] = strata_files
     extra = extra or {}
+    att = extra.get("attribution", {}).get("doc")
     summary = {
-        **({"unique_share": extra["attribution"]["doc"]["unique_share"]} if "attribution" in extra else {}),
-        "judged_queries_missing_from_any_lane": missing_from_lanes(ws),
+        **({"unique_share": att["unique_share"], "judged_queries_missing_from_any_lane": att["missing_from_lanes"]} if att else {}),
         **counts(ws),
         "averaged_over": f"{int(ws.positives.size)} positive queries",
         "warnings": [w.as_dict() for w in ws.warnings],
@@ -229,8 +217,10 @@ def render_text(report: dict) -> str:
     if "unique_share" in s:
         shares = ", ".join(f"{lane} {v['share']:.3f} ({v['count']})" for lane, v in s["unique_share"].items())
         out.append(f"unique share (positives only this lane surfaces): {shares}")
-    m = s["judged_queries_missing_from_any_lane"]
-    out.append(f"judged queries missing from any lane: {m['count']} " + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
+    m = s.get("judged_queries_missing_from_any_lane")
+    if m:
+        out.append(f"judged queries missing from any lane: {m['missing_from_any']} of {m['judged_queries']} "
+                   + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
     out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
     for title, block in _sections(report):
         header, rows = table_rows(report, block)
