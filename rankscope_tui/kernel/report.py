@@ -230,11 +230,67 @@ def render_text(report: dict) -> str:
         out.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
         for r in rows:
             out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report)
     for w in s["warnings"]:
         out.append(f"warning: {w['where']}: {w['message']} ({w['count']})")
     out.append("")
     out.append(caption(report))
     return "\n".join(out) + "\n"
+
+
+def _attribution_lines(report: dict) -> list[str]:
+    out = []
+    for level, a in report.get("attribution", {}).items():
+        labels = ", ".join(f"{k} {v}" for k, v in a["labels"].items() if not k.endswith("_reason") and v is not None)
+        out += ["", f"Attribution ({level} level, window {a['window']}): {labels}"]
+        cov = a["coverage"]
+        out.append(f"  coverage: {cov['not_in_corpus']} of {cov['relevant_pairs']} relevant (query, doc) pairs not in the corpus"
+                   if cov.get("assessed") else "  coverage not assessed (no --corpus)")
+        b = a.get("blind")
+        if b:
+            out.append(f"  blind stratum {b['stratification']}={b['label']} ({b['size']} positives): "
+                       + ", ".join(f"{lane} misses {v['misses_in_stratum']}" for lane, v in b["lanes"].items()))
+    return out
+
+
+def _fusion_lines(report: dict) -> list[str]:
+    f = report.get("fusion")
+    if not f:
+        return []
+    r = f["rrf"]
+    out = ["", f"RRF k = {r['k']:g} ({r['k_source']}); dilution (a lane's relevant rank-1 hit lost by rrf): "
+           + ", ".join(f"{lane} {v['count']}" for lane, v in r["dilution"]["lanes"].items())]
+    if "convex" in f:
+        c = f["convex"]
+        out.append("convex weights " + ", ".join(f"{k} {v:g}" for k, v in c["weights"].items()) + f" ({c['label']})")
+    return out
+
+
+def _gate_lines(report: dict) -> list[str]:
+    g = report.get("gate")
+    if not g:
+        return []
+    if g.get("skipped"):
+        return ["", f"Gate: {g['skipped_reason']}"]
+    out = ["", f"Gate on {g['lane']}: " + ", ".join(f"{k} negatives {v}" for k, v in g["negatives"].items()) + f", positives {g['positives']}"]
+    for name, nf in g["null_floor"].items():
+        fl = "null" if nf.get("floor") is None else f"{nf['floor']:.6g}"
+        out.append(f"  null floor ({name} negatives): {fl}")
+    cf = g["conformal_floor"]
+    out.append(f"  conformal floor: {'-inf' if cf.get('floor') is None else format(cf['floor'], '.6g')}"
+               + (f" ({cf['label']})" if cf.get("label") else ""))
+    for name, op in (g.get("operating_point") or {}).items():
+        fl = "+inf" if op.get("floor") is None else f"{op['floor']:.6g}"
+        out.append(f"  operating floor at FPIR <= {op['target_fpir']:g} on {name} negatives: {fl} [{op.get('label', '')}]")
+    if "applied" in g:
+        a = g["applied"]
+        out.append(f"  applied from {a['from']}: floor {a['floor']}, margin {a['margin']} [{a['label']}]")
+    o = g.get("outcome", {}).get("combined")
+    if o:
+        fpir = ", ".join(f"{k} {v['value']:.3f} [{v['low']:.3f}, {v['high']:.3f}]" for k, v in o["fpir"].items())
+        out.append(f"  FNIR {o['fnir']['value']:.3f} [{o['fnir']['low']:.3f}, {o['fnir']['high']:.3f}] "
+                   f"(rejected {o['rejected']}, wrong accept {o['wrong_accept']}); FPIR {fpir}")
+    return out
 
 
 def render_markdown(report: dict) -> str:
