@@ -35,6 +35,14 @@ Convex fusion
     ``wsum`` (which starts a sum at 0 and adds in run order). Every doc of the union
     of the lanes is kept, with score 0 when only zero-weight lanes hold it.
 
+Speed
+    Two-lane RRF joins the lanes with a per-query hash table and merges three
+    streams without sorting the whole union; a small ``depth`` only scores the docs
+    that can reach it (a doc whose best rank is m scores at most L/(k+m)). A
+    :class:`FusionTable` prepares the union once for many fusions (the calibration
+    grid, an RRF k sweep, a dashboard slider); each then costs a weighted sum and a
+    per-query top-k selection. Every path gives the same lane, ties included.
+
 Calibration grid
     Every integer composition ``(c_1..c_L)`` of ``N = 1/step`` (1/step must be an
     integer within 1e-9), visited in ascending lexicographic order of the integer
@@ -56,7 +64,7 @@ Caps and document-first (lesson 16)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator, Sequence
 
@@ -75,8 +83,11 @@ __all__ = [
     "compositions",
     "grid_size",
     "grid_weights",
+    "FusionTable",
     "ConvexFit",
     "calibrate_convex",
+    "RRFFit",
+    "calibrate_rrf",
     "cap",
     "document_first",
     "variant_name",
@@ -173,10 +184,11 @@ def _n_queries(lanes: Sequence[RankedLane]) -> int:
     return n.pop()
 
 
-def _lane(name: str, qid: np.ndarray, doc: np.ndarray, score: np.ndarray, n_queries: int, depth: int | None) -> RankedLane:
+def _lane(name: str, qid: np.ndarray, doc: np.ndarray, score: np.ndarray, n_queries: int, depth: int | None,
+          rank: np.ndarray | None = None) -> RankedLane:
     """RankedLane from rows already in final order (qid-grouped); ranks renumbered, depth cut."""
     qid = qid.astype(np.int32, copy=False)
-    rank = ranks_within(qid)
+    rank = ranks_within(qid) if rank is None else rank
     if depth is not None and rank.size and int(rank.max()) > depth:
         keep = rank <= depth
         qid, doc, score, rank = qid[keep], doc[keep], score[keep], rank[keep]
@@ -193,15 +205,25 @@ class _RowTable:
     """Open-addressing hash table of (query, doc) rows: one power-of-two region per
     query, so probes stay inside a small, cache-friendly block (rows are query-sorted).
 
-    Entries are indices into ``ref_doc``; a region holds at most half its size.
-    Insertion and lookup run in vectorised rounds of linear probing.
+    Entries are indices into ``ref_doc``; a region is at most half full. The first
+    probe of every row is one vectorised pass; the few rows that collide continue
+    in rounds of linear probing. Regions share one size unless list lengths are
+    so skewed that a per-query size saves memory.
     """
 
     def __init__(self, rows_per_query: np.ndarray, ref_doc: np.ndarray):
         c = np.maximum(np.asarray(rows_per_query, dtype=np.int64), 1)
-        bits = np.frexp((2 * c - 1).astype(np.float64))[1].astype(np.int64)  # 2**bits >= 2c
+        nq = c.shape[0]
+        ubits = max(int(2 * int(c.max()) - 1).bit_length(), 1)
+        if (nq << ubits) <= 4 * int(c.sum()) + (1 << 16) and _bits(nq) + ubits <= 62:
+            self._uniform = True
+            bits = np.full(nq, ubits, dtype=np.int64)
+        else:
+            self._uniform = False
+            bits = np.frexp((2 * c - 1).astype(np.float64))[1].astype(np.int64)  # 2**bits >= 2c
+        self._ubits = ubits
         size = np.left_shift(np.int64(1), bits)
-        self._base = np.zeros(c.shape[0], dtype=np.int64)
+        self._base = np.zeros(nq, dtype=np.int64)
         np.cumsum(size[:-1], out=self._base[1:])
         self._shift = (64 - bits).astype(np.uint64)
         self._mask = size - 1
@@ -209,46 +231,73 @@ class _RowTable:
         self._table = np.full(int(size.sum()), -1, dtype=dtype)
         self._ref = ref_doc
 
-    def _home(self, q: np.ndarray, d: np.ndarray) -> np.ndarray:
-        h = (d.astype(np.uint64) * _GOLDEN) >> self._shift[q]
-        return h.astype(np.int64)
+    def _first_slot(self, q: np.ndarray, d: np.ndarray) -> np.ndarray:
+        h = np.multiply(np.asarray(d, dtype=np.int64).view(np.uint64), _GOLDEN)
+        if self._uniform:
+            np.right_shift(h, np.uint64(64 - self._ubits), out=h)
+            s = h.view(np.int64)
+            s |= q.astype(np.int64) << self._ubits
+            return s
+        np.right_shift(h, self._shift[q], out=h)
+        s = h.view(np.int64)
+        s += self._base[q]
+        return s
+
+    def _next(self, first: np.ndarray, q: np.ndarray, j: int) -> np.ndarray:
+        base, mask = self._base[q], self._mask[q]
+        return base + ((first - base + j) & mask)
 
     def insert(self, entries: np.ndarray, q: np.ndarray, d: np.ndarray) -> None:
         """Insert rows known to be absent (and distinct); ``entries`` index ``ref_doc``."""
         e = np.asarray(entries, dtype=np.int64)
-        base, mask, h = self._base[q], self._mask[q], self._home(q, d)
-        table, j = self._table, 0
-        while e.size:
-            slot = base + ((h + j) & mask)
-            free = table[slot] < 0
-            fs, fe = slot[free], e[free]
-            table[fs] = fe  # duplicates of a slot: the last write wins, the others probe on
+        table = self._table
+        first = self._first_slot(q, d)
+        free = table[first] < 0
+        if free.all():
+            table[first] = e  # a slot wanted twice keeps one write; the others probe on
+            lost = np.flatnonzero(table[first] != e)
+        else:
+            f = np.flatnonzero(free)
+            table[first[f]] = e[f]
             won = np.zeros(e.shape[0], dtype=bool)
-            won[np.flatnonzero(free)[table[fs] == fe]] = True
-            keep = ~won
-            e, base, mask, h = e[keep], base[keep], mask[keep], h[keep]
-            j += 1
+            won[f[table[first[f]] == e[f]]] = True
+            lost = np.flatnonzero(~won)
+        e, first, q, j = e[lost], first[lost], q[lost], 1
+        while e.size:
+            slot = self._next(first, q, j)
+            free = np.flatnonzero(table[slot] < 0)
+            table[slot[free]] = e[free]
+            won = np.zeros(e.shape[0], dtype=bool)
+            won[free[table[slot[free]] == e[free]]] = True
+            e, first, q, j = e[~won], first[~won], q[~won], j + 1
 
     def lookup(self, q: np.ndarray, d: np.ndarray) -> np.ndarray:
-        """Entry holding each (q, d), or -1."""
-        out = np.full(q.shape[0], -1, dtype=np.int64)
-        p = np.arange(q.shape[0], dtype=np.int64)
-        base, mask, h, dd = self._base[q], self._mask[q], self._home(q, d), np.asarray(d, dtype=np.int64)
-        table, ref, j = self._table, self._ref, 0
+        """Entry holding each (q, d), or -1 (in the table's integer type)."""
+        d = np.asarray(d, dtype=np.int64)
+        table, ref = self._table, self._ref
+        if ref.shape[0] == 0:
+            return np.full(d.shape[0], -1, dtype=np.int64)
+        first = self._first_slot(q, d)
+        e = table[first]
+        empty = e < 0
+        hit = ref[np.maximum(e, 0)] == d
+        hit &= ~empty
+        out = np.where(hit, e, -1)
+        p = np.flatnonzero(~(hit | empty))  # slot taken by another doc: probe on
+        first, q, d, j = first[p], q[p], d[p], 1
         while p.size:
-            e = table[base + ((h + j) & mask)].astype(np.int64)
-            occupied = e >= 0
-            hit = occupied.copy()
-            hit[occupied] = ref[e[occupied]] == dd[occupied]
-            out[p[hit]] = e[hit]
-            go = occupied & ~hit
-            p, base, mask, h, dd = p[go], base[go], mask[go], h[go], dd[go]
-            j += 1
+            e = table[self._next(first, q, j)]
+            empty = e < 0
+            h = (ref[np.maximum(e, 0)] == d) & ~empty
+            out[p[h]] = e[h]
+            go = ~(h | empty)
+            p, first, q, d, j = p[go], first[go], q[go], d[go], j + 1
         return out
 
 
-def _sort_within(keys: np.ndarray, qid: np.ndarray, n_queries: int) -> np.ndarray:
-    """Sort non-negative int64 ``keys`` (< 2**62) within each run of equal, ascending ``qid``.
+def _sort_within(keys: np.ndarray, qid: np.ndarray, n_queries: int, prefixed: bool = False) -> np.ndarray:
+    """Sort non-negative int64 ``keys`` (< 2**62) within each run of equal, ascending ``qid``
+    (``prefixed``: the keys already start with the qid bits).
 
     Per-query rows of a padded matrix sort much faster than one long array; a
     skewed length distribution falls back to one flat sort with the qid in the key.
@@ -266,6 +315,8 @@ def _sort_within(keys: np.ndarray, qid: np.ndarray, n_queries: int) -> np.ndarra
         mat[row_of[qid], ranks_within(qid) - 1] = keys
         mat.sort(axis=1)
         return mat[np.arange(width)[None, :] < counts[rows][:, None]]
+    if prefixed:
+        return np.sort(keys)
     kb = _bits(int(keys.max()))
     if _bits(n_queries) + kb <= 63:
         packed = (qid.astype(np.int64) << kb) | keys
@@ -301,7 +352,9 @@ class _Union:
         return out
 
 
-def _union(lanes: Sequence[RankedLane], n_queries: int) -> _Union:
+def _union(lanes: Sequence[RankedLane], n_queries: int, with_table: bool = False):
+    """The union of ``lanes``; with ``with_table`` also (table, union row of each table entry)
+    so that more (query, doc) pairs can be looked up in it."""
     total = np.zeros(n_queries, dtype=np.int64)
     for lane in lanes:
         total += np.diff(lane.offsets)
@@ -318,7 +371,7 @@ def _union(lanes: Sequence[RankedLane], n_queries: int) -> _Union:
         col[g[new]] = ucount[nq] + ranks_within(nq) - 1
         col[g[~new]] = col[found[~new]]
         ucount += np.bincount(nq, minlength=n_queries)
-        if i < len(lanes) - 1 and new.any():
+        if (with_table or i < len(lanes) - 1) and new.any():
             table.insert(g[new], nq, lane.doc[new])
     offsets = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(ucount, out=offsets[1:])
@@ -330,7 +383,10 @@ def _union(lanes: Sequence[RankedLane], n_queries: int) -> _Union:
         p = offsets[lane.qid] + col[start[i]:start[i + 1]]
         ud[p] = lane.doc
         pos.append(p)
-    return _Union(uq, ud, offsets, tuple(pos))
+    u = _Union(uq, ud, offsets, tuple(pos))
+    if with_table:
+        return u, table, (np.concatenate(pos) if pos else np.zeros(0, np.int64))
+    return u
 
 
 def _order_union(u: _Union, score: np.ndarray, n_queries: int, doc_ids) -> np.ndarray:
@@ -413,21 +469,31 @@ def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth, nam
 
     stride = np.int64(db + 1)
     cshift, qshift = dbits, cbits + dbits
-    ra = a.rank.astype(np.int64)
+    # one packed key per row: (qid, score class, tie key descending); the class of an
+    # A row depends on its partner rank in B (0 = absent), that of a B row on its rank
+    ka = a.rank.astype(np.int64)
+    ka *= stride
+    ka += partner
+    ka = cls_of[ka].astype(np.int64)
+    ka <<= cshift
+    ka |= a.qid.astype(np.int64) << qshift
+    ka |= kmax - key_a
+    kb = cls_of[b.rank].astype(np.int64)
+    kb <<= cshift
+    kb |= b.qid.astype(np.int64) << qshift
+    kb |= kmax - key_b
     both = partner > 0
-    only_a = ~both
-    stream_a = ((a.qid[only_a].astype(np.int64) << qshift)
-                | (cls_of[ra[only_a] * stride].astype(np.int64) << cshift) | (kmax - key_a[only_a]))
-    only_b = ~found
-    stream_b = ((b.qid[only_b].astype(np.int64) << qshift)
-                | (cls_of[b.rank[only_b]].astype(np.int64) << cshift) | (kmax - key_b[only_b]))
-    qb = a.qid[both]
-    local = (cls_of[ra[both] * stride + partner[both]].astype(np.int64) << cshift) | (kmax - key_a[both])
-    stream_ab = (qb.astype(np.int64) << qshift) | _sort_within(local, qb, n_queries)
-    merged = np.concatenate([stream_a, stream_b, stream_ab])
+    # one-lane docs are already in key order (scores fall with rank); sort the others
+    merged = np.concatenate([ka[~both], kb[~found], _sort_within(ka[both], a.qid[both], n_queries, prefixed=True)])
     merged.sort(kind="stable")  # three sorted runs: a linear merge
 
     qid = (merged >> qshift).astype(np.int32)
+    rank = None
+    if exact:
+        rank = ranks_within(qid)
+        if depth is not None and rank.size and int(rank.max()) > depth:  # cut before unpacking
+            keep = rank <= depth
+            merged, qid, rank = merged[keep], qid[keep], rank[keep]
     score = cls_score[(merged >> cshift) & ((np.int64(1) << cbits) - 1)]
     tk = kmax - (merged & ((np.int64(1) << dbits) - 1))
     if doc_ids is None:
@@ -441,7 +507,7 @@ def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth, nam
         fix = _fix_ties(qid, score, doc, doc_ids)
         if fix is not None:
             qid, doc, score = qid[fix], doc[fix], score[fix]
-    return _lane(name, qid, doc, score, n_queries, depth)
+    return _lane(name, qid, doc, score, n_queries, depth, rank)
 
 
 def rrf(
@@ -454,8 +520,10 @@ def rrf(
 ) -> RankedLane:
     """Reciprocal rank fusion of ``lanes`` (see the module conventions).
 
-    ``n_queries`` defaults to the lanes' query vocabulary size. Two lanes take a
-    fast path (no sort of the whole union); more lanes sort the union's scores.
+    ``n_queries`` defaults to the lanes' query vocabulary size. Paths (same result):
+    a small ``depth`` only scores docs that can reach it (a doc whose best rank is m
+    scores at most L/(k+m), below the depth-th score once m > L(k+depth) - k);
+    otherwise two lanes merge sorted streams, and more lanes sort the union's scores.
     """
     if not lanes:
         raise ValueError("rrf needs at least one lane")
@@ -463,18 +531,52 @@ def rrf(
         raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
     _check_depth(depth)
     n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+    deepest = max((int(lane.rank.max()) for lane in lanes if lane.n_rows), default=0)
+    bound = _rrf_bound(len(lanes), k, depth)
+    if bound is not None and bound < deepest:
+        return _rrf_union(lanes, k, n_queries, depth, name, doc_ids, bound)
     if len(lanes) == 2:
         out = _rrf_pair(lanes[0], lanes[1], k, n_queries, depth, name, doc_ids)
         if out is not None:
             return out
-    return _rrf_general(lanes, k, n_queries, depth, name, doc_ids)
+    return _rrf_union(lanes, k, n_queries, depth, name, doc_ids, None)
 
 
-def _rrf_general(lanes, k, n_queries, depth, name, doc_ids) -> RankedLane:
-    u = _union(lanes, n_queries)
-    terms = np.zeros((u.size, len(lanes)))
-    for i, lane in enumerate(lanes):
-        terms[u.pos[i], i] = 1.0 / (k + lane.rank.astype(np.float64))
+def _rrf_bound(n_lanes: int, k: float, depth: int | None) -> int | None:
+    """Best rank beyond which a doc cannot reach ``depth`` (None: no useful bound).
+
+    The real-valued margin at the bound is 1/((k+depth)(L(k+depth)+1)), far above
+    float64 rounding while k + depth stays moderate; ``+ n_lanes`` adds slack.
+    """
+    if depth is None or k + depth > 1e6:
+        return None
+    return int(math.floor(n_lanes * (k + depth) - k)) + n_lanes
+
+
+def _head(lane: RankedLane, bound: int) -> RankedLane:
+    keep = lane.rank <= bound
+    qid = lane.qid[keep]
+    return RankedLane(lane.name, qid, lane.doc[keep], lane.score[keep], lane.rank[keep],
+                      offsets_for(qid, lane.offsets.shape[0] - 1))
+
+
+def _rrf_union(lanes, k, n_queries, depth, name, doc_ids, bound: int | None) -> RankedLane:
+    """RRF over the union of the lanes' docs (all of them, or those with a rank <= bound
+    in some lane: their ranks deeper in the other lanes are then looked up)."""
+    heads = list(lanes) if bound is None else [_head(lane, bound) for lane in lanes]
+    u, table, where = _union(heads, n_queries, with_table=bound is not None) if bound is not None \
+        else (_union(heads, n_queries), None, None)
+    ranks = np.zeros((u.size, len(lanes)), dtype=np.float64)
+    for i, (lane, head) in enumerate(zip(lanes, heads)):
+        ranks[u.pos[i], i] = head.rank
+        if bound is not None and head.n_rows < lane.n_rows:
+            # look every row up (the head rows find themselves): cheaper than selecting the deep ones
+            e = table.lookup(lane.qid, lane.doc)
+            f = e >= 0
+            ranks[where[e[f]], i] = lane.rank[f]
+    terms = np.zeros_like(ranks)
+    held = ranks > 0
+    terms[held] = 1.0 / (k + ranks[held])
     terms = -np.sort(-terms, axis=1)  # largest term (smallest rank) first; absent (0) last
     score = terms[:, 0].copy()
     for j in range(1, terms.shape[1]):
@@ -628,109 +730,268 @@ def _select(lanes: Sequence[RankedLane], mask: np.ndarray) -> list[RankedLane]:
     return out
 
 
+def _query_mask(queries, n_queries: int) -> np.ndarray:
+    q = np.asarray(queries)
+    if q.dtype == bool:
+        if q.shape[0] != n_queries:
+            raise ValueError("query mask has the wrong length")
+        return q
+    mask = np.zeros(n_queries, dtype=bool)
+    mask[q.astype(np.int64)] = True
+    return mask
+
+
+_BLOCK = 64  # columns per block in the top-k pre-selection
+
+
+@dataclass(frozen=True, eq=False)
+class FusionTable:
+    """Several lanes prepared once for many fusions with the same inputs.
+
+    Holds the union of the lanes' docs per query with every lane's rank and min-max
+    score, laid out as padded (query × doc) matrices. A fusion is then a weighted sum
+    and a per-query top-k selection: what the calibration grid, an RRF k sweep or a
+    dashboard slider need. Results are identical (scores, order, ties) to
+    :func:`rrf` and :func:`convex`. With ``by_best_rank`` the columns of each query
+    are sorted by the doc's best rank over the lanes, so RRF with a small depth only
+    reads the first columns. A very skewed list-length distribution keeps a flat
+    layout (a full sort per call).
+    """
+
+    lanes: tuple[str, ...]
+    n_queries: int
+    union: _Union
+    rows: np.ndarray | None  # matrix row -> query code (None: flat layout)
+    rank: tuple[np.ndarray, ...]  # per lane, int32 rank, 0 = absent (and padding)
+    norm: tuple[np.ndarray, ...]  # per lane, min-max score, 0 = absent, -1 = padding
+    doc: np.ndarray  # doc code, -1 = padding
+    doc_ids: object
+    by_best_rank: bool = False
+    _scratch: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(cls, lanes: Sequence[RankedLane], n_queries: int | None = None, doc_ids=None,
+              queries=None, by_best_rank: bool = True) -> "FusionTable":
+        """Prepare ``lanes`` (optionally only the ``queries``: bool mask or codes)."""
+        if not lanes:
+            raise ValueError("fusion needs at least one lane")
+        n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+        if queries is not None:
+            lanes = _select(lanes, _query_mask(queries, n_queries))
+        u = _union(lanes, n_queries)
+        names = tuple(lane.name for lane in lanes)
+        rank = [u.column(i, lane.rank, 0, np.int32) for i, lane in enumerate(lanes)]
+        norm = [u.column(i, minmax(lane), 0.0, np.float64) for i, lane in enumerate(lanes)]
+        counts = np.diff(u.offsets)
+        rows = np.flatnonzero(counts)
+        width = -(-int(counts.max()) // _BLOCK) * _BLOCK if rows.size else 0  # whole blocks
+        if rows.size * width > 2 * u.size + 64 * rows.size + 4096:
+            return cls(names, n_queries, u, None, tuple(rank), tuple(norm), u.doc, doc_ids)
+        row_of = np.zeros(n_queries, dtype=np.int64)
+        row_of[rows] = np.arange(rows.size)
+        r = row_of[u.qid]
+        c = np.arange(u.size, dtype=np.int64) - u.offsets[u.qid]
+        if by_best_rank and len(lanes) > 1:
+            best = np.full((rows.size, width), np.iinfo(np.int32).max, dtype=np.int32)
+            best_flat = np.full(u.size, np.iinfo(np.int32).max, dtype=np.int32)
+            for col in rank:
+                np.minimum(best_flat, np.where(col > 0, col, best_flat), out=best_flat)
+            best[r, c] = best_flat
+            # every doc whose best rank is <= m now sits in the first L·m columns
+            # (each lane has at most m docs with rank <= m)
+            order = np.argsort(best, axis=1)
+            dest = np.empty_like(order)  # column of each entry after the sort
+            np.put_along_axis(dest, order, np.broadcast_to(np.arange(width), order.shape), axis=1)
+            c = dest[r, c]
+
+        def mat(flat: np.ndarray, fill) -> np.ndarray:
+            m = np.full((rows.size, width), fill, dtype=flat.dtype)
+            m[r, c] = flat
+            return m
+
+        return cls(names, n_queries, u, rows, tuple(mat(x, np.int32(0)) for x in rank),
+                   tuple(mat(x, -1.0) for x in norm), mat(u.doc, np.int64(-1)), doc_ids,
+                   by_best_rank and len(lanes) > 1)
+
+    # -- fusions
+
+    def rrf(self, k: float = 60, depth: int | None = None, name: str = "rrf") -> RankedLane:
+        """Same as :func:`rrf` on the prepared lanes."""
+        if not (k >= 0 and math.isfinite(k)):
+            raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
+        _check_depth(depth)
+        ncols = None
+        bound = _rrf_bound(len(self.lanes), k, depth)
+        if self.rows is not None and bound is not None and (self.by_best_rank or len(self.lanes) == 1):
+            ncols = min(self.doc.shape[1], -(-len(self.lanes) * bound // _BLOCK) * _BLOCK)
+        cut = (lambda x: x) if ncols is None else (lambda x: x[:, :ncols])
+        deepest = max((int(col.max()) for col in self.rank if col.size), default=0)
+        term = np.zeros(deepest + 1)  # term[r] = 1/(k + r), term[0] = 0 (absent)
+        term[1:] = 1.0 / (k + np.arange(1, deepest + 1, dtype=np.float64))
+        terms = [term[cut(col)] for col in self.rank]
+        if len(terms) > 2:  # largest term first; with two terms the order is immaterial
+            terms = list(np.moveaxis(-np.sort(-np.stack(terms, axis=-1), axis=-1), -1, 0))
+        s = terms[0].copy()
+        for t in terms[1:]:
+            s += t
+        if self.rows is not None:
+            s[cut(self.doc) < 0] = -1.0
+        return self._top(s, depth, name, ncols)
+
+    def convex(self, weights: Sequence[float], depth: int | None = None, name: str = "convex") -> RankedLane:
+        """Same as :func:`convex` on the prepared lanes."""
+        w = _check_weights(weights, len(self.lanes))
+        _check_depth(depth)
+        # padding is -1 in every lane, so its fused score is -Σw < 0 <= any real score
+        if self.rows is None:
+            return self._top(_weighted(self.norm, w), depth, name, None)
+        s = self._buffer("s", self.doc.shape)
+        tmp = self._buffer("tmp", self.doc.shape)
+        first = True
+        for col, x in zip(self.norm, w):  # the arithmetic of _weighted, without allocations
+            if x == 0.0:
+                continue
+            if first:
+                np.multiply(col, x, out=s)
+                first = False
+            else:
+                np.multiply(col, x, out=tmp)
+                np.add(s, tmp, out=s)
+        return self._top(s, depth, name, None)
+
+    def _buffer(self, key: str, shape) -> np.ndarray:
+        buf = self._scratch.get(key)
+        if buf is None or buf.shape != shape:
+            buf = self._scratch[key] = np.empty(shape)
+        return buf
+
+    def _top(self, s: np.ndarray, depth: int | None, name: str, ncols: int | None) -> RankedLane:
+        if self.rows is None:
+            perm = _order_union(self.union, s, self.n_queries, self.doc_ids)
+            u = self.union
+            return _lane(name, u.qid[perm], u.doc[perm], s[perm], self.n_queries, depth)
+        doc = self.doc if ncols is None else self.doc[:, :ncols]
+        n_rows, width = doc.shape
+        if n_rows == 0 or width == 0:
+            return _lane(name, np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0), self.n_queries, None)
+        if depth is not None and depth * 8 <= width:
+            # Pre-selection: split each row into blocks; the depth-th largest block
+            # maximum is a lower bound of the depth-th largest score (depth blocks
+            # reach it), so every hit of the top `depth` (ties included) scores at
+            # least that much. Blocks are sized so that there are >= 4·depth of them.
+            size = _BLOCK
+            while size > 1 and width // size < 4 * depth:
+                size //= 2
+            blocks = s.reshape(n_rows, width // size, size).max(axis=2)
+            nb = blocks.shape[1]
+            floor = np.partition(blocks, nb - depth, axis=1)[:, nb - depth]
+            floor = np.maximum(floor, 0.0)  # padding (< 0) never qualifies
+            ri, ci = np.nonzero(s >= floor[:, None])
+            sc, dc = s[ri, ci], doc[ri, ci]
+            order = np.lexsort((-_tie_key(self.doc_ids, dc), -sc, ri))
+            return _lane(name, self.rows[ri[order]], dc[order], sc[order], self.n_queries, depth)
+        o = np.argsort(-s, axis=1)
+        s_sorted = np.take_along_axis(s, o, axis=1)
+        valid = s_sorted >= 0
+        sc = s_sorted[valid]
+        dc = np.take_along_axis(doc, o, axis=1)[valid]
+        q = np.broadcast_to(self.rows[:, None], s.shape)[valid].astype(np.int32)
+        fix = _fix_ties(q, sc, dc, self.doc_ids)
+        if fix is not None:
+            q, sc, dc = q[fix], sc[fix], dc[fix]
+        return _lane(name, q, dc, sc, self.n_queries, depth)
+
+    @property
+    def fused_queries(self) -> int:
+        """Queries with at least one doc in some lane."""
+        return int(np.count_nonzero(np.diff(self.union.offsets)))
+
+
+def _objective_depth(depth: int | None, objective_depth: int | None) -> int | None:
+    if depth is None:
+        return objective_depth
+    return depth if objective_depth is None else min(depth, objective_depth)
+
+
 def calibrate_convex(
-    lanes: Sequence[RankedLane],
+    lanes: Sequence[RankedLane] | FusionTable,
     objective: Callable[[RankedLane], float],
     n_queries: int | None = None,
     step: float = 0.1,
     depth: int | None = None,
     objective_depth: int | None = None,
-    queries: np.ndarray | None = None,
+    queries=None,
     doc_ids=None,
     objective_name: str = "objective",
 ) -> ConvexFit:
-    """Fit convex fusion weights on a grid (see the module conventions).
+    """Fit convex fusion weights on the grid (see the module conventions).
 
     ``objective(lane)`` returns the mean objective of a fused lane (the caller's
-    metric over the calibration queries). To keep each point cheap the normalised
-    scores are computed once, and each point only selects its top
-    ``objective_depth`` hits per query (e.g. 10 for ndcg@10; None = ``depth``, the
-    whole list) -- exactly the first rows of :func:`convex` with the same weights.
-    ``queries`` (bool mask or codes) restricts the fit to those queries.
+    metric over the calibration queries). Each grid point only materialises the top
+    ``objective_depth`` hits per query (10 for ndcg@10; None = ``depth``, the whole
+    list) -- exactly the first rows of :func:`convex` with the same weights.
+    ``queries`` (bool mask or codes) restricts the fit to those queries; a prepared
+    :class:`FusionTable` may be passed instead of lanes.
     """
-    if not lanes:
-        raise ValueError("calibration needs at least one lane")
-    n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+    table = lanes if isinstance(lanes, FusionTable) else \
+        FusionTable.build(lanes, n_queries, doc_ids, queries, by_best_rank=False)
     _check_depth(depth)
     _check_depth(objective_depth)
-    grid = grid_weights(len(lanes), step)
-    if queries is not None:
-        q = np.asarray(queries)
-        mask = q if q.dtype == bool else np.isin(np.arange(n_queries), q)
-        lanes = _select(lanes, mask)
-    k = objective_depth if depth is None else (depth if objective_depth is None else min(depth, objective_depth))
-    top = _TopK.build(lanes, n_queries, doc_ids)
+    grid = grid_weights(len(table.lanes), step)
+    k = _objective_depth(depth, objective_depth)
+    best_i, best_v, values = _first_best(grid, lambda w: objective(table.convex(w, k, "convex")))
+    comp, w = grid[best_i]
+    return ConvexFit(table.lanes, float(step), w, comp, best_v, objective_name, table.fused_queries,
+                     tuple((c, v) for (c, _), v in zip(grid, values)))
+
+
+def _first_best(points, score) -> tuple[int, float, list[float]]:
+    """Index and value of the first maximal point (exact comparison), and every value."""
     best_i, best_v, values = -1, -math.inf, []
-    for i, (comp, w) in enumerate(grid):
-        v = float(objective(top.lane(w, k, "convex")))
+    for i, p in enumerate(points):
+        v = float(score(p[1] if isinstance(p, tuple) else p))
         if math.isnan(v):
-            raise ValueError(f"objective is NaN at weights {w}")
-        values.append((comp, v))
+            raise ValueError(f"objective is NaN at {p}")
+        values.append(v)
         if v > best_v:  # strict: the first maximum wins
             best_i, best_v = i, v
-    comp, w = grid[best_i]
-    return ConvexFit(tuple(lane.name for lane in lanes), float(step), w, comp, best_v, objective_name,
-                     int(np.count_nonzero(np.diff(top.union.offsets))), tuple(values))
+    return best_i, best_v, values
 
 
 @dataclass(frozen=True)
-class _TopK:
-    """Normalised scores of the union, computed once for the whole grid.
+class RRFFit:
+    """Result of :func:`calibrate_rrf`: the winning k and every k tried."""
 
-    Normally laid out as a padded (query × doc) matrix per lane, so a grid point is
-    a weighted sum, a per-row partition and a sort of the few candidates; a very
-    skewed list-length distribution keeps the flat layout (a full sort per point).
-    """
+    lanes: tuple[str, ...]
+    k: float
+    objective: float
+    objective_name: str
+    points: tuple[tuple[float, float], ...]  # (k, objective) in visiting order
 
-    union: _Union
-    n_queries: int
-    cols: tuple[np.ndarray, ...]  # per lane: flat union columns, or (rows × width) with -1 padding
-    rows: np.ndarray | None  # query code of each matrix row (None: flat layout)
-    doc: np.ndarray | None  # (rows × width) doc codes, -1 in padding
-    doc_ids: object
+    def as_dict(self) -> dict:
+        return {"lanes": list(self.lanes), "k": self.k,
+                "objective": {"name": self.objective_name, "value": self.objective},
+                "grid": {"points": len(self.points), "order": "as given, first maximum wins",
+                         "values": [{"k": k, "objective": v} for k, v in self.points]}}
 
-    @classmethod
-    def build(cls, lanes, n_queries, doc_ids) -> "_TopK":
-        u = _union(lanes, n_queries)
-        flat = tuple(u.column(i, minmax(lane), 0.0, np.float64) for i, lane in enumerate(lanes))
-        counts = np.diff(u.offsets)
-        rows = np.flatnonzero(counts)
-        width = int(counts.max()) if rows.size else 0
-        if rows.size * width > 2 * u.size + 4096:
-            return cls(u, n_queries, flat, None, None, doc_ids)
-        row_of = np.zeros(n_queries, dtype=np.int64)
-        row_of[rows] = np.arange(rows.size)
-        r = row_of[u.qid]
-        c = np.arange(u.size, dtype=np.int64) - u.offsets[u.qid]
-        mats = []
-        for col in flat:
-            # padding is -1 in every lane, so its fused score is -Σw < 0 <= any real score
-            m = np.full((rows.size, width), -1.0)
-            m[r, c] = col
-            mats.append(m)
-        doc = np.full((rows.size, width), -1, dtype=np.int64)
-        doc[r, c] = u.doc
-        return cls(u, n_queries, tuple(mats), rows, doc, doc_ids)
 
-    def lane(self, weights: Sequence[float], k: int | None, name: str) -> RankedLane:
-        """First ``k`` hits per query of the convex fusion with ``weights`` (ties exact)."""
-        s = _weighted(self.cols, weights)
-        if self.rows is None:
-            perm = _order_union(self.union, s, self.n_queries, self.doc_ids)
-            return _lane(name, self.union.qid[perm], self.union.doc[perm], s[perm], self.n_queries, k)
-        n_rows, width = self.doc.shape
-        if n_rows == 0 or width == 0:
-            return _lane(name, np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0), self.n_queries, None)
-        if k is not None and k < width:
-            thr = np.partition(s, width - k, axis=1)[:, width - k]  # k-th largest per row
-            cand = (s >= thr[:, None]) & (s >= 0)
-        else:
-            cand = s >= 0
-        ri, ci = np.nonzero(cand)
-        sc, dc = s[ri, ci], self.doc[ri, ci]
-        order = np.lexsort((-_tie_key(self.doc_ids, dc), -sc, ri))
-        q = self.rows[ri[order]].astype(np.int32)
-        return _lane(name, q, dc[order], sc[order], self.n_queries, k)
+def calibrate_rrf(
+    lanes: Sequence[RankedLane] | FusionTable,
+    objective: Callable[[RankedLane], float],
+    ks: Sequence[float] = tuple(range(10, 101, 10)),
+    n_queries: int | None = None,
+    depth: int | None = None,
+    objective_depth: int | None = None,
+    queries=None,
+    doc_ids=None,
+    objective_name: str = "objective",
+) -> RRFFit:
+    """Choose RRF's k from ``ks`` (default ranx's 10..100 step 10); first maximum wins."""
+    table = lanes if isinstance(lanes, FusionTable) else FusionTable.build(lanes, n_queries, doc_ids, queries)
+    d = _objective_depth(depth, objective_depth)
+    ks = [float(k) for k in ks]
+    best_i, best_v, values = _first_best(ks, lambda k: objective(table.rrf(k, d, "rrf")))
+    return RRFFit(table.lanes, ks[best_i], best_v, objective_name, tuple(zip(ks, values)))
 
 
 # ------------------------------------------------------------ caps and document-first

@@ -74,14 +74,14 @@ def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     s = ws.settings
     if len(inputs) >= 2 and "rrf" not in ws.lanes:
-        ws.add_lane(F.rrf(inputs, k=s.rrf_k, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_ids), "fused")
+        ws.add_lane(F.rrf(inputs, k=s.rrf_k, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_order), "fused")
     if th is not None and th.convex_weights and "convex" not in ws.lanes:
         weights = th.convex_weights
         missing = [n for n in ws.input_lanes if n not in weights]
         if missing or set(weights) - set(ws.input_lanes):
             raise InputError(f"calibrated weights are for lanes {sorted(weights)}, but the loaded lanes are {ws.input_lanes}", th.path)
         w = [float(weights[n]) for n in ws.input_lanes]
-        ws.add_lane(F.convex(inputs, w, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_ids), "fused")
+        ws.add_lane(F.convex(inputs, w, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_order), "fused")
     if ws.group_of is not None and (s.cap is not None or s.document_first):
         for name in [n for n, o in ws.lane_origin.items() if o in ("input", "fused")]:
             lane = ws.lanes[name]
@@ -333,7 +333,7 @@ def fit_convex(ws: Workspace, step: float, metric: str, queries: np.ndarray | No
 
     f, key = objective(ws, metric, queries)
     return F.calibrate_convex([ws.lanes[n] for n in ws.input_lanes], f, n_queries=ws.n_queries, step=step,
-                              depth=ws.settings.depth, objective_depth=key.k, doc_ids=ws.doc_ids, objective_name=key.key)
+                              depth=ws.settings.depth, objective_depth=key.k, doc_ids=ws.doc_order, objective_name=key.key)
 
 
 def calibrate(ws: Workspace, opts: dict, step: float = 0.1, metric: str = "ndcg@10") -> dict:
