@@ -1,0 +1,127 @@
+"""`rankscope tui`: the Textual dashboard over the same loading options as `evaluate`.
+
+With no inputs at all it writes the built-in synthetic demo (cached per generator
+version and seed) and opens it, labelled SYNTHETIC in the header.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+DEMO_SEED = 7
+
+
+def add_tui_options(p: argparse.ArgumentParser) -> None:
+    from ..cli import add_loading_options
+
+    add_loading_options(p, qrels_required=False)
+    t = p.add_argument_group("dashboard")
+    t.add_argument("--gates", metavar="gates.json", help="rules for the Verdicts view (SPEC §8)")
+    t.add_argument("--dev-qrels", metavar="PATH",
+                   help="calibration judgments for the Calibrate view (weights fitted here, scored on --qrels)")
+    t.add_argument("--demo-dir", metavar="DIR", help="where to write the demo when no inputs are given (default: a cache dir)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("tui", help="the interactive dashboard (no inputs: the built-in synthetic demo)")
+    add_tui_options(p)
+    p.set_defaults(func=run)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The dashboard's options as `rankscope tui` parses them (tests and benchmarks use this)."""
+    from ..cli import _Parser
+
+    p = _Parser(prog="rankscope tui")
+    add_tui_options(p)
+    return p.parse_args(argv)
+
+
+def demo_argv(d: str | os.PathLike) -> list[str]:
+    """The command line that opens the demo written in ``d`` (also what `evaluate` gets in the export test)."""
+    from ..demo import FILES
+
+    f = {k: str(Path(d) / v) for k, v in FILES.items()}
+    return [
+        "--lane", f["lexical"], "--lane", f["dense"], "--qrels", f["qrels_test"],
+        "--ood-negatives", f["qrels_ood"], "--strata", f["strata"], "--corpus", f["corpus"],
+        "--queries", f["queries"], "--docs", f["docs"], "--group-sep", "#", "--blind", "no-overlap",
+        "--gate-on", "dense", "--cap", "5", "--document-first",
+        "--gates", f["gates"], "--dev-qrels", f["qrels_dev"],
+    ]
+
+
+def evaluate_argv(argv: list[str]) -> list[str]:
+    """Drop the dashboard-only options, leaving what `rankscope evaluate` accepts."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("--gates", "--dev-qrels", "--demo-dir"):
+            skip = True
+            continue
+        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir"):
+            continue
+        out.append(a)
+    return out
+
+
+def ensure_demo(seed: int = DEMO_SEED, where: str | None = None) -> Path:
+    """Write the demo once per generator version and seed; reuse it afterwards."""
+    from .. import demo
+
+    if where:
+        d = Path(where)
+        d.mkdir(parents=True, exist_ok=True)
+        demo.write_demo(d, seed=seed)
+        return d
+    version = hashlib.sha256(Path(demo.__file__).read_bytes()).hexdigest()[:12]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankscope"
+    d = base / f"demo-seed{seed}-{version}"
+    if (d / demo.FILES["gates"]).exists() and all((d / f).exists() for f in demo.FILES.values()):
+        return d
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".demo-", dir=base))
+    except OSError:  # read-only home: a temp dir then
+        tmp = Path(tempfile.mkdtemp(prefix="rankscope-demo-"))
+        demo.write_demo(tmp, seed=seed)
+        return tmp
+    demo.write_demo(tmp, seed=seed)
+    import shutil
+
+    try:
+        os.replace(tmp, d)
+    except OSError:  # another process won the race
+        shutil.rmtree(tmp, ignore_errors=True)
+    for old in base.glob(f"demo-seed{seed}-*"):  # demos written by earlier generator versions
+        if old != d and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+    return d
+
+
+def resolve(args: argparse.Namespace) -> tuple[argparse.Namespace, bool, str]:
+    """(args, synthetic, label): fill in the demo when no input was given."""
+    from ..cli import CliError
+
+    if not args.lane and not args.qrels:
+        d = ensure_demo(where=args.demo_dir)
+        demo_args = parse_args(demo_argv(d))
+        return demo_args, True, f"built-in demo in {d}"
+    if not args.lane:
+        raise CliError("--qrels needs at least one --lane (or give no inputs for the demo)")
+    if not args.qrels:
+        raise CliError("--lane needs --qrels (or give no inputs for the demo)")
+    return args, False, args.qrels
+
+
+def run(args: argparse.Namespace) -> int:
+    args, synthetic, label = resolve(args)
+    from ..app import run as run_app
+
+    return run_app(args, synthetic=synthetic, source_label=label)

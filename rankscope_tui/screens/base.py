@@ -1,0 +1,132 @@
+"""The base of every view: header, the nine-view bar, footer, data refresh and worker errors."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+from textual import on
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker, WorkerState
+
+from ..widgets.tables import PlainTable, QidTable  # noqa: F401  (re-exported for the screens)
+from ..widgets.viewbar import ViewBar
+from . import VIEWS
+
+
+def guarded(method):
+    """For handlers that receive worker results on the event loop: an exception shows the
+    error dialog instead of ending the app."""
+
+    @functools.wraps(method)
+    def wrapper(self, *a, **kw):
+        try:
+            return method(self, *a, **kw)
+        except Exception as exc:
+            self.log.error(f"{method.__name__} failed: {exc!r}")
+            self.app.show_error(exc)
+
+    return wrapper
+
+
+def kernel_module(name: str):
+    """``rankscope_tui.kernel.<name>`` if it exists (modules land while the kernel grows), else None."""
+    try:
+        return importlib.import_module(f"rankscope_tui.kernel.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.endswith(f"kernel.{name}"):
+            importlib.invalidate_caches()
+            return None
+        raise
+
+
+class ViewScreen(Screen):
+    """A top-level view. Subclasses implement ``compose_body`` and ``refresh_view``."""
+
+    VIEW = "overview"
+    HELP = ""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self._stale = True
+        i = [m for m, _ in VIEWS].index(self.VIEW) + 1
+        self.title = f"{i} {dict(VIEWS)[self.VIEW]}"
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◎")
+        yield ViewBar(VIEWS, self.VIEW, id="viewbar")
+        yield from self.compose_body()
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        yield Static()
+
+    # ------------------------------------------------------------------ data
+
+    @property
+    def ws(self):
+        return self.app.ws
+
+    @property
+    def report(self) -> dict | None:
+        return self.app.report
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "data_version", self._data_changed, init=False)
+        self.watch(self.app, "report_version", self._data_changed, init=False)
+        self.call_after_refresh(self._refresh_if_stale)
+
+    def on_screen_resume(self) -> None:
+        self._refresh_if_stale()
+        self.app.update_busy()
+
+    def _data_changed(self, _value=None) -> None:
+        self._stale = True
+        if self.is_current:
+            self._refresh_if_stale()
+
+    def _refresh_if_stale(self) -> None:
+        if not self._stale or not self.is_mounted:
+            return
+        self._stale = False
+        try:
+            self.refresh_view()
+        except Exception as exc:  # a rendering bug or an unexpected kernel shape: show it, keep running
+            self.log.error(f"refresh_view failed: {exc!r}")
+            self.app.show_error(exc)
+
+    def refresh_view(self) -> None:
+        """Ask the kernel and render. Called when data or the report arrive and on first show."""
+
+    # ------------------------------------------------------------------ workers and drill-down
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.app.show_error(event.worker.error)
+            self.worker_failed(event.worker)
+        self.app.update_busy()
+
+    def worker_failed(self, worker: Worker) -> None:
+        """Hook: undo a loading state after a worker raised."""
+
+    @on(DataTable.RowSelected, "QidTable")
+    def _drill(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        if key is not None and not str(key).startswith("\0"):
+            event.stop()
+            self.app.open_query(str(key))
+
+    def waiting(self, what: str) -> str:
+        if self.app.report_error and "report" in what:
+            return f"The report could not be computed:\n{self.app.report_error}"
+        return f"⟳ {what}…"
+
+
+def parse_optional_number(text: str, kind=float):
+    """'' → None; a number → kind(number); anything else raises ValueError."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    return kind(text)

@@ -1,0 +1,215 @@
+"""1 Overview: lanes × metrics with intervals, unique share, missing queries, warnings,
+and one query's parsed order with its ties visible (lessons 01–04)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from textual import on
+from textual.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Label, Static
+
+from ..widgets import fmt
+from .base import PlainTable, ViewScreen
+
+PARSED_ROWS = 15
+
+
+class OverviewScreen(ViewScreen):
+    VIEW = "overview"
+    HELP = """# 1 Overview
+
+**Lessons 01–04.** Every metric carries an interval: hit@k (a proportion) a Wilson
+score interval, the other means a percentile bootstrap over queries. The report's first
+numbers are not metrics: the **unique share** of each lane (positives only it surfaces
+inside the window) and the count of **judged queries missing from any lane**.
+
+The parsed view shows one query as rankscope ordered it: score descending, ties broken
+on the doc id **descending as bytes** (trec_eval); the rank column of the file is never
+trusted. `g` switches the table between doc and group level. `t` jumps to the next query with a tie, `l` changes lane, Enter on a lane row
+drills into the current query.
+"""
+    BINDINGS = [
+        Binding("t", "next_tie", "Next tie", id="overview.next_tie", tooltip="Next query whose list has equal scores"),
+        Binding("l", "next_lane", "Lane", id="overview.next_lane", tooltip="Show the parsed order of another lane"),
+        Binding("g", "next_level", "Level", id="overview.level", tooltip="Doc or group level in the metric table"),
+    ]
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.parsed_lane: str | None = None
+        self.parsed_qid: str | None = None
+        self.level = "doc"
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="ov-main"):
+            yield Static(self.waiting("loading inputs"), id="ov-summary", classes="panel")
+            yield Label("Lanes × metrics (means over positives, with intervals)", classes="section-title")
+            yield PlainTable(id="ov-metrics", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="ov-caption", classes="caption")
+            with Horizontal(id="ov-bottom"):
+                with Vertical(id="ov-parsed-box"):
+                    yield Label("Parsed order", id="ov-parsed-title", classes="section-title")
+                    yield PlainTable(id="ov-parsed", cursor_type="row", zebra_stripes=True)
+                with VerticalScroll(id="ov-warnings-box"):
+                    yield Label("Warnings (file:line)", classes="section-title")
+                    yield Static("", id="ov-warnings")
+
+    # ------------------------------------------------------------------ rendering
+
+    def refresh_view(self) -> None:
+        ws = self.ws
+        summary = self.query_one("#ov-summary", Static)
+        if ws is None:
+            summary.update(self.waiting("loading inputs"))
+            return
+        if self.parsed_lane is None and ws.input_lanes:
+            self.parsed_lane = ws.input_lanes[0]
+            self.parsed_qid = self._showcase_tie() or self._next_tie_qid(-1)
+        self._render_parsed()
+        self._render_warnings()
+        rep = self.report
+        table = self.query_one("#ov-metrics", DataTable)
+        if rep is None:
+            summary.update(self._counts_text() + "\n" + self.waiting("computing the report (intervals)"))
+            table.loading = self.app.report_error is None
+            return
+        table.loading = False
+        summary.update(self._summary_text(rep))
+        self._render_metrics(rep)
+
+    def _counts_text(self) -> str:
+        ws = self.ws
+        return (f"{len(ws.input_lanes)} lanes · {ws.positives.size} positives · {ws.negatives.size} negatives · "
+                f"{ws.n_queries} query ids")
+
+    def _summary_text(self, rep: dict) -> str:
+        s = rep["summary"]
+        lines = []
+        if self.app.synthetic or rep.get("synthetic"):
+            lines.append("[b reverse] SYNTHETIC [/] demo data made by rankscope's own generator")
+        if "unique_share" in s:
+            shares = "  ".join(
+                f"[b]{escape(lane)}[/] {fmt.num(v.get('share'))} ({v.get('count')})" for lane, v in s["unique_share"].items()
+            )
+            lines.append(f"Unique share (positives only this lane surfaces): {shares}")
+        else:
+            lines.append("Unique share: [i]attribution not in the report yet[/]")
+        m = s.get("judged_queries_missing_from_any_lane") or {}
+        per = ", ".join(f"{escape(k)} {v}" for k, v in (m.get("per_lane") or {}).items())
+        count = m.get("missing_from_any", m.get("count"))
+        of = f" of {m['judged_queries']} judged" if "judged_queries" in m else ""
+        lines.append(f"Judged queries missing from any lane: [b]{count}[/]{of} ({per})")
+        lines.append(
+            f"positives {s['positives']} · negatives {s['negatives']} · partial {s['partial']} · unjudged {s['unjudged']}"
+            f" · OOD negatives {s.get('ood_negatives', 0)} · means over {s['averaged_over']}"
+        )
+        return "\n".join(lines)
+
+    def _render_metrics(self, rep: dict) -> None:
+        table = self.query_one("#ov-metrics", DataTable)
+        metrics = rep["inputs"]["settings"]["metrics"]
+        table.clear(columns=True)
+        table.add_column("lane", key="lane")
+        table.add_column("level", key="level")
+        for m in metrics:
+            table.add_column(m, key=m)
+        for lane, levels in rep["lanes"].items():
+            cells = levels.get(self.level, {})
+            table.add_row(lane, self.level, *[fmt.cell(cells.get(m), compact=True) for m in metrics], key=lane)
+        d = rep["definitions"]
+        self.query_one("#ov-caption", Static).update(d.get("intervals", ""))
+
+    def _render_warnings(self) -> None:
+        lines = []
+        for w in self.ws.warnings:
+            where = os.path.basename(w.where) if w.where else "—"
+            lines.append(f"[b]{escape(where)}[/]: {escape(w.message)} [dim]({w.count})[/]")
+        self.query_one("#ov-warnings", Static).update("\n".join(lines) or "no warnings")
+
+    # ------------------------------------------------------------------ the parsed view (lesson 01)
+
+    def _showcase_tie(self) -> str | None:
+        """The demo's tie lesson (q12: a relevant doc tied at rank 1, ordered second)."""
+        if not self.app.synthetic:
+            return None
+        try:
+            from ..demo import SHOWCASE
+        except ImportError:
+            return None
+        qid = SHOWCASE.get("tie")
+        return qid if isinstance(qid, str) and qid in self.ws.qid_index else None
+
+    def _next_tie_qid(self, after: int) -> str | None:
+        """The next query code after ``after`` whose parsed list has two equal scores in its
+        first rows (a lookup for display, not a metric)."""
+        ws = self.ws
+        lane = ws.lanes[self.parsed_lane]
+        tie = (lane.score[1:] == lane.score[:-1]) & (lane.qid[1:] == lane.qid[:-1]) & (lane.rank[1:] <= PARSED_ROWS)
+        qs = np.unique(lane.qid[1:][tie])
+        judged = ws.classes[qs] != 0
+        qs = qs[judged] if judged.any() else qs
+        later = qs[qs > after]
+        pick = later if later.size else qs
+        if pick.size:
+            return str(ws.qids[int(pick[0])])
+        present = np.flatnonzero(lane.present())
+        return str(ws.qids[int(present[0])]) if present.size else None
+
+    def _render_parsed(self) -> None:
+        ws = self.ws
+        table = self.query_one("#ov-parsed", DataTable)
+        title = self.query_one("#ov-parsed-title", Label)
+        table.clear(columns=True)
+        table.add_columns("rank", "doc", "score", "tie", "grade")
+        if self.parsed_qid is None or self.parsed_lane is None:
+            title.update("Parsed order: no query")
+            return
+        from ..kernel.judgments import NO_JUDGMENT
+
+        q = ws.qid_index[self.parsed_qid]
+        lane = ws.lanes[self.parsed_lane]
+        rows = lane.rows_of(q)
+        doc, score, rank = lane.doc[rows], lane.score[rows], lane.rank[rows]
+        n = min(PARSED_ROWS, doc.size)
+        grades = ws.judgments.grade_of(np.full(n, q), doc[:n])
+        title.update(f"Parsed order — lane [b]{self.parsed_lane}[/], query [b]{self.parsed_qid}[/] "
+                     f"({doc.size} hits; ties broken on doc id descending)")
+        for i in range(n):
+            same_prev = i > 0 and score[i] == score[i - 1]
+            same_next = i + 1 < doc.size and score[i] == score[i + 1]
+            tie = "┬ tie" if same_next and not same_prev else ("├ tie" if same_next else ("└ tie" if same_prev else ""))
+            g = int(grades[i])
+            table.add_row(str(int(rank[i])), str(ws.doc_id(doc[i])), repr(float(score[i])), tie,
+                          "·" if g == NO_JUDGMENT else str(g))
+
+    def action_next_level(self) -> None:
+        if self.ws is None or self.report is None:
+            return
+        levels = list(self.ws.levels())
+        self.level = levels[(levels.index(self.level) + 1) % len(levels)] if self.level in levels else "doc"
+        self._render_metrics(self.report)
+
+    def action_next_tie(self) -> None:
+        if self.ws is None or self.parsed_lane is None:
+            return
+        cur = self.ws.qid_index.get(self.parsed_qid, -1) if self.parsed_qid else -1
+        self.parsed_qid = self._next_tie_qid(cur)
+        self._render_parsed()
+
+    def action_next_lane(self) -> None:
+        if self.ws is None or not self.ws.input_lanes:
+            return
+        lanes = self.ws.input_lanes
+        i = lanes.index(self.parsed_lane) if self.parsed_lane in lanes else -1
+        self.parsed_lane = lanes[(i + 1) % len(lanes)]
+        self._render_parsed()
+
+    @on(DataTable.RowSelected, "#ov-parsed")
+    def _drill_parsed(self) -> None:
+        if self.parsed_qid:
+            self.app.open_query(self.parsed_qid)

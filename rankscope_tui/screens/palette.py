@@ -1,0 +1,52 @@
+"""The command palette: switch view, go to query <qid>, set k, export, find."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from . import VIEWS
+
+_K = re.compile(r"(?:^|\b)(?:set\s+)?k\s*=?\s*(\d+)\s*$", re.I)
+
+
+class RankscopeCommands(Provider):
+    """Views and actions are cheap and always offered; queries are matched on qid or text."""
+
+    def _static(self):
+        app = self.app
+        for i, (mode, title) in enumerate(VIEWS, 1):
+            yield f"view: {i} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {i})"
+        yield "export report…", app.action_export, "write report.json, markdown, LaTeX, text or per-query CSV (key e)"
+        yield "go to query…", app.action_search, "find a query by qid or text (key /)"
+
+    async def discover(self) -> Hits:
+        for text, cb, help_text in self._static():
+            yield DiscoveryHit(text, cb, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        matcher = self.matcher(query)
+        for text, cb, help_text in self._static():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), cb, help=help_text)
+        m = _K.search(query.strip())
+        if m and hasattr(app, "set_rrf_k"):
+            k = int(m.group(1))
+            yield Hit(1.0, f"set k = {k} (RRF view)", partial(app.set_rrf_k, k), help="move the RRF slider")
+        ws = getattr(app, "ws", None)
+        if ws is None:
+            return
+        words = query.strip()
+        for prefix in ("go to query", "goto query", "query", "go to", "q "):
+            if words.lower().startswith(prefix):
+                words = words[len(prefix):].strip()
+                break
+        if not words:
+            return
+        for qid, label in app.search_queries(words, limit=15):
+            text = f"go to query {label}"
+            yield Hit(max(matcher.match(text), 0.5), text, partial(app.open_query, qid), help="open the drill-down")

@@ -1,0 +1,195 @@
+"""9 Query: one query's rankings side by side — rank, doc, score, grade, group — with the
+first relevant rank per lane at both levels, the attribution label and the texts (lesson 02)."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.markup import escape
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label, Static
+
+from ..widgets import fmt
+from .base import PlainTable, ViewScreen, kernel_module
+
+SHOW_ROWS = 100
+
+
+class QueryScreen(ViewScreen):
+    VIEW = "query"
+    HELP = """# 9 Query drill-down
+
+**Lesson 02: a rank has a level.** The first relevant rank at doc level answers "right
+passage?", at group level "right document?"; they fail differently and want different
+fixes. Each lane's ranking is shown side by side with grades (· = unjudged) and groups; the
+attribution label says which lanes carried the query inside the window.
+
+Reached with Enter from every list, with `/` (qid or text) and from the command palette.
+`[` / `]` step through the positives, `v` adds the cap / document-first variant lanes
+(lesson 16), Tab moves between lanes, Escape goes back.
+"""
+    BINDINGS = [
+        Binding("left_square_bracket", "step(-1)", "Prev query", id="query.prev"),
+        Binding("right_square_bracket", "step(1)", "Next query", id="query.next"),
+        Binding("v", "toggle_variants", "Variants", id="query.variants",
+                tooltip="Show the cap / document-first variant lanes too"),
+        Binding("escape", "back", "Back", id="query.back"),
+    ]
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.shown_qid: str | None = None
+        self.lanes_shown: list[str] = []
+        self._tables: list = []
+        self.show_variants = False
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="q-main"):
+            yield Static("no query selected — press / to find one", id="q-head", classes="panel")
+            yield PlainTable(id="q-first", cursor_type="none", zebra_stripes=True)
+            yield Horizontal(id="q-lanes")
+            yield Static("", id="q-doc", classes="panel")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.watch(self.app, "qid", self._data_changed, init=False)
+
+    def refresh_view(self) -> None:
+        ws, qid = self.ws, self.app.qid
+        if ws is None or qid is None or qid not in ws.qid_index:
+            self.query_one("#q-head", Static).update("no query selected — press / to find one")
+            return
+        q = ws.qid_index[qid]
+        self.shown_qid = qid
+        self._render_head(q)
+        self._render_first(q)
+        self._render_lanes(q)
+
+    def _lanes(self) -> list[str]:
+        names = self.app.lane_names or list(self.ws.lanes)
+        names = [n for n in names if n in self.ws.lanes]
+        if self.show_variants:
+            return names
+        return [n for n in names if self.ws.lane_origin.get(n) != "variant"]
+
+    def action_toggle_variants(self) -> None:
+        self.show_variants = not self.show_variants
+        self._stale = True
+        self._refresh_if_stale()
+
+    def _attribution_label(self, q: int) -> str:
+        A = kernel_module("attribution")
+        if A is None:
+            return "— (kernel attribution not available)"
+        if int(self.ws.classes[q]) != 1:
+            return "— (not a positive)"
+        levels = []
+        for level in self.ws.levels():
+            att = A.attribute_workspace(self.ws, level)  # cached in the workspace
+            levels.append(f"{att.label_of(self.ws.n_queries)[q]} ({level})")
+        return ", ".join(levels)
+
+    def _render_head(self, q: int) -> None:
+        from ..kernel.judgments import CLASS_NAMES, relevant_counts
+
+        ws, qid = self.ws, self.shown_qid
+        cls = CLASS_NAMES.get(int(ws.classes[q]), "?")
+        if ws.ood_negatives is not None and q in set(ws.ood_negatives.tolist()):
+            cls = "out-of-domain negative"
+        nrel = int(relevant_counts(ws.judgments, ws.n_queries, ws.settings.relevant)[q])
+        strata = " · ".join(f"{name} = {labels[q]}" for name, labels in ws.strata.items())
+        text = ws.query_text.get(qid, "")
+        lines = [f"[b]Query {escape(qid)}[/]  {cls} · {nrel} relevant judged" + (f" · {strata}" if strata else ""),
+                 f"attribution (window {ws.settings.window}): [b]{self._attribution_label(q)}[/]"]
+        if text:
+            lines.append(f"[i]{escape(text)}[/]")
+        if self.app.synthetic:
+            lines[0] += "  [reverse] SYNTHETIC [/]"
+        self.query_one("#q-head", Static).update("\n".join(lines))
+
+    def _render_first(self, q: int) -> None:
+        ws = self.ws
+        table = self.query_one("#q-first", DataTable)
+        table.clear(columns=True)
+        levels = list(ws.levels())
+        table.add_column("lane")
+        table.add_column("hits")
+        for level in levels:
+            table.add_column(f"first relevant ({level})")
+        metrics = [m.key for m in ws.settings.metrics][:6]
+        for m in metrics:
+            table.add_column(m)
+        for lane in self._lanes():
+            L = ws.lanes[lane]
+            ranks = []
+            for level in levels:
+                r = int(ws.per_query(lane, level)["rank"][q])
+                ranks.append(str(r) if r > 0 else "miss")
+            pq = ws.per_query(lane, "doc")
+            n = L.rows_of(q)
+            table.add_row(lane, str(n.stop - n.start), *ranks, *[fmt.num(pq[m][q]) for m in metrics])
+
+    def _render_lanes(self, q: int) -> None:
+        box = self.query_one("#q-lanes", Horizontal)
+        lanes = self._lanes()
+        if lanes != self.lanes_shown:
+            box.remove_children()
+            self._tables = [PlainTable(cursor_type="row", zebra_stripes=True, classes="q-lane-table") for _ in lanes]
+            box.mount_all([Vertical(Label(lane, classes="section-title"), t, classes="q-lane")
+                           for lane, t in zip(lanes, self._tables)])
+            self.lanes_shown = lanes
+            box.set_class(len(lanes) > 4, "-many")
+        self._fill_lanes(q)
+
+    def _fill_lanes(self, q: int) -> None:
+        from ..kernel.judgments import NO_JUDGMENT
+
+        ws = self.ws
+        rel = ws.settings.relevant
+        for lane, table in zip(self.lanes_shown, self._tables):
+            table.clear(columns=True)
+            cols = ["#", "doc", "score", "g"] + (["group"] if ws.group_of is not None else [])
+            table.add_columns(*cols)
+            L = ws.lanes[lane]
+            rows = L.rows_of(q)
+            doc = L.doc[rows][:SHOW_ROWS]
+            score, rank = L.score[rows][:SHOW_ROWS], L.rank[rows][:SHOW_ROWS]
+            grades = ws.judgments.grade_of(np.full(doc.size, q), doc)
+            for i in range(doc.size):
+                g = int(grades[i])
+                gs = "·" if g == NO_JUDGMENT else (Text(str(g), style="bold reverse") if g >= rel else str(g))
+                row = [str(int(rank[i])), str(ws.doc_id(doc[i])), f"{float(score[i]):.6g}", gs]
+                if ws.group_of is not None:
+                    row.append(str(ws.groups[int(ws.group_of[int(doc[i])])]))
+                table.add_row(*row, key=str(ws.doc_id(doc[i])))
+            if doc.size == 0:
+                table.add_row("", "(query absent from lane)", "", "")
+
+    @on(DataTable.RowHighlighted, ".q-lane-table")
+    def _doc_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        doc = event.row_key.value
+        if doc is None:
+            return
+        text = self.ws.doc_text.get(doc, "")
+        self.query_one("#q-doc", Static).update(f"[b]{escape(doc)}[/]  " + (escape(text) or "[i](no text; --docs FILE gives texts)[/]"))
+
+    def action_step(self, delta: int) -> None:
+        ws = self.ws
+        if ws is None:
+            return
+        pos = ws.positives
+        if not pos.size:
+            return
+        cur = ws.qid_index.get(self.app.qid or "", -1)
+        i = int(np.searchsorted(pos, cur))
+        if delta > 0:
+            j = i + 1 if i < pos.size and pos[i] == cur else i
+        else:
+            j = i - 1
+        self.app.qid = str(ws.qids[int(pos[j % pos.size])])
+
+    def action_back(self) -> None:
+        self.app.switch_mode(self.app.previous_mode or "overview")

@@ -1,0 +1,347 @@
+"""4 RRF: a k slider recomputing the fused lane live, the chosen metric against k, and the
+query whose correct top hit fusion dilutes (lesson 07)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.markup import escape
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label, Select, Static
+from textual_plotext import PlotextPlot
+
+from ..widgets import fmt
+from ..widgets.kslider import KSlider
+from .base import PlainTable, QidTable, ViewScreen, kernel_module, guarded
+
+K_MIN, K_MAX = 1, 200
+CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
+QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
+SHOW = 10
+
+
+@dataclass
+class FusedAtK:
+    k: int
+    lane: object  # RankedLane
+    means: dict  # metric -> mean over positives
+    diluted: dict  # input lane -> query codes
+    elapsed: float
+
+
+def byte_rank(ws):
+    """fusion.byte_order of the doc ids, once per workspace (ties become integer comparisons)."""
+    key = ("tui", "byte_order")
+    if key not in ws._cache:
+        ws._cache[key] = kernel_module("fusion").byte_order(ws.doc_ids)
+    return ws._cache[key]
+
+
+def fuse(ws, scratch, k: int) -> FusedAtK:
+    """The fused lane at k, its means and what it dilutes — all from kernel/fusion.py."""
+    F = kernel_module("fusion")
+    t = time.perf_counter()
+    inputs = [ws.lanes[n] for n in ws.input_lanes]
+    lane = F.rrf(inputs, k, ws.n_queries, ws.settings.depth, name=f"rrf@{k}", doc_ids=byte_rank(scratch))
+    scratch.add_lane(lane, "fused")
+    means = {m.key: scratch.mean(lane.name, "doc", m.key) for m in ws.settings.metrics}
+    d = F.dilution(inputs, lane, ws.judgments, ws.settings.relevant, queries=ws.positives)
+    return FusedAtK(k, lane, means, dict(zip(d.lanes, d.queries)), time.perf_counter() - t)
+
+
+class RRFScreen(ViewScreen):
+    VIEW = "rrf"
+    BINDINGS = [Binding("enter", "drill", "Open query", id="rrf.drill", tooltip="Drill into the query shown on the right")]
+    HELP = """# 4 RRF
+
+**Lesson 07: reciprocal rank fusion, and what it dilutes.** score(d) = Σ 1/(k + rank). Rank
+1 in one lane scores 1/61 ≈ 0.0164; ranks 3 and 5 in two lanes score ≈ 0.0313 — presence in
+two lanes beats being first in one. Small k trusts the top of each lane; large k trusts
+presence. The cost: a lane's confident wrong top hits can dilute another lane's correct
+top hit. The view opens on such a query.
+
+←/→ move k by 1, shift+←/→ by 10, Home/End to the ends (when the slider has focus; Tab
+moves focus). The plot shows the chosen metric (mean over positives) against k, input
+lanes as horizontal lines. k picked here is **chosen on these queries: in-sample**.
+Enter drills into the query shown (or, in the list, the highlighted one).
+"""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.metric: str | None = None
+        self.current: FusedAtK | None = None
+        self.curve: dict[int, dict] = {}
+        self.focus_qid: str | None = None
+        self.drawn_k: int | None = None
+        self.redraws = 0
+        self._scratch = None
+        self._curve_scratch = None
+        self._window = None
+        self._pending = False
+        self._last_changed = 0.0
+        self.last_latency: float | None = None
+        self._ranked_for: str | None = None
+        self._diluted_shown: tuple | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(classes="controls"):
+            yield KSlider(60, K_MIN, K_MAX, id="rrf-k")
+            yield Label("metric")
+            yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
+        with Horizontal(id="rrf-main"):
+            with Vertical(id="rrf-left"):
+                yield PlotextPlot(id="rrf-plot")
+                yield PlainTable(id="rrf-means", cursor_type="none", zebra_stripes=True)
+            with Vertical(id="rrf-right"):
+                yield Static(self.waiting("fusing"), id="rrf-focus-head", classes="panel")
+                yield Horizontal(id="rrf-rankings")
+                yield Label("Queries fusion dilutes at this k (Enter: drill down)", classes="section-title")
+                yield QidTable(id="rrf-diluted")
+
+    @property
+    def k(self) -> int:
+        return self.query_one("#rrf-k", KSlider).value
+
+    def set_k(self, k: int) -> None:
+        self.query_one("#rrf-k", KSlider).value = k
+
+    # ------------------------------------------------------------------ data
+
+    def refresh_view(self) -> None:
+        from ..app import fresh_workspace
+
+        ws = self.ws
+        if ws is None:
+            return
+        if kernel_module("fusion") is None:
+            self.query_one("#rrf-focus-head", Static).update("waiting for kernel/fusion.py")
+            return
+        if len(ws.input_lanes) < 2:
+            self.query_one("#rrf-focus-head", Static).update("RRF needs two or more lanes.")
+            return
+        metrics = [m.key for m in ws.settings.metrics]
+        if self.metric not in metrics:
+            self.metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+        with self.prevent(Select.Changed):
+            sel = self.query_one("#rrf-metric", Select)
+            sel.set_options([(m, m) for m in metrics])
+            sel.value = self.metric
+        slider = self.query_one("#rrf-k", KSlider)
+        with self.prevent(KSlider.Changed):
+            slider.value = int(ws.settings.rrf_k)
+        self._scratch = fresh_workspace(ws)
+        self._curve_scratch = fresh_workspace(ws)
+        self.curve = {}
+        self.current = None
+        self.focus_qid = None
+        self._ranked_for = None
+        self._diluted_shown = None
+        self.query_one("#rrf-means", DataTable).clear(columns=True)
+        self.recompute(slider.value)
+        self.compute_curve()
+        slider.focus()
+
+    # ------------------------------------------------------------------ the slider: throttled recompute
+
+    @on(KSlider.Changed, "#rrf-k")
+    def _k_changed(self, event: KSlider.Changed) -> None:
+        self._last_changed = time.perf_counter()
+        if self.ws is None or self._scratch is None:
+            return
+        if self._window is None:  # leading edge: compute now, then hold a quiet window
+            self.recompute(event.value)
+            self._window = self.set_timer(QUIET, self._window_over)
+        else:
+            self._pending = True
+
+    def _window_over(self) -> None:
+        self._window = None
+        if self._pending:
+            self._pending = False
+            self.recompute(self.k)
+            self._window = self.set_timer(QUIET, self._window_over)
+
+    def recompute(self, k: int) -> None:
+        self.fuse_at(self.ws, self._scratch, int(k))
+
+    @work(thread=True, exclusive=True, group="rrf", exit_on_error=False, description="fusing")
+    def fuse_at(self, ws, scratch, k: int) -> None:
+        result = fuse(ws, scratch, k)
+        self.app.call_from_thread(self._fused, result)
+
+    @guarded
+    def _fused(self, r: FusedAtK) -> None:
+        self.curve.setdefault(r.k, r.means)
+        if r.k != self.k:  # stale: the slider has moved on
+            return
+        self.current = r
+        if self.focus_qid is None:
+            self.focus_qid = self._opening_query(r)
+        self._draw_plot()
+        self._draw_means()
+        self._draw_focus()
+        self._draw_diluted()
+        self.drawn_k = r.k
+        self.redraws += 1
+        self.last_latency = time.perf_counter() - self._last_changed if self._last_changed else None
+
+    @work(thread=True, exclusive=True, group="rrf-curve", exit_on_error=False, description="metric against k")
+    def compute_curve(self) -> None:
+        ws, scratch = self.ws, self._curve_scratch
+        for k in CURVE_KS:
+            if k in self.curve:
+                continue
+            from textual.worker import get_current_worker
+
+            if get_current_worker().is_cancelled:
+                return
+            r = fuse(ws, scratch, k)
+            self.app.call_from_thread(self._curve_point, r)
+
+    @guarded
+    def _curve_point(self, r: FusedAtK) -> None:
+        self.curve.setdefault(r.k, r.means)
+        if self.current is not None:
+            self._draw_plot()
+
+    def _opening_query(self, r: FusedAtK) -> str | None:
+        """A query fusion dilutes (the demo's showcase when it is one)."""
+        ws = self.ws
+        codes = sorted({int(q) for qs in r.diluted.values() for q in qs})
+        if self.app.synthetic:
+            try:
+                from ..demo import SHOWCASE
+
+                want = ws.qid_index.get(str(SHOWCASE.get("dilution")))
+                if want in codes:
+                    return str(ws.qids[want])
+            except ImportError:
+                pass
+        if codes:
+            return str(ws.qids[codes[0]])
+        return self.app.qid
+
+    # ------------------------------------------------------------------ drawing
+
+    def _draw_plot(self) -> None:
+        plot = self.query_one("#rrf-plot", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        m = self.metric
+        ks = sorted(self.curve)
+        ys = [self.curve[k][m] for k in ks]
+        if ks:
+            plt.plot(ks, ys, label=f"rrf {m}", marker="braille")
+        ws = self.ws
+        for lane in ws.input_lanes:
+            plt.hline(ws.mean(lane, "doc", m))
+        if self.current is not None:
+            plt.scatter([self.current.k], [self.current.means[m]], marker="●", label=f"k = {self.current.k}")
+        plt.xlim(K_MIN, K_MAX)
+        plt.xlabel("k")
+        plt.title(f"{m} (mean over {ws.positives.size} positives) against k; lines: input lanes")
+        plot.refresh()
+
+    def _draw_means(self) -> None:
+        """Input lanes once; then only the fused row's cells change with k (a full clear
+        would re-render the whole table on every key)."""
+        ws, r = self.ws, self.current
+        t = self.query_one("#rrf-means", DataTable)
+        metrics = [m.key for m in ws.settings.metrics]
+        if t.row_count != len(ws.input_lanes) + 1:
+            t.clear(columns=True)
+            t.add_column("lane", key="lane")
+            for m in metrics:
+                t.add_column(m, key=m)
+            for lane in ws.input_lanes:
+                t.add_row(lane, *[fmt.num(ws.mean(lane, "doc", m)) for m in metrics], key=lane)
+            t.add_row("rrf", *["" for _ in metrics], key="\0rrf")
+        t.update_cell("\0rrf", "lane", Text(f"rrf k={r.k}"))
+        for m in metrics:
+            t.update_cell("\0rrf", m, fmt.num(r.means[m]))
+
+    def _fill_ranking(self, t, L, q: int) -> None:
+        from ..kernel.judgments import NO_JUDGMENT
+
+        ws = self.ws
+        rows = L.rows_of(q)
+        doc = L.doc[rows][:SHOW]
+        grades = ws.judgments.grade_of(np.full(doc.size, q), doc)
+        for i in range(doc.size):
+            g = int(grades[i])
+            rel = g != NO_JUDGMENT and g >= ws.settings.relevant
+            d = str(ws.doc_id(doc[i]))
+            t.add_row(str(i + 1), Text(d, style="bold reverse") if rel else d, "·" if g == NO_JUDGMENT else str(g))
+
+    def _draw_focus(self) -> None:
+        ws, r = self.ws, self.current
+        head = self.query_one("#rrf-focus-head", Static)
+        box = self.query_one("#rrf-rankings", Horizontal)
+        if self.focus_qid is None:
+            head.update("No query is diluted at this k.")
+            return
+        q = ws.qid_index[self.focus_qid]
+        diluted_by = [l for l, qs in r.diluted.items() if q in set(qs.tolist())]
+        state = (f"diluted at k={r.k}: {', '.join(diluted_by)} had a relevant doc at rank 1, rrf does not"
+                 if diluted_by else f"not diluted at k={r.k}")
+        text = ws.query_text.get(self.focus_qid, "")
+        head.update(f"[b]Query {escape(self.focus_qid)}[/] — {state}" + (f"\n[i]{escape(text)}[/]" if text else ""))
+        n = len(ws.input_lanes) + 1
+        tables = list(box.query(DataTable))
+        if len(tables) != n:
+            box.remove_children()
+            tables = [PlainTable(cursor_type="none", classes="rrf-rank") for _ in range(n)]
+            box.mount_all(tables)
+            self._ranked_for = None
+        if self._ranked_for != self.focus_qid:  # the input lanes' lists do not depend on k
+            for t, name in zip(tables, ws.input_lanes):
+                t.clear(columns=True)
+                t.add_columns("#", name, "g")
+                self._fill_ranking(t, ws.lanes[name], q)
+            self._ranked_for = self.focus_qid
+        fused = tables[-1]
+        fused.clear(columns=True)
+        fused.add_columns("#", f"rrf k={r.k}", "g")
+        self._fill_ranking(fused, r.lane, q)
+
+    def _draw_diluted(self) -> None:
+        ws, r = self.ws, self.current
+        by_q: dict[int, list[str]] = {}
+        for lane, qs in r.diluted.items():
+            for q in qs.tolist():
+                by_q.setdefault(int(q), []).append(lane)
+        listing = tuple((q, "+".join(by_q[q])) for q in sorted(by_q))
+        if listing == self._diluted_shown:  # unchanged at this k: keep the table (and its cursor)
+            return
+        self._diluted_shown = listing
+        t = self.query_one("#rrf-diluted", QidTable)
+        t.clear(columns=True)
+        t.add_columns("qid", "diluted from", "text")
+        for q, lanes in listing:
+            qid = str(ws.qids[q])
+            t.add_row(qid, lanes, ws.query_text.get(qid, "")[:50], key=qid)
+
+    def action_drill(self) -> None:
+        if self.focus_qid:
+            self.app.open_query(self.focus_qid)
+
+    @on(Select.Changed, "#rrf-metric")
+    def _metric(self, event: Select.Changed) -> None:
+        if event.value is not Select.NULL and self.current is not None:
+            self.metric = str(event.value)
+            self._draw_plot()
+
+    @on(QidTable.RowHighlighted, "#rrf-diluted")
+    def _highlight(self, event: QidTable.RowHighlighted) -> None:
+        if not event.data_table.has_focus:  # refilling the table is not a choice
+            return
+        if event.row_key.value and event.row_key.value != self.focus_qid and self.current is not None:
+            self.focus_qid = str(event.row_key.value)
+            self._draw_focus()

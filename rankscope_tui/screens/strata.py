@@ -1,0 +1,154 @@
+"""2 Strata: the per-stratum table, stratification and metric chosen (lesson 05)."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label, Select, Static
+
+from ..widgets import fmt
+from .base import PlainTable, QidTable, ViewScreen
+
+
+class StrataScreen(ViewScreen):
+    VIEW = "strata"
+    BINDINGS = [Binding("v", "toggle_variants", "Variants", id="strata.variants",
+                        tooltip="Show the cap / document-first variant lanes too")]
+    HELP = """# 2 Strata
+
+**Lesson 05.** A stratum is a label per query. A mean can be respectable while one class
+of query is at zero, so every table is reported per stratum and overall. Strata tables
+are descriptive; comparisons give verdicts overall.
+
+Choose the stratification, the metric and the level. Highlight a stratum to list its
+queries with each lane's value; Enter on a query drills into it. `v` adds the cap /
+document-first variant lanes.
+"""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.stratification: str | None = None
+        self.metric: str | None = None
+        self.level = "doc"
+        self.label: str | None = None
+        self.show_variants = False
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(classes="controls"):
+            yield Label("stratification")
+            yield Select([], id="st-strat", allow_blank=True, prompt="(none)")
+            yield Label("metric")
+            yield Select([], id="st-metric", allow_blank=True, prompt="metric")
+            yield Label("level")
+            yield Select([("doc", "doc")], id="st-level", value="doc", allow_blank=False)
+        with Vertical(id="st-main"):
+            yield Static(self.waiting("computing the report"), id="st-note", classes="caption")
+            yield PlainTable(id="st-table", cursor_type="row", zebra_stripes=True)
+            yield Label("Queries of the highlighted stratum (Enter: drill down)", id="st-q-title", classes="section-title")
+            yield QidTable(id="st-queries")
+
+    def refresh_view(self) -> None:
+        rep = self.report
+        note = self.query_one("#st-note", Static)
+        if rep is None:
+            note.update(self.waiting("computing the report"))
+            return
+        strata = rep.get("strata") or {}
+        metrics = rep["inputs"]["settings"]["metrics"]
+        levels = list(self.ws.levels())
+        if not strata:
+            note.update("No stratification loaded (--strata FILE, qid<TAB>label).")
+            return
+        if self.stratification not in strata:
+            self.stratification = next(iter(strata))
+        if self.metric not in metrics:
+            self.metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+        with self.prevent(Select.Changed):
+            s = self.query_one("#st-strat", Select)
+            s.set_options([(n, n) for n in strata])
+            s.value = self.stratification
+            m = self.query_one("#st-metric", Select)
+            m.set_options([(k, k) for k in metrics])
+            m.value = self.metric
+            lv = self.query_one("#st-level", Select)
+            lv.set_options([(x, x) for x in levels])
+            lv.value = self.level if self.level in levels else "doc"
+        self._render_table()
+
+    def _render_table(self) -> None:
+        rep = self.report
+        block = rep["strata"][self.stratification]
+        table = self.query_one("#st-table", DataTable)
+        lanes = self._lanes()
+        table.clear(columns=True)
+        table.add_column("stratum", key="stratum")
+        table.add_column("n", key="n")
+        for lane in lanes:
+            table.add_column(lane, key=lane)
+        for label, by_lane in block.items():
+            n = next(iter(by_lane.values()))[self.level][self.metric].get("n", "")
+            table.add_row(label, str(n), *[fmt.cell(by_lane[l][self.level].get(self.metric)) for l in lanes], key=label)
+        overall = rep["lanes"]
+        n = next(iter(overall.values()))[self.level][self.metric].get("n", "")
+        table.add_row("overall", str(n), *[fmt.cell(overall[l][self.level].get(self.metric)) for l in lanes], key="\0overall")
+        self.query_one("#st-note", Static).update(
+            f"{self.metric} at {self.level} level per stratum of [b]{self.stratification}[/]; "
+            f"{rep['definitions'].get(self.metric, '')}. Descriptive: intervals per cell, not simultaneous."
+        )
+        if self.label not in block:
+            self.label = next(iter(block), None)
+        self._render_queries()
+
+    def _render_queries(self) -> None:
+        ws, rep = self.ws, self.report
+        table = self.query_one("#st-queries", QidTable)
+        table.clear(columns=True)
+        lanes = [l for l in self._lanes() if l in ws.lanes]
+        table.add_column("qid", key="qid")
+        for lane in lanes:
+            table.add_column(lane, key=lane)
+        table.add_column("text", key="text")
+        if self.label is None:
+            return
+        labels = ws.strata[self.stratification]
+        pos = ws.positives
+        codes = pos[labels[pos] == self.label]
+        cols = {lane: ws.per_query(lane, self.level)[self.metric] for lane in lanes}
+        for q in codes.tolist():
+            qid = str(ws.qids[q])
+            table.add_row(qid, *[fmt.num(cols[l][q]) for l in lanes], ws.query_text.get(qid, "")[:60], key=qid)
+        self.query_one("#st-q-title", Label).update(
+            f"Positives in stratum [b]{self.label}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
+
+    def _lanes(self) -> list[str]:
+        lanes = list(self.report["lanes"])
+        if self.show_variants:
+            return lanes
+        return [l for l in lanes if self.ws.lane_origin.get(l) != "variant"]
+
+    def action_toggle_variants(self) -> None:
+        self.show_variants = not self.show_variants
+        if self.report is not None and self.stratification is not None:
+            self._render_table()
+
+    @on(DataTable.RowHighlighted, "#st-table")
+    def _stratum_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key and not key.startswith("\0") and key != self.label:
+            self.label = key
+            self._render_queries()
+
+    @on(Select.Changed)
+    def _changed(self, event: Select.Changed) -> None:
+        if event.value is Select.NULL or self.report is None:
+            return
+        if event.select.id == "st-strat":
+            self.stratification = str(event.value)
+            self.label = None
+        elif event.select.id == "st-metric":
+            self.metric = str(event.value)
+        elif event.select.id == "st-level":
+            self.level = str(event.value)
+        self._render_table()

@@ -1,0 +1,165 @@
+"""8 Verdicts: pre-registered rules judged on the point and on the interval; edit a
+threshold in place and watch the two columns disagree (lesson 13)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.markup import escape
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from ..widgets import fmt
+from ..widgets.dialogs import ValueDialog
+from .base import PlainTable, ViewScreen, kernel_module
+
+
+class VerdictsScreen(ViewScreen):
+    VIEW = "verdicts"
+    HELP = """# 8 Verdicts
+
+**Lesson 13: pre-registered verdicts.** A rule is a dotted path into report.json, `>=` or
+`<=`, and a threshold — or `against` a second path. It passes **on the point** when the
+value clears the threshold and **on the interval** when the conservative end of its
+interval does (`low` for `>=`). An `against` rule passes on the interval only when the
+two intervals do not overlap, and is *undecided* when they touch or overlap.
+
+Enter (or `t`) edits the highlighted rule's threshold in place; `r` restores the file's
+rules. Write the rules before the run and commit them.
+"""
+    BINDINGS = [
+        Binding("t", "edit", "Edit threshold", id="verdicts.edit"),
+        Binding("r", "restore", "Restore", id="verdicts.restore"),
+    ]
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.rules: list = []
+        self.file_rules: list = []
+        self.results: list = []
+        self.gates_path: str | None = None
+        self.load_error: str | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="vd-main"):
+            yield Static(self.waiting("computing the report"), id="vd-head", classes="panel")
+            yield PlainTable(id="vd-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="vd-note", classes="caption")
+
+    def _load_rules(self) -> None:
+        from ..app import error_line
+        from ..kernel.io import read_text, sha256_of
+
+        RU = kernel_module("rules")
+        path = getattr(self.app.args, "gates", None)
+        self.gates_path = path
+        if not path or RU is None:
+            return
+        try:
+            self.file_rules = RU.parse_rules(read_text(path), path)
+            self.rules = list(self.file_rules)
+            self.sha = sha256_of(path)
+        except Exception as exc:
+            self.load_error = error_line(exc)
+            self.app.show_error(exc)
+
+    def refresh_view(self) -> None:
+        head = self.query_one("#vd-head", Static)
+        if not self.file_rules and self.load_error is None:
+            self._load_rules()
+        if not getattr(self.app.args, "gates", None):
+            head.update("No rules: give `--gates gates.json` (a list of {path, op, threshold | against}).")
+            return
+        if self.load_error:
+            head.update(self.load_error)
+            return
+        if self.report is None:
+            head.update(self.waiting("computing the report"))
+            return
+        self._judge()
+
+    def _judge(self) -> None:
+        from ..app import error_line
+
+        RU = kernel_module("rules")
+        results, errors = [], []
+        for rule in self.rules:
+            try:
+                results.append(RU.judge(rule, self.report))
+            except Exception as exc:
+                results.append(None)
+                errors.append(f"{rule.describe()}: {error_line(exc)}")
+        self.results = results
+        table = self.query_one("#vd-table", DataTable)
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        table.add_columns("#", "rule", "value", "interval", "against", "point", "interval verdict", "")
+        for i, (rule, res) in enumerate(zip(self.rules, results)):
+            edited = "" if i < len(self.file_rules) and rule == self.file_rules[i] else " (edited)"
+            if res is None:
+                table.add_row(str(i + 1), rule.describe() + edited, "—", "—", "—", "error", "error", "", key=str(i))
+                continue
+            other = ""
+            if res.other is not None:
+                o = res.other
+                other = f"{fmt.num(o.get('value'))} {fmt.interval(o.get('low'), o.get('high'))}"
+            disagree = "≠ disagree" if res.point != res.interval else ""
+            table.add_row(str(i + 1), rule.describe() + edited, fmt.num(res.value), fmt.interval(res.low, res.high) or "—",
+                          other or "—", self._verdict(res.point), self._verdict(res.interval), disagree, key=str(i))
+        if cursor is not None and 0 <= cursor < table.row_count:
+            table.move_cursor(row=cursor)
+        n_point = sum(1 for r in results if r is not None and r.point == RU.FAIL)
+        n_int = sum(1 for r in results if r is not None and r.interval == RU.FAIL)
+        n_und = sum(1 for r in results if r is not None and r.interval == RU.UNDECIDED)
+        n_dis = sum(1 for r in results if r is not None and r.point != r.interval)
+        head = [f"[b]{escape(os.path.basename(self.gates_path))}[/]  sha256 {getattr(self, 'sha', '')[:16]}…  ({len(self.rules)} rules)",
+                f"fail on the point: [b]{n_point}[/] · fail on the interval: [b]{n_int}[/] · undecided on the interval: "
+                f"{n_und} · point and interval disagree: [b]{n_dis}[/]"]
+        if self.app.synthetic:
+            head[0] += "  [reverse] SYNTHETIC [/]"
+        self.query_one("#vd-head", Static).update("\n".join(head))
+        notes = []
+        if any(r.against for r in self.rules):
+            notes.append(RU.AGAINST_NOTE)
+        notes.append("Intervals are those of the report (Wilson for hit@k, percentile bootstrap otherwise).")
+        notes += errors
+        self.query_one("#vd-note", Static).update("\n".join(notes))
+
+    def _verdict(self, v: str) -> Text:
+        var = {"pass": "success", "fail": "error", "undecided": "warning"}.get(v)
+        colour = self.app.theme_variables.get(var, "") if var else ""
+        return Text(v, style=f"bold {colour}".strip())
+
+    @on(DataTable.RowSelected, "#vd-table")
+    def _selected(self) -> None:
+        self.action_edit()
+
+    def action_edit(self) -> None:
+        table = self.query_one("#vd-table", DataTable)
+        if not self.rules or table.cursor_row is None or not (0 <= table.cursor_row < len(self.rules)):
+            return
+        i = table.cursor_row
+        rule = self.rules[i]
+        if rule.against is not None:
+            self.notify("an 'against' rule has no threshold to edit", severity="warning")
+            return
+
+        def done(value: float | None) -> None:
+            if value is not None:
+                self.set_threshold(i, value)
+
+        self.app.push_screen(ValueDialog(f"Threshold for {rule.path} {rule.op}", rule.threshold), done)
+
+    def set_threshold(self, i: int, value: float) -> None:
+        self.rules[i] = replace(self.rules[i], threshold=float(value))
+        self._judge()
+
+    def action_restore(self) -> None:
+        self.rules = list(self.file_rules)
+        if self.report is not None:
+            self._judge()

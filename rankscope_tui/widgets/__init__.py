@@ -1,0 +1,1 @@
+"""Reusable dashboard widgets: the k slider, the view bar, tables, dialogs, formatting."""

@@ -1,0 +1,66 @@
+"""ViewBar: the nine views by number, the current one highlighted; a click switches."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.widget import Widget
+
+
+class ViewBar(Widget):
+    DEFAULT_CSS = """
+    ViewBar {
+        height: 1;
+        width: 1fr;
+        background: $panel;
+        color: $text-muted;
+    }
+    ViewBar > .viewbar--current {
+        background: $primary;
+        color: $text;
+        text-style: bold;
+    }
+    ViewBar > .viewbar--key {
+        color: $accent;
+        text-style: bold;
+    }
+    ViewBar > .viewbar--status {
+        color: $warning;
+    }
+    """
+    COMPONENT_CLASSES = {"viewbar--current", "viewbar--key", "viewbar--status"}
+
+    def __init__(self, views: list[tuple[str, str]], current: str, status: str = "", **kw) -> None:
+        """``views``: (mode name, title) in key order 1..9."""
+        super().__init__(**kw)
+        self.views, self.current, self.status = views, current, status
+        self._spans: list[tuple[int, int, str]] = []
+
+    def set_status(self, status: str) -> None:
+        if status != self.status:
+            self.status = status
+            self.refresh()
+
+    def render(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        cur = self.get_component_rich_style("viewbar--current", partial=True)
+        key = self.get_component_rich_style("viewbar--key", partial=True)
+        self._spans = []
+        for i, (mode, title) in enumerate(self.views, 1):
+            start = len(text)
+            if mode == self.current:
+                text.append(f" {i} {title} ", style=cur)
+            else:
+                text.append(" ")
+                text.append(str(i), style=key)
+                text.append(f" {title} ")
+            self._spans.append((start, len(text), mode))
+        if self.status:
+            text.append("  " + self.status, style=self.get_component_rich_style("viewbar--status", partial=True))
+        return text
+
+    def _on_click(self, event: events.Click) -> None:
+        for start, end, mode in self._spans:
+            if start <= event.x < end:
+                self.app.switch_mode(mode)
+                return
