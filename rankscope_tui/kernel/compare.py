@@ -17,6 +17,8 @@ Conventions used throughout:
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -25,16 +27,24 @@ from scipy.special import stdtr
 
 from .errors import InputError
 from .intervals import (
+    FLIP_BLOCK_ELEMENTS,
+    GATHER_MODE,
     MIN_QUERIES_FOR_COVERAGE,
     BcaParts,
+    HalfStream,
+    Progress,
+    ProgressTicker,
     bca_bounds,
     bca_parts,
     block_rows,
     check_alternative,
     check_confidence,
     finite_or_none,
+    flipped_rows,
     null_reason,
     percentile_bounds,
+    resolve_threads,
+    row_means,
     walk_stream,
 )
 
@@ -159,7 +169,7 @@ class _FlipSums:
         packed = np.packbits(flipped, axis=1, bitorder="little")
         index = packed.astype(np.intp)
         index += self._offsets
-        return np.take(self._flat, index).sum(axis=1)
+        return np.take(self._flat, index, mode=GATHER_MODE).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -172,6 +182,7 @@ class RandomizationResult:
     observed: float
     alternative: str
     n_nonzero: int
+    exact_rows: int = 0  # rows recomputed the plain way because they sat on the rounding band
 
     @property
     def at_floor(self) -> bool:
@@ -179,26 +190,98 @@ class RandomizationResult:
 
 
 class _FlipCounter:
-    """Counts flipped means at least as extreme as the observed one (see module doc)."""
+    """Counts flipped means at least as extreme as the observed one (see module doc).
+
+    The statistic of the protocol is the plain ``np.mean(signs * d)`` of each
+    row. The lookup-table sum gives each flipped mean to within a rigorous
+    rounding bound δ = (2n + G + 64)·ε·Σ|d|/n of it (any order of n − 1 float
+    additions errs by at most (n − 1)·u·Σ|d|, u = ε/2; the table adds G + 8 more
+    roundings). A row whose table mean is farther than δ from the decision
+    threshold is decided by it; the rare rows inside the band (exact ties on a
+    lattice of values, e.g. hit@k or rr differences) are recomputed the plain
+    way. So the count — and p — equal the plain protocol's exactly.
+    """
 
     def __init__(self, deltas: np.ndarray, alternative: str):
-        self.n = deltas.size
-        self.total = float(np.sum(deltas))
-        self.observed = self.total / self.n  # == np.mean(deltas)
+        self.d = np.ascontiguousarray(deltas, dtype=np.float64)
+        self.neg = -self.d
+        self.n = n = self.d.size
+        self.total = float(np.sum(self.d))
+        self.observed = self.total / n  # == np.mean(deltas)
         self.alternative = alternative
-        self.gamma = _TIE_TOL * abs(self.observed)
-        self.sums = _FlipSums(deltas)
-        self.count = 0
+        gamma = _TIE_TOL * abs(self.observed)
+        if alternative == "two-sided":
+            self.threshold = abs(self.observed) - gamma
+        elif alternative == "greater":
+            self.threshold = self.observed - gamma
+        else:
+            self.threshold = self.observed + gamma
+        groups = -(-n // 8)
+        eps = float(np.finfo(np.float64).eps)
+        self.band = (2 * n + groups + 64) * eps * float(np.sum(np.abs(self.d))) / n
+        self.sums = _FlipSums(self.d)
+        self.count_total = 0
+        self.exact_rows = 0
+
+    def _hits(self, means: np.ndarray) -> np.ndarray:
+        if self.alternative == "two-sided":
+            return np.abs(means) >= self.threshold
+        if self.alternative == "greater":
+            return means >= self.threshold
+        return means <= self.threshold
+
+    def count(self, flipped: np.ndarray) -> tuple[int, int]:
+        """(extreme rows, rows recomputed exactly) for a block of flip rows; read-only, thread-safe."""
+        approx = (self.total - 2.0 * self.sums(flipped)) / self.n
+        stat = np.abs(approx) if self.alternative == "two-sided" else approx
+        unsure = np.abs(stat - self.threshold) <= self.band
+        if not unsure.any():
+            return int(np.count_nonzero(self._hits(approx))), 0
+        hits = int(np.count_nonzero(self._hits(approx[~unsure])))
+        rows = flipped[unsure]
+        exact = row_means(np.where(rows, self.neg, self.d))  # the plain protocol, bit for bit
+        return hits + int(np.count_nonzero(self._hits(exact))), rows.shape[0]
 
     def __call__(self, _start: int, flipped: np.ndarray) -> None:
-        means = (self.total - 2.0 * self.sums(flipped)) / self.n
-        if self.alternative == "two-sided":
-            hit = np.abs(means) >= abs(self.observed) - self.gamma
-        elif self.alternative == "greater":
-            hit = means >= self.observed - self.gamma
-        else:
-            hit = means <= self.observed + self.gamma
-        self.count += int(np.count_nonzero(hit))
+        hits, exact = self.count(flipped)
+        self.count_total += hits
+        self.exact_rows += exact
+
+
+def _parallel_flip_count(
+    counter: _FlipCounter, seed: int, B: int, chunk: int | None, threads: int, progress: Progress | None
+) -> tuple[int, int]:
+    """Split the B flip rows into contiguous ranges, one per thread, each reading its own
+    stretch of the seed's stream (``HalfStream(seed, start=row·n)``); counts add up, so the
+    result is the single-pass result."""
+    n = counter.n
+    r = block_rows(n, chunk, FLIP_BLOCK_ELEMENTS)
+    blocks = -(-B // r)
+    parts = min(threads, blocks)
+    cuts = [B * k // parts for k in range(parts + 1)]
+    tick = ProgressTicker(progress, B)
+    done = [0]
+    lock = threading.Lock()
+
+    def run(lo: int, hi: int) -> tuple[int, int]:
+        stream = HalfStream(seed, start=lo * n)
+        hits = exact = 0
+        for s in range(lo, hi, r):
+            rows = min(r, hi - s)
+            h, e = counter.count(flipped_rows(stream.take(rows * n), rows, n))
+            hits += h
+            exact += e
+            if progress is not None:
+                with lock:
+                    done[0] += rows
+                    tick(done[0])
+        return hits, exact
+
+    if parts == 1:
+        return run(0, B)
+    with ThreadPoolExecutor(max_workers=parts, thread_name_prefix="rankscope-flips") as pool:
+        results = list(pool.map(lambda k: run(cuts[k], cuts[k + 1]), range(parts)))
+    return sum(h for h, _ in results), sum(e for _, e in results)
 
 
 def randomization_test(
@@ -207,27 +290,31 @@ def randomization_test(
     seed: int = 0,
     alternative: str = "two-sided",
     chunk: int | None = None,
+    threads: int | None = None,
+    progress: Progress | None = None,
 ) -> RandomizationResult:
     """Paired sign-flip (randomization) test of mean Δ = 0.
 
     Signs are ``1 − 2·rng.integers(0, 2, size=(B, n))`` from a fresh
     ``default_rng(seed)``, read as packed bits (the same numbers); flipped sums
     use 8-bit lookup tables, so memory is O(chunk·n) bytes and never a B × n
-    float matrix. p = (1 + e)/(B + 1) with e counted as in the module doc.
+    float matrix. p = (1 + e)/(B + 1) with e counted as in the module doc,
+    equal to the plain computation's count. ``threads`` splits the rows; the
+    result does not depend on it.
     """
     d = np.asarray(deltas, dtype=np.float64)
     if d.ndim != 1 or d.size < 1:
         raise InputError("randomization_test needs a non-empty 1-D array of differences")
+    if not np.all(np.isfinite(d)):
+        raise InputError("differences must be finite")
     check_alternative(alternative)
     B = check_resamples(resamples)
     counter = _FlipCounter(d, alternative)
     n_nonzero = int(np.count_nonzero(d))
     if B == 0:
         return RandomizationResult(None, None, 0, counter.observed, alternative, n_nonzero)
-    walk_stream(seed, d.size, flip_rows=B, on_flips=counter, chunk=chunk)
-    return RandomizationResult(
-        (1 + counter.count) / (B + 1), counter.count, B, counter.observed, alternative, n_nonzero
-    )
+    hits, exact = _parallel_flip_count(counter, seed, B, chunk, resolve_threads(threads), progress)
+    return RandomizationResult((1 + hits) / (B + 1), hits, B, counter.observed, alternative, n_nonzero, exact)
 
 
 # ---------------------------------------------------------------------------
@@ -237,12 +324,20 @@ def randomization_test(
 
 @dataclass(frozen=True)
 class QueryDelta:
-    """One query in the largest-losses/gains lists."""
+    """One query in the largest-losses/gains lists.
+
+    ``share`` is its part of the total loss (Δ_i / Σ_{Δ<0} Δ) or total gain
+    (Δ_i / Σ_{Δ>0} Δ). ``baseline_judged``/``candidate_judged`` carry both lanes'
+    judged@k for the query when the caller passes them (SPEC §7), else None.
+    """
 
     qid: str
     baseline: float
     candidate: float
     difference: float
+    share: float
+    baseline_judged: float | None = None
+    candidate_judged: float | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -250,6 +345,9 @@ class QueryDelta:
             "baseline": float(self.baseline),
             "candidate": float(self.candidate),
             "difference": float(self.difference),
+            "share": float(self.share),
+            "baseline_judged": finite_or_none(self.baseline_judged),
+            "candidate_judged": finite_or_none(self.candidate_judged),
         }
 
 
@@ -301,12 +399,22 @@ class PairedStats:
         return self.bca is None or self.bca.degenerate
 
 
-def _largest(b: np.ndarray, c: np.ndarray, d: np.ndarray, q: list[str], sign: int) -> tuple[QueryDelta, ...]:
+def _largest(
+    b: np.ndarray, c: np.ndarray, d: np.ndarray, q: list[str], sign: int, judged: tuple | None
+) -> tuple[QueryDelta, ...]:
     # qids are sorted as bytes, so a stable sort on Δ (or −Δ) breaks ties by qid bytes
     keys = d if sign < 0 else -d
-    order = np.argsort(keys, kind="stable")
-    picked = [i for i in order if (d[i] < 0 if sign < 0 else d[i] > 0)][:LARGEST]
-    return tuple(QueryDelta(q[i], float(b[i]), float(c[i]), float(d[i])) for i in picked)
+    order = np.argsort(keys, kind="stable")[:LARGEST]
+    picked = [i for i in order if (d[i] < 0 if sign < 0 else d[i] > 0)]
+    total = float(np.sum(d[d < 0])) if sign < 0 else float(np.sum(d[d > 0]))
+    return tuple(
+        QueryDelta(
+            q[i], float(b[i]), float(c[i]), float(d[i]), float(d[i]) / total,
+            None if judged is None else float(judged[0][i]),
+            None if judged is None else float(judged[1][i]),
+        )
+        for i in picked
+    )
 
 
 def paired_statistics(
@@ -319,6 +427,9 @@ def paired_statistics(
     confidence: float = 0.95,
     alternative: str = "two-sided",
     chunk: int | None = None,
+    threads: int | None = None,
+    progress: Progress | None = None,
+    judged: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairedStats:
     """All per-pair numbers of SPEC §7 from two aligned per-query arrays.
 
@@ -329,11 +440,20 @@ def paired_statistics(
     unpaired replicate b is mean(candidate[J_b]) − mean(baseline[I_b]).
     ``p_superiority`` = #{replicates > 0}/B. The percentile intervals (paired
     and unpaired) are at ``confidence`` and follow ``alternative``.
+    ``threads`` ≥ 2 pipelines drawing and gathering (same numbers);
+    ``progress(fraction)`` is called as the walk advances. ``judged`` =
+    (baseline judged@k, candidate judged@k) per query, aligned like the values,
+    is copied into the largest losses/gains.
     """
     b, c, q = _aligned(baseline, candidate, qids)
     conf = check_confidence(confidence)
     check_alternative(alternative)
     B = check_resamples(resamples)
+    judged_arrays = None
+    if judged is not None:
+        judged_arrays = tuple(np.asarray(j, dtype=np.float64) for j in judged)
+        if len(judged_arrays) != 2 or any(j.shape != b.shape for j in judged_arrays):
+            raise InputError("judged must be two arrays aligned with the per-query values")
     d = c - b
     n = d.size
     wins = int(np.count_nonzero(d > 0))
@@ -363,18 +483,21 @@ def paired_statistics(
             lo, hi = start, start + r
             if lo < B:
                 k = min(hi, B) - lo
-                np.take(d, idx[:k], out=g[:k])
-                reps[lo : lo + k] = g[:k].mean(axis=1)
-                np.take(b, idx[:k], out=g[:k])
-                base_reps[lo : lo + k] = g[:k].mean(axis=1)
+                np.take(d, idx[:k], out=g[:k], mode=GATHER_MODE)
+                reps[lo : lo + k] = row_means(g[:k])
+                np.take(b, idx[:k], out=g[:k], mode=GATHER_MODE)
+                base_reps[lo : lo + k] = row_means(g[:k])
             if hi > B:
                 k0 = max(lo, B) - lo
                 k = hi - max(lo, B)
-                np.take(c, idx[k0:], out=g[:k])
-                cand_reps[max(lo, B) - B : max(lo, B) - B + k] = g[:k].mean(axis=1)
+                np.take(c, idx[k0:], out=g[:k], mode=GATHER_MODE)
+                cand_reps[max(lo, B) - B : max(lo, B) - B + k] = row_means(g[:k])
 
-        walk_stream(seed, n, flip_rows=B, index_rows=2 * B, on_flips=counter, on_indices=on_indices, chunk=chunk)
-        exceed = counter.count
+        walk_stream(
+            seed, n, flip_rows=B, index_rows=2 * B, on_flips=counter, on_indices=on_indices,
+            chunk=chunk, threads=threads, progress=progress,
+        )
+        exceed = counter.count_total
         rand_p = (1 + exceed) / (B + 1)
         ci_low, ci_high = percentile_bounds(reps, conf, alternative)
         p_sup = int(np.count_nonzero(reps > 0.0)) / B
@@ -402,8 +525,8 @@ def paired_statistics(
         exceedances=exceed,
         unpaired_ci_low=u_low,
         unpaired_ci_high=u_high,
-        largest_losses=_largest(b, c, d, q, -1),
-        largest_gains=_largest(b, c, d, q, +1),
+        largest_losses=_largest(b, c, d, q, -1, judged_arrays),
+        largest_gains=_largest(b, c, d, q, +1, judged_arrays),
         confidence=conf,
         resamples=B,
         seed=int(seed),
@@ -887,6 +1010,7 @@ def diff_rows(
     confidence: float = 0.95,
     min_delta: float = 0.0,
     chunk: int | None = None,
+    threads: int | None = None,
 ) -> tuple[DiffRow, ...]:
     """Δ = after − before per (lane, level, metric), the compare randomization test, Holm over the rows.
 
@@ -899,7 +1023,7 @@ def diff_rows(
     for it in items:
         before, after, _ = _aligned(it.before, it.after, it.qids)
         d = after - before
-        results.append((it, before, after, d, randomization_test(d, B, seed, "two-sided", chunk) if B else None))
+        results.append((it, before, after, d, randomization_test(d, B, seed, "two-sided", chunk, threads) if B else None))
     raw = [r[4].p for r in results if r[4] is not None]
     adj = adjust_p(raw, "holm") if raw else np.empty(0)
     rows = []

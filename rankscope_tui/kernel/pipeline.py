@@ -440,13 +440,15 @@ def run_compare(ws: Workspace, plan: ComparePlan, *, resamples: int, seed: int, 
     q = ws.positives
     qids = ws.qids[q].tolist()
     rows = []
+    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + M.parse_metrics(",".join(keys + ["judged@10"]))))
+    base_pq = ws.per_query(plan.baseline, plan.level, needed)
     for metric in keys:
-        metrics_needed = tuple(dict.fromkeys(list(ws.settings.metrics) + M.parse_metrics(metric)))
-        base_v = ws.per_query(plan.baseline, plan.level, metrics_needed)[metric][q]
+        base_v = base_pq[metric][q]
         for cand in plan.candidates:
-            cand_v = ws.per_query(cand, plan.level, metrics_needed)[metric][q]
-            stats = C.paired_statistics(base_v, cand_v, qids, resamples=resamples, seed=seed,
-                                        confidence=confidence, alternative=alternative)
+            cand_pq = ws.per_query(cand, plan.level, needed)
+            stats = C.paired_statistics(base_v, cand_pq[metric][q], qids, resamples=resamples, seed=seed,
+                                        confidence=confidence, alternative=alternative,
+                                        judged=(base_pq["judged@10"][q], cand_pq["judged@10"][q]))
             expl = "*" in plan.exploratory_reasons or cand in plan.exploratory_reasons or plan.baseline in plan.exploratory_reasons
             rows.append(C.RowInput(plan.baseline, cand, metric, stats, expl))
     return C.decide(rows, correction=correction, primary=primary, min_delta=min_delta)
