@@ -452,3 +452,19 @@ def run_compare(ws: Workspace, plan: ComparePlan, *, resamples: int, seed: int, 
             expl = "*" in plan.exploratory_reasons or cand in plan.exploratory_reasons or plan.baseline in plan.exploratory_reasons
             rows.append(C.RowInput(plan.baseline, cand, metric, stats, expl))
     return C.decide(rows, correction=correction, primary=primary, min_delta=min_delta)
+
+
+def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, level: str = "doc") -> list[tuple[str, float, float, float]]:
+    """(qid, baseline value, candidate value, Δ = candidate − baseline) per positive, largest losses first
+    (ties by qid as bytes) — the per-query list behind a comparison."""
+    from . import metrics as M
+
+    key = M.parse_metrics(metric)[0]
+    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
+    q = ws.positives
+    b = ws.per_query(baseline, level, needed)[key.key][q]
+    c = ws.per_query(candidate, level, needed)[key.key][q]
+    d = c - b
+    qids = ws.qids[q]
+    order = sorted(range(q.size), key=lambda i: (d[i], qids[i].encode()))
+    return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]
