@@ -19,10 +19,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _lane_arg(text: str) -> tuple[str | None, str]:
-    """``NAME=PATH`` or ``PATH`` (a path whose prefix before '=' has a '/' or '.' is a path)."""
+    """``NAME=PATH`` or ``PATH``. Text before the first '=' is a lane name unless it holds
+    a '/' (then the whole text is a path), or the whole text names an existing file."""
     if "=" in text:
         name, path = text.split("=", 1)
-        if name and not any(c in name for c in "/\\.") and not any(c.isspace() for c in name):
+        if "/" not in name and not (os.path.exists(text) and not os.path.exists(path)):
             return name, path
     return None, text
 

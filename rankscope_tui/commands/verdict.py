@@ -34,16 +34,10 @@ def git_state(path: str) -> str | None:
 
 
 def load_report(path: str) -> dict:
-    import json
-
     from ..kernel.errors import InputError
-    from ..kernel.io import read_text
+    from ..kernel.io import load_json, read_text
 
-    text = read_text(path)
-    try:
-        report = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    report = load_json(read_text(path), path)
     if not isinstance(report, dict) or not str(report.get("schema", "")).startswith("rankscope.report/"):
         raise InputError("not a rankscope report (no 'schema': 'rankscope.report/1')", path, 1)
     return report
@@ -57,7 +51,7 @@ def run(args) -> int:
         check_output_path(args.out, [args.report, args.gates])
     report = load_report(args.report)
     rules = RU.parse_rules(read_text(args.gates), args.gates)
-    results = [RU.judge(r, report) for r in rules]
+    results = [RU.judge(r, report, args.gates) for r in rules]
     failures = RU.failed(results, args.on, args.strict)
     sha = sha256_of(args.gates)
     state = git_state(args.gates)

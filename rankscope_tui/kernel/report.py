@@ -153,7 +153,8 @@ def build(ws: Workspace, extra: dict | None = None) -> dict:
 
 
 LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                 "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def escape_latex(text: str) -> str:

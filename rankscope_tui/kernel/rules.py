@@ -14,11 +14,10 @@ holding ``value``, ``low`` and ``high``.
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 
 from .errors import InputError
+from .io import as_finite_number, load_json
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 OPS = (">=", "<=")
@@ -80,10 +79,7 @@ def split_path(path: str) -> list[str]:
 
 def parse_rules(text: str, path: str) -> list[Rule]:
     """Parse and validate a gates file; every problem names the file and line."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    obj = load_json(text, path)
     if isinstance(obj, dict) and "rules" in obj:
         obj = obj["rules"]
     if not isinstance(obj, list) or not obj:
@@ -106,10 +102,8 @@ def parse_rules(text: str, path: str) -> list[Rule]:
         if has_t == has_a:
             raise InputError(f"rule {i + 1} needs exactly one of 'threshold' or 'against'", path, line)
         if has_t:
-            t = item["threshold"]
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
-                raise InputError(f"rule {i + 1}: 'threshold' must be a finite number", path, line)
-            rules.append(Rule(p, op, threshold=float(t), line=line))
+            t = as_finite_number(item["threshold"], f"rule {i + 1}: 'threshold'", path, line)
+            rules.append(Rule(p, op, threshold=t, line=line))
         else:
             a = item["against"]
             if not isinstance(a, str) or not a:
@@ -119,9 +113,10 @@ def parse_rules(text: str, path: str) -> list[Rule]:
 
 
 def _object_lines(text: str) -> list[int]:
-    """Line of each top-level list element's opening brace (for error messages)."""
+    """Line on which each element of the top-level list starts (for error messages)."""
     lines, depth, line = [], 0, 1
     in_str = esc = False
+    expect = False  # at depth 1, the next non-blank character starts an element
     for ch in text:
         if ch == "\n":
             line += 1
@@ -133,25 +128,36 @@ def _object_lines(text: str) -> list[int]:
             elif ch == '"':
                 in_str = False
             continue
+        if expect and not ch.isspace() and ch not in ",]":
+            lines.append(line)
+            expect = False
         if ch == '"':
             in_str = True
         elif ch in "[{":
             depth += 1
-            if ch == "{" and depth == 2:
-                lines.append(line)
+            if depth == 1 and ch == "[":
+                expect = True
         elif ch in "]}":
             depth -= 1
+        elif ch == "," and depth == 1:
+            expect = True
     return lines
 
 
-def lookup(report: dict, path: str) -> dict:
+def lookup(report: dict, path: str, where: tuple[str, int] | None = None) -> dict:
+    """The metric object at ``path``; ``where`` = (gates file, rule line) for error messages."""
+    file, line = where if where else ("--gates", None)
     node = report
     for key in split_path(path):
         if not isinstance(node, dict) or key not in node:
-            raise InputError(f"path {path!r} not found in the report (missing key {key!r})", "--gates")
+            raise InputError(f"path {path!r} not found in the report (missing key {key!r})", file, line)
         node = node[key]
     if not isinstance(node, dict) or "value" not in node:
-        raise InputError(f"path {path!r} does not end at a metric (an object with value, low, high)", "--gates")
+        raise InputError(f"path {path!r} does not end at a metric (an object with value, low, high)", file, line)
+    for k in ("value", "low", "high"):
+        v = node.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise InputError(f"path {path!r}: {k} is not a number in the report", file, line)
     return node
 
 
@@ -159,8 +165,9 @@ def _cmp(a: float, op: str, b: float) -> bool:
     return a >= b if op == ">=" else a <= b
 
 
-def judge(rule: Rule, report: dict) -> RuleResult:
-    m = lookup(report, rule.path)
+def judge(rule: Rule, report: dict, gates_path: str = "--gates") -> RuleResult:
+    where = (gates_path, rule.line)
+    m = lookup(report, rule.path, where)
     v, lo, hi = m.get("value"), m.get("low"), m.get("high")
     if rule.against is None:
         t = rule.threshold
@@ -168,7 +175,7 @@ def judge(rule: Rule, report: dict) -> RuleResult:
         end = lo if rule.op == ">=" else hi
         interval = UNDECIDED if end is None else (PASS if _cmp(end, rule.op, t) else FAIL)
         return RuleResult(rule, v, lo, hi, None, point, interval)
-    o = lookup(report, rule.against)
+    o = lookup(report, rule.against, where)
     ov, olo, ohi = o.get("value"), o.get("low"), o.get("high")
     point = UNDECIDED if v is None or ov is None else (PASS if _cmp(v, rule.op, ov) else FAIL)
     if None in (lo, hi, olo, ohi):
