@@ -51,7 +51,6 @@ from fractions import Fraction
 from typing import Callable, Iterator, Literal, Sequence
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from .errors import InputError
 
@@ -93,9 +92,11 @@ def check_alternative(alternative: str) -> str:
 
 
 def z_value(confidence: float) -> float:
-    """Two-sided normal quantile z = Φ⁻¹(1 − (1 − c)/2); 1.959963984540054 at c = 0.95."""
+    """Two-sided normal quantile z = Φ⁻¹(1 − (1 − c)/2); 1.9599639845400536 at c = 0.95 (stdlib NormalDist)."""
+    from statistics import NormalDist  # stdlib: keeps scipy out of a plain evaluate's start-up
+
     c = check_confidence(confidence)
-    return float(ndtri(1.0 - (1.0 - c) / 2.0))
+    return float(NormalDist().inv_cdf(1.0 - (1.0 - c) / 2.0))
 
 
 def finite_or_none(x: float | None) -> float | None:
@@ -675,6 +676,8 @@ def bca_parts(replicates: np.ndarray, values: np.ndarray, estimate: float | None
     theta = float(np.mean(x)) if estimate is None else float(estimate)
     B = reps.size
     share = (np.count_nonzero(reps < theta) + np.count_nonzero(reps <= theta)) / (2.0 * B)
+    from scipy.special import ndtri
+
     z0 = float(ndtri(share))
     u = x - theta
     s2 = float(np.sum(u * u))
@@ -697,6 +700,8 @@ def bca_bounds(
     if parts.degenerate:
         return None
     alpha = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
+    from scipy.special import ndtr, ndtri
+
     z_a = float(ndtri(alpha))
     z0, acc = parts.z0, parts.acceleration
     n1 = z0 + z_a
