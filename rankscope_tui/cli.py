@@ -193,8 +193,17 @@ def _register_extra() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     from .kernel.errors import InputError
 
+    def _terminate(signum, frame):  # SIGTERM unwinds like Ctrl-C: temp files are removed
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (e.g. called from a test runner's worker)
+        pass
     try:
         _register_extra()
         parser = build_parser()

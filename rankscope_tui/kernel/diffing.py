@@ -64,8 +64,10 @@ def diff_inputs(before: dict, after: dict, metrics: list[str]) -> list[DiffInput
                 continue
             keys = [k for k in qa[shared[0]] if k != "rank" and (not metrics or k in metrics)]
             for m in keys:
-                if not all(m in qa[q] and m in qb[q] for q in shared):
-                    continue
+                for rows, path in ((qa, "--before"), (qb, "--after")):
+                    missing = next((q for q in shared if m not in rows[q]), None)
+                    if missing is not None:
+                        raise InputError(f"per_query.{lane}.{level}.{missing} has no {m}", path)
                 items.append(DiffInput(lane, level, m, tuple(shared),
                                        np.array([qa[q][m] for q in shared], dtype=np.float64),
                                        np.array([qb[q][m] for q in shared], dtype=np.float64)))

@@ -1,0 +1,588 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing of rankscope's readers (not part of the test suite).
+
+Every input is written to a file and read the way the command line reads it; the
+only exception a reader may raise is ``InputError`` (a one-line error, exit 2).
+Accepted input must also make sense downstream: finite scores, integer grades that
+fit 32 bits, and metrics in [0, 1] when the lane or qrels is evaluated.
+
+Targets (``--target``):
+
+  trec_lane    io.read_lane on TREC runs, then Workspace.from_raw + per-query metrics
+  json_lane    io.read_lane on JSON {qid: {doc: score}}, then the same
+  trec_qrels   io.read_qrels on TREC qrels, then Workspace.from_raw + per-query metrics
+  json_qrels   io.read_qrels on JSON {qid: {doc: grade}}, then the same
+  strata       io.read_strata, then Workspace.from_raw with the stratification
+  gates        io.read_text + rules.parse_rules, then rules.judge against a real report
+  thresholds   pipeline.read_thresholds, then prepare + evaluate_report + strict JSON dump
+  report       verdict.load_report + diffing.comparable/diff_inputs + rules.judge (the
+               reports `verdict` and `diff` read)
+
+With atheris installed (``pip install atheris``) the fuzzing is coverage-guided
+(libFuzzer, rankscope's modules instrumented); without it a seeded mutation loop
+runs for the same time. Each target starts from a seed corpus of small valid files
+(the built-in demo and hand-written cases) and a dictionary of format tokens.
+
+Every exception other than InputError is recorded, not fatal: one finding per
+(exception type, innermost rankscope frame), keeping the smallest input that raised
+it, written to OUT/TARGET/finding-*.bin with a summary in OUT/TARGET/summary.json.
+
+Usage:
+  python fuzz/fuzz_readers.py --target gates --seconds 120
+  python fuzz/fuzz_readers.py --all --seconds 120 --jobs 2     # every target, 120 s each
+  python fuzz/fuzz_readers.py --replay OUT/gates/finding-1.bin --target gates
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+
+TARGETS = ["trec_lane", "json_lane", "trec_qrels", "json_qrels", "strata", "gates", "thresholds", "report"]
+DEFAULT_OUT = HERE / "out"
+
+# ---------------------------------------------------------------------------- imports (instrumented when atheris is there)
+
+try:
+    import atheris  # type: ignore
+except ImportError:  # pragma: no cover - the fallback loop
+    atheris = None
+
+import numpy as np  # noqa: E402  (not instrumented: C code)
+import pyarrow  # noqa: E402,F401
+import pyarrow.compute  # noqa: E402,F401
+import pyarrow.csv  # noqa: E402,F401
+
+try:
+    import pandas  # noqa: F401  (pyarrow's pa.array imports it on first use: do it once, here)
+except ImportError:
+    pass
+
+
+def _import_kernel():
+    global IO, RU, PL, WS, MET, ERR, VERDICT, DIFFING
+    from rankscope_tui.commands import verdict as VERDICT
+    from rankscope_tui.kernel import diffing as DIFFING
+    from rankscope_tui.kernel import errors as ERR
+    from rankscope_tui.kernel import io as IO
+    from rankscope_tui.kernel import metrics as MET
+    from rankscope_tui.kernel import pipeline as PL
+    from rankscope_tui.kernel import rules as RU
+    from rankscope_tui.kernel import workspace as WS
+
+
+if atheris is not None:
+    with atheris.instrument_imports(include=["rankscope_tui"]):
+        _import_kernel()
+else:
+    _import_kernel()
+
+InputError = ERR.InputError
+
+# ---------------------------------------------------------------------------- fixtures shared by the harnesses
+
+SCRATCH = Path(tempfile.mkdtemp(prefix="rs-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+
+
+def _cleanup() -> None:
+    import shutil
+
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+
+
+import atexit  # noqa: E402
+
+atexit.register(_cleanup)
+METRICS = tuple(MET.parse_metrics("hit@1,hit@5,recall@10,p@5,rr,ndcg@10"))
+FIX_RUN = ("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d3 3 2.0 t\nq2 Q0 d1 1 1.5 t\nq2 Q0 d4 2 0.5 t\n"
+           "q3 Q0 d2 1 0.9 t\nq4 Q0 d5 1 0.1 t\n")
+FIX_RUN2 = "q1 Q0 d3 1 9 t\nq1 Q0 d1 2 8 t\nq2 Q0 d4 1 7 t\nq3 Q0 d9 1 6 t\nq4 Q0 d1 1 5 t\n"
+FIX_QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d1 0\nq3 0 d7 0\nq4 0 d5 -1\n"
+
+
+def _fixture_file(name: str, text: str) -> str:
+    p = SCRATCH / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+_FIX: dict = {}
+
+
+def fixtures() -> dict:
+    """Raw lanes, qrels and a real report, read once."""
+    if not _FIX:
+        _FIX["lane"] = IO.read_lane(_fixture_file("fix-a.run", FIX_RUN), "a")
+        _FIX["lane2"] = IO.read_lane(_fixture_file("fix-b.run", FIX_RUN2), "b")
+        _FIX["qrels"] = IO.read_qrels(_fixture_file("fix-qrels.txt", FIX_QRELS))
+        ws = WS.Workspace.from_raw([_FIX["lane"], _FIX["lane2"]], _FIX["qrels"], WS.Settings(metrics=METRICS, resamples=50))
+        _FIX["report"] = json.loads(IO.dumps_strict(PL.evaluate_report(ws, {"gate_on": "a"})))
+    return _FIX
+
+
+def _input_file(data: bytes, suffix: str) -> str:
+    # a new inode each time (write, then rename over): a reader that maps the previous
+    # input never sees it shrink under it
+    p, tmp = SCRATCH / f"input{suffix}", SCRATCH / f"input{suffix}.new"
+    tmp.write_bytes(data)
+    os.replace(tmp, p)
+    return str(p)
+
+
+def _check_metrics(ws) -> None:
+    for lane in ws.lanes:
+        for level in ws.levels():
+            pq = ws.per_query(lane, level)
+            for k, v in pq.items():
+                if k == "rank":
+                    assert (v >= 0).all(), ("negative rank", lane, level)
+                    continue
+                assert np.isfinite(v).all(), ("non-finite metric", lane, level, k)
+                assert ((v >= 0) & (v <= 1)).all(), ("metric out of [0, 1]", lane, level, k, v[(v < 0) | (v > 1)][:3])
+
+
+def _check_lane(raw) -> None:
+    score = np.asarray(raw.score)
+    assert score.dtype.kind == "f" and np.isfinite(score).all(), "accepted lane with a non-finite score"
+    assert len(raw.qid) == len(raw.doc) == score.shape[0] == len(raw.line) > 0, "column lengths differ"
+    f = fixtures()
+    for group_sep in (None, "#"):
+        ws = WS.Workspace.from_raw([raw], f["qrels"], WS.Settings(metrics=METRICS, resamples=0, group_sep=group_sep, depth=3 if group_sep else None))
+        _check_metrics(ws)
+
+
+def _check_qrels(raw) -> None:
+    g = np.asarray(raw.grade)
+    assert g.dtype.kind == "i", f"grades of dtype {g.dtype}"
+    assert ((g >= -(2**31)) & (g <= 2**31 - 1)).all(), "accepted grade outside 32 bits"
+    assert len(raw.qid) == len(raw.doc) == g.shape[0] > 0
+    f = fixtures()
+    ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], raw, WS.Settings(metrics=METRICS, resamples=0, relevant=1))
+    _check_metrics(ws)
+
+
+# ---------------------------------------------------------------------------- harnesses: bytes -> None, raising only InputError
+
+
+def h_lane(data: bytes, suffix: str) -> None:
+    raw = IO.read_lane(_input_file(data, suffix), "x")
+    _check_lane(raw)
+
+
+def h_trec_lane(data: bytes) -> None:
+    h_lane(data, ".run")
+
+
+def h_json_lane(data: bytes) -> None:
+    h_lane(data, ".json")
+
+
+def h_qrels(data: bytes) -> None:
+    _check_qrels(IO.read_qrels(_input_file(data, ".txt")))
+
+
+def h_strata(data: bytes) -> None:
+    path = _input_file(data, ".tsv")
+    labels = IO.read_strata(path)
+    assert labels and all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in labels.items())
+    f = fixtures()
+    ws = WS.Workspace.from_raw([f["lane"]], f["qrels"], WS.Settings(metrics=METRICS, resamples=0), strata=[path])
+    from rankscope_tui.kernel import report as R
+
+    R.strata_block(ws)
+
+
+def h_gates(data: bytes) -> None:
+    path = _input_file(data, ".json")
+    rules = RU.parse_rules(IO.read_text(path), path)
+    assert rules
+    report = fixtures()["report"]
+    results = []
+    for r in rules:
+        try:
+            results.append(RU.judge(r, report))
+        except InputError:
+            continue
+    for on in ("interval", "point"):
+        RU.failed(results, on, strict=True)
+    json.dumps([r.as_dict() for r in results], allow_nan=False)
+
+
+def h_thresholds(data: bytes) -> None:
+    path = _input_file(data, ".json")
+    PL.read_thresholds(path)  # the reader alone first: its own errors
+    f = fixtures()
+    ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], WS.Settings(metrics=METRICS, resamples=0))
+    report = PL.evaluate_report(ws, {"gate_on": "a", "fpir": 0.1}, thresholds_path=path)
+    IO.dumps_strict(report)
+
+
+def h_report(data: bytes) -> None:
+    path = _input_file(data, ".json")
+    rep = VERDICT.load_report(path)
+    good = fixtures()["report"]
+    for a, b in ((good, rep), (rep, good)):
+        try:
+            DIFFING.comparable(a, b, "before", path)
+            items = DIFFING.diff_inputs(a, b, [])
+        except InputError:
+            continue
+        assert items
+    for rule in RU.parse_rules('[{"path": "lanes.a.doc.rr", "op": ">=", "threshold": 0.5},'
+                               ' {"path": "lanes.a.doc.hit@1", "op": "<=", "against": "lanes.b.doc.hit@1"}]', "gates"):
+        try:
+            RU.judge(rule, rep)
+        except InputError:
+            pass
+
+
+HARNESSES = {"trec_lane": h_trec_lane, "json_lane": h_json_lane, "trec_qrels": h_qrels, "json_qrels": h_qrels,
+             "strata": h_strata, "gates": h_gates, "thresholds": h_thresholds, "report": h_report}
+
+# ---------------------------------------------------------------------------- seeds and dictionaries
+
+
+def seeds(target: str) -> list[bytes]:
+    from rankscope_tui.demo import write_demo
+
+    demo = SCRATCH / "demo"
+    if not demo.exists():
+        write_demo(demo)
+
+    def head(name: str, n: int) -> str:
+        return "".join((demo / name).read_text(encoding="utf-8").splitlines(keepends=True)[:n])
+
+    run = head("lexical.run", 25)
+    qrels = head("qrels-test.txt", 25)
+    if target == "trec_lane":
+        out = [run, FIX_RUN, FIX_RUN.replace(" ", "\t"), "# c\n\n" + FIX_RUN.replace("\n", " x\r\n"), "\ufeff" + FIX_RUN2,
+               "q1 Q0 D1#p2 1 1e3 t\nq1 Q0 D1#p1 2 -0 t\nq1 Q0 é€ 3 0x1p3 t\n"]
+        return [s.encode() for s in out] + [gzip.compress(FIX_RUN.encode())]
+    if target == "json_lane":
+        lane = {"q1": {"d1": 1.5, "d2": -0.0, "D#1": 1e300}, "q2": {"d3": 3}}
+        out = [json.dumps(lane), json.dumps(lane, indent=2), '{"q1": {"d1": 1}}', '{"q\\u00e9": {"d\\"x": 2.5e-3}}']
+        return [s.encode() for s in out] + [gzip.compress(json.dumps(lane).encode())]
+    if target == "trec_qrels":
+        out = [qrels, FIX_QRELS, FIX_QRELS.replace(" ", "\t"), "q1 0 d1 2147483647\nq1 0 d2 -2147483648\n",
+               "# c\n\nq1 0 D#1 1\r\n"]
+        return [s.encode() for s in out] + [gzip.compress(FIX_QRELS.encode())]
+    if target == "json_qrels":
+        out = ['{"q1": {"d1": 1, "d3": 2}, "q2": {"d4": 1, "d1": 0}}', '{"q1": {"d1": 2.0}}', '{"q1": {"d1": -1, "d2": 0}}',
+               json.dumps({"q3": {"d7": 0}, "q1": {"d1": 2147483647}}, indent=1)]
+        return [s.encode() for s in out]
+    if target == "strata":
+        out = [head("strata.tsv", 20), "q1\tA\nq2\tB\n", "q1\tA b c\r\n\nq3\t(none)\n", "\ufeffq1\t\u00e9\t\n"]
+        return [s.encode() for s in out]
+    if target == "gates":
+        out = [(demo / "gates.json").read_text(), '{"rules": [{"path": "lanes.a.doc.rr", "op": "<=", "threshold": 1}]}',
+               '[{"path": "lanes.a.doc.hit@1", "op": ">=", "against": "lanes.b.doc.hit@1", "note": "x"}]',
+               '[{"path": "lanes.a.doc.rr", "op": ">=", "threshold": 0.5, "name": "n"}]']
+        return [s.encode() for s in out]
+    if target == "thresholds":
+        f = fixtures()
+        ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], WS.Settings(metrics=METRICS, resamples=0))
+        th = PL.calibrate(ws, {"gate_on": "a", "fpir": 0.1, "conservative": False, "miss_rate": 0.1, "margin": None, "mutual": 1},
+                          step=0.5, metric="rr")
+        small = {"schema": PL.THRESHOLDS_SCHEMA, "fusion": {"rrf_k": 10, "convex": {"weights": {"a": 0.25, "b": 0.75}}},
+                 "gate": {"floor": 1.0, "margin": 0.5, "mutual_r": 2}, "calibration": {"qids": ["q1", "q9"]}}
+        return [IO.dumps_strict(th).encode(), json.dumps(small).encode(),
+                json.dumps({"schema": PL.THRESHOLDS_SCHEMA, "gate": {"floor": None, "floor_reason": "-inf: accept all"}}).encode()]
+    if target == "report":
+        rep = fixtures()["report"]
+        small = {"schema": rep["schema"], "inputs": rep["inputs"], "lanes": rep["lanes"], "per_query": rep["per_query"]}
+        return [json.dumps(small).encode(), json.dumps(small, indent=1).encode()]
+    raise KeyError(target)
+
+
+TOKENS = {
+    "common": ["\n", "\r\n", "\t", " ", "#", "\ufeff", "\x00", "\xff", "\\", '"', "\x1f\x8b"],
+    "trec": ["Q0", " 0 ", "1e308", "1e309", "-0", "nan", "inf", "-Infinity", "0x1p3", "1_000", "2147483648", "-2147483649",
+             "99999999999999999999", "1.5", "+1", ".5", "5.", "1e-400", "\u00a0", "\x0b", "\x0c", "\u2028"],
+    "json": ["{", "}", "[", "]", ":", ",", '""', '"q1"', '"d1"', "null", "true", "false", "NaN", "Infinity", "-Infinity",
+             "1e400", "-1e400", "1" + "0" * 60, "2147483648", "-0.0", "1.0", "0.5", "\\u0000", "\\ud800", '"rules"',
+             '"path"', '"op"', '">="', '"<="', '"threshold"', '"against"', '"schema"', '"rankscope.thresholds/1"',
+             '"rankscope.report/1"', '"fusion"', '"convex"', '"weights"', '"rrf_k"', '"gate"', '"floor"', '"margin"',
+             '"mutual_r"', '"calibration"', '"qids"', '"floor_reason"', '"inputs"', '"qrels"', '"sha256"', '"settings"',
+             '"depth"', '"relevant"', '"group_sep"', '"per_query"', '"lanes"', '"doc"', '"value"', '"low"', '"high"',
+             '"lanes.a.doc.rr"', '"lanes.b.doc.rr"', '"lanes.a\\\\.x"', '"a"', '"b"'],
+}
+
+
+def _dict_escape(token: str) -> str:
+    """A token in libFuzzer's dictionary syntax: printable ASCII as is, every other byte as \\xNN."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\x{b:02x}" for b in token.encode("utf-8"))
+
+
+def dictionary(target: str) -> list[str]:
+    kinds = ["common"] + (["trec"] if target in ("trec_lane", "trec_qrels", "strata") else ["json"])
+    return [t for k in kinds for t in TOKENS[k]]
+
+
+# ---------------------------------------------------------------------------- bookkeeping
+
+
+class Findings:
+    """Every exception other than InputError: one per (type, innermost rankscope frame)."""
+
+    def __init__(self, target: str, out: Path):
+        self.target, self.dir = target, out / target
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for p in self.dir.glob("finding-*.bin"):
+            p.unlink()
+        self.runs = self.accepted = self.refused = 0
+        self.found: dict[str, dict] = {}
+        self.start = time.monotonic()
+        self.last_save = 0.0
+
+    @staticmethod
+    def signature(exc: BaseException) -> tuple[str, str]:
+        # a bad InputError is located where the InputError was raised
+        tb = traceback.extract_tb((exc.__cause__ if isinstance(exc, BadErrorMessage) and exc.__cause__ else exc).__traceback__)
+        ours = [f for f in tb if "rankscope_tui" in f.filename or f.filename.endswith("fuzz_readers.py")]
+        frame = (ours or tb)[-1] if (ours or tb) else None
+        where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})" if frame else "?"
+        return f"{type(exc).__name__} at {where}", "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
+
+    def record(self, data: bytes, exc: BaseException) -> None:
+        sig, tb = self.signature(exc)
+        cur = self.found.get(sig)
+        if cur is None or len(data) < cur["size"]:
+            n = cur["n"] if cur else len(self.found) + 1
+            path = self.dir / f"finding-{n}.bin"
+            path.write_bytes(data)
+            self.found[sig] = {"n": n, "signature": sig, "message": f"{type(exc).__name__}: {str(exc)[:300]}", "size": len(data),
+                               "file": str(path), "count": (cur["count"] if cur else 0) + 1, "traceback": tb,
+                               "input_preview": data[:200].decode("utf-8", "backslashreplace")}
+            if cur is None:
+                print(f"[{self.target}] NEW {sig}: {type(exc).__name__}: {str(exc)[:160]} ({len(data)} bytes)", flush=True)
+            self.save()
+        else:
+            cur["count"] += 1
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last_save > 5:
+            self.save()
+
+    def save(self) -> None:
+        self.last_save = time.monotonic()
+        summary = {"target": self.target, "engine": "atheris" if atheris else "random-mutation", "runs": self.runs,
+                   "accepted": self.accepted, "refused_with_input_error": self.refused,
+                   "seconds": round(time.monotonic() - self.start, 1), "findings": sorted(self.found.values(), key=lambda f: f["n"])}
+        tmp = self.dir / "summary.json.tmp"
+        tmp.write_text(json.dumps(summary, indent=2))
+        os.replace(tmp, self.dir / "summary.json")
+
+    def report(self) -> str:
+        lines = [f"{self.target}: {self.runs} inputs ran ({self.accepted} accepted, {self.refused} refused with InputError), "
+                 f"{len(self.found)} distinct exception(s) other than InputError"]
+        for f in sorted(self.found.values(), key=lambda f: f["n"]):
+            lines.append(f"  - {f['signature']}: {f['message'][:200]} [{f['count']}x; smallest {f['size']} bytes: {f['file']}]")
+        return "\n".join(lines)
+
+
+class BadErrorMessage(AssertionError):
+    """An InputError that names a line the input does not have, or no value."""
+
+
+def check_input_error(exc: InputError, data: bytes) -> None:
+    """The one-line error must name a line the file has (counted on the content: skip gzip)."""
+    if exc.line is not None and data[:2] != b"\x1f\x8b":
+        n_lines = data.count(b"\n") + 1
+        if not 1 <= exc.line <= n_lines:
+            raise BadErrorMessage(f"InputError names line {exc.line} of a {n_lines}-line input: {exc}") from exc
+    if "'?'" in str(exc) and b"?" not in data:  # '?' is what the reader prints when it lost the value
+        raise BadErrorMessage(f"InputError without the offending value: {exc}") from exc
+
+
+def one_input(harness, findings: Findings, data: bytes) -> None:
+    findings.runs += 1
+    try:
+        try:
+            harness(data)
+            findings.accepted += 1
+        except InputError as exc:
+            findings.refused += 1
+            check_input_error(exc, data)
+    except Exception as exc:  # noqa: BLE001 - every other exception is the finding
+        findings.record(data, exc)
+    findings.tick()
+
+
+# ---------------------------------------------------------------------------- engines
+
+
+def run_atheris(target: str, seconds: int, out: Path, seed: int) -> Findings:
+    harness = HARNESSES[target]
+    findings = Findings(target, out)
+    corpus = out / target / "corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for i, s in enumerate(seeds(target)):
+        (corpus / f"seed-{i}").write_bytes(s)
+    dict_path = out / target / "tokens.dict"
+    dict_path.write_text("".join(f'"{_dict_escape(t)}"\n' for t in dictionary(target)))
+    fixtures()
+    deadline = time.monotonic() + seconds
+
+    def test_one_input(data: bytes) -> None:
+        one_input(harness, findings, data)
+        if time.monotonic() >= deadline:  # libFuzzer's own exit would skip the summary
+            findings.save()
+            print(findings.report(), flush=True)
+            sys.stdout.flush()
+            _cleanup()
+            os._exit(0)
+
+    # libFuzzer's -max_total_time only as a backstop
+    atheris.Setup([sys.argv[0], str(corpus), f"-max_total_time={seconds + 60}", f"-seed={seed}", "-max_len=8192", "-timeout=20",
+                   f"-dict={dict_path}", "-rss_limit_mb=4096", "-print_final_stats=1"], test_one_input)
+    atheris.Fuzz()
+    return findings
+
+
+def mutate(rng: random.Random, data: bytes, tokens: list[bytes], pool: list[bytes]) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 6)):
+        op = rng.randrange(8)
+        pos = rng.randint(0, len(b))
+        if op == 0 and b:
+            del b[rng.randrange(len(b))]
+        elif op == 1:
+            b[pos:pos] = bytes([rng.randrange(256)])
+        elif op == 2 and b:
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        elif op == 3:
+            b[pos:pos] = rng.choice(tokens)
+        elif op == 4 and b:
+            i, j = sorted(rng.randrange(len(b)) for _ in range(2))
+            b[pos:pos] = b[i:j + 1] * rng.randint(1, 50)
+        elif op == 5 and b:
+            i, j = sorted(rng.randrange(len(b)) for _ in range(2))
+            del b[i:j + 1]
+        elif op == 6:
+            other = rng.choice(pool)
+            i = rng.randint(0, len(other))
+            b[pos:] = other[i:]
+        else:
+            b[pos:pos] = rng.choice(tokens) * rng.randint(1, 200)
+    return bytes(b[:8192])
+
+
+def run_random(target: str, seconds: int, out: Path, seed: int) -> Findings:
+    harness = HARNESSES[target]
+    findings = Findings(target, out)
+    rng = random.Random(seed)
+    pool = seeds(target)
+    tokens = [t.encode() for t in dictionary(target)]
+    end = time.monotonic() + seconds
+    for s in pool:
+        one_input(harness, findings, s)
+    while time.monotonic() < end:
+        data = mutate(rng, rng.choice(pool), tokens, pool)
+        before = len(findings.found)
+        one_input(harness, findings, data)
+        if len(findings.found) > before or (rng.random() < 0.01 and len(pool) < 500):
+            pool.append(data)
+    findings.save()
+    print(findings.report(), flush=True)
+    return findings
+
+
+# ---------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", choices=TARGETS)
+    ap.add_argument("--all", action="store_true", help="every target, one process each")
+    ap.add_argument("--targets", default=",".join(TARGETS), help="with --all: a comma list of targets (default: all)")
+    ap.add_argument("--seconds", type=int, default=120, help="fuzzing time per target (default 120)")
+    ap.add_argument("--jobs", type=int, default=1, help="with --all: targets fuzzed at the same time")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--engine", choices=["auto", "atheris", "random"], default="auto")
+    ap.add_argument("--out", default=str(DEFAULT_OUT), help="findings, corpora and summaries (default fuzz/out)")
+    ap.add_argument("--replay", metavar="FILE", help="run one input through --target and show what it raises")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+
+    if args.replay:
+        if not args.target:
+            ap.error("--replay needs --target")
+        data = Path(args.replay).read_bytes()
+        try:
+            HARNESSES[args.target](data)
+            print("accepted")
+        except InputError as exc:
+            try:
+                check_input_error(exc, data)
+            except BadErrorMessage as bad:
+                print(f"BadErrorMessage: {bad}")
+                return 1
+            print(f"InputError (fine): {exc}")
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+            return 1
+        return 0
+
+    if args.all:
+        chosen = [t.strip() for t in args.targets.split(",") if t.strip()]
+        unknown = [t for t in chosen if t not in TARGETS]
+        if unknown:
+            ap.error(f"unknown targets: {unknown}")
+        procs, pending, results = [], list(chosen), {}
+        while pending or procs:
+            while pending and len(procs) < max(1, args.jobs):
+                t = pending.pop(0)
+                cmd = [sys.executable, __file__, "--target", t, "--seconds", str(args.seconds), "--seed", str(args.seed),
+                       "--engine", args.engine, "--out", str(out)]
+                out.mkdir(parents=True, exist_ok=True)
+                log = open(out / f"{t}.log", "w")
+                procs.append((t, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
+            time.sleep(1)
+            for item in list(procs):
+                t, p, log = item
+                if p.poll() is not None:
+                    log.close()
+                    procs.remove(item)
+                    results[t] = p.returncode
+        total = 0
+        print(f"\nfuzzing summary ({args.seconds} s per target, engine {args.engine}):")
+        for t in chosen:
+            s = json.loads((out / t / "summary.json").read_text())
+            total += s["runs"]
+            print(f"{t:11} {s['runs']:>9} inputs  {s['accepted']:>8} accepted  {s['refused_with_input_error']:>8} InputError  "
+                  f"{len(s['findings'])} finding(s)  [{s['engine']}, {s['seconds']} s]")
+            for f in s["findings"]:
+                print(f"    - {f['signature']}: {f['message'][:160]} (smallest {f['size']} bytes: {f['file']})")
+        print(f"total {total} inputs")
+        return 0
+
+    if not args.target:
+        ap.error("give --target or --all")
+    engine = args.engine
+    if engine == "auto":
+        engine = "atheris" if atheris is not None else "random"
+    if engine == "atheris":
+        if atheris is None:
+            ap.error("atheris is not installed (pip install atheris), use --engine random")
+        run_atheris(args.target, args.seconds, out, args.seed)
+    else:
+        run_random(args.target, args.seconds, out, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

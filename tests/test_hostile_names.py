@@ -1,0 +1,345 @@
+"""Lane names, stratum names and labels, query ids and doc ids full of LaTeX and
+Markdown specials (SPEC §2, §9): the tables of ``evaluate`` and ``compare`` in
+``--format latex`` and ``--format markdown`` must keep their structure and show
+every name exactly, escaped.
+
+LaTeX: the output is tokenised as TeX reads it (control words, control symbols,
+characters). Every row of a tabular has as many top-level ``&`` as the header, braces
+balance, no bare ``% $ # _ ^ ~`` is left, and each cell, unescaped, is the name.
+Markdown: every table row has as many unescaped ``|`` as the header, no bare ``*``
+or ``_`` is left, and each cell, unescaped, is the name.
+
+Lane names may hold every special but ``.``, ``=`` and whitespace, which are errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from test_reliability import assert_one_line_error, cli_many
+
+# the names under test; each holds every special of the brief
+SPECIALS = "_%&#${}\\|*"
+LANE_A = "A_%&#${}\\|*"         # given as NAME=PATH
+LANE_B = "b\\_%{x}|#*&$"        # named after its file: b\_%{x}|#*&$.run
+STRAT = "kind_%&#${}|*"         # a stratification is named after its file stem
+LABELS = ["lab_%&#${}\\|*0", "lab_%&#${}\\|*1"]
+QIDS = [f"q{i}_%&#${{}}\\|*,\"" for i in range(14)]  # and a comma and a quote, for the CSV
+DOCS = [f"d{i}_%&#${{}}\\|*" for i in range(20)]
+
+LATEX_UNESCAPE_CMD = {"textbackslash": "\\", "textasciitilde": "~", "textasciicircum": "^", "textbar": "|",
+                      "textless": "<", "textgreater": ">"}
+
+
+def _write_data(d: Path) -> dict[str, str]:
+    import random
+
+    rng = random.Random(7)
+    d.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, fname in (("a", "a.run"), ("b", LANE_B + ".run")):
+        lines = []
+        for q in QIDS:
+            for r, doc in enumerate(rng.sample(DOCS, 8)):
+                lines.append(f"{q} Q0 {doc} {r + 1} {rng.random():.4f} t\n")
+        (d / fname).write_text("".join(lines), encoding="utf-8")
+        paths[name] = str(d / fname)
+    qrels = "".join(f"{q} 0 {doc} {rng.randint(0, 2) if i else 2}\n" for q in QIDS for i, doc in enumerate(rng.sample(DOCS, 4)))
+    (d / "qrels.txt").write_text(qrels, encoding="utf-8")
+    (d / f"{STRAT}.tsv").write_text("".join(f"{q}\t{LABELS[i % 2]}\n" for i, q in enumerate(QIDS)), encoding="utf-8")
+    paths["qrels"], paths["strata"] = str(d / "qrels.txt"), str(d / f"{STRAT}.tsv")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hostile")
+    p = _write_data(d / "in")
+    lanes = ["--lane", f"{LANE_A}={p['a']}", "--lane", p["b"], "--qrels", p["qrels"]]
+    ev = [*lanes, "--strata", p["strata"], "--metrics", "rr,hit@1,ndcg@5", "--resamples", "200"]
+    cmp = [*lanes, "--metric", "ndcg@10", "--metric", "rr", "--resamples", "999"]
+    jobs = {
+        "evaluate_latex": (["evaluate", *ev, "--format", "latex", "--out", str(d / "r.json"), "--per-query", str(d / "pq.csv")], d, None),
+        "evaluate_markdown": (["evaluate", *ev, "--format", "markdown"], d, None),
+        "compare_latex": (["compare", *cmp, "--format", "latex"], d, None),
+        "compare_markdown": (["compare", *cmp, "--format", "markdown"], d, None),
+    }
+    bad = {  # run from the directory holding a.run
+        "dot_in_name": "--lane=a.b=a.run",
+        "space_in_name": "--lane=a b=a.run",
+        "tab_in_name": "--lane=a\tb=a.run",
+        "empty_name": "--lane==a.run",
+    }
+    for k, arg in bad.items():
+        jobs[k] = (["evaluate", arg, "--qrels", p["qrels"], "--resamples", "0"], d / "in", None)
+    jobs["dot_in_name_path_with_a_directory"] = (["evaluate", "--lane", "a.b=in/a.run", "--qrels", p["qrels"], "--resamples", "0"],
+                                                 d, None)
+    for k, fname in (("dot_in_file_name", "v1.2.run"), ("space_in_file_name", "my lane.run"), ("equals_in_file_name", "x=y.run")):
+        (d / "in" / fname).write_text(Path(p["a"]).read_text(encoding="utf-8"), encoding="utf-8")
+        jobs[k] = (["evaluate", "--lane", f"./in/{fname}", "--qrels", p["qrels"], "--resamples", "0"], d, None)
+    jobs["backslash_in_name"] = (["evaluate", "--lane", f"a\\b={p['a']}", "--qrels", p["qrels"], "--resamples", "0",
+                                  "--out", str(d / "bs.json")], d, None)
+    res = cli_many(jobs)
+    res["dir"] = d
+    return res
+
+
+# ============================================================================ LaTeX
+
+
+def tex_tokens(s: str) -> list[tuple[str, str]]:
+    """('cmd', name) for a control word, ('sym', c) for a control symbol, ('ch', c) otherwise."""
+    out, i = [], 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            assert i + 1 < len(s), f"a lone backslash ends {s!r}"
+            if s[i + 1].isalpha():
+                j = i + 1
+                while j < len(s) and s[j].isalpha():
+                    j += 1
+                out.append(("cmd", s[i + 1:j]))
+                i = j
+            else:
+                out.append(("sym", s[i + 1]))
+                i += 2
+        else:
+            out.append(("ch", c))
+            i += 1
+    return out
+
+
+def tex_check(s: str) -> list[tuple[str, str]]:
+    """Braces balance and no special is bare; returns the tokens."""
+    toks = tex_tokens(s)
+    depth = 0
+    for kind, v in toks:
+        if kind == "ch":
+            assert v not in "%$#_^~", f"bare {v!r} in {s!r}"
+            depth += {"{": 1, "}": -1}.get(v, 0)
+            assert depth >= 0, f"unbalanced '}}' in {s!r}"
+    assert depth == 0, f"unbalanced '{{' in {s!r}"
+    return toks
+
+
+def tex_cells(row: str) -> list[str]:
+    """Split a tabular row at its top-level '&' and unescape each cell to plain text."""
+    row = row.rstrip()
+    assert row.endswith(r"\\"), f"a row ends with \\\\: {row!r}"
+    toks = tex_check(row[:-2])
+    cells, cur, depth, k = [], [], 0, 0
+    while k < len(toks):
+        kind, v = toks[k]
+        if kind == "ch" and v == "&" and depth == 0:
+            cells.append("".join(cur).strip())
+            cur = []
+        elif kind == "ch" and v in "{}":
+            depth += 1 if v == "{" else -1
+        elif kind == "sym":
+            cur.append(v)
+        elif kind == "cmd":
+            assert v in LATEX_UNESCAPE_CMD, f"unexpected \\{v} in a cell: {row!r}"
+            cur.append(LATEX_UNESCAPE_CMD[v])
+            if toks[k + 1:k + 3] == [("ch", "{"), ("ch", "}")]:
+                k += 2
+        else:
+            cur.append(v)
+        k += 1
+    cells.append("".join(cur).strip())
+    return cells
+
+
+def tex_unescape(s: str) -> str:
+    cells = tex_cells(s + r" \\")
+    assert len(cells) == 1, f"a bare '&' outside a tabular row: {s!r}"
+    return cells[0]
+
+
+def tex_tables(text: str) -> list[dict]:
+    """Each tabular: its column spec, header cells, body rows (cells) and caption text."""
+    lines = text.splitlines()
+    tables, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith(r"\begin{tabular}{"):
+            spec = lines[i][len(r"\begin{tabular}{"):-1]
+            assert lines[i + 1] == r"\toprule", lines[i + 1]
+            header = tex_cells(lines[i + 2])
+            assert lines[i + 3] == r"\midrule"
+            j, rows = i + 4, []
+            while lines[j] != r"\bottomrule":
+                rows.append(tex_cells(lines[j]))
+                j += 1
+            assert lines[j + 1] == r"\end{tabular}"
+            cap = lines[j + 2]
+            assert cap.startswith(r"\caption{") and cap.endswith("}"), cap
+            tex_check(cap)
+            tables.append({"spec": spec, "header": header, "rows": rows, "caption": tex_unescape(cap[len(r"\caption{"):-1])})
+            i = j + 3
+        else:
+            i += 1
+    return tables
+
+
+def test_evaluate_latex_tables_keep_their_structure_and_names(rendered):
+    res = rendered["evaluate_latex"]
+    assert res.returncode == 0, res.stderr
+    tables = tex_tables(res.stdout)
+    assert len(tables) == 3  # overall and the two strata
+    for t in tables:
+        assert len(t["spec"]) == len(t["header"]) == 2 + 4  # lane, level, rr, hit@1, ndcg@5, judged@5
+        assert t["header"] == ["lane", "level", "rr", "hit@1", "ndcg@5", "judged@5"]
+        for row in t["rows"]:
+            assert len(row) == len(t["header"]), row  # as many '&' as the header
+        assert [r[0] for r in t["rows"]] == [LANE_A, LANE_B, "rrf"]
+    assert STRAT in tables[1]["caption"] and LABELS[0] in tables[1]["caption"], tables[1]["caption"]
+    assert LABELS[1] in tables[2]["caption"]
+
+
+def test_compare_latex_table_keeps_its_structure_and_names(rendered):
+    res = rendered["compare_latex"]
+    assert res.returncode == 0, res.stderr
+    (t,) = tex_tables(res.stdout)
+    assert len(t["spec"]) == len(t["header"]) == 16
+    assert len(t["rows"]) == 4  # b and rrf against A, on two metrics
+    for row in t["rows"]:
+        assert len(row) == len(t["header"]), row
+        assert row[0] == LANE_A
+    assert {r[1] for r in t["rows"]} == {LANE_B, "rrf"}
+
+
+def test_a_bar_in_a_name_prints_as_a_bar_in_latex(rendered):
+    from rankscope_tui.kernel.report import escape_latex
+
+    assert escape_latex("a|b") == r"a\textbar{}b"
+
+
+# ============================================================================ Markdown
+
+
+def md_split(line: str) -> list[str]:
+    """Cells of a table row, split at unescaped '|'; each cell unescaped."""
+    assert line.startswith("|") and line.rstrip().endswith("|"), line
+    cells, cur, i = [], [], 0
+    bars = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            assert i + 1 < len(line), f"a lone backslash ends {line!r}"
+            cur.append(line[i + 1])
+            i += 2
+            continue
+        assert c not in "*_`", f"bare {c!r} in {line!r}"
+        if c == "|":
+            bars += 1
+            cells.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    assert "".join(cur).strip() == ""
+    return cells[1:]
+
+
+def md_unescape(s: str) -> str:
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\":
+            out.append(s[i + 1])
+            i += 2
+        else:
+            assert s[i] not in "*_`|", f"bare {s[i]!r} in {s!r}"
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def md_tables(text: str) -> list[tuple[str | None, list[str], list[list[str]]]]:
+    lines = text.splitlines()
+    out, i, title = [], 0, None
+    while i < len(lines):
+        if lines[i].startswith("### "):
+            title = md_unescape(lines[i][4:])
+        if lines[i].startswith("|"):
+            header = md_split(lines[i])
+            assert lines[i + 1] == "|" + "|".join("---" for _ in header) + "|", lines[i + 1]
+            rows, j = [], i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append(md_split(lines[j]))
+                j += 1
+            out.append((title, header, rows))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def test_evaluate_markdown_tables_keep_their_structure_and_names(rendered):
+    res = rendered["evaluate_markdown"]
+    assert res.returncode == 0, res.stderr
+    tables = md_tables(res.stdout)
+    assert [t[0] for t in tables] == ["Overall", f"Stratum {STRAT} = {LABELS[0]}", f"Stratum {STRAT} = {LABELS[1]}"]
+    for _, header, rows in tables:
+        assert header == ["lane", "level", "rr", "hit@1", "ndcg@5", "judged@5"]
+        for r in rows:
+            assert len(r) == len(header), r  # as many unescaped '|' as the header
+        assert [r[0] for r in rows] == [LANE_A, LANE_B, "rrf"]
+    cap = res.stdout.rstrip().splitlines()[-1]
+    assert cap.startswith("*") and cap.endswith("*")
+    md_unescape(cap[1:-1])  # no bare '*' or '_' inside the caption
+
+
+def test_compare_markdown_table_and_notes_keep_names(rendered):
+    res = rendered["compare_markdown"]
+    assert res.returncode == 0, res.stderr
+    ((_, header, rows),) = md_tables(res.stdout)
+    assert len(header) == 16
+    for r in rows:
+        assert len(r) == len(header), r
+        assert r[0] == LANE_A
+    assert {r[1] for r in rows} == {LANE_B, "rrf"}
+    notes = [ln[2:] for ln in res.stdout.splitlines() if ln.startswith("- ")]
+    assert notes
+    plain = [md_unescape(n) for n in notes]
+    losses = [p for p in plain if "largest losses" in p]
+    assert losses and all(f"vs {LANE_A}" in p for p in losses)
+    assert any(q in p for p in losses for q in QIDS), losses  # query ids, with every special, shown whole
+
+
+# ============================================================================ report.json and CSV keep the names
+
+
+def test_report_and_per_query_csv_keep_the_names_exactly(rendered):
+    d = rendered["dir"]
+    rep = json.loads((d / "r.json").read_text(encoding="utf-8"))
+    assert list(rep["lanes"]) == [LANE_A, LANE_B, "rrf"]
+    assert set(rep["strata"][STRAT]) == set(LABELS)
+    rows = list(csv.reader(io.StringIO((d / "pq.csv").read_text(encoding="utf-8"))))
+    assert rows[0][:3] == ["lane", "level", "qid"]
+    assert {r[2] for r in rows[1:]} <= set(QIDS) and {r[0] for r in rows[1:]} == {LANE_A, LANE_B, "rrf"}
+    assert all(len(r) == len(rows[0]) for r in rows)
+
+
+# ============================================================================ lane names: '.', '=' and whitespace are errors
+
+
+@pytest.mark.parametrize("case", ["dot_in_name", "space_in_name", "tab_in_name", "empty_name", "dot_in_file_name",
+                                  "space_in_file_name", "equals_in_file_name"])
+def test_a_lane_name_with_a_dot_an_equals_sign_or_whitespace_is_an_error(rendered, case):
+    msg = assert_one_line_error(rendered[case])
+    assert "lane name" in msg, msg
+
+
+def test_a_bad_lane_name_before_a_path_with_a_directory_is_reported_as_a_lane_name_error(rendered):
+    msg = assert_one_line_error(rendered["dot_in_name_path_with_a_directory"])
+    assert "lane name" in msg, msg
+
+
+def test_a_backslash_in_a_lane_name_given_on_the_command_line_is_accepted(rendered):
+    res = rendered["backslash_in_name"]
+    assert res.returncode == 0, res.stderr
+    assert list(json.loads((rendered["dir"] / "bs.json").read_text())["lanes"]) == ["a\\b"]
