@@ -488,9 +488,6 @@ SNIFF_BUG = ("io.looks_like_json decides the format from the first character: a 
              "the fast path) whose first qid starts with '{' or '[' is parsed as JSON and refused as 'invalid JSON'")
 UNWRITABLE_BUG = ("check_output_path checks that the output directory exists, not that it can be written: "
                   "tempfile.mkstemp's OSError in write_atomic escapes as a traceback")
-MISSING_METRIC_BUG = ("diffing.diff_inputs skips a metric that some per-query row of a report lacks: a malformed report "
-                      "(a row without a metric its siblings have) is diffed without that metric and without a word, where "
-                      "the other shape problems are refused as 'not a rankscope report'")
 
 
 def P(name: str, case: Case):
@@ -516,31 +513,28 @@ CASES = [
     P("truncated_gzip_ood", Case(_evaluate_with("ood", _gz_truncated(OOD), "ood.txt.gz"))),
     P("truncated_gzip_gates", Case(lambda d: (lambda a: (a[0], a[1]))(_verdict(d, _gz_truncated(GOOD_GATES), "gates.json.gz")))),
     # ---- JSON numbers out of every range
-    P("json_lane_score_integer_beyond_float", Case(_evaluate_with("b", '{"q1": {"d1": 1' + "0" * 400 + "}}", "b.json"),
-                                                   bug=JSON_OVERFLOW_BUG)),
-    P("json_lane_score_5000_digits", Case(_evaluate_with("b", '{"q1": {"d1": 1' + "0" * 5000 + "}}", "b.json"), bug=JSON_DIGITS_BUG)),
+    P("json_lane_score_integer_beyond_float", Case(_evaluate_with("b", '{"q1": {"d1": 1' + "0" * 400 + "}}", "b.json"))),
+    P("json_lane_score_5000_digits", Case(_evaluate_with("b", '{"q1": {"d1": 1' + "0" * 5000 + "}}", "b.json"))),
     P("json_lane_score_float_overflow", Case(_evaluate_with("b", '{"q1": {"d1": 1e400}}', "b.json"))),
-    P("json_qrels_grade_5000_digits", Case(_evaluate_with("qrels", '{"q1": {"d1": 1' + "0" * 5000 + "}}", "qrels.json"),
-                                           bug=JSON_DIGITS_BUG)),
+    P("json_qrels_grade_5000_digits", Case(_evaluate_with("qrels", '{"q1": {"d1": 1' + "0" * 5000 + "}}", "qrels.json"))),
     P("json_qrels_grade_float_overflow", Case(_evaluate_with("qrels", '{"q1": {"d1": 1e400}}', "qrels.json"))),
     P("json_qrels_grade_huge_negative", Case(_evaluate_with("qrels", '{"q1": {"d1": -1e12}}', "qrels.json"))),
     # ---- numbers pyarrow and Python read differently: the error names the line and the value
     P("score_with_an_underscore_names_its_line", Case(_evaluate_with("a", RUN_A + "q9 Q0 d1 1 1_000 a\n", "a.run", line=13),
-                                                      contains=("1_000",), bug=NUMBER_LINE_BUG)),
-    P("score_in_arabic_indic_digits_names_its_line", Case(_evaluate_with("a", RUN_A + "q9 Q0 d1 1 \u0661 a\n", "a.run", line=13),
-                                                          bug=NUMBER_LINE_BUG)),
+                                                      contains=("1_000",))),
+    P("score_in_arabic_indic_digits_names_its_line", Case(_evaluate_with("a", RUN_A + "q9 Q0 d1 1 \u0661 a\n", "a.run", line=13))),
     P("grade_with_an_underscore_names_its_line", Case(_evaluate_with("qrels", QRELS + "q9 0 d1 1_0\n", "qrels.txt", line=11),
-                                                      contains=("1_0",), bug=NUMBER_LINE_BUG)),
+                                                      contains=("1_0",))),
     P("grade_followed_by_a_no_break_space_names_its_line", Case(_evaluate_with("qrels", QRELS + "q9 0 d1 -4\u00a0\n", "qrels.txt",
-                                                                               line=11), bug=NUMBER_LINE_BUG)),
-    P("grade_in_hexadecimal_is_refused", Case(_evaluate_with("qrels", QRELS + "q9 0 d1 0x1\n", "qrels.txt", line=11), bug=HEX_GRADE_BUG)),
+                                                                               line=11))),
+    P("grade_in_hexadecimal_is_refused", Case(_evaluate_with("qrels", QRELS + "q9 0 d1 0x1\n", "qrels.txt", line=11))),
     P("score_in_hexadecimal_is_refused", Case(_evaluate_with("a", RUN_A + "q9 Q0 d1 1 0x10 a\n", "a.run", line=13))),
     # ---- a lone surrogate escape in a JSON id (a surrogate pair is a fine character)
-    P("json_lane_lone_surrogate_in_a_doc_id", Case(_evaluate_with("b", '{"q1": {"d\\ud800": 1.0}}', "b.json"), bug=SURROGATE_BUG)),
-    P("json_qrels_lone_surrogate_in_a_qid", Case(_evaluate_with("qrels", '{"q\\udfff": {"d1": 1}}', "qrels.json"), bug=SURROGATE_BUG)),
+    P("json_lane_lone_surrogate_in_a_doc_id", Case(_evaluate_with("b", '{"q1": {"d\\ud800": 1.0}}', "b.json"))),
+    P("json_qrels_lone_surrogate_in_a_qid", Case(_evaluate_with("qrels", '{"q\\udfff": {"d1": 1}}', "qrels.json"))),
     # ---- JSON nested 50 000 deep, in every JSON reader
-    P("deep_json_lane", Case(_evaluate_with("b", '{"q1": ' + DEEP + "}", "b.json"), bug=DEEP_BUG)),
-    P("deep_json_qrels", Case(_evaluate_with("qrels", '{"q1": ' + DEEP + "}", "qrels.json"), bug=DEEP_BUG)),
+    P("deep_json_lane", Case(_evaluate_with("b", '{"q1": ' + DEEP + "}", "b.json"))),
+    P("deep_json_qrels", Case(_evaluate_with("qrels", '{"q1": ' + DEEP + "}", "qrels.json"))),
     P("deep_json_thresholds", Case(_evaluate_with("thresholds", DEEP, "th.json"))),
     P("deep_json_gates", Case(_verdict_line(DEEP, None))),
     P("deep_json_report", Case(_diff(raw=DEEP))),
@@ -607,7 +601,7 @@ for _cmd in ("evaluate", "goldens"):
         (lambda c: lambda d: ((["goldens", "--out", "/proc/rankscope-out.txt"] if c == "goldens" else
                                evaluate_args(clean_set(d / "in"), Path("/proc/rankscope-report.json"), ("--resamples", "0"))),
                               "/proc/rankscope-"))(_cmd),
-        bug=UNWRITABLE_BUG, marks=[pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")])))
+        marks=[pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")])))
 
 
 # ---- malformed gates files for verdict
@@ -665,8 +659,7 @@ CASES += [
     P("diff_report_qrels_a_number", Case(_diff(mutate=lambda r: r["inputs"].update(qrels=5)))),
     P("diff_report_per_query_value_a_string", Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"]["q1"].update(rr="x")))),
     P("diff_report_per_query_lane_a_number", Case(_diff(mutate=lambda r: r["per_query"].update(a=3)))),
-    P("diff_report_per_query_row_missing_a_metric", Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"]["q2"].pop("hit@1")),
-                                                         bug=MISSING_METRIC_BUG)),
+    P("diff_report_per_query_row_missing_a_metric", Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"]["q2"].pop("hit@1")))),
     P("diff_report_per_query_row_a_number", Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"].update(q1=3)))),
 ]
 
@@ -683,10 +676,7 @@ THRESHOLDS_ERRORS = {
     "convex_a_list": (None, {"schema": TH, "fusion": {"convex": [0.5, 0.5]}}, None),
     "convex_weight_a_string": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": "half", "b": 0.5}}}}, None),
     "convex_weight_negative": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": -1, "b": 2}}}}, None),
-    "convex_weights_all_zero": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": 0, "b": 0.0}}}},
-                                "pipeline.read_thresholds checks each convex weight is finite and >= 0 but not that "
-                                "some weight is positive: all-zero weights reach fusion._check_weights, whose "
-                                "ValueError ('not all 0') escapes as a traceback"),
+    "convex_weights_all_zero": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": 0, "b": 0.0}}}}, None),
     "convex_weights_for_other_lanes": (None, {"schema": TH, "fusion": {"convex": {"weights": {"x": 0.5, "y": 0.5}}}}, None),
     "gate_a_list": (None, {"schema": TH, "gate": [0.5]}, None),
     "gate_floor_a_string": (None, {"schema": TH, "gate": {"floor": "high"}}, None),
@@ -777,14 +767,12 @@ def test_very_long_ids_and_lines_are_read(misc_runs):
     assert pq["q2"]["rr"] == 0.5 and pq["q2"]["recall@10"] == 0.5  # the 5 MB id differs from its judged prefix
 
 
-@pytest.mark.xfail(strict=True, reason=NUMBER_LINE_BUG)
 def test_a_grade_written_with_a_plus_sign_is_read_as_trec_eval_reads_it(misc_runs):
     res = misc_runs["plus"]
     assert res.returncode == 0, res.stderr
     assert json.loads((misc_runs["root"] / "plus" / "r.json").read_text())["summary"]["positives"] == 5
 
 
-@pytest.mark.xfail(strict=True, reason=SNIFF_BUG)
 def test_a_trec_file_whose_first_qid_starts_with_a_brace_is_read_as_trec(misc_runs):
     res = misc_runs["brace"]
     assert res.returncode == 0, res.stderr
@@ -1006,10 +994,6 @@ def test_sigint_keeps_the_old_report_and_leaves_no_temp(demo_dir, tmp_path, wher
     assert leftovers(out) == ["report.json"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "only SIGINT is handled: SIGTERM (what CI timeouts and `kill` send) ends the process without unwinding, so "
-    "io.write_atomic's cleanup never runs and the half-written .rankscope-*.tmp stays next to the output "
-    "(the old report itself is intact)"))
 def test_sigterm_in_the_middle_of_a_write_leaves_no_temp(demo_dir, tmp_path):
     d = demo_dir
     out = tmp_path / "out"

@@ -1,23 +1,34 @@
 """The dashboard: Pilot tests on app state, one snapshot per view, export parity, errors.
 
-Every test drives the app as a person would (keys) and asserts on the app's state, not
-on scraped text; workers are awaited (``app.workers.wait_for_complete()``), never slept
-on. The demo is written once per session; the workspace and report are shared by the
-tests that do not load or export (they are read-only to the screens).
+Every test drives the app as a person would (keys, choices in widgets) and asserts on the
+app's state, not on scraped text; workers are awaited (``app.workers.wait_for_complete()``),
+never slept on.
+
+Speed: the demo, its workspace and its report are made once per session. Two apps are
+shared by the tests of this module (they run in one module-scoped event loop):
+
+- ``tour``: the nine snapshots, taken from the running app (``snap_compare`` with the
+  screenshot of the shared app instead of a fresh app per view); nothing else touches it;
+- ``work``: the number keys and help, then the view tests that change state. Each one works
+  in its own view (and the query drill-down), so none depends on what another left behind.
+
+Tests that load through the app's own worker or export get a fresh app.
 """
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 pytest.importorskip("textual")
 
-from textual.widgets import Input, Select  # noqa: E402
-from textual.worker import WorkerFailed  # noqa: E402
+from textual.widgets import Checkbox, Input, Select, SelectionList  # noqa: E402
+from textual.worker import WorkerCancelled, WorkerFailed  # noqa: E402
 
 from rankscope_tui.app import RankscopeApp  # noqa: E402
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args  # noqa: E402
@@ -25,8 +36,12 @@ from rankscope_tui.demo import SHOWCASE, write_demo  # noqa: E402
 from rankscope_tui.screens import VIEWS  # noqa: E402
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog  # noqa: E402
 
-SIZE = (140, 45)
+SIZE = (140, 45)  # the snapshots' terminal
+WORK_SIZE = (120, 36)  # the Pilot tests': every view still lays out; a smaller screen repaints faster
 FAST = ["--resamples", "999"]  # compare refuses 0 < B < 999; 999 keeps the suite fast
+KEY = {mode: str(i) for i, (mode, _) in enumerate(VIEWS, 1)}
+
+module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest.fixture(scope="session")
@@ -52,9 +67,22 @@ def loaded(demo_args):
     return ws, report
 
 
-@pytest.fixture(autouse=True)
-def no_cursor_blink(monkeypatch):
-    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+QUIET = 0.03  # the screens' debounce / throttle windows in these tests (seconds)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def test_timing():
+    """A blinking cursor makes snapshots flaky (harlequin, posting); and the debounce windows
+    that spare a person's typing a recompute per key are shortened, so that a test waits
+    ``2 * QUIET`` after a change instead of a quarter second (the coalescing is unchanged)."""
+    from rankscope_tui.screens import compare, gate, rrf
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Input, "_toggle_cursor", lambda self: None)
+        mp.setattr(compare, "DEBOUNCE", QUIET)
+        mp.setattr(gate, "DEBOUNCE", QUIET)
+        mp.setattr(rrf, "QUIET", QUIET)
+        yield
 
 
 def make_app(demo_args, loaded) -> RankscopeApp:
@@ -63,15 +91,48 @@ def make_app(demo_args, loaded) -> RankscopeApp:
 
 
 async def settle(app, pilot, extra: float = 0.0) -> None:
-    """Wait for timers (debounce), then every worker, then the messages they posted."""
+    """Wait for timers (debounce), then every worker and the messages they posted, until a
+    round starts no new worker (a result may start the next step: dev set → fit → draw)."""
     if extra:
         await pilot.pause(extra)
-    for _ in range(2):
+    quiet = 0
+    for _ in range(20):
         try:
             await app.workers.wait_for_complete()
-        except WorkerFailed:  # the app shows it in the error dialog; tests assert on that
+        except (WorkerFailed, WorkerCancelled):  # the app shows failures in the error dialog; tests assert on that
             pass
         await pilot.pause()
+        quiet = quiet + 1 if not any(w.is_running for w in app.workers) else 0
+        if quiet == 2:
+            return
+
+
+async def view(app, pilot, mode: str):
+    """Close any dialog left open, press the view's number key, wait; the view's screen."""
+    while len(app.screen_stack) > 1:
+        app.pop_screen()
+    await pilot.press(KEY[mode])
+    await settle(app, pilot)
+    assert app.current_mode == mode
+    return app.screen
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def tour(demo_args, loaded):
+    """An app for the tests that only look: nothing in it is changed but the current view."""
+    app = make_app(demo_args, loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        yield app, pilot
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def work(demo_args, loaded):
+    """An app for the view tests that change state, each in its own view."""
+    app = make_app(demo_args, loaded)
+    async with app.run_test(size=WORK_SIZE) as pilot:
+        await settle(app, pilot)
+        yield app, pilot
 
 
 # ----------------------------------------------------------------------------- architecture
@@ -122,355 +183,503 @@ def test_tui_without_inputs_opens_the_synthetic_demo(tmp_path, monkeypatch):
         resolve(parse_args(["--qrels", args.qrels]))
 
 
-# ----------------------------------------------------------------------------- navigation
-
-
-async def test_number_keys_reach_the_nine_views(demo_args, loaded):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        for i, (mode, title) in enumerate(VIEWS, 1):
-            await pilot.press(str(i))
-            await pilot.pause()
-            assert app.current_mode == mode
-            assert app.screen.title == f"{i} {title}"
-        await settle(app, pilot)
-        assert not isinstance(app.screen, ErrorDialog)
-
-
-async def test_help_and_palette(demo_args, loaded):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
-        await pilot.press("escape")
-        await pilot.pause()
-        assert app.current_mode == "overview" and not isinstance(app.screen, HelpScreen)
-        # the palette's "set k" switches to the RRF view and moves the slider
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"set k 30")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(app, pilot, 0.2)
-        assert app.current_mode == "rrf"
-        assert app.screen.k == 30 and app.screen.drawn_k == 30
-
-
-# ----------------------------------------------------------------------------- views
-
-
-async def test_overview_tables_and_parsed_ties(demo_args, loaded):
+@pytest.mark.xfail(reason="the kernel loader cannot tell the demo files are synthetic yet: needs a marker "
+                          "written by demo.write_demo and read by Workspace.load (asked of the lead)", strict=False)
+def test_the_demo_report_says_synthetic(loaded):
+    """SPEC §11: labelled synthetic everywhere it is shown — report.json too, and the export
+    must stay byte-identical to `evaluate --out`, so the kernel loader has to know."""
     ws, report = loaded
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        screen = app.screen
-        table = screen.query_one("#ov-metrics")
-        assert table.row_count == len(report["lanes"]) and screen.level == "doc"
-        await pilot.press("g")
-        await pilot.pause()
-        assert screen.level == "group" and table.row_count == len(report["lanes"])
-        assert screen.parsed_qid == SHOWCASE["tie"] and screen.parsed_lane == ws.input_lanes[0]
-        parsed = screen.query_one("#ov-parsed")
-        ties = [parsed.get_row_at(i)[3] for i in range(parsed.row_count)]
-        assert any(str(t).strip() for t in ties), "the showcase query has a visible tie"
-        await pilot.press("t")
-        await pilot.pause()
-        assert screen.parsed_qid != SHOWCASE["tie"]
-        await pilot.press("l")
-        await pilot.pause()
-        assert screen.parsed_lane == ws.input_lanes[1]
-        parsed.focus()
-        await pilot.press("enter")  # Enter on the parsed list drills into its query
-        await pilot.pause()
-        assert app.current_mode == "query" and app.qid == screen.parsed_qid
+    assert ws.synthetic and report.get("synthetic") is True
 
 
-async def test_strata_choose_and_drill(demo_args, loaded):
+# ----------------------------------------------------------------------------- the tour: one snapshot per view
+
+
+@module_loop
+@pytest.mark.parametrize("mode", [mode for mode, _ in VIEWS], ids=[f"{KEY[m]}-{m}" for m, _ in VIEWS])
+async def test_snapshot(tour, snap_compare, monkeypatch, mode):
+    """One snapshot per view, at 140×45, taken from the shared app once the view is drawn."""
+    import textual._doc
+
+    app, pilot = tour
+    while len(app.screen_stack) > 1:
+        app.pop_screen()
+    if mode == "query":
+        app.open_query(SHOWCASE["flood_cap_hurts"])
+    else:
+        await pilot.press(KEY[mode])
+    await settle(app, pilot)
+    app.screen.set_focus(None)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    assert app.current_mode == mode and app.screen.title == f"{KEY[mode]} {dict(VIEWS)[mode]}"
+    svg = app.export_screenshot(title=app.title, simplify=True)
+    monkeypatch.setattr(textual._doc, "take_svg_screenshot", lambda **kw: svg)
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+# ----------------------------------------------------------------------------- views that change state
+
+
+@module_loop
+async def test_number_keys_reach_the_nine_views(work):
+    app, pilot = work
+    while len(app.screen_stack) > 1:
+        app.pop_screen()
+    for i, (mode, title) in enumerate(VIEWS, 1):
+        await pilot.press(str(i))
+        await pilot.pause()
+        assert app.current_mode == mode
+        assert app.screen.title == f"{i} {title}"
+    await settle(app, pilot)
+    assert not isinstance(app.screen, ErrorDialog)
+    await pilot.press("1")
+    await pilot.press("question_mark")
+    await pilot.pause()
+    assert isinstance(app.screen, HelpScreen)
+    await pilot.press("escape")
+    await pilot.pause()
+    assert app.current_mode == "overview" and not isinstance(app.screen, HelpScreen)
+
+
+@module_loop
+async def test_overview_tables_and_parsed_ties(work, loaded):
     ws, report = loaded
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        screen = app.screen
-        assert screen.stratification == "strata" and screen.metric == "ndcg@10"
-        assert screen.query_one("#st-table").row_count == len(report["strata"]["strata"]) + 1
-        screen.query_one("#st-metric", Select).value = "hit@10"
-        await pilot.pause()
-        assert screen.metric == "hit@10"
-        table = screen.query_one("#st-table")
-        narrow = len(table.columns)
-        await pilot.press("v")  # the cap / document-first variants join the table
-        await pilot.pause()
-        assert len(table.columns) == narrow + sum(1 for o in ws.lane_origin.values() if o == "variant")
-        table.focus()
-        await pilot.press("down")
-        await pilot.pause()
-        second = list(report["strata"]["strata"])[1]
-        assert screen.label == second
-        queries = screen.query_one("#st-queries")
-        assert queries.row_count > 0
-        first_qid = queries.coordinate_to_cell_key((0, 0)).row_key.value
-        queries.focus()
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.current_mode == "query" and app.qid == first_qid
-        assert ws.strata["strata"][ws.qid_index[first_qid]] == second
+    app, pilot = work
+    screen = await view(app, pilot, "overview")
+    table = screen.query_one("#ov-metrics")
+    assert table.row_count == len(report["lanes"]) and screen.level == "doc"
+    await pilot.press("g")
+    await pilot.pause()
+    assert screen.level == "group" and table.row_count == len(report["lanes"])
+    assert screen.parsed_qid == SHOWCASE["tie"] and screen.parsed_lane == ws.input_lanes[0]
+    parsed = screen.query_one("#ov-parsed")
+    ties = [parsed.get_row_at(i)[3] for i in range(parsed.row_count)]
+    assert any(str(t).strip() for t in ties), "the showcase query has a visible tie"
+    await pilot.press("t")
+    await pilot.pause()
+    assert screen.parsed_qid != SHOWCASE["tie"]
+    await pilot.press("l")
+    await pilot.pause()
+    assert screen.parsed_lane == ws.input_lanes[1]
+    parsed.focus()
+    await pilot.press("enter")  # Enter on the parsed list drills into its query
+    await pilot.pause()
+    assert app.current_mode == "query" and app.qid == screen.parsed_qid
 
 
-async def test_attribution_view(demo_args, loaded):
+@module_loop
+async def test_strata_choose_and_drill(work, loaded):
     ws, report = loaded
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("3")
-        await settle(app, pilot)
-        screen = app.screen
-        att = screen.result
-        assert att is not None and att.level == "doc" and att.lanes == tuple(ws.input_lanes)
-        counts = screen.query_one("#att-counts")
-        assert counts.row_count == len(att.overall.counts)
-        if "attribution" in report:  # the screen and the report read one kernel computation
-            shares = report["attribution"]["doc"]["unique_share"]
-            assert {u.lane: u.count for u in att.overall.unique} == {k: v["count"] for k, v in shares.items()}
-        # pick the blind-stratum label of the lexical lane's failures: "dense" alone
-        labels = [name for name, _ in att.overall.counts]
-        counts.focus()
-        counts.move_cursor(row=labels.index("dense"))
-        await pilot.pause()
-        assert screen.label == "dense"
-        queries = screen.query_one("#att-queries")
-        assert queries.row_count == dict(att.overall.counts)["dense"] > 0
-        qid = queries.coordinate_to_cell_key((0, 0)).row_key.value
-        queries.focus()
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.current_mode == "query" and app.qid == qid
-        # group level
-        await pilot.press("escape")
-        await pilot.pause()
-        screen.query_one("#att-level", Select).value = "group"
-        await settle(app, pilot)
-        assert screen.result.level == "group"
+    app, pilot = work
+    screen = await view(app, pilot, "strata")
+    assert screen.stratification == "strata" and screen.metric == "ndcg@10"
+    assert screen.query_one("#st-table").row_count == len(report["strata"]["strata"]) + 1
+    screen.query_one("#st-metric", Select).value = "hit@10"
+    await pilot.pause()
+    assert screen.metric == "hit@10"
+    table = screen.query_one("#st-table")
+    narrow = len(table.columns)
+    await pilot.press("v")  # the cap / document-first variants join the table
+    await pilot.pause()
+    assert len(table.columns) == narrow + sum(1 for o in ws.lane_origin.values() if o == "variant")
+    table.focus()
+    await pilot.press("down")
+    await pilot.pause()
+    second = list(report["strata"]["strata"])[1]
+    assert screen.label == second
+    queries = screen.query_one("#st-queries")
+    assert queries.row_count > 0
+    first_qid = queries.coordinate_to_cell_key((0, 0)).row_key.value
+    queries.focus()
+    await pilot.press("enter")
+    await pilot.pause()
+    assert app.current_mode == "query" and app.qid == first_qid
+    assert ws.strata["strata"][ws.qid_index[first_qid]] == second
 
 
-async def test_rrf_slider_recomputes_and_opens_on_dilution(demo_args, loaded):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        screen = app.screen
-        assert screen.drawn_k == 60
-        assert screen.focus_qid == SHOWCASE["dilution"], "opens on the query fusion dilutes"
-        curve_before = dict(screen.curve)
-        assert len(curve_before) >= 10
-        mean_60 = screen.current.means["ndcg@10"]
-        await pilot.press("right", "right", "right")
-        await settle(app, pilot, 0.15)
-        assert screen.k == 63 and screen.drawn_k == 63 and screen.current.k == 63
-        assert 63 in screen.curve
-        await pilot.press("shift+right")
-        await settle(app, pilot, 0.15)
-        assert screen.drawn_k == 73
-        await pilot.press("home")
-        await settle(app, pilot, 0.15)
-        assert screen.drawn_k == 1 and screen.current.means["ndcg@10"] != mean_60
-        await pilot.press("end")
-        await settle(app, pilot, 0.15)
-        assert screen.drawn_k == 200
-        await pilot.press("right")  # clamped
-        await settle(app, pilot, 0.15)
-        assert screen.k == 200
-        # the plot holds the curve and the current point
-        plot = screen.query_one("#rrf-plot")
-        assert plot.plt._active.monitor.y  # something is drawn
-        # Enter on a diluted query drills into it
-        diluted = screen.query_one("#rrf-diluted")
-        diluted.focus()
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.current_mode == "query" and app.qid == diluted.coordinate_to_cell_key((0, 0)).row_key.value
+@module_loop
+async def test_attribution_view(work, loaded):
+    ws, report = loaded
+    app, pilot = work
+    screen = await view(app, pilot, "attribution")
+    att = screen.result
+    assert att is not None and att.level == "doc" and att.lanes == tuple(ws.input_lanes)
+    counts = screen.query_one("#att-counts")
+    assert counts.row_count == len(att.overall.counts)
+    shares = report["attribution"]["doc"]["unique_share"]  # the screen and the report read one computation
+    assert {u.lane: u.count for u in att.overall.unique} == {k: v["count"] for k, v in shares.items()}
+    # pick the blind-stratum label of the lexical lane's failures: "dense" alone
+    labels = [name for name, _ in att.overall.counts]
+    counts.focus()
+    counts.move_cursor(row=labels.index("dense"))
+    await pilot.pause()
+    assert screen.label == "dense"
+    queries = screen.query_one("#att-queries")
+    assert queries.row_count == dict(att.overall.counts)["dense"] > 0
+    qid = queries.coordinate_to_cell_key((0, 0)).row_key.value
+    queries.focus()
+    await pilot.press("enter")
+    await pilot.pause()
+    assert app.current_mode == "query" and app.qid == qid
+    await pilot.press("escape")
+    await pilot.pause()
+    assert app.current_mode == "attribution"
+    screen.query_one("#att-level", Select).value = "group"
+    await settle(app, pilot)
+    assert screen.result.level == "group"
 
 
-async def test_calibrate_fits_on_dev_and_cheats_on_test(demo_args, loaded):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("5")
-        await settle(app, pilot)
-        screen = app.screen
-        r = screen.result
-        assert r is not None and r.fit_dev is not None and r.params.step == 0.1
-        assert abs(sum(r.fit_dev.weights) - 1) < 1e-12 and r.fit_dev.n_points == 11
-        assert not screen.fit_on_test
-        await pilot.press("f")
-        await pilot.pause()
-        assert screen.fit_on_test
-        # in-sample fit is at least as good on test as the dev fit scored on test
-        assert r.fit_test.objective >= r.test_at_dev["ndcg@10"]
-        screen.query_one("#cal-step", Select).value = 0.05
-        await settle(app, pilot)
-        assert screen.result.params.step == 0.05 and screen.result.fit_test.n_points == 21
+@module_loop
+async def test_rrf_slider_recomputes_and_opens_on_dilution(work):
+    app, pilot = work
+    screen = await view(app, pilot, "rrf")
+    assert screen.drawn_k == 60
+    assert screen.focus_qid == SHOWCASE["dilution"], "opens on the query fusion dilutes"
+    assert len(screen.curve) >= 10
+    mean_60 = screen.current.means["ndcg@10"]
+    await pilot.press("right", "right", "right")
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.k == 63 and screen.drawn_k == 63 and screen.current.k == 63
+    assert 63 in screen.curve
+    await pilot.press("shift+right")
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.drawn_k == 73
+    await pilot.press("home")
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.drawn_k == 1 and screen.current.means["ndcg@10"] != mean_60
+    await pilot.press("end", "right")  # clamped at the end
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.k == 200 and screen.drawn_k == 200
+    assert screen.query_one("#rrf-plot").plt._active.monitor.y  # the curve and the current point are drawn
+    # Enter on a diluted query drills into it
+    diluted = screen.query_one("#rrf-diluted")
+    diluted.focus()
+    await pilot.press("enter")
+    await pilot.pause()
+    assert app.current_mode == "query" and app.qid == diluted.coordinate_to_cell_key((0, 0)).row_key.value
+    # the palette's "set k" switches back to the RRF view and moves the slider
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*"set k 30")
+    await pilot.pause(0.3)
+    await pilot.press("enter")
+    await settle(app, pilot, 2 * QUIET)
+    assert app.current_mode == "rrf" and app.screen is screen
+    assert screen.k == 30 and screen.drawn_k == 30
 
 
-async def test_gate_target_and_conservative(demo_args, loaded):
+@module_loop
+async def test_calibrate_fits_on_dev_loaded_like_the_main_workspace(work, loaded):
     ws, _ = loaded
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        screen = app.screen
-        r = screen.result
-        assert r.params.lane == "dense" and r.params.target == 0.05 and not r.params.conservative
-        assert set(r.negatives) == {"in_domain", "out_of_domain"}
-        assert r.rule_of_three[1]["wilson_n"] == 73 and r.rule_of_three[1]["rule_of_three_n"] == 60
-        # the out-of-domain floor looks safe and is not: it accepts in-domain negatives
-        ood = r.nulls["out_of_domain"]
-        assert ood.fpir["in_domain"].value > r.nulls["in_domain"].fpir["in_domain"].value
-        await pilot.press("c")
-        await settle(app, pilot)
-        assert screen.result.params.conservative
-        target = screen.query_one("#gate-target", Input)
-        target.value = "0.2"
-        await settle(app, pilot, 0.25)
-        assert screen.result.params.target == 0.2
-        margin = screen.query_one("#gate-margin", Input)
-        margin.value = "0.01"
-        mutual = screen.query_one("#gate-mutual", Input)
-        mutual.value = "2"
-        await settle(app, pilot, 0.25)
-        assert screen.result.params.margin == 0.01 and screen.result.mutual_summary is not None
-        assert screen.result.op_margin is not None
+    app, pilot = work
+    screen = await view(app, pilot, "calibrate")
+    r = screen.result
+    assert r is not None and r.fit_dev is not None and r.params.step == 0.1
+    assert abs(sum(r.fit_dev.weights) - 1) < 1e-12 and r.fit_dev.n_points == 11
+    # the dev set came through the same loader with the same options as the main workspace
+    dev = screen.dev_ws
+    assert dev.settings == ws.settings and list(dev.lanes) == ws.input_lanes
+    assert set(dev.strata) == set(ws.strata) and dev.group_of is not None
+    assert dev.ood_negatives is not None and dev.ood_negatives.size == ws.ood_negatives.size
+    assert dev.corpus_mask is not None and dev.query_text
+    assert not screen.fit_on_test
+    await pilot.press("f")
+    await pilot.pause()
+    assert screen.fit_on_test
+    assert r.fit_test.objective >= r.test_at_dev["ndcg@10"]  # the in-sample fit flatters
+    screen.query_one("#cal-step", Select).value = 0.05
+    await settle(app, pilot)
+    assert screen.result.params.step == 0.05 and screen.result.fit_test.n_points == 21
 
 
-async def test_compare_toggle_and_drill(demo_args, loaded):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("7")
-        await settle(app, pilot)
-        screen = app.screen
-        row = screen.result.row
-        assert (row.baseline, row.candidate, row.metric) == ("lexical", "rrf", "ndcg@10")
-        assert row.n == loaded[0].positives.size and row.resamples == 999
-        assert row.verdict in ("better", "worse", "inconclusive")
-        assert screen.paired
-        await pilot.press("p")
-        await pilot.pause()
-        assert not screen.paired
-        deltas = screen.query_one("#cmp-deltas")
-        assert deltas.row_count == row.n
-        first = deltas.coordinate_to_cell_key((0, 0)).row_key.value
-        assert row.largest_losses and first == row.largest_losses[0].qid, "largest losses first"
-        deltas.focus()
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.current_mode == "query" and app.qid == first
-        await pilot.press("escape")
-        await pilot.pause()
-        assert app.current_mode == "compare"
-        await pilot.press("s")
-        await settle(app, pilot)
-        assert (screen.result.row.baseline, screen.result.row.candidate) == ("rrf", "lexical")
+@module_loop
+async def test_gate_target_and_conservative(work):
+    app, pilot = work
+    screen = await view(app, pilot, "gate")
+    r = screen.result
+    assert r.params.lane == "dense" and r.params.target == 0.05 and not r.params.conservative
+    assert set(r.negatives) == {"in_domain", "out_of_domain"}
+    assert r.rule_of_three[1]["wilson_n"] == 73 and r.rule_of_three[1]["rule_of_three_n"] == 60
+    # the out-of-domain floor looks safe and is not: it accepts in-domain negatives
+    ood = r.nulls["out_of_domain"]
+    assert ood.fpir["in_domain"].value > r.nulls["in_domain"].fpir["in_domain"].value
+    # no --thresholds: tuning only, and the applied-margin key is off
+    assert screen.applied() is None and r.calibrated is None
+    assert not screen.query_one("#gate-strata").display
+    assert app.screen.check_action("applied_margin", ()) is False
+    await pilot.press("c")
+    await settle(app, pilot)
+    assert screen.result.params.conservative
+    screen.query_one("#gate-target", Input).value = "0.2"
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.result.params.target == 0.2
+    screen.query_one("#gate-margin", Input).value = "0.01"
+    screen.query_one("#gate-mutual", Input).value = "2"
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.result.params.margin == 0.01 and screen.result.mutual_summary is not None
+    assert screen.result.op_margin is not None
 
 
-async def test_verdicts_edit_threshold(demo_args, loaded):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("8")
-        await settle(app, pilot)
-        screen = app.screen
-        assert len(screen.rules) == 5
-        assert all(r is not None for r in screen.results), "every rule resolves against the report"
-        i = next(i for i, r in enumerate(screen.rules) if r.against is None)
-        table = screen.query_one("#vd-table")
-        table.focus()
-        table.move_cursor(row=i)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, ValueDialog)
-        res = screen.results[i]
-        # a threshold between the interval's low end and the point: the columns disagree
-        new = round((res.low + res.value) / 2, 6)
-        dialog_input = app.screen.query_one(Input)
-        dialog_input.value = repr(new)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert screen.rules[i].threshold == new
-        assert screen.results[i].point == "pass" and screen.results[i].interval == "fail"
-        await pilot.press("r")
-        await pilot.pause()
-        assert screen.rules == screen.file_rules
+@module_loop
+async def test_compare_family_options_and_deltas(work, loaded):
+    from rankscope_tui.kernel import pipeline as P
 
-
-async def test_query_drilldown_and_search(demo_args, loaded):
     ws, _ = loaded
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("slash")
-        await pilot.pause()
-        assert isinstance(app.screen, SearchDialog)
-        await pilot.press(*SHOWCASE["flood_cap_hurts"], "enter")
-        await pilot.pause()
-        assert app.current_mode == "query" and app.qid == SHOWCASE["flood_cap_hurts"]
-        screen = app.screen
-        await settle(app, pilot)
-        assert screen.shown_qid == app.qid
-        assert screen.lanes_shown[: len(ws.input_lanes)] == ws.input_lanes
-        first = screen.query_one("#q-first")
-        assert first.row_count == len(screen.lanes_shown)
-        assert not any("+" in lane for lane in screen.lanes_shown)
-        await pilot.press("v")  # lesson 16: the cap / document-first variants beside their lanes
-        await settle(app, pilot)
-        assert "lexical+cap5" in screen.lanes_shown and "lexical+docfirst+cap5" in screen.lanes_shown
-        await pilot.press("right_square_bracket")
-        await pilot.pause()
-        assert app.qid != SHOWCASE["flood_cap_hurts"] and screen.shown_qid == app.qid
-        # search by text
-        await pilot.press("slash")
-        await pilot.pause()
-        app.screen.query_one(Input).value = ws.query_text[SHOWCASE["dilution"]]  # as if typed
-        await pilot.pause()
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.qid == SHOWCASE["dilution"]
-        await pilot.press("escape")
-        await pilot.pause()
-        assert app.current_mode == "overview"
+    app, pilot = work
+    screen = await view(app, pilot, "compare")
+    res = screen.result
+    # `rankscope compare` without --candidate: every other lane but the variants, ndcg@10
+    assert res.plan.baseline == "lexical" and res.plan.candidates == ("dense", "rrf")
+    assert [(r.candidate, r.metric) for r in res.result.rows] == [("dense", "ndcg@10"), ("rrf", "ndcg@10")]
+    assert res.result.family_size == 2 and res.result.correction == "holm"
+    row = screen.row
+    assert row.n == ws.positives.size and row.resamples == 999 and row.alternative == "two-sided"
+    assert screen.query_one("#cmp-rows").row_count == 2
+    # the per-query list is the kernel's, largest losses first
+    deltas = screen.query_one("#cmp-deltas")
+    expected = P.query_deltas(ws, "lexical", row.candidate, "ndcg@10")
+    assert deltas.row_count == row.n == len(expected)
+    assert [deltas.coordinate_to_cell_key((i, 0)).row_key.value for i in (0, row.n - 1)] == [expected[0][0], expected[-1][0]]
+    # largest losses and gains carry both lanes' judged@10 and their share of the total
+    extremes = screen.query_one("#cmp-extremes")
+    assert extremes.row_count == len(row.largest_losses) + len(row.largest_gains)
+    assert row.largest_losses[0].baseline_judged is not None and 0 < row.largest_losses[0].share <= 1
+    # a second metric doubles the rows and the family
+    screen.query_one("#cmp-metrics", SelectionList).select("recall@100")
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.result.result.family_size == 4 and len(screen.result.result.rows) == 4
+    # --primary: only ndcg@10 is tested, recall@100 is descriptive
+    screen.query_one("#cmp-primary", Select).value = "ndcg@10"
+    await settle(app, pilot, 2 * QUIET)
+    rows = screen.result.result.rows
+    assert screen.result.result.family_size == 2 and screen.result.result.primary == "ndcg@10"
+    assert {r.verdict for r in rows if r.metric == "recall@100"} == {"descriptive"}
+    assert all(r.adjusted_p is None for r in rows if r.metric == "recall@100")
+    # Bonferroni: every family row's threshold is α / J
+    screen.query_one("#cmp-correction", Select).value = "bonferroni"
+    await settle(app, pilot, 2 * QUIET)
+    fam = [r for r in screen.result.result.rows if r.in_family]
+    assert {r.correction for r in fam} == {"bonferroni"} and all(abs(r.threshold - 0.025) < 1e-12 for r in fam)
+    # a pre-registered direction (here the wrong one: rrf gains): the interval follows it, and
+    # the bootstrap's two-sided bar disagrees with the one-sided test — printed in words
+    screen.query_one("#cmp-alternative", Select).value = "less"
+    await settle(app, pilot, 2 * QUIET)
+    rows = screen.result.result.rows
+    assert {r.alternative for r in rows} == {"less"}
+    assert all(r.ci_low == float("-inf") and r.ci_high < float("inf") for r in rows)
+    odd = next(i for i, r in enumerate(rows) if False in (r.t_agrees, r.interval_agrees, r.bootstrap_agrees))
+    table = screen.query_one("#cmp-rows")
+    table.focus()
+    table.move_cursor(row=odd)
+    await pilot.pause()
+    assert screen.row is rows[odd]
+    panel = str(screen.query_one("#cmp-verdict").render())
+    assert "DISAGREES" in panel and rows[odd].disagreements[0][:40] in panel
+    # a minimum effect larger than any mean Δ: nothing can be called better
+    screen.query_one("#cmp-alternative", Select).value = "two-sided"
+    screen.query_one("#cmp-min-delta", Input).value = "0.5"
+    await settle(app, pilot, 2 * QUIET)
+    assert screen.result.params.min_delta == 0.5
+    assert not [r for r in screen.result.result.rows if r.verdict in ("better", "worse")]
+    # exploratory: every row gets a raw p only
+    screen.query_one("#cmp-exploratory", Checkbox).value = True
+    await settle(app, pilot, 2 * QUIET)
+    assert {r.verdict for r in screen.result.result.rows} == {"exploratory"}
+    assert "*" in screen.result.plan.exploratory_reasons
+    screen.query_one("#cmp-exploratory", Checkbox).value = False
+    screen.query_one("#cmp-min-delta", Input).value = "0"
+    await settle(app, pilot, 2 * QUIET)
+    # the paired / unpaired toggle
+    assert screen.paired
+    await pilot.press("p")
+    await pilot.pause()
+    assert not screen.paired
+    # Enter on the per-query list drills down, Escape comes back
+    table.move_cursor(row=0)
+    await pilot.pause()
+    first = deltas.coordinate_to_cell_key((0, 0)).row_key.value
+    deltas.focus()
+    await pilot.press("enter")
+    await pilot.pause()
+    assert app.current_mode == "query" and app.qid == first
+    await pilot.press("escape")
+    await pilot.pause()
+    assert app.current_mode == "compare"
+    # swap: the highlighted row's candidate becomes the baseline
+    cand = screen.row.candidate
+    await pilot.press("s")
+    await settle(app, pilot)
+    assert screen.result.plan.baseline == cand and "lexical" in screen.result.plan.candidates
+    # `--baseline best`: chosen on the compared queries, so every row is exploratory
+    screen.query_one("#cmp-baseline", Select).value = "best"
+    await settle(app, pilot, 2 * QUIET)
+    plan = screen.result.plan
+    assert plan.baseline not in plan.candidates and "*" in plan.exploratory_reasons
+    assert {r.verdict for r in screen.result.result.rows} == {"exploratory"}
 
 
-# ----------------------------------------------------------------------------- export and errors
+@module_loop
+async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_args):
+    from rankscope_tui.commands import verdict as verdict_command
+
+    app, pilot = work
+    screen = await view(app, pilot, "verdicts")
+    assert len(screen.rules) == 5
+    assert all(r is not None for r in screen.results), "every rule resolves against the report"
+    assert screen.sha == hashlib.sha256(Path(demo_args.gates).read_bytes()).hexdigest()
+    assert screen.git_state is None  # the demo lives outside any git work tree
+    i = next(i for i, r in enumerate(screen.rules) if r.against is None)
+    table = screen.query_one("#vd-table")
+    table.focus()
+    table.move_cursor(row=i)
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(app.screen, ValueDialog)
+    res = screen.results[i]
+    # a threshold between the interval's low end and the point: the columns disagree
+    new = round((res.low + res.value) / 2, 6)
+    app.screen.query_one(Input).value = repr(new)
+    await pilot.press("enter")
+    await pilot.pause()
+    assert screen.rules[i].threshold == new
+    assert screen.results[i].point == "pass" and screen.results[i].interval == "fail"
+    # `r` reads the file again: its rules, its sha256 and what git says of it
+    monkeypatch.setattr(verdict_command, "git_state", lambda path: "untracked")
+    await pilot.press("r")
+    await settle(app, pilot)
+    assert screen.rules == screen.file_rules
+    assert screen.git_state == "untracked"
+    assert "untracked in git" in str(screen.query_one("#vd-head").render())
 
 
-async def test_export_equals_evaluate_out_byte_for_byte(demo_dir, tmp_path):
-    """`e` writes exactly what `rankscope evaluate --out` writes with the same inputs and settings."""
-    argv = demo_argv(demo_dir) + FAST
+@module_loop
+async def test_query_drilldown_and_search(work, loaded):
+    ws, _ = loaded
+    app, pilot = work
+    await view(app, pilot, "overview")
+    await pilot.press("slash")
+    await pilot.pause()
+    assert isinstance(app.screen, SearchDialog)
+    await pilot.press(*SHOWCASE["flood_cap_hurts"], "enter")
+    await pilot.pause()
+    assert app.current_mode == "query" and app.qid == SHOWCASE["flood_cap_hurts"]
+    screen = app.screen
+    await settle(app, pilot)
+    assert screen.shown_qid == app.qid
+    assert screen.lanes_shown[: len(ws.input_lanes)] == ws.input_lanes
+    assert screen.query_one("#q-first").row_count == len(screen.lanes_shown)
+    assert not any("+" in lane for lane in screen.lanes_shown)
+    await pilot.press("v")  # lesson 16: the cap / document-first variants beside their lanes
+    await settle(app, pilot)
+    assert "lexical+cap5" in screen.lanes_shown and "lexical+docfirst+cap5" in screen.lanes_shown
+    await pilot.press("right_square_bracket")
+    await pilot.pause()
+    assert app.qid != SHOWCASE["flood_cap_hurts"] and screen.shown_qid == app.qid
+    # search by text
+    await pilot.press("slash")
+    await pilot.pause()
+    app.screen.query_one(Input).value = ws.query_text[SHOWCASE["dilution"]]  # as if typed
+    await pilot.pause()
+    await pilot.press("enter")
+    await pilot.pause()
+    assert app.qid == SHOWCASE["dilution"]
+    await pilot.press("escape")
+    await pilot.pause()
+    assert app.current_mode == "overview"
+
+
+@module_loop
+async def test_export_refuses_to_overwrite_an_input(work, demo_dir):
+    app, pilot = work
+    await view(app, pilot, "overview")
+    await pilot.press("e")
+    await pilot.pause()
+    assert isinstance(app.screen, ExportDialog)
+    app.screen.query_one("#export-path", Input).value = str(demo_dir / "qrels-test.txt")
+    await pilot.press("enter")
+    await settle(app, pilot)
+    assert isinstance(app.screen, ErrorDialog)
+    assert "refusing to overwrite an input" in app.screen.message
+    assert app.exported == []
+    await pilot.press("escape")
+    await pilot.pause()
+    assert not isinstance(app.screen, ErrorDialog)
+
+
+@module_loop
+async def test_a_worker_that_raises_shows_the_dialog(work, monkeypatch):
+    from rankscope_tui.screens import gate as gate_screen
+
+    def boom(*args, **kw):
+        raise RuntimeError("kernel exploded")
+
+    app, pilot = work
+    screen = await view(app, pilot, "gate")
+    monkeypatch.setattr(gate_screen, "compute_gate", boom)
+    screen.query_one("#gate-target", Input).value = "0.3"
+    await settle(app, pilot, 2 * QUIET)
+    assert isinstance(app.screen, ErrorDialog)
+    assert "kernel exploded" in app.screen.message
+    await pilot.press("escape")
+    await pilot.pause()
+    await pilot.press("1")
+    await pilot.pause()
+    assert app.is_running and app.current_mode == "overview"
+
+
+# ----------------------------------------------------------------------------- fresh apps: loading, export, errors
+
+
+@pytest.fixture(scope="module")
+def thresholds(demo_dir, tmp_path_factory) -> Path:
+    """thresholds.json as the README's `rankscope calibrate` line writes it, on the dev split."""
+    out = tmp_path_factory.mktemp("th") / "th.json"
+    d = demo_dir
+    assert cli_main(["calibrate", "--lane", str(d / "lexical.run"), "--lane", str(d / "dense.run"),
+                     "--qrels", str(d / "qrels-dev.txt"), "--gate-on", "dense",
+                     "--ood-negatives", str(d / "qrels-ood-negatives.txt"), "--out", str(out)]) == 0
+    return out
+
+
+@module_loop
+async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, thresholds, tmp_path):
+    """With --thresholds: `e` writes exactly what `rankscope evaluate --out` writes, and the Gate
+    view shows the applied floor and margin (the report's gate.applied and outcome) beside
+    the tuning view, labelled as the report labels them."""
+    argv = demo_argv(demo_dir) + FAST + ["--thresholds", str(thresholds)]
     cli_out = tmp_path / "cli.json"
     assert cli_main(["evaluate", *evaluate_argv(argv), "--out", str(cli_out)]) == 0
     tui_out = tmp_path / "tui.json"
     app = RankscopeApp(parse_args(argv), synthetic=True, source_label="demo")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        assert app.report is not None
+    async with app.run_test(size=WORK_SIZE) as pilot:
+        await settle(app, pilot)  # loaded and reported by the app's own workers
+        assert app.report is not None and "convex" in app.lane_names
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, ExportDialog)
-        path = app.screen.query_one("#export-path", Input)
-        path.value = str(tui_out)
+        app.screen.query_one("#export-path", Input).value = str(tui_out)
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.exported == [str(tui_out)]
-    assert tui_out.read_bytes() == cli_out.read_bytes()
+        assert tui_out.read_bytes() == cli_out.read_bytes()
+
+        screen = await view(app, pilot, "gate")
+        g = screen.applied()
+        assert g is app.report["gate"] and g["applied"]["label"] == "threshold (picked on other negatives)"
+        assert screen.result.calibrated["floor"] == g["applied"]["floor"]
+        assert screen.query_one("#gate-strata").display and screen.query_one("#gate-strata").row_count > 0
+        assert screen.result.params.margin is None  # the tuning view: floor alone
+        await pilot.press("a")  # sweep the floor under the applied margin
+        await settle(app, pilot, 2 * QUIET)
+        assert screen.result.params.margin == g["applied"]["margin"]
+        assert "margin" in screen.result.sweep.conditions and "margin" not in screen.result.view.sweep.conditions
+
+        screen = await view(app, pilot, "compare")  # convex joins the candidates; fitted on dev: not exploratory
+        assert "convex" in screen.result.plan.candidates and not screen.result.plan.exploratory_reasons
 
 
+@module_loop
 async def test_malformed_file_shows_the_cli_error_and_keeps_running(demo_dir, tmp_path, capsys):
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1#p1 1 1.5 run\nq1 Q0 d2#p1 2 not-a-number run\n", encoding="utf-8")
@@ -479,72 +688,14 @@ async def test_malformed_file_shows_the_cli_error_and_keeps_running(demo_dir, tm
     cli_line = capsys.readouterr().err.strip()
     assert cli_line.startswith("rankscope: error: ") and ":2:" in cli_line
     app = RankscopeApp(parse_args(argv), source_label="bad")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, ErrorDialog)
         assert app.screen.message == cli_line
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ErrorDialog) and app.is_running
-        for key in "469":  # views cope with no data
+        for key in "67":  # views cope with no data
             await pilot.press(key)
             await pilot.pause()
         assert app.is_running and not isinstance(app.screen, ErrorDialog)
-
-
-async def test_a_worker_that_raises_shows_the_dialog(demo_args, loaded, monkeypatch):
-    from rankscope_tui.screens import gate as gate_screen
-
-    def boom(ws, p):
-        raise RuntimeError("kernel exploded")
-
-    monkeypatch.setattr(gate_screen, "compute_gate", boom)
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        assert isinstance(app.screen, ErrorDialog)
-        assert "kernel exploded" in app.screen.message
-        await pilot.press("escape")
-        await pilot.pause()
-        await pilot.press("1")
-        await pilot.pause()
-        assert app.is_running and app.current_mode == "overview"
-
-
-async def test_export_refuses_to_overwrite_an_input(demo_args, loaded, demo_dir):
-    app = make_app(demo_args, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        app.screen.query_one("#export-path", Input).value = str(demo_dir / "qrels-test.txt")
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert isinstance(app.screen, ErrorDialog)
-        assert "refusing to overwrite an input" in app.screen.message
-        assert app.exported == []
-
-
-# ----------------------------------------------------------------------------- snapshots
-
-
-SNAP_SIZE = (140, 45)
-
-
-@pytest.mark.parametrize("key,mode", [(str(i), mode) for i, (mode, _) in enumerate(VIEWS, 1)])
-def test_snapshot(snap_compare, demo_args, loaded, key, mode):
-    app = make_app(demo_args, loaded)
-
-    async def run_before(pilot) -> None:
-        await settle(app, pilot)
-        if mode == "query":
-            app.open_query(SHOWCASE["flood_cap_hurts"])
-        else:
-            await pilot.press(key)
-        await settle(app, pilot, 0.15)
-        app.screen.set_focus(None)
-        await pilot.pause()
-
-    assert snap_compare(app, run_before=run_before, terminal_size=SNAP_SIZE)

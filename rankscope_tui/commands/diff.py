@@ -30,7 +30,7 @@ def run(args) -> int:
         check_output_path(args.out, [args.before, args.after])
     before, after = load_report(args.before), load_report(args.after)
     comparable(before, after, args.before, args.after)
-    items = diff_inputs(before, after, args.metric)
+    items = diff_inputs(before, after, args.metric, args.before, args.after)
     rows = diff_rows(items, resamples=args.resamples, seed=args.seed, confidence=args.confidence, min_delta=args.min_delta)
     out = sys.stdout
     header = f"{'lane':14} {'level':6} {'metric':11} {'n':>5} {'before':>8} {'after':>8} {'delta':>8} {'p':>8} {'adj p':>8}  status"

@@ -53,7 +53,7 @@ def comparable(before: dict, after: dict, path_a: str, path_b: str) -> None:
             raise InputError(f"setting {key} differs between the reports ({sa.get(key)!r} vs {sb.get(key)!r})", path_b)
 
 
-def diff_inputs(before: dict, after: dict, metrics: list[str]) -> list[DiffInput]:
+def diff_inputs(before: dict, after: dict, metrics: list[str], path_a: str = "--before", path_b: str = "--after") -> list[DiffInput]:
     items = []
     pa, pb = before["per_query"], after["per_query"]
     for lane in [n for n in pa if n in pb]:
@@ -64,10 +64,10 @@ def diff_inputs(before: dict, after: dict, metrics: list[str]) -> list[DiffInput
                 continue
             keys = [k for k in qa[shared[0]] if k != "rank" and (not metrics or k in metrics)]
             for m in keys:
-                for rows, path in ((qa, "--before"), (qb, "--after")):
+                for rows, path in ((qa, path_a), (qb, path_b)):
                     missing = next((q for q in shared if m not in rows[q]), None)
                     if missing is not None:
-                        raise InputError(f"per_query.{lane}.{level}.{missing} has no {m}", path)
+                        raise InputError(f"not a rankscope report: per_query.{lane}.{level}.{missing} has no {m}", path, 1)
                 items.append(DiffInput(lane, level, m, tuple(shared),
                                        np.array([qa[q][m] for q in shared], dtype=np.float64),
                                        np.array([qb[q][m] for q in shared], dtype=np.float64)))

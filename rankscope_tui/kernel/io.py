@@ -13,6 +13,7 @@ name the line.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -22,6 +23,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+
+
+def _tune_allocator() -> None:
+    """Keep freed large blocks in the process for reuse (Linux, glibc).
+
+    The kernel allocates and frees many arrays of tens of megabytes. glibc serves each
+    from a fresh ``mmap`` and unmaps it on free, so every array is paid for again in
+    page faults -- a large share of the time on a virtual machine (benchmarks/README.md).
+    With mmap off for malloc and a high trim threshold, freed memory is reused; peak
+    memory is unchanged. Opt out with RANKSCOPE_MALLOC=default; glibc's own MALLOC_*
+    environment settings are left alone.
+    """
+    if os.environ.get("RANKSCOPE_MALLOC", "") == "default" or not os.uname().sysname == "Linux":
+        return
+    if any(k.startswith("MALLOC_") for k in os.environ) or "GLIBC_TUNABLES" in os.environ:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
+        libc.mallopt(m_mmap_max, 0)
+        libc.mallopt(m_trim_threshold, 1 << 30)
+        libc.mallopt(m_top_pad, 64 << 20)
+    except (OSError, AttributeError):
+        pass
+
+
+_tune_allocator()
+# pyarrow's default allocator (mimalloc) leaves the machine doing more page-fault work
+# (system time) on the large numpy arrays that follow a big read than glibc's does
+# (benchmarks/README.md). Only a default: an explicit ARROW_DEFAULT_MEMORY_POOL wins, and
+# a pyarrow already in use keeps its pool.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+# pyarrow is imported with the module, not on first use, so the first call in a fresh
+# process costs what later calls cost (its import is ~0.1-0.2 s).
+import pyarrow as pa  # noqa: E402, F401
+import pyarrow.compute as pc  # noqa: E402, F401
+import pyarrow.csv as pcsv  # noqa: E402, F401
 
 from .errors import InputError, InputWarning
 
@@ -35,6 +76,48 @@ def _pa():
     return pa, pc
 
 
+def to_numpy(arr) -> np.ndarray:
+    """A null-free pyarrow numeric or boolean (chunked) array as a numpy array.
+
+    pyarrow's own ``to_numpy`` imports pandas (a third of a second) whenever pandas is
+    installed; reading the buffers does not.
+    """
+    import pyarrow as pa
+
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = []
+    for c in chunks:
+        if c.null_count:
+            raise ValueError("array with nulls")
+        t = c.type
+        if pa.types.is_boolean(t):
+            bits = np.frombuffer(c.buffers()[1], dtype=np.uint8)
+            parts.append(np.unpackbits(bits, bitorder="little", count=c.offset + len(c))[c.offset:].astype(bool))
+        elif pa.types.is_dictionary(t):
+            parts.append(to_numpy(c.indices))
+        else:
+            dt = _numpy_dtype(t)
+            parts.append(np.frombuffer(c.buffers()[1], dtype=dt, count=len(c), offset=c.offset * dt.itemsize))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        t = arr.type
+        return np.zeros(0, dtype=bool if pa.types.is_boolean(t) else _numpy_dtype(t))
+    return np.concatenate(parts)
+
+
+def _numpy_dtype(t) -> np.dtype:
+    import pyarrow as pa
+
+    if pa.types.is_floating(t):
+        return np.dtype(f"float{t.bit_width}")
+    if pa.types.is_signed_integer(t):
+        return np.dtype(f"int{t.bit_width}")
+    if pa.types.is_unsigned_integer(t):
+        return np.dtype(f"uint{t.bit_width}")
+    raise TypeError(f"no numpy dtype for {t}")
+
+
 # ---------------------------------------------------------------------------
 # raw text
 
@@ -46,24 +129,25 @@ def _check_file(p: str) -> None:
         raise InputError("is a directory, not a file", p)
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """Whole file as text: gzip by magic bytes, UTF-8 strict, BOM dropped.
-
-    Refuses a missing path, a directory, an empty file, a truncated or corrupt
-    gzip, a binary file (NUL bytes) and non-UTF-8 bytes (naming the line).
-    """
-    p = str(path)
+def _read_bytes(p: str) -> tuple[bytes, bytes]:
+    """(bytes of the file as stored, content bytes): gzip by magic bytes, decompressed."""
     _check_file(p)
     try:
         with open(p, "rb") as fh:
-            raw = fh.read()
+            stored = fh.read()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", p) from None
+    raw = stored
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(f"truncated or corrupt gzip ({exc})", p) from None
+    return stored, raw
+
+
+def _decode(raw: bytes, p: str) -> str:
+    """Content bytes as text: UTF-8 strict, BOM dropped; refuses empty, binary and non-UTF-8 input."""
     if not raw.strip():
         raise InputError("empty file", p)
     nul = raw.find(b"\x00")
@@ -79,8 +163,48 @@ def read_text(path: str | os.PathLike) -> str:
     return text
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """Whole file as text: gzip by magic bytes, UTF-8 strict, BOM dropped.
+
+    Refuses a missing path, a directory, an empty file, a truncated or corrupt
+    gzip, a binary file (NUL bytes) and non-UTF-8 bytes (naming the line).
+    """
+    p = str(path)
+    return _decode(_read_bytes(p)[1], p)
+
+
+class Digest:
+    """sha256 of a file's stored bytes, taken from the bytes already read (or mapped)
+    for parsing, so each input is read once.
+
+    It is computed in the calling thread: hashing in a background thread would overlap
+    parsing (hashlib releases the GIL), but a Python thread ending close to interpreter
+    exit makes pyarrow's C++ runtime abort ("terminate called without an active
+    exception") often enough to break the one-line error exit, so we do not.
+    """
+
+    def __init__(self, data=None, path: str | None = None, hexdigest: str | None = None):
+        self._path = path
+        self._hex: str | None = hexdigest
+        if data is not None:
+            self._hex = hashlib.sha256(data).hexdigest()
+
+    def hexdigest(self) -> str:
+        if self._hex is None:
+            self._hex = sha256_of(self._path)
+        return self._hex
+
+
 def looks_like_json(text: str) -> bool:
-    return text.lstrip()[:1] in ("{", "[")
+    """JSON starts with '{' then '"' or '}' (an object), or '[' then a JSON value; a TREC
+    file whose first qid merely starts with '{' or '[' (``{q}1 Q0 ...``) does not."""
+    t = text.lstrip()
+    if t[:1] not in ("{", "["):
+        return False
+    nxt = t[1:].lstrip()[:1]
+    if t[0] == "{":
+        return nxt in ('"', "}", "")
+    return nxt == "" or nxt in '[]{}"-0123456789tfn'
 
 
 # ---------------------------------------------------------------------------
@@ -96,51 +220,99 @@ class Fields:
     line: np.ndarray  # int64 1-based source line per kept line
 
 
+def arrow_ints(values: np.ndarray):
+    """A numpy integer array as a pyarrow int64 array (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    v = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), v.shape[0], [None, pa.py_buffer(v)])
+
+
+def arrow_strings(items) -> object:
+    """A list of str as a pyarrow string array (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    enc = [x.encode("utf-8") for x in items]
+    off = np.zeros(len(enc) + 1, dtype=np.int64)
+    if enc:
+        np.cumsum(np.fromiter((len(b) for b in enc), dtype=np.int64, count=len(enc)), out=off[1:])
+    arr = pa.Array.from_buffers(pa.large_string(), len(enc), [None, pa.py_buffer(off), pa.py_buffer(b"".join(enc))])
+    return arr.cast(pa.string()) if off[-1] < 2**31 else arr
+
+
+def _arrow_mask(mask: np.ndarray):
+    import pyarrow as pa
+
+    bits = np.packbits(np.ascontiguousarray(mask, dtype=bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), mask.shape[0], [None, pa.py_buffer(bits)])
+
+
+def _string_lengths(arr) -> np.ndarray:
+    """Byte length of every string of a pyarrow (large_)string array, from its offsets."""
+    import pyarrow as pa
+
+    odt = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
+    off = np.frombuffer(arr.buffers()[1], dtype=odt, count=len(arr) + 1, offset=arr.offset * np.dtype(odt).itemsize)
+    return np.diff(off).astype(np.int64)
+
+
 def split_fields(text: str) -> Fields:
     """Split text into lines and ASCII-whitespace fields; drop blank and ``#`` lines.
 
-    Line numbers count every ``\\n`` (CRLF is fine: ``\\r`` is whitespace).
+    Line numbers count every ``\n`` (CRLF is fine: ``\r`` is whitespace).
     """
     pa, pc = _pa()
-    lines = pc.ascii_trim_whitespace(pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten())
-    blank = pc.equal(lines, "").to_numpy(zero_copy_only=False)
-    comment = pc.starts_with(lines, "#").to_numpy(zero_copy_only=False)
+    data = text.encode("utf-8")
+    whole = pa.Array.from_buffers(pa.large_string(), 1, [None, pa.py_buffer(np.array([0, len(data)], dtype=np.int64)),
+                                                         pa.py_buffer(data)])
+    lines = pc.ascii_trim_whitespace(pc.split_pattern(whole, "\n").flatten())
+    blank = _string_lengths(lines) == 0
+    comment = to_numpy(pc.starts_with(lines, "#"))
     keep = ~blank & ~comment
     if not keep.all():
-        lines = lines.filter(pa.array(keep))
+        lines = lines.filter(_arrow_mask(keep))
     tokens = pc.ascii_split_whitespace(lines)
-    n_tok = pc.list_value_length(tokens).to_numpy(zero_copy_only=False).astype(np.int64)
+    n_tok = to_numpy(pc.list_value_length(tokens)).astype(np.int64)
     line_no = np.flatnonzero(keep).astype(np.int64) + 1
     return Fields(tokens, n_tok, line_no)
 
 
 def _column(fields: Fields, i: int):
-    _, pc = _pa()
-    return pc.list_element(fields.tokens, i)
+    """Field ``i`` of every line (each line has more than ``i`` fields)."""
+    tokens = fields.tokens
+    values = tokens.flatten()  # the fields of all lines, in order
+    start = to_numpy(tokens.offsets)[:-1].astype(np.int64) - int(to_numpy(tokens.offsets)[0])
+    return values.take(arrow_ints(start + i))
 
 
-def _first_bad(values: list, line: np.ndarray, check) -> tuple[int, str] | None:
-    for v, ln in zip(values, line.tolist()):
-        if not check(v):
-            return ln, v
-    return None
+def _first_failing(col, convert) -> int:
+    """Index of the first element of ``col`` that ``convert`` (a pyarrow cast) refuses,
+    found by bisection with that same cast (so exactly what pyarrow refuses, not what
+    Python's float()/int() happen to refuse). ``convert(col)`` is known to fail."""
+    import pyarrow as pa
+
+    lo, hi = 0, len(col)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            convert(col.slice(lo, mid - lo))
+            lo = mid
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            hi = mid
+    return lo
 
 
 def _parse_float_col(col, line: np.ndarray, path: str, what: str) -> np.ndarray:
     pa, pc = _pa()
-    try:
-        out = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        def ok(v: str) -> bool:
-            try:
-                float(v)
-                return True
-            except ValueError:
-                return False
 
-        bad = _first_bad(col.to_pylist(), line, ok)
-        ln, v = bad if bad else (int(line[0]), "?")
-        raise InputError(f"{what} is not a number: {v!r}", path, ln) from None
+    def convert(c):
+        return pc.cast(c, pa.float64())
+
+    try:
+        out = to_numpy(convert(col))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        i = _first_failing(col, convert)
+        raise InputError(f"{what} is not a number: {col[i].as_py()!r}", path, int(line[i])) from None
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
@@ -149,24 +321,24 @@ def _parse_float_col(col, line: np.ndarray, path: str, what: str) -> np.ndarray:
 
 
 def _parse_int_col(col, line: np.ndarray, path: str, what: str) -> np.ndarray:
+    """Decimal integers as trec_eval's atoi reads a well-formed one: optional sign, ASCII
+    digits. pyarrow's cast alone would read '0x1' as hexadecimal and refuse '+1'."""
     pa, pc = _pa()
-    try:
-        out = pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        def ok(v: str) -> bool:
-            try:
-                return INT32_MIN <= int(v) <= INT32_MAX
-            except ValueError:
-                return False
+    decimal = to_numpy(pc.match_substring_regex(col, r"^[+-]?[0-9]+$"))
+    if not decimal.all():
+        i = int(np.flatnonzero(~decimal)[0])
+        raise InputError(f"{what} is not an integer: {col[i].as_py()!r}", path, int(line[i]))
+    unsigned = pc.replace_substring_regex(col, r"^\+", "")
 
-        bad = _first_bad(col.to_pylist(), line, ok)
-        ln, v = bad if bad else (int(line[0]), "?")
-        try:
-            int(v)
-            msg = f"{what} out of range (must fit a 32-bit integer): {v!r}"
-        except ValueError:
-            msg = f"{what} is not an integer: {v!r}"
-        raise InputError(msg, path, ln) from None
+    def convert(c):
+        return pc.cast(c, pa.int64())
+
+    try:
+        out = to_numpy(convert(unsigned))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond int64
+        i = _first_failing(unsigned, convert)
+        raise InputError(f"{what} out of range (must fit a 32-bit integer): {col[i].as_py()!r}", path,
+                         int(line[i])) from None
     bad = (out < INT32_MIN) | (out > INT32_MAX)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -178,6 +350,38 @@ def _parse_int_col(col, line: np.ndarray, path: str, what: str) -> np.ndarray:
 # lanes
 
 
+class RowLines:
+    """Source lines of a file whose row i is line i + 1 (a clean run file): indexes like
+    the int64 array ``arange(1, n + 1)`` without holding it."""
+
+    dtype = np.dtype(np.int64)
+
+    def __init__(self, n: int):
+        self.n = int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.n,)
+
+    @property
+    def size(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, (int, np.integer)):
+            j = int(i) + self.n if int(i) < 0 else int(i)
+            if not 0 <= j < self.n:
+                raise IndexError(i)
+            return np.int64(j + 1)
+        return np.asarray(self)[i]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.arange(1, self.n + 1, dtype=dtype or np.int64)
+
+
 @dataclass
 class RawLane:
     """A lane as read: string qid and doc columns, float scores, source lines."""
@@ -187,9 +391,13 @@ class RawLane:
     qid: object  # pyarrow string array
     doc: object  # pyarrow string array
     score: np.ndarray
-    line: np.ndarray
+    line: np.ndarray  # int64 source line per row (a RowLines when row i is line i + 1)
     warnings: list[InputWarning] = field(default_factory=list)
     tag: str = ""
+    digest: Digest | None = None  # sha256 of the file as stored, computed while parsing
+
+    def sha256(self) -> str:
+        return (self.digest or Digest(path=self.path)).hexdigest()
 
 
 def lane_name_from_path(path: str) -> str:
@@ -210,23 +418,37 @@ def read_lane(path: str, name: str | None = None) -> RawLane:
     """Read a TREC run (``qid Q0 docid rank score tag``) or JSON ``{qid: {docid: score}}``."""
     lane_name = name if name is not None else lane_name_from_path(path)
     check_lane_name(lane_name, path)
-    _check_file(path)
-    fast = _read_run_fast(path)
-    if fast is not None:
-        qid, doc, score, tag = fast
-        return RawLane(lane_name, path, qid, doc, score, np.arange(1, len(score) + 1, dtype=np.int64), [], tag)
-    text = read_text(path)
+    scan = _scan_plain(path)
+    if scan is not None:  # not compressed: one streaming pass, then pyarrow reads the file
+        digest = Digest(hexdigest=scan.sha256)
+        fast = _parse_run(path, scan.delim, scan.clean) if scan.clean is not False else None
+        if fast is not None:
+            qid, doc, score = fast
+            return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], scan.tag, digest)
+        raw = _read_bytes(path)[1]
+    else:
+        stored, raw = _read_bytes(path)
+        digest = Digest(stored)
+        del stored
+        fast = _read_run_fast(raw)
+        if fast is not None:
+            qid, doc, score, tag = fast
+            return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], tag, digest)
+    text = _decode(raw, path)
+    del raw
     if looks_like_json(text):
         qid, doc, score, line = _json_pairs(text, path, "score")
-        pa, _ = _pa()
-        return RawLane(lane_name, path, pa.array(qid, pa.string()), pa.array(doc, pa.string()),
-                       np.asarray(score, dtype=np.float64), np.asarray(line, dtype=np.int64))
+        return RawLane(lane_name, path, arrow_strings(qid), arrow_strings(doc),
+                       np.asarray(score, dtype=np.float64), np.asarray(line, dtype=np.int64), digest=digest)
     fields = split_fields(text)
     if fields.line.size == 0:
         raise InputError("empty file (only blank or comment lines)", path)
     short = fields.n_tokens < 6
     if short.any():
         i = int(np.flatnonzero(short)[0])
+        if i:  # a bad score on an earlier line is the first error in the file
+            head = Fields(fields.tokens.slice(0, i), fields.n_tokens[:i], fields.line[:i])
+            _parse_float_col(_column(head, 4), head.line, path, "score")
         raise InputError(
             f"expected 6 fields 'qid Q0 docid rank score tag', found {int(fields.n_tokens[i])}", path, int(fields.line[i])
         )
@@ -239,105 +461,353 @@ def read_lane(path: str, name: str | None = None) -> RawLane:
                                      f"{path}:{int(fields.line[i])}"))
     score = _parse_float_col(_column(fields, 4), fields.line, path, "score")
     tag = _column(fields, 5)[-1].as_py() if fields.line.size else ""
-    return RawLane(lane_name, path, _column(fields, 0), _column(fields, 2), score, fields.line, warnings, tag)
+    return RawLane(lane_name, path, _column(fields, 0), _column(fields, 2), score, fields.line, warnings, tag, digest)
 
 
-def _read_run_fast(path: str):
-    """Columnar fast path for a clean run file: one delimiter (a single space or a tab),
-    exactly 6 fields, no comment or blank lines, finite scores. Returns None whenever
-    anything is unusual, and the general reader (which can name lines) takes over."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
+_SCAN_STEP = 1 << 20  # bytes per slice of the byte checks (fits L2)
 
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 16)
-    if head[:2] == b"\x1f\x8b":
-        return None
-    first = head.split(b"\n", 1)[0]
-    if b"\t" in first and b" " not in first:
-        delim = "\t"
-    elif b" " in first and b"\t" not in first:
-        delim = " "
-    else:
-        return None
-    if head.startswith((b"#", b"\xef\xbb\xbf", b"\n", b"\r")) or b"\x00" in head:
-        return None
-    names = ["qid", "q0", "doc", "rank", "score", "tag"]
+
+def _delimiter(first_line: bytes) -> bytes | None:
+    if b"\t" in first_line and b" " not in first_line:
+        return b"\t"
+    if b" " in first_line and b"\t" not in first_line:
+        return b" "
+    return None
+
+
+class _ChunkCheck:
+    """The fast path's byte checks, fed slice by slice (each slice starting with the last
+    byte of the previous one): no two separators (``delim`` or newline) touch, the
+    content does not start with a separator or end with ``delim``, no byte below 0x21
+    other than the separators (so no CR, NUL, other whitespace), no line starts with
+    ``#``, and the bytes are UTF-8. ``result``: True (all ASCII), None (clean, some
+    UTF-8 beyond ASCII), False (leave the file to the general reader)."""
+
+    def __init__(self, delim: int):
+        self.delim = delim
+        self.ok = True
+        self.ascii = True
+        self.utf8 = None  # incremental decoder, once a non-ASCII byte was seen
+        self.last = None
+        self._s = self._t = None
+
+    def feed(self, c: np.ndarray, overlap: bool) -> None:
+        """``c`` holds the new bytes, preceded by one byte of the previous slice if ``overlap``."""
+        if not self.ok or c.shape[0] == 0:
+            return
+        k = c.shape[0]
+        if self._s is None or self._s.shape[0] < k:
+            self._s, self._t = np.empty(k, dtype=bool), np.empty(k, dtype=bool)
+        sk, tk = self._s[:k], self._t[:k]
+        if not overlap and c[0] in (self.delim, 10, 35):
+            self.ok = False
+            return
+        np.equal(c, 10, out=tk)
+        if np.any(tk[:-1] & (c[1:] == 35)):  # '#' after a newline: a comment line
+            self.ok = False
+            return
+        np.equal(c, self.delim, out=sk)
+        sk |= tk
+        lo = 1 if overlap else 0  # the overlap byte was counted with its own slice
+        if np.count_nonzero(c[lo:] < 0x21) != np.count_nonzero(sk[lo:]):
+            self.ok = False
+            return
+        np.logical_and(sk[1:], sk[:-1], out=tk[:-1])
+        if tk[:-1].any():
+            self.ok = False
+            return
+        if int(c[lo:].max()) >= 0x80 or self.utf8 is not None:
+            if self.utf8 is None:
+                import codecs
+
+                self.utf8 = codecs.getincrementaldecoder("utf-8")()
+            try:
+                self.utf8.decode(c[lo:].tobytes())
+            except UnicodeDecodeError:
+                self.ok = False
+                return
+        self.last = int(c[-1])
+
+    def result(self):
+        if not self.ok or self.last is None or self.last == self.delim:
+            return False
+        if self.utf8 is not None:
+            try:
+                self.utf8.decode(b"", final=True)
+            except UnicodeDecodeError:
+                return False
+            return None
+        return True
+
+
+def _bytes_clean(raw, delim: int) -> bool | None:
+    """The fast path's byte checks over content held in memory (see ``_ChunkCheck``)."""
+    b = np.frombuffer(raw, dtype=np.uint8)
+    chk = _ChunkCheck(delim)
+    step = _SCAN_STEP
+    for i in range(0, b.shape[0], step):
+        chk.feed(b[max(0, i - 1):i + step], overlap=i > 0)
+        if not chk.ok:
+            return False
+    return chk.result()
+
+
+@dataclass
+class _Scan:
+    sha256: str
+    delim: bytes | None
+    clean: bool | None  # as _ChunkCheck.result; False when no delimiter was found
+    tag: str
+
+
+def _scan_plain(path: str) -> _Scan | None:
+    """One streaming pass over an uncompressed file through a reused 1 MiB buffer: its
+    sha256, the fast path's byte checks, and the tag of its last line -- without
+    holding or mapping the whole file (pyarrow then reads it itself). None for gzip."""
+    _check_file(path)
+    step = _SCAN_STEP
     try:
-        # Blank lines must fail the parse (ignore_empty_lines=False): the general
-        # reader keeps line numbers right.
+        with open(path, "rb") as fh:
+            head = fh.read(step)
+            if head[:2] == b"\x1f\x8b":
+                return None
+            h = hashlib.sha256(head)
+            nl = head.find(b"\n")
+            delim = None if head[:3] == b"\xef\xbb\xbf" else _delimiter(head[:nl] if nl >= 0 else head)
+            chk = _ChunkCheck(delim[0]) if delim else None
+            buf = np.empty(step + 1, dtype=np.uint8)
+            if chk is not None:
+                chk.feed(np.frombuffer(head, dtype=np.uint8), overlap=False)
+            tail = head[-4096:]
+            if head:
+                buf[0] = head[-1]
+            view = memoryview(buf)
+            while True:
+                n = fh.readinto(view[1:])
+                if not n:
+                    break
+                h.update(view[1:1 + n])
+                if chk is not None and chk.ok:
+                    chk.feed(buf[:1 + n], overlap=True)
+                tail = (tail + bytes(view[max(1, 1 + n - 4096):1 + n]))[-4096:]
+                buf[0] = buf[n]
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    clean = chk.result() if chk is not None else False
+    tag = ""
+    if clean is not False:
+        end = tail.rstrip(b"\n")
+        last = end[end.rfind(b"\n") + 1:].split(delim)
+        tag = last[5].decode("utf-8", "replace") if len(last) > 5 else ""
+    return _Scan(h.hexdigest(), delim, clean, tag)
+
+
+def _parse_run(source, delim: bytes, clean: bool | None):
+    """pyarrow's CSV reader over a file (path) or buffer whose bytes passed the checks:
+    (qid, doc, score) or None when it does not parse as 6 fields with finite scores."""
+    names = ["qid", "q0", "doc", "rank", "score", "tag"]
+    str_t = pa.binary() if clean is True else pa.string()  # ASCII needs no UTF-8 validation
+    try:
         tab = pcsv.read_csv(
-            path,
+            source,
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 22),
-            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False, escape_char=False,
-                                            ignore_empty_lines=False),
+            parse_options=pcsv.ParseOptions(delimiter=delim.decode(), quote_char=False, double_quote=False,
+                                            escape_char=False, newlines_in_values=False, ignore_empty_lines=False),
             convert_options=pcsv.ConvertOptions(
-                column_types={"qid": pa.string(), "doc": pa.string(), "score": pa.float64(), "tag": pa.string()},
-                include_columns=["qid", "doc", "score", "tag"], null_values=[], strings_can_be_null=False,
+                column_types={"qid": str_t, "doc": str_t, "score": pa.float64()},
+                include_columns=["qid", "doc", "score"], null_values=[], strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
+            memory_pool=pa.system_memory_pool(),  # see ARROW_DEFAULT_MEMORY_POOL above
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
         return None
     if tab.num_rows == 0:
         return None
     score_col = tab.column("score")
     if score_col.null_count:
         return None
-    score = score_col.to_numpy()
+    score = to_numpy(score_col)
     if not np.isfinite(score).all():
         return None
-    import pyarrow.compute as pc
+    qid, doc = tab.column("qid"), tab.column("doc")
+    if clean is True:
+        qid, doc = (pa.chunked_array([c.view(pa.string()) for c in col.chunks], pa.string()) for col in (qid, doc))
+    return qid, doc, score
 
-    qid = tab.column("qid")
-    if pc.any(pc.starts_with(qid, "#")).as_py():  # comment lines
+
+def _read_run_fast(raw):
+    """Columnar fast path for a clean run held in memory (bytes): every line exactly 6
+    non-empty fields joined by one delimiter (a single space, or a single tab), no
+    comment, blank or CR lines, no other whitespace or control bytes, valid UTF-8,
+    finite scores. Returns (qid, doc, score, tag) or None whenever anything is unusual;
+    the general reader (which names lines) takes over. A path is read first."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raw = _read_bytes(str(raw))[1]
+    if not len(raw) or raw[:3] == b"\xef\xbb\xbf":
         return None
-    for c in (qid, tab.column("doc")):
-        if pc.min(pc.binary_length(c)).as_py() == 0:
-            return None
-    tag_col = tab.column("tag")
-    return tab.column("qid"), tab.column("doc"), score, tag_col[len(tag_col) - 1].as_py()
+    nl = raw.find(b"\n")
+    delim = _delimiter(raw[: nl if nl >= 0 else len(raw)])
+    if delim is None:
+        return None
+    clean = _bytes_clean(raw, delim[0])
+    if clean is False:
+        return None
+    parsed = _parse_run(pa.BufferReader(pa.py_buffer(raw)), delim, clean)
+    if parsed is None:
+        return None
+    end = len(raw)
+    while end and raw[end - 1:end] == b"\n":
+        end -= 1
+    last = raw[raw.rfind(b"\n", 0, end) + 1:end].split(delim)
+    return (*parsed, last[5].decode("utf-8") if len(last) > 5 else "")
 
 
-def _json_line_of(text: str, key: str) -> int:
-    pos = text.find(json.dumps(key))
-    return text.count("\n", 0, pos) + 1 if pos >= 0 else 1
+class _JsonPairs:
+    """A scanner for ``{qid: {docid: value}}`` that keeps every pair, repeats included
+    (``json.loads`` keeps only the last of two equal keys), with the line of each.
+
+    Values are decoded by the standard decoder (``raw_decode``), so numbers, NaN and
+    Infinity read exactly as ``json.loads`` reads them."""
+
+    _WS = " \t\n\r"
+
+    def __init__(self, text: str, path: str, what: str):
+        self.text, self.path, self.what = text, path, what
+        self.dec = json.JSONDecoder()
+        self._nl = None
+
+    def line(self, pos: int) -> int:
+        if self._nl is None:
+            import re
+
+            self._nl = [m.start() for m in re.finditer("\n", self.text)]
+        import bisect
+
+        return bisect.bisect_left(self._nl, pos) + 1
+
+    def fail(self, msg: str, pos: int):
+        raise InputError(msg, self.path, self.line(pos))
+
+    def ws(self, i: int) -> int:
+        t, n = self.text, len(self.text)
+        while i < n and t[i] in self._WS:
+            i += 1
+        return i
+
+    def value(self, i: int):
+        try:
+            return self.dec.raw_decode(self.text, i)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", self.path, exc.lineno) from None
+        except RecursionError:
+            self.fail("invalid JSON: nested too deeply", i)
+        except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+            self.fail(f"invalid JSON: {exc}", i)
+
+    def expect(self, i: int, ch: str) -> int:
+        i = self.ws(i)
+        if self.text[i:i + 1] != ch:
+            if i >= len(self.text):
+                self.fail(f"invalid JSON: expected {ch!r}, found the end of the file", i)
+            self.fail(f"invalid JSON: expected {ch!r}", i)
+        return i + 1
+
+    def key(self, i: int) -> tuple[str, int, int]:
+        i = self.ws(i)
+        if self.text[i:i + 1] != '"':
+            self.fail("invalid JSON: expecting a property name in double quotes", i)
+        k, end = self.value(i)
+        try:
+            k.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(f"invalid JSON: the key {k!r} is not valid Unicode (a lone surrogate escape)", i)
+        return k, i, end
+
+    def members(self, i: int):
+        """Yield (key, key position, position after the colon) of an object opened before i;
+        the caller consumes each value and returns its end position via ``send``."""
+        i = self.ws(i)
+        if self.text[i:i + 1] == "}":
+            return i + 1
+        while True:
+            k, kpos, i = self.key(i)
+            i = self.expect(i, ":")
+            i = yield k, kpos, i
+            i = self.ws(i)
+            c = self.text[i:i + 1]
+            if c == ",":
+                i += 1
+            elif c == "}":
+                return i + 1
+            else:
+                self.fail("invalid JSON: expecting ',' delimiter", i)
+
+    def parse(self):
+        what, t = self.what, self.text
+        qids, docs, vals, lines = [], [], [], []
+        i = self.ws(0)
+        if t[i:i + 1] != "{":
+            if t[i:i + 1] == "[":
+                self.value(i)  # a syntax error inside still reads as one
+            self.fail("JSON must be an object {qid: {docid: " + what + "}}", i)
+        outer = self.members(i + 1)
+        try:
+            q, _, j = next(outer)
+            while True:
+                j = self.ws(j)
+                if t[j:j + 1] != "{":
+                    self.value(j)
+                    self.fail(f"JSON value for query {q!r} must be an object {{docid: {what}}}", j)
+                inner = self.members(j + 1)
+                try:
+                    d, dpos, k = next(inner)
+                    while True:
+                        k = self.ws(k)
+                        v, end = self.value(k)
+                        self._check(q, d, v, k)
+                        qids.append(q)
+                        docs.append(d)
+                        vals.append(float(v) if what == "score" else int(v))
+                        lines.append(self.line(dpos))
+                        d, dpos, k = inner.send(end)
+                except StopIteration as stop:
+                    j = stop.value
+                q, _, j = outer.send(j)
+        except StopIteration as stop:
+            i = stop.value
+        i = self.ws(i)
+        if i < len(t):
+            self.fail("invalid JSON: extra data after the object", i)
+        if not qids:
+            raise InputError("empty file (no query holds any doc)", self.path)
+        return qids, docs, vals, lines
+
+    def _check(self, q: str, d: str, v, pos: int) -> None:
+        what = self.what
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(f"{what} for query {q!r}, doc {d!r} is not a number: {v!r}", pos)
+        if what == "score":
+            try:
+                finite = math.isfinite(v) and math.isfinite(float(v))
+            except OverflowError:  # an integer literal beyond the float range
+                finite = False
+            if not finite:
+                self.fail(f"score for query {q!r}, doc {d!r} is not finite", pos)
+        else:
+            if isinstance(v, float) and not v.is_integer():
+                self.fail(f"grade for query {q!r}, doc {d!r} is not an integer: {v!r}", pos)
+            if not INT32_MIN <= int(v) <= INT32_MAX:
+                self.fail(f"grade for query {q!r}, doc {d!r} out of range (must fit a 32-bit integer)", pos)
 
 
 def _json_pairs(text: str, path: str, what: str):
-    """Flatten ``{qid: {docid: value}}``; ``what`` is 'score' (finite number) or 'grade' (integer)."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
-    if not isinstance(obj, dict):
-        raise InputError("JSON must be an object {qid: {docid: " + what + "}}", path, 1)
-    qids: list[str] = []
-    docs: list[str] = []
-    vals: list = []
-    lines: list[int] = []
-    for q, inner in obj.items():
-        if not isinstance(inner, dict):
-            raise InputError(f"JSON value for query {q!r} must be an object {{docid: {what}}}", path, _json_line_of(text, q))
-        for d, v in inner.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise InputError(f"{what} for query {q!r}, doc {d!r} is not a number: {v!r}", path, _json_line_of(text, d))
-            if what == "score":
-                if not math.isfinite(v):
-                    raise InputError(f"score for query {q!r}, doc {d!r} is not finite", path, _json_line_of(text, d))
-                vals.append(float(v))
-            else:
-                if isinstance(v, float) and not v.is_integer():
-                    raise InputError(f"grade for query {q!r}, doc {d!r} is not an integer: {v!r}", path, _json_line_of(text, d))
-                if not INT32_MIN <= int(v) <= INT32_MAX:
-                    raise InputError(f"grade for query {q!r}, doc {d!r} out of range (must fit a 32-bit integer)", path, _json_line_of(text, d))
-                vals.append(int(v))
-            qids.append(str(q))
-            docs.append(str(d))
-            lines.append(len(lines) + 1)  # JSON has no per-pair lines; ordinal position instead
-    if not qids:
-        raise InputError("empty file (no query holds any doc)", path)
-    return qids, docs, vals, lines
+    """Flatten ``{qid: {docid: value}}``; ``what`` is 'score' (finite number) or 'grade' (integer).
+
+    Every pair is kept with the line of its doc key, repeated keys included, so the
+    same doc twice in one query (or conflicting grades) is reported like in a TREC file.
+    """
+    return _JsonPairs(text, path, what).parse()
 
 
 # ---------------------------------------------------------------------------
@@ -352,16 +822,23 @@ class RawQrels:
     grade: np.ndarray
     line: np.ndarray
     warnings: list[InputWarning] = field(default_factory=list)
+    digest: Digest | None = None
+
+    def sha256(self) -> str:
+        return (self.digest or Digest(path=self.path)).hexdigest()
 
 
 def read_qrels(path: str) -> RawQrels:
     """Read TREC qrels ``qid 0 docid grade`` or JSON ``{qid: {docid: grade}}``."""
-    text = read_text(path)
+    stored, raw = _read_bytes(path)
+    digest = Digest(stored)
+    del stored
+    text = _decode(raw, path)
+    del raw
     if looks_like_json(text):
         qid, doc, grade, line = _json_pairs(text, path, "grade")
-        pa, _ = _pa()
-        return RawQrels(path, pa.array(qid, pa.string()), pa.array(doc, pa.string()),
-                        np.asarray(grade, dtype=np.int64), np.asarray(line, dtype=np.int64))
+        return RawQrels(path, arrow_strings(qid), arrow_strings(doc),
+                        np.asarray(grade, dtype=np.int64), np.asarray(line, dtype=np.int64), digest=digest)
     fields = split_fields(text)
     if fields.line.size == 0:
         raise InputError("empty file (only blank or comment lines)", path)
@@ -370,7 +847,7 @@ def read_qrels(path: str) -> RawQrels:
         i = int(np.flatnonzero(wrong)[0])
         raise InputError(f"expected 4 fields 'qid 0 docid grade', found {int(fields.n_tokens[i])}", path, int(fields.line[i]))
     grade = _parse_int_col(_column(fields, 3), fields.line, path, "grade")
-    return RawQrels(path, _column(fields, 0), _column(fields, 2), grade, fields.line)
+    return RawQrels(path, _column(fields, 0), _column(fields, 2), grade, fields.line, digest=digest)
 
 
 # ---------------------------------------------------------------------------
@@ -390,6 +867,8 @@ def read_strata(path: str) -> dict[str, str]:
     """``qid<TAB>label`` per line; a line without a tab, or a qid given two labels, is an error."""
     out: dict[str, str] = {}
     for i, line in _tab_lines(path):
+        if line.lstrip().startswith("#"):  # a comment, as in runs and qrels
+            continue
         if "\t" not in line:
             raise InputError("expected 'qid<TAB>label' (no tab on this line)", path, i)
         q, label = line.split("\t", 1)
@@ -446,7 +925,8 @@ def sha256_of(path: str) -> str:
 
 
 def check_output_path(out: str, inputs: list[str]) -> None:
-    """Refuse an output whose directory is missing or which would overwrite an input."""
+    """Refuse an output whose directory is missing or cannot be written, or which would
+    overwrite an input -- before any work is done."""
     d = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(d):
         raise InputError("output directory does not exist", out)
@@ -456,24 +936,39 @@ def check_output_path(out: str, inputs: list[str]) -> None:
     for p in inputs:
         if p and os.path.exists(p) and os.path.realpath(p) == real:
             raise InputError("output path is an input file; refusing to overwrite an input", out)
+    try:  # the same temporary file write_atomic will make, made and removed now
+        fd, tmp = tempfile.mkstemp(prefix=".rankscope-", suffix=".tmp", dir=d)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(f"output directory is not writable: {exc.strerror or exc}", out) from None
 
 
 def write_atomic(path: str, data: str | bytes) -> None:
     """Write to a temporary file in the same directory, fsync, then rename into place."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".rankscope-", suffix=".tmp", dir=d)
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".rankscope-", suffix=".tmp", dir=d)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
+    try:
+        # mkstemp creates 0600; give the file the mode an ordinary open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
         raise
 
 
@@ -484,3 +979,333 @@ def dumps_strict(obj) -> str:
 
 def path_exists(p: str | None) -> bool:
     return bool(p) and Path(p).exists()
+
+
+# ---------------------------------------------------------------------------
+# string columns as integer words (for encoding without hashing strings in Python)
+
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX3 = np.uint64(0x94D049BB133111EB)
+# _KEEP_MASK[k]: the first k bytes of a big-endian word
+_KEEP_MASK = np.array([0] + [((1 << (8 * k)) - 1) << (64 - 8 * k) for k in range(1, 9)], dtype=np.uint64)
+
+
+@dataclass
+class StringWords:
+    """Rows of one or more pyarrow string columns (concatenated in order) as words:
+    ``words[j]`` holds bytes ``8j .. 8j+7`` of each string, big-endian, zero-padded,
+    so equal strings have equal (length, words) and vice versa, and comparing words
+    in order compares the strings as bytes."""
+
+    length: np.ndarray  # per row (uint8 when every string is shorter than 256 bytes)
+    words: list  # of uint64 arrays, one per 8-byte slice
+    bounds: list  # (start, stop) rows of each input column
+    has_nul: bool = True  # some string holds a NUL byte (then words alone do not fix the length)
+
+    @property
+    def n(self) -> int:
+        return int(self.length.shape[0])
+
+    def hash64(self, length_bits: int = 0, row_bits: int = 0) -> np.ndarray:
+        """A 64-bit mix of (length, words) per row, computed in cache-sized blocks.
+
+        With ``length_bits`` the top bits hold the string's length instead of hash
+        bits; with ``row_bits`` the low bits hold the row number: a sort key whose
+        order groups equal strings, by length, with their rows ascending."""
+        n = self.n
+        h = self.length.astype(np.uint64)
+        step = 1 << 16
+        t = np.empty(min(n, step), dtype=np.uint64)
+        ln = np.empty(min(n, step), dtype=np.uint64)
+        clear_rows = np.uint64(((1 << 64) - 1) ^ ((1 << row_bits) - 1))
+        for a in range(0, n, step):
+            hb = h[a:a + step]
+            k = hb.shape[0]
+            tb, lb = t[:k], ln[:k]
+            lb[...] = hb
+            hb *= _MIX3
+            for w in self.words:
+                hb ^= w[a:a + step]
+                hb *= _MIX1
+                np.right_shift(hb, np.uint64(29), out=tb)
+                hb ^= tb
+            hb *= _MIX2
+            np.right_shift(hb, np.uint64(32), out=tb)
+            hb ^= tb
+            if length_bits:
+                hb >>= np.uint64(length_bits)
+                lb <<= np.uint64(64 - length_bits)
+                hb |= lb
+            if row_bits:
+                hb &= clear_rows
+                tb[...] = np.arange(a, a + k, dtype=np.uint64)
+                hb |= tb
+        return h
+
+    def equal(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Row a[i] holds the same string as row b[i]."""
+        eq = None
+        if self.has_nul:  # without NUL bytes the zero padding fixes the length
+            eq = self.length[a] == self.length[b]
+        for w in self.words:
+            e = w[a] == w[b]
+            eq = e if eq is None else (eq & e)
+        return eq
+
+    def differs_from_previous(self) -> np.ndarray:
+        """Boolean per row: not the same string as the row before (True for row 0)."""
+        out = np.empty(self.n, dtype=bool)
+        if self.n:
+            out[0] = True
+            np.not_equal(self.length[1:], self.length[:-1], out=out[1:])
+            for w in self.words:
+                out[1:] |= w[1:] != w[:-1]
+        return out
+
+    def strings(self, rows: np.ndarray):
+        """The strings of ``rows`` as a pyarrow string array, rebuilt from the words."""
+        import pyarrow as pa
+
+        rows = np.asarray(rows, dtype=np.int64)
+        u, m = rows.shape[0], len(self.words)
+        ln = self.length[rows].astype(np.int64)
+        big = int(ln.sum()) >= 2**31
+        off = np.zeros(u + 1, dtype=np.int64 if big else np.int32)
+        np.cumsum(ln, out=off[1:])
+        data = np.empty(int(off[-1]), dtype=np.uint8)
+        col = np.arange(8 * m)[None, :]
+        step = 1 << 16
+        mat = np.empty((min(u, step), 8 * m), dtype=np.uint8)
+        if u > 1 and bool(np.all(ln[1:] >= ln[:-1])):
+            # lengths ascending (factorize_words orders codes so): each length's strings
+            # are the first L bytes of consecutive rows, a plain slice
+            cut = np.flatnonzero(np.r_[True, ln[1:] != ln[:-1], True])
+            for g0, g1 in zip(cut[:-1].tolist(), cut[1:].tolist()):
+                L = int(ln[g0])
+                for a in range(g0, g1, step):
+                    r = rows[a:min(g1, a + step)]
+                    k = r.shape[0]
+                    for j in range(-(-L // 8)):
+                        mat[:k, 8 * j:8 * j + 8] = self.words[j][r].astype(">u8").view(np.uint8).reshape(-1, 8)
+                    data[int(off[a]):int(off[a]) + k * L] = mat[:k, :L].ravel()
+        else:
+            for a in range(0, u, step):
+                r = rows[a:a + step]
+                k = r.shape[0]
+                for j, w in enumerate(self.words):
+                    mat[:k, 8 * j:8 * j + 8] = w[r].astype(">u8").view(np.uint8).reshape(-1, 8)
+                data[int(off[a]):int(off[a + k])] = mat[:k][col < ln[a:a + k, None]]
+        return pa.Array.from_buffers(pa.large_string() if big else pa.string(), u,
+                                     [None, pa.py_buffer(off), pa.py_buffer(data)])
+
+
+def _chunks_of(columns: list):
+    import pyarrow as pa
+
+    for col in columns:
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        out = []
+        for ch in chunks:
+            if len(ch) == 0:
+                continue
+            if ch.null_count:
+                raise ValueError("string column with nulls")
+            t = ch.type
+            if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+                odt = np.int64
+            elif pa.types.is_string(t) or pa.types.is_binary(t):
+                odt = np.int32
+            else:
+                ch, odt = ch.cast(pa.string()), np.int32
+            _, ob, db = ch.buffers()
+            off = np.frombuffer(ob, dtype=odt, count=len(ch) + 1, offset=ch.offset * np.dtype(odt).itemsize)
+            out.append((off, db, ch))
+        yield out
+
+
+def _layout(per_col: list, max_words: int | None):
+    bounds, row, maxlen = [], 0, 0
+    for chunks in per_col:
+        first = row
+        for off, _, _ in chunks:
+            row += off.shape[0] - 1
+            if off.shape[0] > 1:
+                maxlen = max(maxlen, int(np.diff(off).max()))
+        bounds.append((first, row))
+    m = max(1, -(-maxlen // 8))
+    if max_words is not None and m > max_words:
+        return None
+    return bounds, row, m, maxlen
+
+
+def _chunk_words(off: np.ndarray, db, m: int, ln: np.ndarray, words: list) -> bool:
+    """Fill ``ln`` and ``words[j]`` (preallocated, one slot per string of the chunk);
+    True when some string holds a NUL byte."""
+    lo, hi = int(off[0]), int(off[-1])
+    np.subtract(off[1:], off[:-1], out=ln, casting="unsafe")
+    start = off[:-1].astype(np.int64)
+    start -= lo
+    # Bytes lo..hi of the data buffer, plus zero padding for loads past the end.
+    data = np.frombuffer(db, dtype=np.uint8, count=hi - lo, offset=lo)
+    pad = np.zeros(hi - lo + 8 * m, dtype=np.uint8)
+    pad[:hi - lo] = data
+    view = np.ndarray(shape=(pad.shape[0] - 7,), dtype=">u8", buffer=pad, strides=(1,))
+    shortest = int(ln.min())
+    sl = ln.astype(np.int64) if m > 1 else ln
+    for j in range(m):
+        w = words[j]
+        w[...] = view[start + 8 * j] if j else view[start]  # byte-swapping copy
+        if shortest < 8 * (j + 1):  # clear the bytes past each string's end
+            w &= _KEEP_MASK[np.clip(sl - 8 * j, 0, 8) if j else np.minimum(sl, 8)]
+    return not data.all()
+
+
+def string_words(columns: list, max_words: int | None = None) -> StringWords | None:
+    """Words of every row of the string columns (pyarrow arrays or chunked arrays, no
+    nulls). None when the longest string needs more than ``max_words`` words.
+
+    Works chunk by chunk on pyarrow's own buffers: a big-endian 8-byte load at each
+    string's start (a strided view), with the bytes past the string's end cleared.
+    """
+    per_col = list(_chunks_of(columns))
+    lay = _layout(per_col, max_words)
+    if lay is None:
+        return None
+    bounds, n, m, maxlen = lay
+    length = np.empty(n, dtype=np.uint8 if maxlen < 256 else np.int64)
+    words = [np.empty(n, dtype=np.uint64) for _ in range(m)]
+    pos, has_nul = 0, False
+    for chunks in per_col:
+        for off, db, _ in chunks:
+            k = off.shape[0] - 1
+            has_nul |= _chunk_words(off, db, m, length[pos:pos + k], [w[pos:pos + k] for w in words])
+            pos += k
+    return StringWords(length, words, bounds, has_nul)
+
+
+def string_runs(columns: list, max_words: int | None = None):
+    """(rows where a run of equal strings begins, the string of each run as a pyarrow
+    string array, total rows) over the concatenated columns, chunk by chunk (no
+    full-length temporaries); None when some string needs more than ``max_words`` words."""
+    per_col = list(_chunks_of(columns))
+    lay = _layout(per_col, max_words)
+    if lay is None:
+        return None
+    _, n, m, maxlen = lay
+    starts, heads, pos, prev = [], [], 0, None
+    for chunks in per_col:
+        for off, db, ch in chunks:
+            k = off.shape[0] - 1
+            ln = np.empty(k, dtype=np.int64)
+            words = [np.empty(k, dtype=np.uint64) for _ in range(m)]
+            _chunk_words(off, db, m, ln, words)
+            new = np.empty(k, dtype=bool)
+            np.not_equal(ln[1:], ln[:-1], out=new[1:])
+            for w in words:
+                new[1:] |= w[1:] != w[:-1]
+            new[0] = prev is None or prev != (int(ln[0]), *[int(w[0]) for w in words])
+            prev = (int(ln[-1]), *[int(w[-1]) for w in words])
+            st = np.flatnonzero(new)
+            if st.size:
+                heads.append(ch.take(arrow_ints(st)).cast(pa.string()))
+            st += pos
+            starts.append(st)
+            pos += k
+    start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+    head = pa.concat_arrays(heads) if heads else pa.array([], pa.string())
+    return start, head, n
+
+
+def factorize_words(sw: StringWords):
+    """Dense codes for the distinct strings of ``sw``, without a hash table: one sort of
+    (hash, row) packed into uint64, then an exact comparison of neighbours (hash
+    collisions are found and regrouped, so the result is exact).
+
+    Returns (codes: int64 per row, first row of each code, and the pairs (earlier,
+    later) of rows that hold the same string with no row between them holding it) --
+    or None when there are too many rows to pack. Codes are ordered by string length,
+    then by hash (no meaningful order; the length first makes rebuilding the strings a
+    slice per length). When the rows of each query are contiguous, a doc repeated
+    within one query always shows up as such a pair inside that query.
+    """
+    n = sw.n
+    if n == 0:
+        z = np.zeros(0, np.int64)
+        return z, z, (z, z)
+    rb = max(1, (n - 1).bit_length())
+    if rb > 40:
+        return None
+    mask = np.uint64((1 << rb) - 1)
+    lb = int(sw.length.max()).bit_length()
+    if 64 - lb - rb < 20:  # no room for the length on top and 20+ hash bits
+        lb = 0
+    key = sw.hash64(length_bits=lb, row_bits=rb)
+    key.sort()
+    rows = np.empty(n, dtype=np.int64)
+    np.bitwise_and(key, mask, out=rows.view(np.uint64))
+    key >>= np.uint64(rb)
+    p = np.flatnonzero(key[1:] == key[:-1])
+    p += 1
+    r_later, r_earlier = rows[p], rows[p - 1]
+    eq = sw.equal(r_later, r_earlier)
+    if not eq.all():
+        # Truncated-hash collisions (a handful per ten million rows): within each run of
+        # equal keys that holds more than one string, put equal strings next to each
+        # other (rows ascending within each), then compare those neighbours again.
+        spans = []
+        for b in p[~eq].tolist():
+            a, e = b - 1, b + 1
+            while a > 0 and key[a - 1] == key[b]:
+                a -= 1
+            while e < n and key[e] == key[b]:
+                e += 1
+            if not spans or a >= spans[-1][1]:
+                spans.append((a, e))
+        sel = np.concatenate([np.arange(a, e) for a, e in spans])
+        run = np.repeat(np.arange(len(spans)), [e - a for a, e in spans])
+        r = rows[sel]
+        keys = [r] + [w[r] for w in reversed(sw.words)] + [sw.length[r], run]
+        rows[sel] = r[np.lexsort(keys)]
+        touched = np.concatenate([np.arange(np.searchsorted(p, a), np.searchsorted(p, e)) for a, e in spans])
+        r_later[touched], r_earlier[touched] = rows[p[touched]], rows[p[touched] - 1]
+        eq[touched] = sw.equal(r_later[touched], r_earlier[touched])
+    new = np.ones(n, dtype=bool)
+    new[p[eq]] = False
+    del p
+    code_sorted = np.cumsum(new, dtype=np.int64, out=key.view(np.int64))  # reuse the key buffer
+    code_sorted -= 1
+    codes = np.empty(n, dtype=np.int64)
+    codes[rows] = code_sorted
+    del code_sorted, key
+    return codes, rows[new], (r_earlier[eq], r_later[eq])
+
+
+def load_json(text: str, path: str):
+    """``json.loads`` whose every failure is an ``InputError`` naming the file and line:
+    syntax errors, integer literals past Python's digit limit, nesting too deep, and
+    NaN/Infinity literals (not JSON)."""
+    def no_constants(name: str):
+        raise InputError(f"{name} is not a JSON number", path, 1)
+
+    try:
+        return json.loads(text, parse_constant=no_constants)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path, 1) from None
+    except ValueError as exc:  # e.g. an integer literal with more than 4300 digits
+        raise InputError(f"invalid JSON: {exc}", path, 1) from None
+
+
+def as_finite_number(value, what: str, path: str, line: int) -> float:
+    """A JSON number as a finite float, or an InputError (bools, strings, huge integers refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{what} must be a number, not {value!r}"[:200], path, line)
+    try:
+        x = float(value)
+    except OverflowError:
+        raise InputError(f"{what} is too large", path, line) from None
+    if not math.isfinite(x):
+        raise InputError(f"{what} must be finite", path, line)
+    return x

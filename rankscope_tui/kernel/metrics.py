@@ -99,12 +99,17 @@ class Ideal:
 
 def first_relevant_rank(hits: Hits, n_queries: int, relevant: int) -> np.ndarray:
     """Rank of the first relevant hit for every query code; 0 = miss."""
+    return _first_relevant(hits.qid, hits.rank, hits.grade, n_queries, relevant)
+
+
+def _first_relevant(qid: np.ndarray, rank: np.ndarray, grade: np.ndarray, n_queries: int, relevant: int) -> np.ndarray:
     out = np.zeros(n_queries, dtype=np.int32)
-    rel = hits.grade >= relevant
-    q = hits.qid[rel]
+    rel = grade >= relevant
+    q = qid[rel]
     if q.size:
-        uq, first = np.unique(q, return_index=True)
-        out[uq] = hits.rank[rel][first]
+        # rows are in (qid, rank) order: the first row of each query is its first relevant hit
+        first = np.r_[True, q[1:] != q[:-1]]
+        out[q[first]] = rank[rel][first]
     return out
 
 
@@ -131,30 +136,34 @@ def compute(hits: Hits, ideal: Ideal, n_queries: int, metrics: list[MetricKey], 
     Returns ``{metric key: float64[n_queries]}`` plus ``"rank"`` (int32).
     """
     out: dict[str, np.ndarray] = {}
-    rank1 = first_relevant_rank(hits, n_queries, relevant)
+    # Unjudged hits add to no metric: work on the judged rows only (order kept, so the
+    # sums run in rank order as before).
+    sel = np.flatnonzero(hits.grade != NO_JUDGMENT)
+    qid, rank, grade = hits.qid[sel], hits.rank[sel], hits.grade[sel]
+    rank1 = _first_relevant(qid, rank, grade, n_queries, relevant)
     out["rank"] = rank1
-    rel = hits.grade >= relevant
+    rel = grade >= relevant
     n_rel = np.bincount(ideal.qid, weights=(ideal.grade >= relevant), minlength=n_queries)
-    gain = np.where(hits.grade > 0, hits.grade, 0).astype(np.float64)
-    judged = hits.grade >= 0
+    gain = np.where(grade > 0, grade, 0).astype(np.float64)
+    judged = grade >= 0
     for key in metrics:
         kind, k = key.kind, key.k
         if kind == "rr":
             out[key.key] = np.where(rank1 > 0, 1.0 / np.maximum(rank1, 1), 0.0)
             continue
-        top = hits.rank <= k
+        top = rank <= k
         if kind == "hit":
             out[key.key] = ((rank1 > 0) & (rank1 <= k)).astype(np.float64)
         elif kind == "p":
-            out[key.key] = np.bincount(hits.qid[top & rel], minlength=n_queries) / float(k)
+            out[key.key] = np.bincount(qid[top & rel], minlength=n_queries) / float(k)
         elif kind == "recall":
-            cnt = np.bincount(hits.qid[top & rel], minlength=n_queries).astype(np.float64)
+            cnt = np.bincount(qid[top & rel], minlength=n_queries).astype(np.float64)
             out[key.key] = np.divide(cnt, n_rel, out=np.zeros(n_queries), where=n_rel > 0)
         elif kind == "judged":
-            out[key.key] = np.bincount(hits.qid[top & judged], minlength=n_queries) / float(k)
+            out[key.key] = np.bincount(qid[top & judged], minlength=n_queries) / float(k)
         elif kind == "ndcg":
             m = top & (gain > 0)
-            dcg = np.bincount(hits.qid[m], weights=gain[m] / np.log2(hits.rank[m] + 1.0), minlength=n_queries)
+            dcg = np.bincount(qid[m], weights=gain[m] / np.log2(rank[m] + 1.0), minlength=n_queries)
             idcg = _ideal_dcg(ideal, n_queries, k)
             out[key.key] = np.divide(dcg, idcg, out=np.zeros(n_queries), where=idcg > 0)
     return out
@@ -178,7 +187,15 @@ def doc_level(qid: np.ndarray, doc: np.ndarray, rank: np.ndarray, j_qid, j_doc, 
     from .judgments import Judgments
 
     jud = Judgments(j_qid, j_doc, j_grade, n_docs)
-    grade = jud.grade_of(qid, doc)
+    doc = np.asarray(doc)
+    grade = np.full(doc.shape, NO_JUDGMENT, dtype=np.int64)
+    if doc.size and j_doc.size:
+        # Only hits whose doc is judged for some query can have a grade: a gather from
+        # a per-doc mask narrows the (qid, doc) join to those rows.
+        in_qrels = np.zeros(max(int(n_docs), int(j_doc.max()) + 1), dtype=bool)
+        in_qrels[j_doc] = True
+        cand = np.flatnonzero(in_qrels[doc])
+        grade[cand] = jud.grade_of(qid[cand], doc[cand])
     judged = j_grade >= 0
     return Hits(qid, rank, grade), Ideal(j_qid[judged], j_grade[judged])
 

@@ -7,7 +7,6 @@ every block of the report. The dashboard asks the same functions.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,19 +42,50 @@ class Thresholds:
 
 
 def read_thresholds(path: str) -> Thresholds:
-    from .io import read_text
+    """Read and validate thresholds.json; every block used later is checked here."""
+    from .io import as_finite_number, load_json, read_text
 
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    data = load_json(read_text(path), path)
     if not isinstance(data, dict) or data.get("schema") != THRESHOLDS_SCHEMA:
         raise InputError(f"not a thresholds file (expected 'schema': '{THRESHOLDS_SCHEMA}')", path, 1)
-    qids = data.get("calibration", {}).get("qids", [])
-    if not isinstance(qids, list):
-        raise InputError("'calibration.qids' must be a list", path, 1)
-    return Thresholds(path, data, frozenset(str(q) for q in qids))
+
+    def block(name: str) -> dict:
+        b = data.get(name)
+        if b is None:
+            return {}
+        if not isinstance(b, dict):
+            raise InputError(f"'{name}' must be an object", path, 1)
+        return b
+
+    cal = block("calibration")
+    qids = cal.get("qids", [])
+    if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
+        raise InputError("'calibration.qids' must be a list of strings", path, 1)
+    fusion = block("fusion")
+    if fusion.get("rrf_k") is not None:
+        k = as_finite_number(fusion["rrf_k"], "'fusion.rrf_k'", path, 1)
+        if not 0 <= k <= 1e6:
+            raise InputError("'fusion.rrf_k' must be between 0 and 1e6", path, 1)
+    conv = fusion.get("convex")
+    if conv is not None:
+        if not isinstance(conv, dict) or not isinstance(conv.get("weights"), dict):
+            raise InputError("'fusion.convex.weights' must be an object {lane: weight}", path, 1)
+        total = 0.0
+        for lane, w in conv["weights"].items():
+            x = as_finite_number(w, f"convex weight of {lane}", path, 1)
+            if x < 0:
+                raise InputError(f"convex weight of {lane} must be >= 0", path, 1)
+            total += x
+        if conv["weights"] and total <= 0:
+            raise InputError("convex weights must not all be zero", path, 1)
+    gate = block("gate")
+    for key in ("floor", "margin"):
+        if gate.get(key) is not None:
+            as_finite_number(gate[key], f"'gate.{key}'", path, 1)
+    r = gate.get("mutual_r")
+    if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
+        raise InputError("'gate.mutual_r' must be a positive integer", path, 1)
+    return Thresholds(path, data, frozenset(qids))
 
 
 def in_sample_overlap(ws: Workspace, th: Thresholds, queries: np.ndarray) -> int:

@@ -5,7 +5,7 @@ descending; equal scores are ordered by doc id **descending as byte strings**
 (``strcmp(b, a)``). The rank column of a run file is never trusted. ``depth`` cuts
 each query's list after ordering.
 
-Doc ids are carried as integer codes into a shared vocabulary (in first-seen order);
+Doc ids are carried as integer codes into a shared vocabulary (in no meaningful order);
 ties are broken by looking up the ids of the tied rows only.
 """
 
@@ -51,6 +51,22 @@ def trec_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray) -> np.ndarra
     return np.lexsort((-doc, -score, qid))
 
 
+def _score_blocks(qid: np.ndarray, score: np.ndarray):
+    """(starts, lengths) of the file's query blocks when every query is one contiguous
+    block already in score-descending order; None otherwise."""
+    n = qid.shape[0]
+    cut = np.flatnonzero(qid[1:] != qid[:-1])
+    cut += 1
+    up = score[1:] > score[:-1]
+    up[cut - 1] = False  # a rise across a block boundary is fine
+    if up.any():
+        return None
+    starts = np.r_[0, cut]
+    if np.bincount(qid[starts]).max() > 1:  # a query split over several blocks
+        return None
+    return starts, np.diff(np.r_[starts, n])
+
+
 def _order_qid_score(qid: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     """Permutation to (qid asc, score desc), ties left in file order; None if already so.
 
@@ -61,53 +77,75 @@ def _order_qid_score(qid: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     n = qid.shape[0]
     if n < 2:
         return None
-    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    blocks = _score_blocks(qid, score)
+    if blocks is None:
+        return np.lexsort((-score, qid))
+    starts, lengths = blocks
     block_q = qid[starts]
-    inner_up = score[1:] > score[:-1]
-    inner_up[starts[1:] - 1] = False
-    if not inner_up.any() and np.unique(block_q).size == block_q.size:
-        if np.all(block_q[1:] > block_q[:-1]):
-            return None
-        lengths = np.diff(np.r_[starts, n])
-        bo = np.argsort(block_q, kind="stable")
-        new_starts = np.r_[0, np.cumsum(lengths[bo])[:-1]]
-        return np.repeat(starts[bo] - new_starts, lengths[bo]) + np.arange(n)
-    return np.lexsort((-score, qid))
+    if np.all(block_q[1:] > block_q[:-1]):
+        return None
+    bo = np.argsort(block_q, kind="stable")
+    new_starts = np.r_[0, np.cumsum(lengths[bo])[:-1]]
+    return np.repeat(starts[bo] - new_starts, lengths[bo]) + np.arange(n)
 
 
-def _fix_ties(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids) -> np.ndarray | None:
-    """Permutation ordering runs of equal (qid, score) by doc id descending as bytes.
+def _tie_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids, starts: np.ndarray | None = None):
+    """(rows, their new contents' source rows) putting runs of equal (qid, score) in doc
+    id descending byte order, or None when no two neighbouring rows tie.
 
     Only tied rows are looked at: their ids are fetched from ``doc_ids`` (any sequence
-    indexed by doc code; None means doc codes are already in byte order).
+    indexed by doc code; None means doc codes are already in byte order). ``starts``,
+    when known, are the first rows of the query runs (saves comparing qids).
     """
-    if qid.shape[0] < 2:
+    if score.shape[0] < 2:
         return None
-    tie = (qid[1:] == qid[:-1]) & (score[1:] == score[:-1])
+    tie = score[1:] == score[:-1]
+    if starts is None:
+        tie &= qid[1:] == qid[:-1]
+    elif starts.shape[0] > 1:
+        tie[starts[1:] - 1] = False
     if not tie.any():
         return None
     in_run = np.zeros(qid.shape[0], dtype=bool)
     in_run[1:] |= tie
     in_run[:-1] |= tie
-    idx = np.flatnonzero(in_run)
-    run_start = np.r_[True, ~tie][idx]  # a tied row starts a run unless tied to its predecessor
-    run_id = np.cumsum(run_start)
+    idx = np.flatnonzero(in_run)  # rows in a run of ties, ascending
+    first = np.ones(idx.shape[0], dtype=bool)  # a tied row starts a run unless tied to its predecessor
+    first[1:] = ~tie[idx[1:] - 1]
+    run_id = np.cumsum(first)
     codes = doc[idx]
     if doc_ids is None:
         key = codes
     else:
         uniq, inv = np.unique(codes, return_inverse=True)
-        if hasattr(doc_ids, "take"):
-            names = doc_ids.take(uniq).to_pylist() if not isinstance(doc_ids, np.ndarray) else doc_ids[uniq].tolist()
+        byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
+        if hasattr(doc_ids, "take") and not isinstance(doc_ids, np.ndarray):
+            # a pyarrow string array: sort the tied ids in C++ (binary order = UTF-8 byte order)
+            import pyarrow.compute as pc
+
+            from .io import arrow_ints, to_numpy
+
+            names = doc_ids.take(arrow_ints(uniq))
+            byte_rank[to_numpy(pc.array_sort_indices(names))] = np.arange(uniq.shape[0])
         else:
-            names = [doc_ids[int(c)] for c in uniq]
-        # Python str order is code point order, which is UTF-8 byte order.
-        byte_rank = np.empty(len(names), dtype=np.int64)
-        byte_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+            if isinstance(doc_ids, np.ndarray):
+                names = doc_ids[uniq].tolist()
+            else:
+                names = [doc_ids[int(c)] for c in uniq]
+            # Python str order is code point order, which is UTF-8 byte order.
+            byte_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
         key = byte_rank[inv]
     sub = np.lexsort((-key, run_id))
+    return idx, idx[sub]
+
+
+def _fix_ties(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids) -> np.ndarray | None:
+    """Permutation ordering runs of equal (qid, score) by doc id descending as bytes."""
+    t = _tie_order(qid, doc, score, doc_ids)
+    if t is None:
+        return None
     perm = np.arange(qid.shape[0])
-    perm[idx] = idx[sub]
+    perm[t[0]] = t[1]
     return perm
 
 
@@ -116,12 +154,14 @@ def ranks_within(qid: np.ndarray) -> np.ndarray:
     n = qid.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int32)
-    start = np.empty(n, dtype=bool)
-    start[0] = True
-    np.not_equal(qid[1:], qid[:-1], out=start[1:])
-    idx = np.arange(n, dtype=np.int64)
-    first = np.maximum.accumulate(np.where(start, idx, 0))
-    return (idx - first + 1).astype(np.int32)
+    start = np.flatnonzero(qid[1:] != qid[:-1])
+    start += 1
+    starts = np.r_[0, start]
+    out = np.ones(n, dtype=np.int32)
+    # rank = 1 + row - first row of the run: a cumulative sum of ones that restarts at each run
+    out[start] = 1 - np.diff(starts).astype(np.int32)
+    np.cumsum(out, out=out)
+    return out
 
 
 def offsets_for(qid: np.ndarray, n_queries: int) -> np.ndarray:
@@ -149,17 +189,57 @@ def rank_lane(
     qid = np.asarray(qid, dtype=np.int32)
     doc = np.asarray(doc, dtype=np.int64)
     score = np.asarray(score, dtype=np.float64)
-    perm = _order_qid_score(qid, score)
-    if perm is not None:
+    n = qid.shape[0]
+    owned = False  # whether doc is our own copy (the tie fix writes into it)
+    runs = None  # (query code, length) of each query's run once rows are in order
+    blocks = _score_blocks(qid, score) if n >= 2 else None
+    if blocks is not None:
+        starts, lengths = blocks
+        block_q = qid[starts]
+        if np.all(block_q[1:] > block_q[:-1]):
+            runs = block_q, lengths
+        else:
+            bo = np.argsort(block_q, kind="stable")
+            runs = block_q[bo], lengths[bo]
+            if bo.shape[0] * 16 <= n:  # long blocks: copy slices, no row permutation
+                spans = [slice(a, a + b) for a, b in zip(starts[bo].tolist(), lengths[bo].tolist())]
+                doc = np.concatenate([doc[sl] for sl in spans])
+                score = np.concatenate([score[sl] for sl in spans])
+                qid = np.repeat(runs[0], runs[1]).astype(np.int32, copy=False)
+            else:
+                new_starts = np.r_[0, np.cumsum(lengths[bo])[:-1]]
+                perm = np.repeat(starts[bo] - new_starts, lengths[bo]) + np.arange(n)
+                qid, doc, score = qid[perm], doc[perm], score[perm]
+            owned = True
+    elif n >= 2:
+        perm = np.lexsort((-score, qid))
         qid, doc, score = qid[perm], doc[perm], score[perm]
-    perm = _fix_ties(qid, doc, score, doc_ids)
-    if perm is not None:
-        qid, doc, score = qid[perm], doc[perm], score[perm]
-    rank = ranks_within(qid)
-    if depth is not None and qid.size and int(rank.max()) > depth:
+        owned = True
+    if runs is not None:
+        run_start = np.zeros(runs[1].shape[0], dtype=np.int64)
+        np.cumsum(runs[1][:-1], out=run_start[1:])
+        fix = _tie_order(qid, doc, score, doc_ids, run_start)
+        rank = np.ones(n, dtype=np.int32)  # 1 + row - first row of its run
+        rank[run_start[1:]] = 1 - runs[1][:-1]
+        np.cumsum(rank, out=rank)
+    else:
+        fix = _tie_order(qid, doc, score, doc_ids)
+        rank = ranks_within(qid)
+    if fix is not None:  # tied rows share qid and score: only the docs move
+        if not owned:
+            doc = doc.copy()
+        doc[fix[0]] = doc[fix[1]]
+    if depth is not None and n and int(rank.max()) > depth:
         keep = rank <= depth
         qid, doc, score, rank = qid[keep], doc[keep], score[keep], rank[keep]
-    return RankedLane(name, qid, doc, score, rank, offsets_for(qid, n_queries))
+        runs = None
+    if runs is not None:
+        offsets = np.zeros(n_queries + 1, dtype=np.int64)
+        offsets[runs[0].astype(np.int64) + 1] = runs[1]
+        np.cumsum(offsets, out=offsets)
+    else:
+        offsets = offsets_for(qid, n_queries)
+    return RankedLane(name, qid, doc, score, rank, offsets)
 
 
 def group_codes(doc_ids, sep: str) -> tuple[np.ndarray, np.ndarray]:

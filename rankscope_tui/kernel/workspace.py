@@ -1,9 +1,11 @@
 """The workspace: loaded inputs, encoded once, and everything derived from them, cached.
 
 The CLI and every dashboard screen ask one Workspace; nothing is computed twice.
-Query and doc ids become integer codes into vocabularies sorted as bytes, so the
-trec_eval tie rule (doc id descending as bytes) is "doc code descending" and
-"queries sorted by qid as bytes" (the resampling protocol) is "query code order".
+Query ids become integer codes into a vocabulary sorted as bytes, so "queries
+sorted by qid as bytes" (the resampling protocol) is "query code order". Doc ids
+become codes into one shared dictionary in first-seen order (no sort of millions of
+ids); the trec_eval tie rule looks up the ids of tied rows only, or uses
+``doc_order`` (byte-order rank per doc code) where many ties are expected (fusion).
 """
 
 from __future__ import annotations
@@ -73,39 +75,132 @@ class InputFile:
         return d
 
 
-def _dictionary(columns: list):
-    """One shared dictionary over several string columns: (dictionary, [int64 codes per column])."""
+def _concat_strings(columns: list):
+    import pyarrow as pa
+
+    chunks = []
+    for c in columns:
+        c = c.cast(pa.string())
+        chunks.extend(c.chunks if isinstance(c, pa.ChunkedArray) else [c])
+    return pa.chunked_array(chunks, pa.string())
+
+
+@dataclass
+class _DocEncoding:
+    """A shared doc vocabulary and what the duplicate check needs from building it."""
+
+    dictionary: object  # pyarrow string array: code -> doc id
+    codes: list  # int64 codes per input column
+    bounds: list  # (start, stop) rows of each column in the concatenation
+    pairs: tuple | None = None  # (earlier, later) rows holding one doc, neighbours in row order
+
+
+def _encode_docs(columns: list) -> _DocEncoding:
+    """Dense codes over the union of several string columns (SPEC §12: no Python loop,
+    no string hash table: a sort of packed (hash, row) keys, exact by construction)."""
+    from .io import factorize_words, string_words
+
+    sw = string_words(columns, max_words=8)
+    fact = factorize_words(sw) if sw is not None else None
+    if fact is None:  # very long ids or > 2**40 rows: pyarrow's hash encoder
+        dictionary, codes = _dictionary_arrow(columns)
+        bounds, a = [], 0
+        for c in codes:
+            bounds.append((a, a + c.shape[0]))
+            a += c.shape[0]
+        return _DocEncoding(dictionary, codes, bounds)
+    codes, first, pairs = fact
+    if len(sw.words) <= 4:
+        dictionary = sw.strings(first)
+    else:
+        from .io import arrow_ints
+
+        dictionary = _concat_strings(columns).take(arrow_ints(first)).combine_chunks()
+    return _DocEncoding(dictionary, [codes[a:b] for a, b in sw.bounds], sw.bounds, pairs)
+
+
+def _dictionary_arrow(columns: list):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    chunks = []
-    bounds = []
-    for c in columns:
-        c = c.cast(pa.string())
-        parts = c.chunks if isinstance(c, pa.ChunkedArray) else [c]
-        bounds.append((len(chunks), len(chunks) + len(parts)))
-        chunks.extend(parts)
-    if not chunks or sum(len(ch) for ch in chunks) == 0:
+    whole = _concat_strings(columns)
+    if len(whole) == 0:
         return pa.array([], pa.string()), [np.zeros(0, dtype=np.int64) for _ in columns]
-    enc = pc.dictionary_encode(pa.chunked_array(chunks, pa.string()))
-    dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
-    codes = []
-    for a, b in bounds:
-        parts = [enc.chunks[i].indices.to_numpy(zero_copy_only=False) for i in range(a, b)]
-        codes.append(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64))
-    return dictionary, codes
+    enc = pc.dictionary_encode(whole.combine_chunks())
+    from .io import to_numpy
+
+    idx = to_numpy(enc.indices).astype(np.int64)
+    out, a = [], 0
+    for c in columns:
+        out.append(idx[a:a + len(c)])
+        a += len(c)
+    return enc.dictionary, out
+
+
+def _dictionary(columns: list):
+    """One shared dictionary over several string columns: (dictionary, [int64 codes per column]).
+
+    Codes are dense but in no meaningful order (hash order); the dictionary is a
+    pyarrow string array indexed by code.
+    """
+    enc = _encode_docs(columns)
+    return enc.dictionary, enc.codes
 
 
 def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Vocabulary of the union of string columns, sorted as bytes, and each column's codes."""
+    """Vocabulary of the union of string columns, sorted as bytes, and each column's codes.
+
+    Query columns come in runs (a run file lists each query's hits together), so only
+    the first row of each run of equal strings is looked up; the codes are repeated.
+    """
     import pyarrow.compute as pc
 
-    dictionary, codes = _dictionary(columns)
-    order = pc.array_sort_indices(dictionary).to_numpy()
+    from .io import arrow_ints, string_runs, to_numpy
+
+    runs = string_runs(columns, max_words=16)
+    if runs is None:  # ids longer than 128 bytes: every row is its own run
+        heads = _concat_strings(columns).combine_chunks()
+        start, n = np.arange(len(heads), dtype=np.int64), len(heads)
+    else:
+        start, heads, n = runs
+    run_len = np.diff(np.r_[start, n])
+    if len(heads) == 0:
+        return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
+    enc = pc.dictionary_encode(heads)
+    dictionary = enc.dictionary
+    order = to_numpy(pc.array_sort_indices(dictionary))
     remap = np.empty(len(order), dtype=np.int64)
     remap[order] = np.arange(len(order))
-    vocab = np.asarray(dictionary.take(order).to_pylist(), dtype=object)
-    return vocab, [remap[c] for c in codes]
+    vocab = np.asarray(dictionary.take(arrow_ints(order)).to_pylist(), dtype=object)
+    head_codes = remap[to_numpy(enc.indices)].astype(np.int32)
+    codes = np.repeat(head_codes, run_len)
+    out, a = [], 0
+    for c in columns:
+        out.append(codes[a:a + len(c)])
+        a += len(c)
+    return vocab, out
+
+
+def _lane_duplicate(enc: _DocEncoding, i: int, qc: np.ndarray, n_queries: int) -> tuple[int, int] | None | bool:
+    """First (first, second) rows of lane column ``i`` holding the same doc twice in one
+    query, None if there is none, or False when this check cannot decide (the lane
+    does not list each query as one block) and the general one must run."""
+    if enc.pairs is None or qc.size < 2:
+        return False if enc.pairs is None else None
+    starts = np.flatnonzero(qc[1:] != qc[:-1])
+    if np.bincount(qc[np.r_[0, starts + 1]], minlength=n_queries).max() > 1:
+        return False
+    a, b = enc.bounds[i]
+    r1, r2 = enc.pairs  # same doc, r1 < r2, no row between them holds it
+    m = (r2 >= a) & (r2 < b) & (r1 >= a)
+    if not m.any():
+        return None
+    r1, r2 = r1[m] - a, r2[m] - a
+    hit = qc[r1] == qc[r2]  # the rows between them are the same query's: one block
+    if not hit.any():
+        return None
+    j = int(np.argmin(np.where(hit, r2, np.iinfo(np.int64).max)))
+    return int(r1[j]), int(r2[j])
 
 
 def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
@@ -181,7 +276,7 @@ class Workspace:
                 raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
         raw_q = read_qrels(qrels)
         raw_ood = read_qrels(ood_negatives) if ood_negatives else None
-        return cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood)
+        return cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
 
     @classmethod
     def from_raw(
@@ -194,12 +289,27 @@ class Workspace:
         queries: str | None = None,
         docs: str | None = None,
         raw_ood: RawQrels | None = None,
+        *,
+        release: bool = False,
     ) -> "Workspace":
+        """Encode, order and judge raw inputs. With ``release`` (``load`` owns its raw
+        lanes) each lane's string columns are dropped once encoded, so the largest
+        inputs are not held through the rest of the work."""
         warnings: list[InputWarning] = []
         qcols = [r.qid for r in raw_lanes] + [raw_q.qid] + ([raw_ood.qid] if raw_ood else [])
         dcols = [r.doc for r in raw_lanes] + [raw_q.doc] + ([raw_ood.doc] if raw_ood else [])
+        lane_rows = [len(r.score) for r in raw_lanes]
         qids, qcodes = _encode_sorted(qcols)
-        doc_ids, dcodes = _dictionary(dcols)
+        del qcols
+        if release:
+            for r in raw_lanes:
+                r.qid = None
+        denc = _encode_docs(dcols)
+        del dcols
+        if release:
+            for r in raw_lanes:
+                r.doc = None
+        doc_ids, dcodes = denc.dictionary, denc.codes
         nq, nd = len(qids), len(doc_ids)
 
         judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
@@ -227,18 +337,21 @@ class Workspace:
         if ood_neg is not None:
             in_qrels = in_qrels.copy()
             in_qrels[ood_neg] = True
-        for r, qc, dc in zip(raw_lanes, qcodes, dcodes):
+        for i, (r, qc, dc, rows) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows)):
             warnings += r.warnings
-            dup = _first_duplicate(qc * np.int64(nd) + dc)
+            qc = np.asarray(qc, dtype=np.int32)
+            dup = _lane_duplicate(denc, i, qc, nq)
+            if dup is False:
+                dup = _first_duplicate(qc * np.int64(nd) + dc)
             if dup is not None:
                 a, b = dup
                 raise InputError(
                     f"doc {doc_ids[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
                 )
-            lane = rank_lane(r.name, qc.astype(np.int32), dc, r.score, nq, settings.depth, doc_ids)
+            lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, doc_ids)
             ranked[r.name] = lane
             present = lane.present()
-            inputs.append(InputFile("lane", r.path, sha256_of(r.path), int(len(r.qid)), int(present.sum())))
+            inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
             extra_q = present & ~in_qrels
             if extra_q.any():
                 warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
@@ -247,9 +360,9 @@ class Workspace:
             if missing.any():
                 warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
                                              f"lane {r.name}: positive queries absent from the lane (scored 0)", r.path))
-        inputs.append(InputFile("qrels", raw_q.path, sha256_of(raw_q.path), int(len(raw_q.qid))))
+        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
         if raw_ood is not None:
-            inputs.append(InputFile("ood_negatives", raw_ood.path, sha256_of(raw_ood.path), int(len(raw_ood.qid))))
+            inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid))))
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
@@ -278,10 +391,11 @@ class Workspace:
             ws.inputs.append(InputFile("strata", path, sha256_of(path), len(labels)))
         if corpus:
             ids = read_corpus(corpus)
-            import pyarrow as pa
             import pyarrow.compute as pc
 
-            ws.corpus_mask = pc.is_in(doc_ids, value_set=pa.array(sorted(ids), pa.string())).to_numpy(zero_copy_only=False)
+            from .io import arrow_strings, to_numpy
+
+            ws.corpus_mask = to_numpy(pc.is_in(doc_ids, value_set=arrow_strings(sorted(ids))))
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
         if queries:
             ws.query_text = read_texts(queries)
@@ -297,6 +411,15 @@ class Workspace:
         if "docs" not in self._cache:
             self._cache["docs"] = np.asarray(self.doc_ids.to_pylist(), dtype=object)
         return self._cache["docs"]
+
+    @property
+    def doc_order(self) -> np.ndarray:
+        """Byte-order rank of every doc code (built on first use): the tie key for fused lanes."""
+        if "doc_order" not in self._cache:
+            from .fusion import byte_order
+
+            self._cache["doc_order"] = byte_order(self.doc_ids)
+        return self._cache["doc_order"]
 
     def doc_id(self, code: int) -> str:
         return self.doc_ids[int(code)].as_py()
@@ -374,9 +497,14 @@ class Workspace:
 
     def with_settings(self, **changes) -> "Workspace":
         """A workspace over the same loaded inputs with other settings (fresh cache)."""
+        fixed = {"depth", "relevant", "group_sep"} & set(changes)
+        if fixed:  # these shape the loaded lanes, classes and groups: reload instead
+            raise ValueError(f"cannot change {', '.join(sorted(fixed))} on a loaded workspace")
         s = replace(self.settings, **changes)
-        ws = replace(self, settings=s, _cache={})
+        keep = {k: v for k, v in self._cache.items() if k in ("qid_index", "docs", "doc_order")}  # settings-free
+        ws = replace(self, settings=s, _cache=keep)
         ws.lanes = dict(self.lanes)
+        ws.lane_origin = dict(self.lane_origin)
         return ws
 
 

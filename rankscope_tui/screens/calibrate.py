@@ -3,13 +3,15 @@ toggle that fits on the test set to show how much that flatters the result (less
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Label, Select, Static, Switch
+from textual.markup import escape
+from textual.widgets import Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
@@ -42,7 +44,7 @@ def _means_at(ws, weights, name: str) -> dict:
     workspace's metrics) — ``ws`` must be a scratch copy (a lane is added to it)."""
     F = kernel_module("fusion")
     lane = F.convex([ws.lanes[n] for n in ws.input_lanes], weights, ws.n_queries, ws.settings.depth, name=name,
-                    doc_ids=ws.doc_ids)
+                    doc_ids=ws.doc_order)
     ws.add_lane(lane, "fused")
     return {m.key: ws.mean(name, "doc", m.key) for m in ws.settings.metrics}
 
@@ -66,6 +68,17 @@ def compute_calibration(test_ws, dev_ws, p: CalibParams) -> CalibResult:
         dev_at_dev = _means_at(fresh_workspace(dev_ws), fit_dev.weights, "convex@dev")
     return CalibResult(p, lanes, fit_dev, fit_test, test_at_dev, test_at_test, dev_at_dev,
                        int(dev_ws.positives.size) if dev_ws is not None else 0, int(test_ws.positives.size))
+
+
+def load_dev_workspace(args):
+    """The dev set loaded exactly as `rankscope calibrate --qrels DEV` would load it: the same
+    loader and every other option of the main workspace (lanes, strata, corpus, texts,
+    out-of-domain negatives, depth, relevant level, group separator, …)."""
+    import argparse
+
+    from ..cli import load_workspace
+
+    return load_workspace(argparse.Namespace(**{**vars(args), "qrels": args.dev_qrels}))
 
 
 class CalibrateScreen(ViewScreen):
@@ -132,10 +145,7 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
 
     @work(thread=True, exclusive=True, group="calibrate-load", exit_on_error=False, description="loading dev qrels")
     def load_dev(self) -> None:
-        from ..kernel.workspace import Workspace
-
-        a, ws = self.app.args, self.ws
-        dev = Workspace.load(list(a.lane), a.dev_qrels, ws.settings, corpus=a.corpus)
+        dev = load_dev_workspace(self.app.args)
         self.app.call_from_thread(self._dev_loaded, dev)
 
     @guarded
@@ -205,7 +215,8 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         cheat = self.fit_on_test or not honest
         L = [f"grid step {r.params.step:g}: {r.fit_test.n_points} weight vectors over {len(r.lanes)} lanes; objective {m}"]
         if honest:
-            L.append(f"[b]fitted on dev[/] ({r.n_dev} positives): {self._weights(r.fit_dev)}")
+            dev = os.path.basename(str(getattr(self.app.args, "dev_qrels", "") or "dev"))
+            L.append(f"[b]fitted on dev[/] ({escape(dev)}, {r.n_dev} positives): {self._weights(r.fit_dev)}")
             L.append(f"    dev {m} {fmt.num(r.fit_dev.objective, 4)} (in-sample) → [b]test {fmt.num(r.test_at_dev[m], 4)}[/] "
                      f"(held out, {r.n_test} positives)")
         else:
@@ -220,18 +231,14 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
                          f"({m} on test, test-fitted minus dev-fitted)")
         L.append("Ties on the grid: the first maximum in visiting order wins (ranx keeps the last).")
         self.query_one("#cal-summary", Static).update("\n".join(L))
-        t = self.query_one("#cal-table", DataTable)
-        t.clear(columns=True)
+        t = self.query_one("#cal-table", PlainTable)
         metrics = [k.key for k in self.ws.settings.metrics]
-        t.add_column("lane / weights")
-        for k in metrics:
-            t.add_column(k)
-        for lane in self.ws.input_lanes:
-            t.add_row(f"{lane} (test)", *[fmt.num(self.ws.mean(lane, "doc", k)) for k in metrics])
+        rows = [(f"{lane} (test)", [self.ws.mean(lane, "doc", k) for k in metrics]) for lane in self.ws.input_lanes]
         if honest:
-            t.add_row("convex, dev weights (test)", *[fmt.num(r.test_at_dev[k]) for k in metrics])
+            rows.append(("convex, dev weights (test)", [r.test_at_dev[k] for k in metrics]))
         if cheat:
-            t.add_row("convex, test weights (test, in-sample)", *[fmt.num(r.test_at_test[k]) for k in metrics])
+            rows.append(("convex, test weights (test, in-sample)", [r.test_at_test[k] for k in metrics]))
+        t.fill(["lane / weights", *metrics], [([label, *[fmt.num(v) for v in values]], None) for label, values in rows])
         self._plot(r, honest, cheat)
 
     def _plot(self, r: CalibResult, honest: bool, cheat: bool) -> None:

@@ -1,116 +1,170 @@
-"""7 Compare: baseline, candidate, metric; the verdict panel with every number of SPEC §7,
-a paired/unpaired toggle, and the per-query deltas, largest losses first (lesson 12)."""
+"""7 Compare: a family like `rankscope compare` runs — a baseline, several candidates and
+metrics, a primary metric, the correction, the alternative and the minimum effect — the
+verdict panel with every number of SPEC §7, a paired/unpaired toggle, and the per-query
+deltas, largest losses first (lesson 12). Every number comes from ``pipeline.plan_compare``,
+``pipeline.run_compare`` and ``pipeline.query_deltas``."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Input, Label, Select, Static, Switch
+from textual.markup import escape
+from textual.widgets import Checkbox, DataTable, Input, Label, Select, SelectionList, Static
+from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from .base import QidTable, ViewScreen, kernel_module, guarded
+from .base import PlainTable, QidTable, ViewScreen, guarded, kernel_module
+
+CORRECTIONS = ["holm", "bonferroni", "none"]
+ALTERNATIVES = ["two-sided", "greater", "less"]
+NO_PRIMARY = "\0all"  # the Select value for "no --primary: every metric is in the family"
+BEST = "best"
+DEBOUNCE = 0.2  # seconds: several toggles in a row start one comparison
 
 
 @dataclass(frozen=True)
 class CompareParams:
-    baseline: str
-    candidate: str
-    metric: str
-    level: str
+    """The options of one `rankscope compare` call."""
+
+    baseline: str  # a lane, or "best" (exploratory)
+    candidates: tuple[str, ...]
+    metrics: tuple[str, ...]
+    primary: str | None
+    correction: str
+    alternative: str
     min_delta: float
+    exploratory: bool
+    level: str = "doc"
 
 
 @dataclass
 class CompareResult:
     params: CompareParams
-    row: object  # compare.ComparisonRow
-    result: object  # compare.CompareResult
-    qids: list
-    baseline: np.ndarray
-    candidate: np.ndarray
-    judged: dict  # lane -> judged@10 per compared query (None when not a metric)
+    plan: object  # pipeline.ComparePlan
+    result: object  # compare.CompareResult: the rows with their verdicts
+    deltas: dict  # (candidate, metric) -> [(qid, baseline, candidate, Δ)], largest losses first
+    judged: dict  # lane -> judged@10 per query code (for the per-query list)
+    judged_key: str
 
 
 def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> CompareResult:
-    """``pipeline.plan_compare`` + ``run_compare``: what `rankscope compare` runs for one row."""
+    """What `rankscope compare` runs with these options (in a worker): plan, paired
+    statistics and verdicts, then each row's per-query deltas and both lanes' judged@10."""
+    from ..kernel import metrics as M
     from ..kernel import pipeline as P
 
     s = ws.settings
     th = P.read_thresholds(thresholds_path) if thresholds_path else None
-    plan = P.plan_compare(ws, th, p.baseline, [p.candidate], [p.metric], level=p.level)
+    plan = P.plan_compare(ws, th, p.baseline, list(p.candidates), list(p.metrics), level=p.level,
+                          exploratory=p.exploratory)
+    if plan.baseline in plan.candidates:  # `best` resolved to a chosen candidate: it is the baseline now
+        rest = [c for c in plan.candidates if c != plan.baseline]
+        if not rest:
+            from ..kernel.errors import InputError
+
+            raise InputError(f"the best lane is {plan.baseline}, the only candidate: pick another candidate", "--baseline")
+        plan = P.plan_compare(ws, th, p.baseline, rest, list(p.metrics), level=p.level, exploratory=p.exploratory)
     res = P.run_compare(ws, plan, resamples=s.resamples, seed=s.seed, confidence=s.confidence,
-                        alternative="two-sided", correction="holm", primary=None, min_delta=p.min_delta)
-    pos = ws.positives
-    qids = [str(q) for q in ws.qids[pos].tolist()]
-    b = ws.per_query(p.baseline, p.level)[p.metric][pos]
-    c = ws.per_query(p.candidate, p.level)[p.metric][pos]
-    judged = {}
-    if "judged@10" in [m.key for m in s.metrics]:
-        for lane in (p.baseline, p.candidate):
-            judged[lane] = ws.per_query(lane, p.level)["judged@10"][pos]
-    return CompareResult(p, res.rows[0], res, qids, b, c, judged)
+                        alternative=p.alternative, correction=p.correction, primary=p.primary,
+                        min_delta=p.min_delta)
+    deltas = {(r.candidate, r.metric): P.query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
+              for r in res.rows}
+    jkey = M.parse_metrics("judged@10")[0]
+    judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
+              for lane in (plan.baseline, *plan.candidates)}
+    return CompareResult(p, plan, res, deltas, judged, jkey.key)
 
 
 class CompareScreen(ViewScreen):
     VIEW = "compare"
     HELP = """# 7 Compare
 
-**Lesson 12: paired bootstrap — is B really better than A?** Two systems scored on the same
+**Lesson 12: paired tests — is B really better than A?** Two systems scored on the same
 queries give one Δ = candidate − baseline per query. The paired bootstrap resamples
 queries and reads the interval of the mean Δ and p_superiority (the share of replicates
 with Δ* > 0 — not a probability that B is better); the randomization test flips signs.
-**better** needs the (Holm-adjusted) p ≤ α *and* the mean Δ to clear the minimum effect you
-chose; otherwise "no improvement shown" — never a loss.
 
-`p` toggles paired/unpaired: pairing removes query difficulty as a noise source, and the
-unpaired interval shows how much. The list holds every compared query, largest losses
-first; Enter drills into one. Intervals are per comparison, not simultaneous.
+The controls on the left are the options of `rankscope compare`: baseline (`best` makes
+the call exploratory), candidates and metrics (every pair is one row), the **primary**
+metric (only its rows form the tested family; the others are descriptive), the correction
+over the family (Holm, Bonferroni or none), the alternative (a pre-registered direction)
+and the minimum effect. **better** needs the adjusted p ≤ α *and* the mean Δ to clear the
+minimum effect; otherwise "no improvement shown" — never a loss.
+
+The rows table picks the row shown in the panel. `p` toggles paired/unpaired: pairing
+removes query difficulty as a noise source, and the unpaired interval shows how much.
+`s` swaps the baseline with the row's candidate. The list on the right holds every
+compared query, largest losses first; Enter drills into one (so does Enter on a largest
+loss or gain). Intervals are per comparison, not simultaneous.
 """
+    AUTO_FOCUS = "#cmp-rows"  # ↑/↓ pick the row shown in the panel; Tab reaches the lists, shift+Tab the options
     BINDINGS = [
         Binding("p", "toggle_paired", "Paired/unpaired", id="compare.paired"),
-        Binding("s", "swap", "Swap", id="compare.swap", tooltip="Swap baseline and candidate"),
+        Binding("s", "swap", "Swap", id="compare.swap", tooltip="Swap the baseline and the highlighted row's candidate"),
     ]
 
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
         self.result: CompareResult | None = None
         self.baseline: str | None = None
-        self.candidate: str | None = None
-        self.metric: str | None = None
+        self.candidates: tuple[str, ...] = ()
+        self.metrics: tuple[str, ...] = ()
+        self.primary: str | None = None
+        self.correction = "holm"
+        self.alternative = "two-sided"
+        self.exploratory = False
         self.paired = True
+        self.selected: tuple[str, str] | None = None  # (candidate, metric) of the row in the panel
+        self.message: str | None = None
+        self._chosen = False  # candidates picked by hand
         self._timer = None
 
     def compose_body(self) -> ComposeResult:
-        with Horizontal(classes="controls"):
-            yield Label("baseline")
-            yield Select([], id="cmp-baseline", allow_blank=True, prompt="baseline")
-            yield Label("candidate")
-            yield Select([], id="cmp-candidate", allow_blank=True, prompt="candidate")
-            yield Label("metric")
-            yield Select([], id="cmp-metric", allow_blank=True, prompt="metric")
-            yield Label("min Δ")
-            yield Input("0", type="number", id="cmp-min-delta")
-            yield Label("paired")
-            yield Switch(True, id="cmp-paired")
         with Horizontal(id="cmp-main"):
-            with VerticalScroll(id="cmp-left"):
+            with VerticalScroll(id="cmp-controls", can_focus=False):
+                with Horizontal(classes="field"):
+                    yield Label("baseline")
+                    yield Select([], id="cmp-baseline", allow_blank=True, prompt="baseline", compact=True)
+                yield Label("candidates", classes="field-title")
+                yield SelectionList(id="cmp-candidates", compact=True)
+                yield Label("metrics", classes="field-title")
+                yield SelectionList(id="cmp-metrics", compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("primary")
+                    yield Select([("(none)", NO_PRIMARY)], value=NO_PRIMARY, id="cmp-primary", allow_blank=False,
+                                 compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("correction")
+                    yield Select([(c, c) for c in CORRECTIONS], value="holm", id="cmp-correction", allow_blank=False,
+                                 compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("alternative")
+                    yield Select([(a, a) for a in ALTERNATIVES], value="two-sided", id="cmp-alternative",
+                                 allow_blank=False, compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("min Δ")
+                    yield Input("0", type="number", id="cmp-min-delta", compact=True)
+                yield Checkbox("paired interval", True, id="cmp-paired", compact=True)
+                yield Checkbox("exploratory", False, id="cmp-exploratory", compact=True)
+            with VerticalScroll(id="cmp-center"):
+                yield Static("", id="cmp-family", classes="caption")
+                yield PlainTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
                 yield Static(self.waiting("loading"), id="cmp-verdict", classes="panel")
+                yield Label("Largest losses and gains (share of the total loss / gain)", classes="section-title")
+                yield QidTable(id="cmp-extremes")
                 yield PlotextPlot(id="cmp-plot")
                 yield Static("", id="cmp-caption", classes="caption")
             with Vertical(id="cmp-right"):
-                yield Label("Per-query Δ, largest losses first (Enter: drill down)", classes="section-title")
+                yield Label("Per-query Δ, largest losses first", id="cmp-deltas-title", classes="section-title")
                 yield QidTable(id="cmp-deltas")
 
     # ------------------------------------------------------------------ choices
-
-    def _workspace(self):
-        return self.ws
 
     def refresh_view(self) -> None:
         ws = self.ws
@@ -119,73 +173,160 @@ first; Enter drills into one. Intervals are per comparison, not simultaneous.
         if kernel_module("compare") is None:
             self.query_one("#cmp-verdict", Static).update("waiting for kernel/compare.py")
             return
-        w = self._workspace()
-        lanes = list(w.lanes)
+        lanes = list(ws.lanes)
         metrics = [m.key for m in ws.settings.metrics]
-        if self.baseline not in lanes:
+        if self.baseline not in lanes and self.baseline != BEST:
             self.baseline = ws.input_lanes[0]
-        if self.candidate not in lanes or self.candidate == self.baseline:
-            self.candidate = "rrf" if "rrf" in lanes else next((l for l in lanes if l != self.baseline), self.baseline)
-        if self.metric not in metrics:
-            self.metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+        if not self._chosen or any(c not in lanes for c in self.candidates):
+            # `rankscope compare` without --candidate: every other lane but the variants (again when
+            # the report adds the fused lanes, unless candidates were picked by hand)
+            self.candidates = self._default_candidates()
+        if not self.metrics or any(m not in metrics for m in self.metrics):
+            self.metrics = ("ndcg@10",) if "ndcg@10" in metrics else (metrics[0],)
+        if self.primary not in self.metrics:
+            self.primary = None
+        self._set_choices()
+        self.schedule(now=True)
+
+    def _default_candidates(self) -> tuple[str, ...]:
+        ws = self.ws
+        return tuple(n for n in ws.lanes if n != self.baseline and ws.lane_origin.get(n) != "variant")
+
+    def _set_choices(self) -> None:
+        """Put the current choices into the widgets without firing their change messages."""
+        ws = self.ws
+        lanes = list(ws.lanes)
+        with self.prevent(Select.Changed, SelectionList.SelectedChanged, Input.Changed, Checkbox.Changed):
+            base = self.query_one("#cmp-baseline", Select)
+            base.set_options([(l, l) for l in lanes] + [("best (exploratory)", BEST)])
+            base.value = self.baseline
+            cands = self.query_one("#cmp-candidates", SelectionList)
+            cands.clear_options()
+            cands.add_options([Selection(l, l, l in self.candidates) for l in lanes if l != self.baseline])
+            mets = self.query_one("#cmp-metrics", SelectionList)
+            mets.clear_options()
+            mets.add_options([Selection(m.key, m.key, m.key in self.metrics) for m in ws.settings.metrics])
+            self._set_primary_options()
+
+    def _set_primary_options(self) -> None:
+        prim = self.query_one("#cmp-primary", Select)
         with self.prevent(Select.Changed):
-            for sid, opts, val in (("#cmp-baseline", lanes, self.baseline), ("#cmp-candidate", lanes, self.candidate),
-                                   ("#cmp-metric", metrics, self.metric)):
-                sel = self.query_one(sid, Select)
-                sel.set_options([(o, o) for o in opts])
-                sel.value = val
-        self.recompute()
+            prim.set_options([("(none)", NO_PRIMARY)] + [(m, m) for m in self.metrics])
+            prim.value = self.primary if self.primary in self.metrics else NO_PRIMARY
 
     def params(self) -> CompareParams | None:
         try:
             md = float(self.query_one("#cmp-min-delta", Input).value or 0)
         except ValueError:
             return None
-        if None in (self.baseline, self.candidate, self.metric):
+        if self.baseline is None or not math.isfinite(md):
             return None
-        return CompareParams(self.baseline, self.candidate, self.metric, "doc", md)
+        cands = tuple(c for c in self.candidates if c != self.baseline)
+        return CompareParams(self.baseline, cands, self.metrics, self.primary, self.correction, self.alternative,
+                             md, self.exploratory)
 
     @on(Select.Changed)
     def _select(self, event: Select.Changed) -> None:
         if event.value is Select.NULL or self.ws is None:
             return
-        setattr(self, {"cmp-baseline": "baseline", "cmp-candidate": "candidate", "cmp-metric": "metric"}[event.select.id],
-                str(event.value))
-        self.recompute()
+        v = str(event.value)
+        sid = event.select.id
+        if sid == "cmp-baseline":
+            if v == self.baseline:
+                return
+            self.baseline = v
+            if not self._chosen:
+                self.candidates = self._default_candidates()
+            self._set_choices()  # the baseline is no candidate of itself
+        elif sid == "cmp-primary":
+            self.primary = None if v == NO_PRIMARY else v
+        elif sid == "cmp-correction":
+            self.correction = v
+        elif sid == "cmp-alternative":
+            self.alternative = v
+        else:
+            return
+        self.schedule()
+
+    @on(SelectionList.SelectedChanged)
+    def _picked(self, event: SelectionList.SelectedChanged) -> None:
+        if self.ws is None:
+            return
+        chosen = set(event.selection_list.selected)
+        if event.selection_list.id == "cmp-candidates":
+            self.candidates = tuple(l for l in self.ws.lanes if l in chosen)
+            self._chosen = True
+        elif event.selection_list.id == "cmp-metrics":
+            self.metrics = tuple(m.key for m in self.ws.settings.metrics if m.key in chosen)
+            if self.primary not in self.metrics:
+                self.primary = None
+            self._set_primary_options()
+        self.schedule()
 
     @on(Input.Changed, "#cmp-min-delta")
     def _min_delta(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-        self._timer = self.set_timer(0.2, self.recompute)
+        self.schedule()
 
-    @on(Switch.Changed, "#cmp-paired")
-    def _paired(self, event: Switch.Changed) -> None:
+    @on(Checkbox.Changed, "#cmp-exploratory")
+    def _exploratory(self, event: Checkbox.Changed) -> None:
+        self.exploratory = event.value
+        self.schedule()
+
+    @on(Checkbox.Changed, "#cmp-paired")
+    def _paired(self, event: Checkbox.Changed) -> None:
         self.paired = event.value
         if self.result is not None:
-            self._draw(self.result)
+            self._draw_row()
 
     def action_toggle_paired(self) -> None:
-        sw = self.query_one("#cmp-paired", Switch)
-        sw.value = not sw.value
+        box = self.query_one("#cmp-paired", Checkbox)
+        box.value = not box.value
 
     def action_swap(self) -> None:
-        self.baseline, self.candidate = self.candidate, self.baseline
-        self.refresh_view()
+        """The highlighted row's candidate becomes the baseline, the baseline a candidate."""
+        if self.ws is None or self.result is None or self.selected is None:
+            return
+        new_base = self.selected[0]
+        old = self.result.plan.baseline
+        self.baseline = new_base
+        self.candidates = tuple(l for l in self.ws.lanes if (l in self.candidates or l == old) and l != new_base)
+        self._chosen = True
+        self.selected = (old, self.selected[1])
+        self._set_choices()
+        self.schedule(now=True)
 
-    # ------------------------------------------------------------------ compute and draw
+    # ------------------------------------------------------------------ compute
+
+    def schedule(self, now: bool = False) -> None:
+        """Recompute after a quiet moment (toggling three metrics starts one comparison)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if now:
+            self.recompute()
+        else:
+            self._timer = self.set_timer(DEBOUNCE, self.recompute)
 
     def recompute(self) -> None:
+        self._timer = None
         p = self.params()
         if self.ws is None or p is None:
             return
-        if p.baseline == p.candidate:
-            self.query_one("#cmp-verdict", Static).update("Pick two different lanes.")
+        why = None
+        if not p.candidates:
+            why = "Pick at least one candidate other than the baseline."
+        elif not p.metrics:
+            why = "Pick at least one metric."
+        verdict = self.query_one("#cmp-verdict", Static)
+        if why:
+            self.message = why
+            verdict.update(why)
             return
-        self.query_one("#cmp-verdict", Static).loading = True
-        self.run_compare(self._workspace(), p, getattr(self.app.args, "thresholds", None))
+        self.message = None
+        verdict.loading = True
+        self.run_compare(self.ws, p, getattr(self.app.args, "thresholds", None))
 
-    @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="paired bootstrap")
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="paired tests")
     def run_compare(self, ws, p: CompareParams, thresholds_path: str | None) -> None:
         r = compute_compare(ws, p, thresholds_path)
         self.app.call_from_thread(self._done, r)
@@ -195,62 +336,143 @@ first; Enter drills into one. Intervals are per comparison, not simultaneous.
 
     @guarded
     def _done(self, r: CompareResult) -> None:
-        if r.params != self.params():
+        if r.params != self.params():  # a newer choice is on its way
             return
         self.result = r
         self.query_one("#cmp-verdict", Static).loading = False
-        self._draw(r)
-        self._fill_deltas(r)
+        keys = [(row.candidate, row.metric) for row in r.result.rows]
+        if self.selected not in keys:
+            self.selected = keys[0] if keys else None
+        self._fill_rows()
+        self._draw_row()
 
-    def _draw(self, r: CompareResult) -> None:
+    # ------------------------------------------------------------------ drawing
+
+    @property
+    def row(self):
+        """The comparison row shown in the panel."""
+        if self.result is None or self.selected is None:
+            return None
+        return next((r for r in self.result.result.rows if (r.candidate, r.metric) == self.selected), None)
+
+    def _fill_rows(self) -> None:
+        r = self.result
         C = kernel_module("compare")
-        row = r.row
-        conf = row.confidence
-        B = row.resamples
-        pw = (row.ci_high - row.ci_low) if row.ci_low is not None else None
-        uw = (row.unpaired_ci_high - row.unpaired_ci_low) if row.unpaired_ci_low is not None else None
-        featured = ("paired bootstrap", row.ci_low, row.ci_high) if self.paired else \
-            ("unpaired bootstrap", row.unpaired_ci_low, row.unpaired_ci_high)
-        verdict_style = {"better": "$success", "worse": "$error"}.get(row.verdict, "$warning")
-        L = [
-            f"[b]{row.candidate}[/] vs [b]{row.baseline}[/] on [b]{row.metric}[/] (doc level) — verdict: "
-            f"[b {verdict_style}]{row.verdict_text}[/]" + ("  [reverse] exploratory [/]" if row.exploratory else ""),
-            f"means: baseline {fmt.num(row.baseline_mean, 4)}, candidate {fmt.num(row.candidate_mean, 4)}; "
-            f"mean Δ [b]{fmt.num(row.difference, 4)}[/], median Δ {fmt.num(row.median_difference, 4)}",
-            f"n = {row.n} queries (unit: query), n_nonzero {row.n_nonzero}, wins / losses / ties "
-            f"{row.wins} / {row.losses} / {row.ties}, tie rate {fmt.pct(row.tie_rate)}",
-            f"[b]{featured[0]}[/] {conf:g} interval of mean Δ: [b]{fmt.interval(featured[1], featured[2], 4) or '—'}[/]"
-            + (f"   (paired width {fmt.num(pw, 4)} vs unpaired {fmt.num(uw, 4)}: pairing removes "
-               f"{fmt.pct(1 - pw / uw) if uw else '—'} of it)" if pw is not None and uw else ""),
-            f"p_superiority {fmt.num(row.p_superiority, 4)} (share of replicates with Δ* > 0; not P(better))",
-            f"randomization test (two-sided, B = {B:,}): {C.format_p(row.randomization_p, B)}; "
-            f"adjusted ({row.correction}, family of {r.result.family_size}): {C.format_p(row.adjusted_p, B, r.result.family_size)}"
-            + (f"; threshold {fmt.num(row.threshold, 4)}" if row.threshold is not None else ""),
-            f"paired t-test {C.format_p(row.t_p)}; BCa at {fmt.num(row.bca_level, 4)}: "
-            f"{fmt.interval(row.bca_low, row.bca_high, 4) or '— (degenerate)'}",
-            f"effect size (mean Δ / sd Δ, paired; not Cohen's d): {fmt.num(row.effect_size, 3)}; min Δ {r.params.min_delta:g}",
-            "agreement: " + ", ".join(f"{name} {self._flag(v)}" for name, v in
-                                      (("t-test", row.t_agrees), ("BCa interval", row.interval_agrees),
-                                       ("bootstrap P≥bar", row.bootstrap_agrees))),
-        ]
-        L += [f"[$warning]⚠ {d}[/]" for d in row.disagreements]
-        L += [f"[$warning]⚠ {w}[/]" for w in (*row.warnings, *r.result.warnings)]
-        judged = r.judged
-
-        def qd(x) -> str:
-            i = r.qids.index(x.qid)
-            j = "" if not judged else "  judged@10 " + "/".join(fmt.num(judged[l][i], 2) for l in (row.baseline, row.candidate))
-            return f"{x.qid}: {fmt.num(x.baseline)} → {fmt.num(x.candidate)} (Δ {fmt.num(x.difference)}){j}"
-
-        L.append("[b]largest losses[/]: " + ("; ".join(qd(x) for x in row.largest_losses) or "none"))
-        L.append("[b]largest gains[/]: " + ("; ".join(qd(x) for x in row.largest_gains) or "none"))
-        self.query_one("#cmp-verdict", Static).update("\n".join(L))
+        res, plan = r.result, r.plan
+        t = self.query_one("#cmp-rows", PlainTable)
+        rows = []
+        for i, row in enumerate(res.rows):
+            if row.adjusted_p is not None:
+                p = f"{row.adjusted_p:.4f} adj."
+            elif row.randomization_p is not None:
+                p = f"{row.randomization_p:.4f} raw"
+            else:
+                p = "—"
+            rows.append(([row.candidate, row.metric, f"{row.difference:+.4f}", p, self._verdict_text(row)], f"{i}"))
+        t.fill(["candidate", "metric", "mean Δ", "p", "verdict"], rows)
+        keys = [(row.candidate, row.metric) for row in res.rows]
+        if self.selected in keys:
+            with self.prevent(DataTable.RowHighlighted):
+                t.move_cursor(row=keys.index(self.selected))
+        fam = (f"[b]{escape(plan.baseline)}[/] against {len(plan.candidates)} candidate(s) × {len(plan.metrics)} "
+               f"metric(s) = {len(res.rows)} rows · family of [b]{res.family_size}[/]"
+               + (f" (primary {escape(res.primary)})" if res.primary else "")
+               + f" · correction {res.correction} · α = {res.alpha:.4g} · {r.params.alternative} · "
+               f"min Δ {res.min_delta:g} · B = {res.rows[0].resamples:,}" if res.rows else "")
+        reasons = [f"[b $warning]exploratory[/] ({'every row' if k == '*' else escape(k)}): {escape(v)}"
+                   for k, v in plan.exploratory_reasons.items()]
+        warns = [f"[$warning]⚠ {escape(w)}[/]" for w in res.warnings]
+        self.query_one("#cmp-family", Static).update("\n".join([fam, *reasons, *warns]))
         self.query_one("#cmp-caption", Static).update(C.CAPTION)
+
+    def _verdict_text(self, row):
+        from rich.text import Text
+
+        var = {"better": "success", "worse": "error", "inconclusive": "warning"}.get(row.verdict)
+        colour = self.app.theme_variables.get(var, "") if var else self.app.theme_variables.get("text-muted", "")
+        return Text(row.verdict_text, style=f"bold {colour}".strip() if var else colour)
+
+    @on(DataTable.RowHighlighted, "#cmp-rows")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.result is None or event.row_key.value is None or event.cursor_row != event.data_table.cursor_row:
+            return  # a highlight from refilling the table, overtaken by the cursor put back on the chosen row
+        row = self.result.result.rows[int(event.row_key.value)]
+        if (row.candidate, row.metric) != self.selected:
+            self.selected = (row.candidate, row.metric)
+            self._draw_row()
+
+    def _draw_row(self) -> None:
+        row = self.row
+        if row is None:
+            return
+        r = self.result
+        self.query_one("#cmp-verdict", Static).update(self._panel(row, r))
+        self._fill_extremes(row)
+        self._fill_deltas(row, r)
         self._plot(row)
+
+    def _panel(self, row, r: CompareResult) -> str:
+        C = kernel_module("compare")
+        res = r.result
+        B = row.resamples
+        style = {"better": "$success", "worse": "$error", "inconclusive": "$warning"}.get(row.verdict, "$text-muted")
+        side = "two-sided" if row.alternative == "two-sided" else f"one-sided: {row.alternative}"
+        L = [f"[b]{escape(row.candidate)}[/] vs [b]{escape(row.baseline)}[/] on [b]{escape(row.metric)}[/] "
+             f"({r.plan.level} level) — verdict: [b {style}]{escape(row.verdict_text)}[/]"]
+        if row.in_family:
+            L.append(f"tested in a family of {res.family_size} ({row.correction}): threshold {fmt.num(row.threshold, 4)}; "
+                     f"better/worse needs adjusted p ≤ α = {res.alpha:.4g} and |mean Δ| ≥ {res.min_delta:g}")
+        elif row.exploratory:
+            L.append("[$warning]exploratory[/]: raw p only, never adjusted, never established")
+        else:
+            L.append(f"descriptive: outside the primary family (primary {escape(str(res.primary))}); not tested")
+        L.append(f"means {fmt.num(row.baseline_mean, 4)} → {fmt.num(row.candidate_mean, 4)} · mean Δ "
+                 f"[b]{row.difference:+.4f}[/] · median Δ {row.median_difference:+.4f}")
+        L.append(f"n {row.n} (unit: query) · n_nonzero {row.n_nonzero} · wins/losses/ties "
+                 f"{row.wins}/{row.losses}/{row.ties} · tie rate {fmt.pct(row.tie_rate)}")
+        paired = fmt.interval(row.ci_low, row.ci_high, 4) or "—"
+        unpaired = fmt.interval(row.unpaired_ci_low, row.unpaired_ci_high, 4) or "—"
+        if self.paired:
+            paired = f"[b]{paired}[/] ◀"
+        else:
+            unpaired = f"[b]{unpaired}[/] ◀"
+        L.append(f"bootstrap {row.confidence:g} interval ({side}): paired {paired} · unpaired {unpaired}")
+        L.append(f"p_superiority {fmt.num(row.p_superiority, 4)} (share of replicates with Δ* > 0; not P(better))")
+        rand = f"randomization ({side}, B = {B:,}): {C.format_p(row.randomization_p, B)}"
+        if row.in_family:
+            rand += f" · adjusted ({row.correction}, J = {res.family_size}): {C.format_p(row.adjusted_p, B, res.family_size)}"
+        L.append(rand)
+        L.append(f"paired t-test {C.format_p(row.t_p)} · BCa at {fmt.num(row.bca_level, 4)}: "
+                 f"{fmt.interval(row.bca_low, row.bca_high, 4) or '— (degenerate)'}")
+        L.append(f"effect size {fmt.num(row.effect_size, 3)} (mean Δ / sd Δ, paired; not Cohen's d)")
+        flags = (("t-test", row.t_agrees), ("BCa interval", row.interval_agrees), ("p_superiority", row.bootstrap_agrees))
+        L.append("agreement: " + " · ".join(f"{n} {self._flag(v)}" for n, v in flags))
+        L += [f"[$warning]✗ {escape(d)}[/]" for d in row.disagreements]
+        L += [f"[$warning]⚠ {escape(w)}[/]" for w in row.warnings]
+        return "\n".join(L)
 
     @staticmethod
     def _flag(v) -> str:
         return "n/a" if v is None else ("agrees" if v else "[b $warning]DISAGREES[/]")
+
+    def _fill_extremes(self, row) -> None:
+        rows = [([kind, x.qid, fmt.num(x.baseline), fmt.num(x.candidate), f"{x.difference:+.3f}", fmt.pct(x.share),
+                  fmt.num(x.baseline_judged, 2), fmt.num(x.candidate_judged, 2)], x.qid)
+                for kind, items in (("loss", row.largest_losses), ("gain", row.largest_gains)) for x in items]
+        if not rows:
+            rows = [(["", "no query differs", "", "", "", "", "", ""], "\0none")]
+        self.query_one("#cmp-extremes", QidTable).fill(["", "qid", "base", "cand", "Δ", "share", "j@10 b", "j@10 c"], rows)
+
+    def _fill_deltas(self, row, r: CompareResult) -> None:
+        ws = self.ws
+        self.query_one("#cmp-deltas-title", Label).update(
+            f"Per-query Δ = {row.candidate} − {row.baseline} on {row.metric}, largest losses first; "
+            f"j: judged@10 of base / cand (Enter: drill down)")
+        jb, jc = r.judged[row.baseline], r.judged[row.candidate]
+        idx = ws.qid_index
+        rows = [([qid, fmt.num(b), fmt.num(c), f"{d:+.3f}", fmt.num(jb[idx[qid]], 1), fmt.num(jc[idx[qid]], 1)], qid)
+                for qid, b, c, d in r.deltas[(row.candidate, row.metric)]]
+        self.query_one("#cmp-deltas", QidTable).fill(["qid", "base", "cand", "Δ", "j b", "j c"], rows)
 
     def _plot(self, row) -> None:
         plot = self.query_one("#cmp-plot", PlotextPlot)
@@ -258,34 +480,18 @@ first; Enter drills into one. Intervals are per comparison, not simultaneous.
         plt.clear_data()
         plt.clear_figure()
         rows = [("paired", row.ci_low, row.ci_high, 2), ("unpaired", row.unpaired_ci_low, row.unpaired_ci_high, 1)]
-        xs = [0.0, row.difference]
+        xs = [0.0, row.difference] + [v for _, lo, hi, _ in rows for v in (lo, hi) if v is not None and math.isfinite(v)]
+        span = max(abs(min(xs)), abs(max(xs))) * 1.15 or 1.0
         for name, lo, hi, y in rows:
-            if lo is None:
+            if lo is None or hi is None:
                 continue
-            xs += [lo, hi]
+            lo, hi = max(lo, -span), min(hi, span)  # a one-sided interval runs to ±∞: draw it to the edge
             on = (name == "paired") == self.paired
             plt.plot([lo, hi], [y, y], marker="█" if on else "─", label=f"{name} {row.confidence:g} interval" + (" ◀" if on else ""))
         plt.scatter([row.difference], [1.5], marker="●", label="mean Δ")
         plt.vline(0)
-        span = max(abs(min(xs)), abs(max(xs))) * 1.15 or 1.0
         plt.xlim(-span, span)
         plt.ylim(0, 3)
         plt.yticks([])
-        plt.title("mean Δ and its intervals (0 = no difference)")
+        plt.title(f"mean Δ of {row.candidate} − {row.baseline} on {row.metric} (0 = no difference)")
         plot.refresh()
-
-    def _fill_deltas(self, r: CompareResult) -> None:
-        t = self.query_one("#cmp-deltas", QidTable)
-        t.clear(columns=True)
-        row = r.row
-        cols = ["qid", row.baseline, row.candidate, "Δ"]
-        if r.judged:
-            cols += [f"j@10 {row.baseline}", f"j@10 {row.candidate}"]
-        t.add_columns(*cols)
-        delta = r.candidate - r.baseline  # Δ as the kernel defines it (candidate − baseline), for listing
-        order = np.argsort(delta, kind="stable")  # qids are in byte order: ties stay in qid order
-        for i in order.tolist():
-            cells = [r.qids[i], fmt.num(r.baseline[i]), fmt.num(r.candidate[i]), fmt.num(delta[i])]
-            if r.judged:
-                cells += [fmt.num(r.judged[row.baseline][i], 2), fmt.num(r.judged[row.candidate][i], 2)]
-            t.add_row(*cells, key=r.qids[i])

@@ -5,6 +5,7 @@ Wilson / rule-of-three table (lessons 09–11)."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
@@ -19,6 +21,7 @@ from ..widgets import fmt
 from .base import PlainTable, ViewScreen, kernel_module, parse_optional_number, guarded
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
+DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class GateResult:
     mutual_summary: dict | None
     rule_of_three: list
     zero_event: tuple | None
+    calibrated: dict | None = None  # thresholds.json's gate block (what `calibrate` fitted), with --thresholds
 
     @property
     def nulls(self) -> dict:
@@ -59,9 +63,11 @@ class GateResult:
         return self.view.operating_margin if self.params.margin is not None else None
 
 
-def compute_gate(ws, p: GateParams) -> GateResult:
+def compute_gate(ws, p: GateParams, thresholds_path: str | None = None) -> GateResult:
     """Every number of the Gate view: ``pipeline.gate_view`` (what the report's gate block
-    uses) plus the gate outcome under the conditions chosen here (runs in a worker)."""
+    uses) plus the gate outcome under the conditions chosen here (runs in a worker). With
+    ``--thresholds``, the calibrated gate block is read back too (the applied floor and its
+    outcome are the report's ``gate.applied`` and ``gate.outcome``)."""
     from ..kernel import gate as G
     from ..kernel import pipeline as P
 
@@ -82,8 +88,9 @@ def compute_gate(ws, p: GateParams) -> GateResult:
     n_neg = int(negs["in_domain"].size)
     zero = I.zero_event_bounds(n_neg, p.confidence) if (I is not None and n_neg and hasattr(I, "zero_event_bounds")) else None
     mutual_summary = view.mutual.summary(p.mutual) if view.mutual is not None and p.mutual is not None else None
+    calibrated = (P.read_thresholds(thresholds_path).data.get("gate") or None) if thresholds_path else None
     return GateResult(p, view, sw, {k: int(v.size) for k, v in negs.items()}, at_null, at_conf, op, outcome,
-                      mutual_summary, rot, zero)
+                      mutual_summary, rot, zero, calibrated)
 
 
 class GateScreen(ViewScreen):
@@ -105,6 +112,12 @@ interval.
   shown here it is **tuning**, not a threshold.
 - The table: negatives needed to bound a false-accept rate with zero false accepts.
 
+With `--thresholds`, the floor and margin `calibrate` fitted on other queries are shown
+first, applied to these queries exactly as the report applies them (its `gate.applied`
+and `gate.outcome`), labelled **threshold** — or **in-sample** when the evaluated queries
+overlap the calibration queries. The sweep and operating point below them are tuning, for
+comparison; `a` sweeps the floor under the applied margin.
+
 Edit the target FPIR, α, margin (blank = off) and mutual r (blank = off); `c` toggles
 conservative.
 """
@@ -112,6 +125,8 @@ conservative.
         Binding("c", "toggle_conservative", "Conservative", id="gate.conservative"),
         Binding("plus,equals_sign", "nudge_target(1)", "FPIR+", id="gate.fpir_up", show=False),
         Binding("minus", "nudge_target(-1)", "FPIR−", id="gate.fpir_down", show=False),
+        Binding("a", "applied_margin", "Applied margin", id="gate.applied_margin",
+                tooltip="Sweep the floor under the margin from --thresholds"),
     ]
 
     def __init__(self, *a, **kw) -> None:
@@ -140,6 +155,8 @@ conservative.
                 yield Static("", id="gate-legend", classes="caption")
             with VerticalScroll(id="gate-right"):
                 yield Static(self.waiting("loading"), id="gate-floors", classes="panel")
+                yield Label("Applied thresholds by stratum", id="gate-strata-title", classes="section-title")
+                yield PlainTable(id="gate-strata", cursor_type="row", zebra_stripes=True)
                 yield Label("Negatives needed for zero false accepts", classes="section-title")
                 yield PlainTable(id="gate-r3", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="gate-zero", classes="caption")
@@ -191,7 +208,7 @@ conservative.
             return
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_timer(0.15, self.recompute)
+        self._timer = self.set_timer(DEBOUNCE, self.recompute)
 
     @on(Select.Changed, "#gate-lane")
     def _lane_changed(self, event: Select.Changed) -> None:
@@ -206,6 +223,24 @@ conservative.
     def action_toggle_conservative(self) -> None:
         sw = self.query_one("#gate-conservative", Switch)
         sw.value = not sw.value
+
+    def applied(self) -> dict | None:
+        """The report's gate block when it applies calibrated thresholds (``gate.applied``)."""
+        g = (self.report or {}).get("gate") or {}
+        return g if "applied" in g else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "applied_margin":
+            g = self.applied()
+            return g is not None and g["applied"].get("margin") is not None
+        return True
+
+    def action_applied_margin(self) -> None:
+        g = self.applied()
+        if g is None or g["applied"].get("margin") is None:
+            self.notify("no calibrated margin: load --thresholds from `rankscope calibrate`", severity="warning")
+            return
+        self.query_one("#gate-margin", Input).value = repr(g["applied"]["margin"])
 
     def action_nudge_target(self, steps: int) -> None:
         inp = self.query_one("#gate-target", Input)
@@ -224,11 +259,11 @@ conservative.
         if p is None:
             self.query_one("#gate-floors", Static).update("[b $error]invalid setting[/]: target and α in (0, 1), r ≥ 1")
             return
-        self.run_gate(self.ws, p)
+        self.run_gate(self.ws, p, getattr(self.app.args, "thresholds", None))
 
     @work(thread=True, exclusive=True, group="gate", exit_on_error=False, description="sweeping the gate")
-    def run_gate(self, ws, p: GateParams) -> None:
-        result = compute_gate(ws, p)
+    def run_gate(self, ws, p: GateParams, thresholds_path: str | None) -> None:
+        result = compute_gate(ws, p, thresholds_path)
         self.app.call_from_thread(self._show, result)
 
     @guarded
@@ -238,7 +273,28 @@ conservative.
         self.result = r
         self._draw_plot(r)
         self._draw_floors(r)
+        self._draw_strata()
         self._draw_table(r)
+        self.refresh_bindings()
+
+    def _draw_strata(self) -> None:
+        """The report's ``gate.outcome_by_stratum`` (the applied floor and margin, per stratum)."""
+        g = self.applied()
+        by = (g or {}).get("outcome_by_stratum") or {}
+        t = self.query_one("#gate-strata", PlainTable)
+        show = bool(by)
+        t.display = self.query_one("#gate-strata-title", Label).display = show
+        if not show:
+            return
+        negs = list(g.get("negatives") or {})
+        rows = []
+        for strat, labels in by.items():
+            for label, c in labels.items():
+                fp = c.get("fpir") or {}
+                name = label if len(by) == 1 else f"{strat}: {label}"
+                rows.append(([name, str(c.get("positives", 0)), fmt.rate(c["fnir"]) if c["fnir"].get("n") else "—",
+                              *[fmt.rate(fp[k]) if k in fp and fp[k].get("n") else "—" for k in negs]], None))
+        t.fill(["stratum", "pos", "FNIR", *[f"FPIR {NEG_LABELS.get(k, k)}" for k in negs]], rows)
 
     def _draw_plot(self, r: GateResult) -> None:
         plot = self.query_one("#gate-plot", PlotextPlot)
@@ -261,12 +317,22 @@ conservative.
         pts.append((f.value if f else 0.0, c.fnir.value, "conformal floor", "+"))
         fo = op.fpir.get("in_domain")
         pts.append((fo.value if fo else 0.0, op.fnir.value, "operating point", "●"))
+        g = self.applied()
+        if g is not None and g.get("lane") == r.params.lane and "outcome" in g:
+            comb = g["outcome"]["combined"]
+            f = (comb.get("fpir") or {}).get("in_domain")
+            tag = "in-sample" if g["applied"]["label"].startswith("in-sample") else "threshold"
+            pts.append((f["value"] if f else 0.0, comb["fnir"]["value"], f"applied ({tag}): {comb['condition']}", "◆"))
         for x, y, label, m in pts:
             if x is not None and y is not None and not (math.isnan(x) or math.isnan(y)):
-                plt.scatter([x], [y], marker=m, label=label)
+                plt.scatter([x], [y], marker=m, label=label, **({"color": "orange"} if m == "◆" else {}))
         plt.vline(r.params.target)
         plt.xlim(0, 1)
-        plt.ylim(0, 1)
+        # headroom above FNIR = 1 for the legend (a line per series), which would hide the points
+        # at small FPIR; a fixed share, so the figure does not depend on when the layout settles
+        labelled = len(sw.accepted) + sum(1 for x, y, *_ in pts if x is not None and y is not None)
+        plt.ylim(0, 1 + 0.05 * (labelled + 1))
+        plt.yticks([0, 0.25, 0.5, 0.75, 1])
         plt.xlabel("FPIR (accepted negatives)")
         plt.ylabel("FNIR")
         plt.title(f"gate lane {r.params.lane}: FNIR against FPIR, target FPIR {r.params.target:g}")
@@ -275,10 +341,49 @@ conservative.
             f"{len(sw)} candidate floors (distinct top scores + ∞); vertical line: target FPIR; "
             f"FPIR of the points on in-domain negatives.")
 
+    def _applied_lines(self, r: GateResult) -> list[str]:
+        """The report's ``gate.applied`` and ``gate.outcome`` (floor and margin fitted by
+        `calibrate` on other queries), labelled as the report labels them."""
+        g = self.applied()
+        if g is None:
+            return []
+        a = g["applied"]
+        in_sample = a["label"].startswith("in-sample")
+        tag = f"[b reverse {'$warning' if in_sample else '$success'}] {escape(a['label'])} [/]"
+        floor = fmt.num(a["floor"], 4) if a.get("floor") is not None else f"— ({a.get('floor_reason') or 'none'})"
+        margin = fmt.num(a["margin"], 4) if a.get("margin") is not None else "off"
+        mutual = a["mutual_r"] if a.get("mutual_r") is not None else "off"
+        lines = [f"[b]Applied thresholds[/] from {escape(os.path.basename(str(a['from'])))}: {tag}"
+                 + (f" ({a['overlap_queries']} overlapping queries)" if a.get("overlap_queries") else ""),
+                 f"    gate lane {escape(str(g['lane']))} · floor {floor} · margin {margin} · mutual r {mutual}"]
+        if g["lane"] != r.params.lane:
+            lines.append(f"    [$warning]the curve below is for lane {escape(r.params.lane)}, not the gated lane[/]")
+        oc = g.get("outcome")
+        if oc:
+            c = oc["combined"]
+            lines.append(f"    [b]{escape(c['condition'])}[/]: FNIR {fmt.rate(c['fnir'])}  (rejected {c['rejected']}, "
+                         f"wrong accept {c['wrong_accept']})")
+            for k, rate in (c.get("fpir") or {}).items():
+                lines.append(f"        FPIR {NEG_LABELS.get(k, k)}: {fmt.rate(rate)}")
+            if len(oc.get("alone") or {}) > 1:
+                for name, o in oc["alone"].items():
+                    fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v['value'])}" for k, v in (o.get("fpir") or {}).items())
+                    lines.append(f"        {escape(name)} alone: FNIR {fmt.num(o['fnir']['value'])}, FPIR {fp}")
+        cal = r.calibrated or {}
+        cf = cal.get("conformal_floor")
+        if cf:
+            why = cf.get("floor_reason") or cf.get("reason")
+            value = fmt.num(cf["floor"], 4) if cf.get("floor") is not None else "none"
+            lines.append(f"    calibrated conformal floor (α={cf.get('alpha')}, n={cf.get('n')}): {value}"
+                         + (f" — {escape(str(why))}" if why else ""))
+        lines.append("[b]Tuning on these queries[/] (below): for comparison — [i]not a threshold[/]")
+        return lines
+
     def _draw_floors(self, r: GateResult) -> None:
         p, op = r.params, r.operating
-        lines = [f"[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
-                 + f" · positives {r.sweep.positives}"]
+        lines = self._applied_lines(r)
+        lines.append(f"[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
+                     + f" · positives {r.sweep.positives}")
         for name, nf in r.nulls.items():
             head = f"[b]Null floor[/] ({NEG_LABELS.get(name, name)}, n={nf.n}): "
             if nf.floor is None:

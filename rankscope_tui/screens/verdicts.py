@@ -7,7 +7,7 @@ import os
 from dataclasses import replace
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.markup import escape
 from textual.binding import Binding
@@ -29,8 +29,9 @@ value clears the threshold and **on the interval** when the conservative end of 
 interval does (`low` for `>=`). An `against` rule passes on the interval only when the
 two intervals do not overlap, and is *undecided* when they touch or overlap.
 
-Enter (or `t`) edits the highlighted rule's threshold in place; `r` restores the file's
-rules. Write the rules before the run and commit them.
+Enter (or `t`) edits the highlighted rule's threshold in place; `r` reads the file's rules
+again. The head shows the file's sha256 and warns when git does not hold it unmodified:
+write the rules before the run and commit them.
 """
     BINDINGS = [
         Binding("t", "edit", "Edit threshold", id="verdicts.edit"),
@@ -44,6 +45,8 @@ rules. Write the rules before the run and commit them.
         self.results: list = []
         self.gates_path: str | None = None
         self.load_error: str | None = None
+        self.sha: str | None = None
+        self.git_state: str | None = None  # 'untracked' | 'modified' | None, as `rankscope verdict` reports it
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="vd-main"):
@@ -52,8 +55,10 @@ rules. Write the rules before the run and commit them.
             yield Static("", id="vd-note", classes="caption")
 
     def _load_rules(self) -> None:
+        """Read and parse the gates file (the kernel's parser); its sha256 and git state
+        follow in a worker."""
         from ..app import error_line
-        from ..kernel.io import read_text, sha256_of
+        from ..kernel.io import read_text
 
         RU = kernel_module("rules")
         path = getattr(self.app.args, "gates", None)
@@ -63,10 +68,28 @@ rules. Write the rules before the run and commit them.
         try:
             self.file_rules = RU.parse_rules(read_text(path), path)
             self.rules = list(self.file_rules)
-            self.sha = sha256_of(path)
+            self.load_error = None
         except Exception as exc:
             self.load_error = error_line(exc)
             self.app.show_error(exc)
+            return
+        self.check_file(path)
+
+    @work(thread=True, exclusive=True, group="verdicts-file", exit_on_error=False, description="fingerprinting the gates file")
+    def check_file(self, path: str) -> None:
+        """sha256 of the gates file, and whether git tracks it unmodified (as `rankscope verdict` says)."""
+        from ..commands.verdict import git_state
+        from ..kernel.io import sha256_of
+
+        sha, state = sha256_of(path), git_state(path)
+        self.app.call_from_thread(self._file_checked, path, sha, state)
+
+    def _file_checked(self, path: str, sha: str, state: str | None) -> None:
+        if path != self.gates_path:
+            return
+        self.sha, self.git_state = sha, state
+        if self.report is not None and self.rules:
+            self._judge()
 
     def refresh_view(self) -> None:
         head = self.query_one("#vd-head", Static)
@@ -117,11 +140,17 @@ rules. Write the rules before the run and commit them.
         n_int = sum(1 for r in results if r is not None and r.interval == RU.FAIL)
         n_und = sum(1 for r in results if r is not None and r.interval == RU.UNDECIDED)
         n_dis = sum(1 for r in results if r is not None and r.point != r.interval)
-        head = [f"[b]{escape(os.path.basename(self.gates_path))}[/]  sha256 {getattr(self, 'sha', '')[:16]}…  ({len(self.rules)} rules)",
+        head = [f"[b]{escape(os.path.basename(self.gates_path))}[/] ({len(self.rules)} rules)  sha256 "
+                f"{self.sha or '…'}",
                 f"fail on the point: [b]{n_point}[/] · fail on the interval: [b]{n_int}[/] · undecided on the interval: "
                 f"{n_und} · point and interval disagree: [b]{n_dis}[/]"]
         if self.app.synthetic:
             head[0] += "  [reverse] SYNTHETIC [/]"
+        if self.git_state:
+            head.append(f"[b $warning]⚠ the gates file is {self.git_state} in git[/]: write the rules before the run "
+                        f"and commit them")
+        if any(i >= len(self.file_rules) or r != self.file_rules[i] for i, r in enumerate(self.rules)):
+            head.append("[$warning]edited here: these rules are not the file's (r restores them)[/]")
         self.query_one("#vd-head", Static).update("\n".join(head))
         notes = []
         if any(r.against for r in self.rules):
@@ -160,6 +189,7 @@ rules. Write the rules before the run and commit them.
         self._judge()
 
     def action_restore(self) -> None:
-        self.rules = list(self.file_rules)
-        if self.report is not None:
-            self._judge()
+        """Back to the file's rules, read again (with a fresh sha256 and git state)."""
+        self.file_rules, self.rules = [], []
+        self.load_error, self.sha, self.git_state = None, None, None
+        self.refresh_view()

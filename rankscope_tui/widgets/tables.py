@@ -12,6 +12,17 @@ class PlainTable(DataTable):
     def add_row(self, *cells, **kw):
         return super().add_row(*[Text(c) if isinstance(c, str) else c for c in cells], **kw)
 
+    def fill(self, columns: list[str], rows: list[tuple[list, str | None]]) -> None:
+        """Clear and refill: ``rows`` are (cells, row key). Each column gets a fixed width (its
+        widest cell), so a frame drawn before the table measures its new rows cannot keep
+        the old widths and cut the new cells."""
+        self.clear(columns=True)
+        cells = [[Text(c) if isinstance(c, str) else c for c in row] for row, _ in rows]
+        for i, name in enumerate(columns):
+            self.add_column(name, width=max([Text(name).cell_len] + [row[i].cell_len for row in cells]))
+        for row, (_, key) in zip(cells, rows):
+            super().add_row(*row, key=key)
+
 
 class QidTable(PlainTable):
     """A row-cursor table whose row keys are qids: Enter drills into that query."""
