@@ -50,6 +50,11 @@ LANES = ("lexical", "dense")
 DEPTH = 100
 RRF_K = 60
 
+#: The file that marks a folder's data as rankscope's synthetic demo: it lists the
+#: sha256 of every file written, so the loader labels reports on these exact files
+#: synthetic and an edited file loses the label.
+MARKER = "rankscope-synthetic.json"
+
 #: role -> file name, as written by :func:`write_demo`.
 FILES = {
     "lexical": "lexical.run",
@@ -63,6 +68,7 @@ FILES = {
     "docs": "docs.tsv",
     "gates": "gates.json",
     "readme": "README.txt",
+    "marker": MARKER,
 }
 
 #: lesson -> query id (fixed for every seed). All but the ``*_dev`` ones and
@@ -658,6 +664,11 @@ def write_demo(out_dir: str | Path, seed: int = 7) -> dict[str, Path]:
     _write(paths["queries"], "".join(f"{q}\t{qtext[q]}\n" for q in qids))
     _write(paths["gates"], json.dumps(_GATES, indent=2) + "\n")
     _write(paths["readme"], _readme(seed, len(indexed), len(not_indexed), len(docs)))
+    import hashlib
+
+    digests = {FILES[r]: hashlib.sha256(Path(p).read_bytes()).hexdigest() for r, p in paths.items() if r != "marker"}
+    _write(paths["marker"], json.dumps({"synthetic": True, "generator": "rankscope demo", "seed": seed,
+                                        "files": dict(sorted(digests.items()))}, indent=2) + "\n")
     return paths
 
 
@@ -723,6 +734,8 @@ docs.tsv               docid<TAB>text of every passage, indexed or not (drill-do
 queries.tsv            qid<TAB>text of every query in the runs.
 gates.json             rules (SPEC section 8) to judge the test report with. Written
                        so that on this data the point and interval columns disagree.
+rankscope-synthetic.json  marks these files as synthetic (sha256 of each): reports
+                       computed on them say "synthetic": true.
 
 Lessons, by query id (all in qrels-test.txt unless noted)
 --------------------------------------------------------

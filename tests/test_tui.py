@@ -183,8 +183,6 @@ def test_tui_without_inputs_opens_the_synthetic_demo(tmp_path, monkeypatch):
         resolve(parse_args(["--qrels", args.qrels]))
 
 
-@pytest.mark.xfail(reason="the kernel loader cannot tell the demo files are synthetic yet: needs a marker "
-                          "written by demo.write_demo and read by Workspace.load (asked of the lead)", strict=False)
 def test_the_demo_report_says_synthetic(loaded):
     """SPEC §11: labelled synthetic everywhere it is shown — report.json too, and the export
     must stay byte-identical to `evaluate --out`, so the kernel loader has to know."""

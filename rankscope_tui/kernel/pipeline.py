@@ -200,7 +200,8 @@ def gate_view(ws: Workspace, lane: str, fpir: float, conservative: bool, miss_ra
     if key in ws._cache:
         return ws._cache[key]
     L = ws.lanes[lane]
-    top = G.top_scores(L, ws.judgments, s.relevant)
+    hits, _ = ws.hits(lane, "doc")  # grades already joined for the metrics: reuse them
+    top = G.top_scores(L, ws.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
     pos = ws.positives
     negs = negative_sets(ws)
     null = G.null_floors(top, negs, s.confidence)

@@ -3,8 +3,8 @@
 The CLI and every dashboard screen ask one Workspace; nothing is computed twice.
 Query ids become integer codes into a vocabulary sorted as bytes, so "queries
 sorted by qid as bytes" (the resampling protocol) is "query code order". Doc ids
-become codes into one shared dictionary in first-seen order (no sort of millions of
-ids); the trec_eval tie rule looks up the ids of tied rows only, or uses
+become codes into one shared dictionary ordered by (length, hash) — no string sort of
+millions of ids; the trec_eval tie rule looks up the ids of tied rows only, or uses
 ``doc_order`` (byte-order rank per doc code) where many ties are expected (fusion).
 """
 
@@ -221,7 +221,7 @@ def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
 class Workspace:
     settings: Settings
     qids: np.ndarray  # object array of qid strings, sorted as bytes
-    doc_ids: object  # pyarrow string array: doc code -> doc id (first-seen order, not sorted)
+    doc_ids: object  # pyarrow string array: doc code -> doc id (hash order, not byte order)
     judgments: J.Judgments
     classes: np.ndarray  # int8 query class per qid code
     lanes: dict[str, RankedLane]  # every lane: input lanes first (in --lane order), then derived
@@ -276,7 +276,9 @@ class Workspace:
                 raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
         raw_q = read_qrels(qrels)
         raw_ood = read_qrels(ood_negatives) if ood_negatives else None
-        return cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
+        ws = cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
+        ws.synthetic = _synthetic_demo(ws.inputs)
+        return ws
 
     @classmethod
     def from_raw(
@@ -506,6 +508,27 @@ class Workspace:
         ws.lanes = dict(self.lanes)
         ws.lane_origin = dict(self.lane_origin)
         return ws
+
+
+def _synthetic_demo(inputs: list) -> bool:
+    """True when every lane and qrels file is listed, by sha256, in the demo's marker file
+    (``rankscope-synthetic.json``) beside it: such reports are labelled synthetic."""
+    import json
+    import os
+
+    from ..demo import MARKER
+
+    checked = [f for f in inputs if f.role in ("lane", "qrels")]
+    for f in checked:
+        marker = os.path.join(os.path.dirname(os.path.abspath(f.path)), MARKER)
+        try:
+            with open(marker, encoding="utf-8") as fh:
+                listed = set(json.load(fh).get("files", {}).values())
+        except (OSError, ValueError, AttributeError):
+            return False
+        if f.sha256 not in listed:
+            return False
+    return bool(checked)
 
 
 def _judgments(raw: RawQrels, qc: np.ndarray, dc: np.ndarray, n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:
