@@ -297,7 +297,7 @@ def _first_failing(col, convert) -> int:
         try:
             convert(col.slice(lo, mid - lo))
             lo = mid
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except pa.ArrowException:  # invalid value or an unsupported conversion
             hi = mid
     return lo
 
@@ -310,7 +310,7 @@ def _parse_float_col(col, line: np.ndarray, path: str, what: str) -> np.ndarray:
 
     try:
         out = to_numpy(convert(col))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except pa.ArrowException:  # invalid value or an unsupported conversion
         i = _first_failing(col, convert)
         raise InputError(f"{what} is not a number: {col[i].as_py()!r}", path, int(line[i])) from None
     finite = np.isfinite(out)
@@ -335,7 +335,7 @@ def _parse_int_col(col, line: np.ndarray, path: str, what: str) -> np.ndarray:
 
     try:
         out = to_numpy(convert(unsigned))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond int64
+    except pa.ArrowException:  # invalid value, or beyond int64
         i = _first_failing(unsigned, convert)
         raise InputError(f"{what} out of range (must fit a 32-bit integer): {col[i].as_py()!r}", path,
                          int(line[i])) from None
@@ -620,7 +620,7 @@ def _parse_run(source, delim: bytes, clean: bool | None):
             ),
             memory_pool=pa.system_memory_pool(),  # see ARROW_DEFAULT_MEMORY_POOL above
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
+    except (pa.ArrowException, UnicodeDecodeError, OSError):
         return None
     if tab.num_rows == 0:
         return None
