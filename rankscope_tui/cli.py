@@ -116,8 +116,11 @@ def cmd_evaluate(args) -> int:
     outs = [p for p in (args.out, args.per_query) if p]
     for p in outs:
         check_output_path(p, input_paths(args))
+    progress = StageProgress()
     ws = load_workspace(args)
+    progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
     report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
+    progress.done("computed the report")
     text = R.RENDERERS[args.format](report)
     payloads = []
     if args.out:
@@ -128,6 +131,24 @@ def cmd_evaluate(args) -> int:
         write_atomic(path, data)
     sys.stdout.write(text)
     return 0
+
+
+class StageProgress:
+    """One stderr line per finished stage, once a run has taken more than a couple of
+    seconds, and only when stderr is a terminal (never in pipes, logs or CI)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.perf_counter
+        self._start = self._clock()
+        self._on = sys.stderr.isatty()
+        self._after = float(os.environ.get("RANKSCOPE_PROGRESS_AFTER_S", "2"))
+
+    def done(self, stage: str) -> None:
+        elapsed = self._clock() - self._start
+        if self._on and elapsed >= self._after:
+            sys.stderr.write(f"{PROG}: {stage} ({elapsed:.1f} s)\n")
 
 
 def gate_options(args) -> dict:
