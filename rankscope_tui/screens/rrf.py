@@ -43,12 +43,22 @@ def byte_rank(ws):
     return ws._cache[key]
 
 
+def fusion_table(ws, scratch):
+    """The input lanes prepared once for fusion (kernel FusionTable): each k is then a cheap pass."""
+    key = ("tui", "fusion_table")
+    if key not in scratch._cache:
+        F = kernel_module("fusion")
+        scratch._cache[key] = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
+                                                  doc_ids=byte_rank(scratch))
+    return scratch._cache[key]
+
+
 def fuse(ws, scratch, k: int) -> FusedAtK:
     """The fused lane at k, its means and what it dilutes — all from kernel/fusion.py."""
     F = kernel_module("fusion")
     t = time.perf_counter()
     inputs = [ws.lanes[n] for n in ws.input_lanes]
-    lane = F.rrf(inputs, k, ws.n_queries, ws.settings.depth, name=f"rrf@{k}", doc_ids=byte_rank(scratch))
+    lane = fusion_table(ws, scratch).rrf(k, ws.settings.depth, name=f"rrf@{k}")
     scratch.add_lane(lane, "fused")
     means = {m.key: scratch.mean(lane.name, "doc", m.key) for m in ws.settings.metrics}
     d = F.dilution(inputs, lane, ws.judgments, ws.settings.relevant, queries=ws.positives)
