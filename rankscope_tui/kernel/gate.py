@@ -332,7 +332,8 @@ def null_floor(
         fpir = {}
         return NullFloor(name, n, n_absent, None, None, None, reason, fpir)
     mean = float(vals.mean())
-    sd = float(vals.std(ddof=1))
+    with np.errstate(over="ignore"):  # absurd scores (~1e300) give an infinite sd, reported as such
+        sd = float(vals.std(ddof=1))
     floor = mean + 3.0 * sd
     fpir = {k: Rate(int(np.count_nonzero(m & top.present & (top.top >= floor))), int(np.count_nonzero(m)), confidence) for k, m in sets.items()}
     return NullFloor(name, n, n_absent, mean, sd, floor, None, fpir)

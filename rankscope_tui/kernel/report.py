@@ -194,10 +194,16 @@ def table_rows(report: dict, lanes_block: dict | None = None) -> tuple[list[str]
     return header, rows
 
 
-def caption(report: dict) -> str:
+def caption(report: dict, block: dict | None = None) -> str:
+    """Definitions for a table; with ``block`` (one section's lanes) the query count is that section's."""
     d = report["definitions"]
     s = report["summary"]
-    parts = [s["averaged_over"] + "."] + [d[m] + "." for m in report["inputs"]["settings"]["metrics"]] + [d["intervals"] + "."]
+    over = s["averaged_over"]
+    if block:
+        cell = next(iter(next(iter(block.values())).values()))
+        n = next(iter(cell.values()))["n"]
+        over = f"{n} positive queries"
+    parts = [over + "."] + [d[m] + "." for m in report["inputs"]["settings"]["metrics"]] + [d["intervals"] + "."]
     if report.get("synthetic"):
         parts.insert(0, "Synthetic demo data.")
     return " ".join(parts)
@@ -323,7 +329,7 @@ def render_latex(report: dict) -> str:
             out.append(" & ".join(escape_latex(c) for c in r) + r" \\")
         out.append(r"\bottomrule")
         out.append(r"\end{tabular}")
-        out.append(r"\caption{" + escape_latex(title + ". " + caption(report)) + "}")
+        out.append(r"\caption{" + escape_latex(title + ". " + caption(report, block)) + "}")
         out.append(r"\end{table}")
         out.append("")
     return "\n".join(out)
