@@ -116,6 +116,9 @@ def worker(tool: str, run: str, qrels: str, dump: str | None) -> dict:
     t0 = time.perf_counter()
     if tool == "rankscope":
         sys.path.insert(0, str(ROOT))
+        from rankscope_tui.cli import process_setup
+
+        process_setup()  # the memory settings a rankscope process runs with
         from rankscope_tui.kernel.metrics import parse_metrics
         from rankscope_tui.kernel.workspace import Settings, Workspace
 

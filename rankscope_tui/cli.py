@@ -213,8 +213,21 @@ def _register_extra() -> None:
         _EXTRA_COMMANDS.append(m.register)
 
 
+def process_setup() -> None:
+    """Process-wide memory settings for a rankscope run (never applied on a library import)."""
+    # pyarrow's default pool (mimalloc) costs more page-fault time on the large numpy
+    # arrays that follow a big read (benchmarks/README.md); only a default, set before
+    # pyarrow loads, so an explicit ARROW_DEFAULT_MEMORY_POOL wins.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    from .kernel.io import tune_allocator
+
+    tune_allocator()
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
+
+    process_setup()
 
     from .kernel.errors import InputError
 

@@ -26,8 +26,10 @@ import numpy as np
 
 
 
-def _tune_allocator() -> None:
-    """Keep freed large blocks in the process for reuse (Linux, glibc).
+def tune_allocator() -> None:
+    """Keep freed large blocks in the process for reuse (Linux, glibc). Called by the
+    ``rankscope`` process at start-up, never on import: a notebook that imports the
+    kernel keeps its own allocator settings.
 
     The kernel allocates and frees many arrays of tens of megabytes. glibc serves each
     from a fresh ``mmap`` and unmaps it on free, so every array is paid for again in
@@ -52,12 +54,6 @@ def _tune_allocator() -> None:
         pass
 
 
-_tune_allocator()
-# pyarrow's default allocator (mimalloc) leaves the machine doing more page-fault work
-# (system time) on the large numpy arrays that follow a big read than glibc's does
-# (benchmarks/README.md). Only a default: an explicit ARROW_DEFAULT_MEMORY_POOL wins, and
-# a pyarrow already in use keeps its pool.
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 # pyarrow is imported with the module, not on first use, so the first call in a fresh
 # process costs what later calls cost (its import is ~0.1-0.2 s).
 import pyarrow as pa  # noqa: E402, F401
