@@ -72,7 +72,8 @@ import numpy as np
 
 from .errors import InputError
 from .judgments import Judgments
-from .ranking import RankedLane, offsets_for, ranks_within
+from .ranking import RankedLane, offsets_for, ranks_within, tie_key
+from .ranking import _fix_ties as _ranking_fix_ties
 
 __all__ = [
     "byte_order",
@@ -110,64 +111,17 @@ def byte_order(doc_ids) -> np.ndarray:
     or a sequence of str.
     """
     n = len(doc_ids)
-    return _tie_key(doc_ids, np.arange(n, dtype=np.int64))
+    return tie_key(doc_ids, np.arange(n, dtype=np.int64))
 
 
 def _is_rank_array(doc_ids) -> bool:
     return isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "iu"
 
 
-def _tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
-    """Integer key per code whose order is the byte order of the ids (ties: larger = first)."""
-    codes = np.asarray(codes, dtype=np.int64)
-    if doc_ids is None:
-        return codes
-    if _is_rank_array(doc_ids):
-        return doc_ids[codes].astype(np.int64, copy=False)
-    uniq, inv = np.unique(codes, return_inverse=True)
-    order = None
-    try:  # pyarrow: sort in C++ (binary order == UTF-8 byte order)
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if isinstance(doc_ids, (pa.Array, pa.ChunkedArray)):
-            order = pc.array_sort_indices(doc_ids.take(pa.array(uniq))).to_numpy()
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        pass
-    if order is None:
-        if isinstance(doc_ids, np.ndarray):
-            names = doc_ids[uniq]
-        else:
-            names = np.array([doc_ids[int(c)] for c in uniq], dtype=object)
-        # Python str order is code point order, which is UTF-8 byte order.
-        order = np.argsort(names.astype(object), kind="stable")
-    rank = np.empty(uniq.size, dtype=np.int64)
-    rank[order] = np.arange(uniq.size, dtype=np.int64)
-    return rank[inv]
-
-
 def _fix_ties(qid: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_ids) -> np.ndarray | None:
-    """Permutation ordering each run of equal (qid, score) by doc id descending as bytes.
-
-    Rows must already be in (qid asc, score desc) order. Only tied rows are looked at.
-    """
-    if qid.shape[0] < 2:
-        return None
-    tie = (qid[1:] == qid[:-1]) & (score[1:] == score[:-1])
-    if not tie.any():
-        return None
-    in_run = np.zeros(qid.shape[0], dtype=bool)
-    in_run[1:] |= tie
-    in_run[:-1] |= tie
-    idx = np.flatnonzero(in_run)
-    run_id = np.cumsum(np.r_[True, ~tie][idx])
-    key = _tie_key(doc_ids, doc[idx])
-    sub = np.lexsort((-key, run_id))
-    if np.array_equal(sub, np.arange(sub.size)):
-        return None
-    perm = np.arange(qid.shape[0])
-    perm[idx] = idx[sub]
-    return perm
+    """Permutation ordering each run of equal (qid, score) by doc id descending as bytes
+    (rows already in (qid asc, score desc) order): the ranking module's tie rule."""
+    return _ranking_fix_ties(qid, doc, score, doc_ids)
 
 
 # ------------------------------------------------------------------ small helpers
@@ -452,8 +406,8 @@ def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth, nam
     if (da + 1) * (db + 1) > 1 << 22 or not (np.isfinite(k) and k >= 0):
         return None
     exact = doc_ids is None or _is_rank_array(doc_ids)
-    key_a = _tie_key(doc_ids, a.doc) if exact else a.doc
-    key_b = _tie_key(doc_ids, b.doc) if exact else b.doc
+    key_a = tie_key(doc_ids, a.doc) if exact else a.doc
+    key_b = tie_key(doc_ids, b.doc) if exact else b.doc
     kmax = int(max(key_a.max(initial=0), key_b.max(initial=0)))
     cls_of, cls_score = _rrf_classes(float(k), da, db)
     dbits, cbits = _bits(kmax), _bits(cls_score.shape[0] - 1)
@@ -888,7 +842,7 @@ class FusionTable:
             floor = np.maximum(floor, 0.0)  # padding (< 0) never qualifies
             ri, ci = np.nonzero(s >= floor[:, None])
             sc, dc = s[ri, ci], doc[ri, ci]
-            order = np.lexsort((-_tie_key(self.doc_ids, dc), -sc, ri))
+            order = np.lexsort((-tie_key(self.doc_ids, dc), -sc, ri))
             return _lane(name, self.rows[ri[order]], dc[order], sc[order], self.n_queries, depth)
         o = np.argsort(-s, axis=1)
         s_sorted = np.take_along_axis(s, o, axis=1)

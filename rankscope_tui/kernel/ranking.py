@@ -89,6 +89,38 @@ def _order_qid_score(qid: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     return np.repeat(starts[bo] - new_starts, lengths[bo]) + np.arange(n)
 
 
+def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
+    """Integer key per doc code whose order is the byte order of the ids (larger = later as bytes).
+
+    ``doc_ids``: None (codes are already in byte order), a byte-order rank per doc code
+    (an integer array, e.g. ``Workspace.doc_order``: the fastest form), a pyarrow string
+    array, or any sequence of str indexed by doc code. Only the given codes are looked up.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if doc_ids is None:
+        return codes
+    if isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "iu":
+        return doc_ids[codes].astype(np.int64, copy=False)
+    uniq, inv = np.unique(codes, return_inverse=True)
+    byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
+    if hasattr(doc_ids, "take") and not isinstance(doc_ids, np.ndarray):
+        # a pyarrow string array: sort the ids in C++ (binary order = UTF-8 byte order)
+        import pyarrow.compute as pc
+
+        from .io import arrow_ints, to_numpy
+
+        names = doc_ids.take(arrow_ints(uniq))
+        byte_rank[to_numpy(pc.array_sort_indices(names))] = np.arange(uniq.shape[0])
+    else:
+        if isinstance(doc_ids, np.ndarray):
+            names = doc_ids[uniq].tolist()
+        else:
+            names = [doc_ids[int(c)] for c in uniq]
+        # Python str order is code point order, which is UTF-8 byte order.
+        byte_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+    return byte_rank[inv]
+
+
 def _tie_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids, starts: np.ndarray | None = None):
     """(rows, their new contents' source rows) putting runs of equal (qid, score) in doc
     id descending byte order, or None when no two neighbouring rows tie.
@@ -113,28 +145,7 @@ def _tie_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids, sta
     first = np.ones(idx.shape[0], dtype=bool)  # a tied row starts a run unless tied to its predecessor
     first[1:] = ~tie[idx[1:] - 1]
     run_id = np.cumsum(first)
-    codes = doc[idx]
-    if doc_ids is None:
-        key = codes
-    else:
-        uniq, inv = np.unique(codes, return_inverse=True)
-        byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
-        if hasattr(doc_ids, "take") and not isinstance(doc_ids, np.ndarray):
-            # a pyarrow string array: sort the tied ids in C++ (binary order = UTF-8 byte order)
-            import pyarrow.compute as pc
-
-            from .io import arrow_ints, to_numpy
-
-            names = doc_ids.take(arrow_ints(uniq))
-            byte_rank[to_numpy(pc.array_sort_indices(names))] = np.arange(uniq.shape[0])
-        else:
-            if isinstance(doc_ids, np.ndarray):
-                names = doc_ids[uniq].tolist()
-            else:
-                names = [doc_ids[int(c)] for c in uniq]
-            # Python str order is code point order, which is UTF-8 byte order.
-            byte_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
-        key = byte_rank[inv]
+    key = tie_key(doc_ids, doc[idx])
     sub = np.lexsort((-key, run_id))
     return idx, idx[sub]
 
