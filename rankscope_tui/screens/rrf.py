@@ -35,21 +35,13 @@ class FusedAtK:
     elapsed: float
 
 
-def byte_rank(ws):
-    """fusion.byte_order of the doc ids, once per workspace (ties become integer comparisons)."""
-    key = ("tui", "byte_order")
-    if key not in ws._cache:
-        ws._cache[key] = kernel_module("fusion").byte_order(ws.doc_ids)
-    return ws._cache[key]
-
-
 def fusion_table(ws, scratch):
     """The input lanes prepared once for fusion (kernel FusionTable): each k is then a cheap pass."""
     key = ("tui", "fusion_table")
     if key not in scratch._cache:
         F = kernel_module("fusion")
         scratch._cache[key] = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
-                                                  doc_ids=byte_rank(scratch))
+                                                  doc_ids=scratch.doc_order)
     return scratch._cache[key]
 
 
