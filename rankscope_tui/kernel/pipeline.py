@@ -7,7 +7,7 @@ every block of the report. The dashboard asks the same functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -304,7 +304,7 @@ def prepare(ws: Workspace, thresholds_path: str | None = None) -> Thresholds | N
     """Read thresholds (if any), adopt a calibrated RRF k, add derived lanes."""
     th = read_thresholds(thresholds_path) if thresholds_path else None
     if th is not None and th.rrf_k is not None and ws.settings.rrf_k_source == "default":
-        ws.settings = type(ws.settings)(**{**ws.settings.__dict__, "rrf_k": th.rrf_k, "rrf_k_source": "calibration"})
+        ws.settings = replace(ws.settings, rrf_k=th.rrf_k, rrf_k_source="calibration")
         ws._cache.clear()
     add_derived_lanes(ws, th)
     return th
