@@ -38,7 +38,9 @@ class Thresholds:
 
     @property
     def rrf_k(self) -> float | None:
-        return (self.data.get("fusion") or {}).get("rrf_k")
+        """The RRF k calibration settled on; None when it merely recorded the default."""
+        fusion = self.data.get("fusion") or {}
+        return None if fusion.get("rrf_k_source") == "default" else fusion.get("rrf_k")
 
 
 def read_thresholds(path: str) -> Thresholds:
