@@ -1213,37 +1213,29 @@ def string_runs(columns: list, max_words: int | None = None):
     return start, head, n
 
 
-def factorize_words(sw: StringWords):
-    """Dense codes for the distinct strings of ``sw``, without a hash table: one sort of
-    (hash, row) packed into uint64, then an exact comparison of neighbours (hash
-    collisions are found and regrouped, so the result is exact).
+_PARTITION_MIN_ROWS = 1 << 20  # below this one partition: threads cost more than they save
 
-    Returns (codes: int64 per row, first row of each code, and the pairs (earlier,
-    later) of rows that hold the same string with no row between them holding it) --
-    or None when there are too many rows to pack. Codes are ordered by string length,
-    then by hash (no meaningful order; the length first makes rebuilding the strings a
-    slice per length). When the rows of each query are contiguous, a doc repeated
-    within one query always shows up as such a pair inside that query.
-    """
-    n = sw.n
-    if n == 0:
-        z = np.zeros(0, np.int64)
-        return z, z, (z, z)
+
+def _factorize_part(sw: StringWords, h: np.ndarray, rows: np.ndarray | None):
+    """Factorize the rows ``rows`` (ascending; None = every row) of ``sw`` given their
+    hash ``h`` (length bits on top): one sort of (hash, position) packed into uint64,
+    then an exact comparison of neighbours. Returns (rows in sorted order, new: True
+    where a sorted row starts a new string, pairs (earlier, later))."""
+    n = h.shape[0] if rows is None else rows.shape[0]
     rb = max(1, (n - 1).bit_length())
-    if rb > 40:
-        return None
     mask = np.uint64((1 << rb) - 1)
-    lb = int(sw.length.max()).bit_length()
-    if 64 - lb - rb < 20:  # no room for the length on top and 20+ hash bits
-        lb = 0
-    key = sw.hash64(length_bits=lb, row_bits=rb)
+    key = h.copy() if rows is None else h[rows]
+    key &= np.uint64(((1 << 64) - 1) ^ int(mask))
+    key |= np.arange(n, dtype=np.uint64)
     key.sort()
-    rows = np.empty(n, dtype=np.int64)
-    np.bitwise_and(key, mask, out=rows.view(np.uint64))
+    pos = np.empty(n, dtype=np.int64)
+    np.bitwise_and(key, mask, out=pos.view(np.uint64))
+    srt = pos if rows is None else rows[pos]  # rows in key order (ascending within a key)
+    del pos
     key >>= np.uint64(rb)
     p = np.flatnonzero(key[1:] == key[:-1])
     p += 1
-    r_later, r_earlier = rows[p], rows[p - 1]
+    r_later, r_earlier = srt[p], srt[p - 1]
     eq = sw.equal(r_later, r_earlier)
     if not eq.all():
         # Truncated-hash collisions (a handful per ten million rows): within each run of
@@ -1260,21 +1252,69 @@ def factorize_words(sw: StringWords):
                 spans.append((a, e))
         sel = np.concatenate([np.arange(a, e) for a, e in spans])
         run = np.repeat(np.arange(len(spans)), [e - a for a, e in spans])
-        r = rows[sel]
+        r = srt[sel]
         keys = [r] + [w[r] for w in reversed(sw.words)] + [sw.length[r], run]
-        rows[sel] = r[np.lexsort(keys)]
+        srt[sel] = r[np.lexsort(keys)]
         touched = np.concatenate([np.arange(np.searchsorted(p, a), np.searchsorted(p, e)) for a, e in spans])
-        r_later[touched], r_earlier[touched] = rows[p[touched]], rows[p[touched] - 1]
+        r_later[touched], r_earlier[touched] = srt[p[touched]], srt[p[touched] - 1]
         eq[touched] = sw.equal(r_later[touched], r_earlier[touched])
+    del key
     new = np.ones(n, dtype=bool)
     new[p[eq]] = False
-    del p
-    code_sorted = np.cumsum(new, dtype=np.int64, out=key.view(np.int64))  # reuse the key buffer
-    code_sorted -= 1
+    return srt, new, (r_earlier[eq], r_later[eq])
+
+
+def factorize_words(sw: StringWords, threads: int | None = None):
+    """Dense codes for the distinct strings of ``sw``, without a hash table: rows are
+    split into two partitions by one hash bit (equal strings share it), each
+    partition is factorized by one sort of (hash, position) packed into uint64 and an
+    exact comparison of neighbours (hash collisions are found and regrouped, so the
+    result is exact); the partitions run on separate threads. The codes do not depend
+    on ``threads``.
+
+    Returns (codes: int64 per row, the first row of each code as one array per
+    partition, and the pairs (earlier, later) of rows that hold the same string with
+    no row between them holding it) -- or None when there are too many rows to pack.
+    Codes are partition by partition, each ordered by string length, then by hash (no
+    meaningful order; the length first makes rebuilding a partition's strings a slice
+    per length). When the rows of each query are contiguous, a doc repeated within
+    one query always shows up as such a pair inside that query.
+    """
+    from .parallel import run_all
+
+    n = sw.n
+    if n == 0:
+        z = np.zeros(0, np.int64)
+        return z, [z], (z, z)
+    rb = max(1, (n - 1).bit_length())
+    if rb > 40:
+        return None
+    lb = int(sw.length.max()).bit_length()
+    if 64 - lb - rb < 21:  # no room for the length on top, 20+ hash bits and the partition bit
+        lb = 0
+    h = sw.hash64(length_bits=lb)
+    if n < _PARTITION_MIN_ROWS:
+        parts = [None]
+    else:
+        low = (h & np.uint64(1)).astype(bool)
+        parts = [np.flatnonzero(~low), np.flatnonzero(low)]
+        del low
+    done = run_all([lambda r=r: _factorize_part(sw, h, r) for r in parts], threads)
+    del h
     codes = np.empty(n, dtype=np.int64)
-    codes[rows] = code_sorted
-    del code_sorted, key
-    return codes, rows[new], (r_earlier[eq], r_later[eq])
+    offsets = np.cumsum([0] + [int(np.count_nonzero(new)) for _, new, _ in done])
+
+    def scatter(k: int):
+        srt, new, _ = done[k]
+        code_sorted = np.cumsum(new, dtype=np.int64)
+        code_sorted += int(offsets[k]) - 1
+        codes[srt] = code_sorted
+        return srt[new]
+
+    firsts = run_all([lambda k=k: scatter(k) for k in range(len(done))], threads)
+    earlier = np.concatenate([d[2][0] for d in done])
+    later = np.concatenate([d[2][1] for d in done])
+    return codes, firsts, (earlier, later)
 
 
 def load_json(text: str, path: str):

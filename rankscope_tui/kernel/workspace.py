@@ -109,13 +109,18 @@ def _encode_docs(columns: list) -> _DocEncoding:
             bounds.append((a, a + c.shape[0]))
             a += c.shape[0]
         return _DocEncoding(dictionary, codes, bounds)
-    codes, first, pairs = fact
+    codes, firsts, pairs = fact
     if len(sw.words) <= 4:
-        dictionary = sw.strings(first)
+        import pyarrow as pa
+
+        from .parallel import run_all
+
+        parts = run_all([lambda f=f: sw.strings(f) for f in firsts])
+        dictionary = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
     else:
         from .io import arrow_ints
 
-        dictionary = _concat_strings(columns).take(arrow_ints(first)).combine_chunks()
+        dictionary = _concat_strings(columns).take(arrow_ints(np.concatenate(firsts))).combine_chunks()
     return _DocEncoding(dictionary, [codes[a:b] for a, b in sw.bounds], sw.bounds, pairs)
 
 
