@@ -219,6 +219,10 @@ def process_setup() -> None:
     # arrays that follow a big read (benchmarks/README.md); only a default, set before
     # pyarrow loads, so an explicit ARROW_DEFAULT_MEMORY_POOL wins.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    # numpy asks for transparent huge pages on large arrays; where the kernel then
+    # compacts memory on the page fault, a first evaluation measured up to 1 s slower
+    # and far more variable (benchmarks/README.md). Read by numpy at import.
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     from .kernel.io import tune_allocator
 
     tune_allocator()

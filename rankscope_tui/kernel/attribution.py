@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
+from .ranking import distinct
 
 NOT_INDEXED = "not_indexed"
 NOT_SURFACED = "not_surfaced"
@@ -85,7 +86,7 @@ def lane_combination(mask: int, lanes: Sequence[str]) -> str:
 def label_names(codes: np.ndarray, lanes: Sequence[str]) -> np.ndarray:
     """Object array of label names for label codes."""
     out = np.empty(codes.shape[0], dtype=object)
-    for c in np.unique(codes):
+    for c in distinct(codes):
         out[codes == c] = _SPECIAL.get(int(c)) or lane_combination(int(c), lanes)
     return out
 

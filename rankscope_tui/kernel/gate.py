@@ -38,7 +38,7 @@ import numpy as np
 
 from . import intervals as _iv
 from .errors import InputError
-from .ranking import RankedLane
+from .ranking import RankedLane, distinct
 
 __all__ = [
     "Rate",
@@ -709,7 +709,7 @@ class Sweep:
         n = len(self)
         idx = np.arange(n)
         if max_points is not None and n > max_points >= 2:
-            idx = np.unique(np.round(np.linspace(0, n - 1, max_points)).astype(np.int64))
+            idx = distinct(np.round(np.linspace(0, n - 1, max_points)).astype(np.int64))
         fnir = self.fnir
         lo, hi = self.fnir_interval()
         d: dict = {
@@ -745,7 +745,7 @@ class Sweep:
 def _candidates(key: np.ndarray, evaluated: np.ndarray) -> np.ndarray:
     vals = key[evaluated]
     vals = vals[np.isfinite(vals)]
-    return np.concatenate([np.unique(vals), [INF]])
+    return np.concatenate([distinct(vals), [INF]])
 
 
 def _at_least(sorted_vals: np.ndarray, thresholds: np.ndarray) -> np.ndarray:

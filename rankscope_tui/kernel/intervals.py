@@ -420,14 +420,14 @@ def block_rows(n: int, chunk: int | None = None, elements: int | None = None) ->
 
 
 def resolve_threads(threads: int | None) -> int:
-    """``threads`` if given (≥ 1), else 1. Results never depend on it.
-
-    One thread is the default: on a shared 2-CPU host a second thread measured
-    slower (benchmarks/results/stats.md); pass ``threads`` to opt in where
-    cores are idle (``random_raw`` and the numpy kernels release the GIL).
-    """
+    """``threads`` if given (≥ 1), else ``parallel.default_threads()`` (the available
+    CPUs, at most 4; ``RANKSCOPE_THREADS`` overrides). Results never depend on it:
+    each thread reads its own stretch of the one stream (``random_raw`` and the numpy
+    kernels release the GIL)."""
     if threads is None:
-        return 1
+        from .parallel import default_threads
+
+        return default_threads()
     if int(threads) != threads or threads < 1:
         raise InputError(f"threads must be a positive integer, got {threads!r}")
     return int(threads)

@@ -34,8 +34,9 @@ def tune_allocator() -> None:
     The kernel allocates and frees many arrays of tens of megabytes. glibc serves each
     from a fresh ``mmap`` and unmaps it on free, so every array is paid for again in
     page faults -- a large share of the time on a virtual machine (benchmarks/README.md).
-    With mmap off for malloc and a high trim threshold, freed memory is reused; peak
-    memory is unchanged. Opt out with RANKSCOPE_MALLOC=default; glibc's own MALLOC_*
+    With mmap off for malloc and a high trim threshold, freed memory is reused; with
+    one arena, memory freed by pyarrow's or the kernel's worker threads is reused by the
+    main thread too (several arenas measured ~200 MB more peak at 7M rows). Opt out with RANKSCOPE_MALLOC=default; glibc's own MALLOC_*
     environment settings are left alone.
     """
     if os.environ.get("RANKSCOPE_MALLOC", "") == "default" or not os.uname().sysname == "Linux":
@@ -46,10 +47,11 @@ def tune_allocator() -> None:
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
+        m_trim_threshold, m_top_pad, m_mmap_max, m_arena_max = -1, -2, -4, -8
         libc.mallopt(m_mmap_max, 0)
         libc.mallopt(m_trim_threshold, 1 << 30)
         libc.mallopt(m_top_pad, 64 << 20)
+        libc.mallopt(m_arena_max, 1)  # threads share one heap, so memory freed on one is reused on another
     except (OSError, AttributeError):
         pass
 
@@ -170,25 +172,32 @@ def read_text(path: str | os.PathLike) -> str:
 
 
 class Digest:
-    """sha256 of a file's stored bytes, taken from the bytes already read (or mapped)
-    for parsing, so each input is read once.
+    """sha256 of a file's stored bytes: taken from bytes already in memory when the file
+    was read whole (gzip, the general reader), else computed from the file on first
+    ``hexdigest()`` -- which ``Workspace.from_raw`` asks for on a background thread
+    while it encodes (``parallel.in_background``, joined before it returns), so a large
+    plain run's hash overlaps the sorting instead of preceding it.
 
-    It is computed in the calling thread: hashing in a background thread would overlap
-    parsing (hashlib releases the GIL), but a Python thread ending close to interpreter
-    exit makes pyarrow's C++ runtime abort ("terminate called without an active
-    exception") often enough to break the one-line error exit, so we do not.
-    """
+    Thread-safe: a second caller waits for the first caller's result."""
 
     def __init__(self, data=None, path: str | None = None, hexdigest: str | None = None):
+        import threading
+
         self._path = path
         self._hex: str | None = hexdigest
+        self._lock = threading.Lock()
         if data is not None:
             self._hex = hashlib.sha256(data).hexdigest()
 
+    @property
+    def pending(self) -> bool:
+        return self._hex is None
+
     def hexdigest(self) -> str:
-        if self._hex is None:
-            self._hex = sha256_of(self._path)
-        return self._hex
+        with self._lock:
+            if self._hex is None:
+                self._hex = sha256_of(self._path)
+            return self._hex
 
 
 def looks_like_json(text: str) -> bool:
@@ -390,7 +399,7 @@ class RawLane:
     line: np.ndarray  # int64 source line per row (a RowLines when row i is line i + 1)
     warnings: list[InputWarning] = field(default_factory=list)
     tag: str = ""
-    digest: Digest | None = None  # sha256 of the file as stored, computed while parsing
+    digest: Digest | None = None  # sha256 of the file as stored (see Digest)
 
     def sha256(self) -> str:
         return (self.digest or Digest(path=self.path)).hexdigest()
@@ -415,8 +424,8 @@ def read_lane(path: str, name: str | None = None) -> RawLane:
     lane_name = name if name is not None else lane_name_from_path(path)
     check_lane_name(lane_name, path)
     scan = _scan_plain(path)
-    if scan is not None:  # not compressed: one streaming pass, then pyarrow reads the file
-        digest = Digest(hexdigest=scan.sha256)
+    if scan is not None:  # not compressed: one streaming pass of checks, then pyarrow reads the file
+        digest = Digest(path=path)
         fast = _parse_run(path, scan.delim, scan.clean) if scan.clean is not False else None
         if fast is not None:
             qid, doc, score = fast
@@ -550,15 +559,14 @@ def _bytes_clean(raw, delim: int) -> bool | None:
 
 @dataclass
 class _Scan:
-    sha256: str
     delim: bytes | None
     clean: bool | None  # as _ChunkCheck.result; False when no delimiter was found
     tag: str
 
 
 def _scan_plain(path: str) -> _Scan | None:
-    """One streaming pass over an uncompressed file through a reused 1 MiB buffer: its
-    sha256, the fast path's byte checks, and the tag of its last line -- without
+    """One streaming pass over an uncompressed file through a reused 1 MiB buffer: the
+    fast path's byte checks and the tag of its last line -- without
     holding or mapping the whole file (pyarrow then reads it itself). None for gzip."""
     _check_file(path)
     step = _SCAN_STEP
@@ -567,7 +575,6 @@ def _scan_plain(path: str) -> _Scan | None:
             head = fh.read(step)
             if head[:2] == b"\x1f\x8b":
                 return None
-            h = hashlib.sha256(head)
             nl = head.find(b"\n")
             delim = None if head[:3] == b"\xef\xbb\xbf" else _delimiter(head[:nl] if nl >= 0 else head)
             chk = _ChunkCheck(delim[0]) if delim else None
@@ -578,13 +585,11 @@ def _scan_plain(path: str) -> _Scan | None:
             if head:
                 buf[0] = head[-1]
             view = memoryview(buf)
-            while True:
+            while chk is not None and chk.ok:  # a failed check leaves the file to the general reader
                 n = fh.readinto(view[1:])
                 if not n:
                     break
-                h.update(view[1:1 + n])
-                if chk is not None and chk.ok:
-                    chk.feed(buf[:1 + n], overlap=True)
+                chk.feed(buf[:1 + n], overlap=True)
                 tail = (tail + bytes(view[max(1, 1 + n - 4096):1 + n]))[-4096:]
                 buf[0] = buf[n]
     except OSError as exc:
@@ -595,7 +600,7 @@ def _scan_plain(path: str) -> _Scan | None:
         end = tail.rstrip(b"\n")
         last = end[end.rfind(b"\n") + 1:].split(delim)
         tag = last[5].decode("utf-8", "replace") if len(last) > 5 else ""
-    return _Scan(h.hexdigest(), delim, clean, tag)
+    return _Scan(delim, clean, tag)
 
 
 def _parse_run(source, delim: bytes, clean: bool | None):
@@ -1213,7 +1218,7 @@ def string_runs(columns: list, max_words: int | None = None):
     return start, head, n
 
 
-_PARTITION_MIN_ROWS = 1 << 20  # below this one partition: threads cost more than they save
+_PARTITION_MIN_ROWS = 1 << 18  # below this one partition: threads cost more than they save
 
 
 def _factorize_part(sw: StringWords, h: np.ndarray, rows: np.ndarray | None):

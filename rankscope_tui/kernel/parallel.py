@@ -9,6 +9,7 @@ share the cores. Every pool is joined before the call returns: no thread outlive
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from typing import Callable, Sequence, TypeVar
 
 from .errors import InputError
@@ -47,3 +48,23 @@ def run_all(tasks: Sequence[Callable[[], T]], threads: int | None = None) -> lis
     with ThreadPoolExecutor(max_workers=min(threads, len(tasks)), thread_name_prefix="rankscope") as pool:
         futures = [pool.submit(t) for t in tasks]
         return [f.result() for f in futures]
+
+
+@contextmanager
+def in_background(tasks: Sequence[Callable[[], object]]):
+    """Run ``tasks`` one after another on one extra thread while the ``with`` body runs;
+    the thread is joined when the body ends (normally or by an exception). With one
+    CPU the tasks are skipped: whoever needs their results computes them then.
+    Exceptions in tasks are dropped here (the caller meets them again on its own call)."""
+    if not tasks or default_threads() < 2:
+        yield
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-bg")
+    try:
+        for t in tasks:
+            pool.submit(t)
+        yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -301,7 +301,16 @@ class Workspace:
     ) -> "Workspace":
         """Encode, order and judge raw inputs. With ``release`` (``load`` owns its raw
         lanes) each lane's string columns are dropped once encoded, so the largest
-        inputs are not held through the rest of the work."""
+        inputs are not held through the rest of the work. Input fingerprints not yet
+        taken are hashed on a background thread meanwhile."""
+        from .parallel import in_background
+
+        digests = [r.digest for r in raw_lanes if r.digest is not None and r.digest.pending]
+        with in_background([d.hexdigest for d in digests]):
+            return cls._build(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release)
+
+    @classmethod
+    def _build(cls, raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release) -> "Workspace":
         warnings: list[InputWarning] = []
         qcols = [r.qid for r in raw_lanes] + [raw_q.qid] + ([raw_ood.qid] if raw_ood else [])
         dcols = [r.doc for r in raw_lanes] + [raw_q.doc] + ([raw_ood.doc] if raw_ood else [])
