@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m compileall -q rankscope_tui
 	touch $(STAMP)
 
 clean:

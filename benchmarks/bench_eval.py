@@ -421,6 +421,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.worker:
         print(json.dumps(worker(a.worker, a.run, a.qrels, a.dump)))
         return 0
+    # The CLI should load cached bytecode, as an installed package does: an editable
+    # install under PYTHONDONTWRITEBYTECODE would otherwise recompile every module per run.
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "rankscope_tui"), quiet=1)
     tools = [t for t in a.tools if t != "trec_eval" or shutil.which("trec_eval")]
     missing = [t for t in a.tools if t not in tools]
     import numpy
