@@ -86,3 +86,34 @@ def test_codes_do_not_depend_on_threads(monkeypatch):
     two = io.factorize_words(sw, threads=2)
     assert np.array_equal(one[0], two[0])
     assert all(np.array_equal(a, b) for a, b in zip(one[1], two[1]))
+
+
+# ---------------------------------------------------------------------------
+# byte order from words: the tie key and the query vocabulary
+
+
+_HOSTILE = ["", "a", "a\x00", "a\x00b", "ab", "b", "é", "e\u0301", "z" * 9, "z" * 8, "z" * 8 + "\x00", "\U0001f600", "A", "~"]
+
+
+def test_tie_key_orders_pyarrow_ids_as_bytes():
+    from rankscope_tui.kernel.ranking import tie_key
+
+    ids = pa.array(_HOSTILE, pa.string())
+    codes = np.array([3, 0, 7, 7, 12, 1, 2, 5, 6, 9, 8, 10, 11, 13, 4], dtype=np.int64)
+    key = tie_key(ids, codes)
+    by_bytes = sorted(range(len(_HOSTILE)), key=lambda c: _HOSTILE[c].encode())
+    rank = {c: r for r, c in enumerate(by_bytes)}
+    assert key.tolist() == [rank[int(c)] for c in codes]
+    # the same ranks as the plain-Python path over a list of str
+    assert np.array_equal(key, tie_key(list(_HOSTILE), codes))
+
+
+def test_query_vocabulary_is_sorted_as_bytes():
+    from rankscope_tui.kernel.workspace import _encode_sorted
+
+    col_a = pa.array(["b", "b", "a\x00", "a\x00", "é", "a", "a", "b"], pa.string())
+    col_b = pa.array(["z" * 9, "a", "\U0001f600"], pa.string())
+    vocab, (ca, cb) = _encode_sorted([col_a, col_b])
+    assert vocab.tolist() == sorted({*col_a.to_pylist(), *col_b.to_pylist()}, key=str.encode)
+    assert [vocab[c] for c in ca.tolist()] == col_a.to_pylist()
+    assert [vocab[c] for c in cb.tolist()] == col_b.to_pylist()

@@ -56,10 +56,11 @@ def tune_allocator() -> None:
         pass
 
 
-# pyarrow is imported with the module, not on first use, so the first call in a fresh
-# process costs what later calls cost (its import is ~0.1-0.2 s).
+# pyarrow and its CSV reader are imported with the module, not on first use, so the
+# first call in a fresh process costs what later calls cost. pyarrow.compute (~30 ms
+# of wrappers built at import) is not: clean runs and qrels are read, encoded and
+# ordered without it; the general reader and rarer paths import it when they run.
 import pyarrow as pa  # noqa: E402, F401
-import pyarrow.compute as pc  # noqa: E402, F401
 import pyarrow.csv as pcsv  # noqa: E402, F401
 
 from .errors import InputError, InputWarning
@@ -564,49 +565,84 @@ class _Scan:
     tag: str
 
 
-def _scan_plain(path: str) -> _Scan | None:
-    """One streaming pass over an uncompressed file through a reused 1 MiB buffer: the
-    fast path's byte checks and the tag of its last line -- without
-    holding or mapping the whole file (pyarrow then reads it itself). None for gzip."""
-    _check_file(path)
+_PARALLEL_SCAN_BYTES = 16 << 20  # from this size the two halves of a file are checked side by side
+
+
+def _check_range(path: str, lo: int, hi: int, delim: int) -> tuple[_ChunkCheck, bytes]:
+    """Byte checks of ``path[lo:hi]`` read through a reused 1 MiB buffer; ``lo`` is the
+    start of the file or of a line. Returns the check and the range's last 4 KiB."""
     step = _SCAN_STEP
+    chk = _ChunkCheck(delim)
+    buf = np.empty(step + 1, dtype=np.uint8)
+    view = memoryview(buf)
+    tail = b""
+    with open(path, "rb") as fh:
+        fh.seek(lo)
+        pos, first = lo, True
+        while pos < hi and chk.ok:  # a failed check leaves the file to the general reader
+            want = min(step, hi - pos)
+            n = fh.readinto(view[1:1 + want])
+            if not n:
+                break
+            if first:
+                chk.feed(buf[1:1 + n], overlap=False)
+                first = False
+            else:
+                chk.feed(buf[:1 + n], overlap=True)
+            tail = (tail + bytes(view[max(1, 1 + n - 4096):1 + n]))[-4096:]
+            buf[0] = buf[n]
+            pos += n
+    return chk, tail
+
+
+def _scan_plain(path: str) -> _Scan | None:
+    """One streaming pass over an uncompressed file through reused 1 MiB buffers: the
+    fast path's byte checks and the tag of its last line -- without holding or
+    mapping the whole file (pyarrow then reads it itself). A large file is checked
+    as two halves split after a newline, on two threads; the verdict is the same.
+    None for gzip."""
+    _check_file(path)
     try:
+        size = os.path.getsize(path)
         with open(path, "rb") as fh:
-            head = fh.read(step)
+            head = fh.read(_SCAN_STEP)
             if head[:2] == b"\x1f\x8b":
                 return None
             nl = head.find(b"\n")
             delim = None if head[:3] == b"\xef\xbb\xbf" else _delimiter(head[:nl] if nl >= 0 else head)
-            chk = _ChunkCheck(delim[0]) if delim else None
-            buf = np.empty(step + 1, dtype=np.uint8)
-            if chk is not None:
-                chk.feed(np.frombuffer(head, dtype=np.uint8), overlap=False)
-            tail = head[-4096:]
-            if head:
-                buf[0] = head[-1]
-            view = memoryview(buf)
-            while chk is not None and chk.ok:  # a failed check leaves the file to the general reader
-                n = fh.readinto(view[1:])
-                if not n:
-                    break
-                chk.feed(buf[:1 + n], overlap=True)
-                tail = (tail + bytes(view[max(1, 1 + n - 4096):1 + n]))[-4096:]
-                buf[0] = buf[n]
+            if delim is None:
+                return _Scan(None, False, "")
+            split = None
+            if size >= _PARALLEL_SCAN_BYTES:
+                fh.seek(size // 2)
+                probe = fh.read(1 << 16)
+                k = probe.find(b"\n")
+                if k >= 0 and size // 2 + k + 1 < size:
+                    split = size // 2 + k + 1
+        if split is None:
+            checks = [_check_range(path, 0, size, delim[0])]
+        else:
+            from .parallel import run_all
+
+            checks = run_all([lambda: _check_range(path, 0, split, delim[0]),
+                              lambda: _check_range(path, split, size, delim[0])])
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
-    clean = chk.result() if chk is not None else False
+    results = [chk.result() for chk, _ in checks]
+    clean = False if False in results else (None if None in results else True)
     tag = ""
     if clean is not False:
+        tail = checks[-1][1]
         end = tail.rstrip(b"\n")
         last = end[end.rfind(b"\n") + 1:].split(delim)
         tag = last[5].decode("utf-8", "replace") if len(last) > 5 else ""
     return _Scan(delim, clean, tag)
 
 
-def _parse_run(source, delim: bytes, clean: bool | None):
-    """pyarrow's CSV reader over a file (path) or buffer whose bytes passed the checks:
-    (qid, doc, score) or None when it does not parse as 6 fields with finite scores."""
-    names = ["qid", "q0", "doc", "rank", "score", "tag"]
+def _read_columns(source, delim: bytes, clean: bool | None, names: list[str], types: dict):
+    """pyarrow's CSV reader over a file (path) or buffer whose bytes passed the checks,
+    reading only the columns in ``types`` (``"str"`` for an id column): a table, or
+    None when the content does not parse as ``len(names)`` fields per line."""
     str_t = pa.binary() if clean is True else pa.string()  # ASCII needs no UTF-8 validation
     try:
         tab = pcsv.read_csv(
@@ -615,15 +651,44 @@ def _parse_run(source, delim: bytes, clean: bool | None):
             parse_options=pcsv.ParseOptions(delimiter=delim.decode(), quote_char=False, double_quote=False,
                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=False),
             convert_options=pcsv.ConvertOptions(
-                column_types={"qid": str_t, "doc": str_t, "score": pa.float64()},
-                include_columns=["qid", "doc", "score"], null_values=[], strings_can_be_null=False,
+                column_types={k: str_t if t == "str" else t for k, t in types.items()},
+                include_columns=list(types), null_values=[], strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
             memory_pool=pa.system_memory_pool(),  # see ARROW_DEFAULT_MEMORY_POOL above
         )
     except (pa.ArrowException, UnicodeDecodeError, OSError):
         return None
-    if tab.num_rows == 0:
+    return tab if tab.num_rows else None
+
+
+def _id_columns(tab, clean: bool | None, names: tuple[str, ...]):
+    """The id columns as pyarrow strings (ASCII read as binary is viewed as string)."""
+    cols = [tab.column(n) for n in names]
+    if clean is True:
+        cols = [pa.chunked_array([c.view(pa.string()) for c in col.chunks], pa.string()) for col in cols]
+    return cols
+
+
+def _clean_layout(raw) -> tuple[bytes, bool | None] | None:
+    """(delimiter, ``_ChunkCheck`` verdict) for content held in memory that passes the
+    fast path's byte checks; None when it does not."""
+    if not len(raw) or raw[:3] == b"\xef\xbb\xbf":
+        return None
+    nl = raw.find(b"\n")
+    delim = _delimiter(raw[: nl if nl >= 0 else len(raw)])
+    if delim is None:
+        return None
+    clean = _bytes_clean(raw, delim[0])
+    return None if clean is False else (delim, clean)
+
+
+def _parse_run(source, delim: bytes, clean: bool | None):
+    """(qid, doc, score) of a run whose bytes passed the checks, or None when it does
+    not parse as 6 fields with finite scores."""
+    tab = _read_columns(source, delim, clean, ["qid", "q0", "doc", "rank", "score", "tag"],
+                        {"qid": "str", "doc": "str", "score": pa.float64()})
+    if tab is None:
         return None
     score_col = tab.column("score")
     if score_col.null_count:
@@ -631,9 +696,7 @@ def _parse_run(source, delim: bytes, clean: bool | None):
     score = to_numpy(score_col)
     if not np.isfinite(score).all():
         return None
-    qid, doc = tab.column("qid"), tab.column("doc")
-    if clean is True:
-        qid, doc = (pa.chunked_array([c.view(pa.string()) for c in col.chunks], pa.string()) for col in (qid, doc))
+    qid, doc = _id_columns(tab, clean, ("qid", "doc"))
     return qid, doc, score
 
 
@@ -645,15 +708,10 @@ def _read_run_fast(raw):
     the general reader (which names lines) takes over. A path is read first."""
     if not isinstance(raw, (bytes, bytearray)):
         raw = _read_bytes(str(raw))[1]
-    if not len(raw) or raw[:3] == b"\xef\xbb\xbf":
+    layout = _clean_layout(raw)
+    if layout is None:
         return None
-    nl = raw.find(b"\n")
-    delim = _delimiter(raw[: nl if nl >= 0 else len(raw)])
-    if delim is None:
-        return None
-    clean = _bytes_clean(raw, delim[0])
-    if clean is False:
-        return None
+    delim, clean = layout
     parsed = _parse_run(pa.BufferReader(pa.py_buffer(raw)), delim, clean)
     if parsed is None:
         return None
@@ -834,6 +892,10 @@ def read_qrels(path: str) -> RawQrels:
     stored, raw = _read_bytes(path)
     digest = Digest(stored)
     del stored
+    fast = _read_qrels_fast(raw)
+    if fast is not None:
+        qid, doc, grade = fast
+        return RawQrels(path, qid, doc, grade, RowLines(len(grade)), digest=digest)
     text = _decode(raw, path)
     del raw
     if looks_like_json(text):
@@ -849,6 +911,59 @@ def read_qrels(path: str) -> RawQrels:
         raise InputError(f"expected 4 fields 'qid 0 docid grade', found {int(fields.n_tokens[i])}", path, int(fields.line[i]))
     grade = _parse_int_col(_column(fields, 3), fields.line, path, "grade")
     return RawQrels(path, _column(fields, 0), _column(fields, 2), grade, fields.line, digest=digest)
+
+
+def _read_qrels_fast(raw) -> tuple | None:
+    """Columnar fast path for clean qrels held in memory: the run fast path's byte
+    checks (see ``_ChunkCheck``), exactly 4 fields per line, and every grade an
+    optional ``-`` and 1 to 9 ASCII digits (so it fits 32 bits). Returns (qid, doc,
+    grade) or None whenever anything is unusual; the general reader (which names
+    lines) takes over."""
+    layout = _clean_layout(raw)
+    if layout is None:
+        return None
+    delim, clean = layout
+    tab = _read_columns(pa.BufferReader(pa.py_buffer(raw)), delim, clean, ["qid", "iter", "doc", "grade"],
+                        {"qid": "str", "doc": "str", "grade": pa.binary()})
+    if tab is None:
+        return None
+    grade = _small_ints(tab.column("grade"))
+    if grade is None:
+        return None
+    qid, doc = _id_columns(tab, clean, ("qid", "doc"))
+    return qid, doc, grade
+
+
+def _small_ints(col) -> np.ndarray | None:
+    """int64 values of a binary column whose every value is ``-?[0-9]{1,9}``; else None."""
+    out = []
+    for ch in col.chunks:
+        _, ob, db = ch.buffers()
+        off = np.frombuffer(ob, dtype=np.int32, count=len(ch) + 1, offset=ch.offset * 4).astype(np.int64)
+        data = np.frombuffer(db, dtype=np.uint8, count=int(off[-1] - off[0]), offset=int(off[0])) if db else np.zeros(0, np.uint8)
+        off -= off[0]
+        start, end = off[:-1], off[1:]
+        neg = np.zeros(start.shape[0], dtype=bool)
+        has = end > start
+        neg[has] = data[start[has]] == 45  # '-'
+        first = start + neg
+        n_dig = end - first
+        if n_dig.min(initial=1) < 1 or n_dig.max(initial=1) > 9:
+            return None
+        digit = data - 48
+        if data.size:
+            is_digit = digit <= 9  # uint8: bytes below '0' wrap above 9
+            is_digit[start[neg]] = True  # the sign
+            if not is_digit.all():
+                return None
+        value = np.zeros(start.shape[0], dtype=np.int64)
+        for k in range(int(n_dig.max(initial=0))):  # k-th digit from the right
+            pos = end - 1 - k
+            ok = pos >= first
+            value[ok] += digit[pos[ok]].astype(np.int64) * 10**k
+        value[neg] = -value[neg]
+        out.append(value)
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -1186,21 +1301,21 @@ def string_words(columns: list, max_words: int | None = None) -> StringWords | N
 
 
 def string_runs(columns: list, max_words: int | None = None):
-    """(rows where a run of equal strings begins, the string of each run as a pyarrow
-    string array, total rows) over the concatenated columns, chunk by chunk (no
-    full-length temporaries); None when some string needs more than ``max_words`` words."""
+    """(rows where a run of equal strings begins, the run heads as ``StringWords``,
+    total rows) over the concatenated columns, chunk by chunk (no full-length
+    temporaries); None when some string needs more than ``max_words`` words."""
     per_col = list(_chunks_of(columns))
     lay = _layout(per_col, max_words)
     if lay is None:
         return None
     _, n, m, maxlen = lay
-    starts, heads, pos, prev = [], [], 0, None
+    starts, h_len, h_words, pos, prev, has_nul = [], [], [[] for _ in range(m)], 0, None, False
     for chunks in per_col:
         for off, db, ch in chunks:
             k = off.shape[0] - 1
             ln = np.empty(k, dtype=np.int64)
             words = [np.empty(k, dtype=np.uint64) for _ in range(m)]
-            _chunk_words(off, db, m, ln, words)
+            has_nul |= _chunk_words(off, db, m, ln, words)
             new = np.empty(k, dtype=bool)
             np.not_equal(ln[1:], ln[:-1], out=new[1:])
             for w in words:
@@ -1208,14 +1323,65 @@ def string_runs(columns: list, max_words: int | None = None):
             new[0] = prev is None or prev != (int(ln[0]), *[int(w[0]) for w in words])
             prev = (int(ln[-1]), *[int(w[-1]) for w in words])
             st = np.flatnonzero(new)
-            if st.size:
-                heads.append(ch.take(arrow_ints(st)).cast(pa.string()))
+            h_len.append(ln[st])
+            for j, w in enumerate(words):
+                h_words[j].append(w[st])
             st += pos
             starts.append(st)
             pos += k
     start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-    head = pa.concat_arrays(heads) if heads else pa.array([], pa.string())
-    return start, head, n
+    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+    heads = StringWords(cat(h_len, np.int64), [cat(w, np.uint64) for w in h_words], [(0, start.shape[0])], has_nul)
+    return start, heads, n
+
+
+def byte_order(sw: StringWords) -> np.ndarray:
+    """Permutation sorting the rows of ``sw`` as byte strings (equal strings keep row
+    order). Words are big-endian and zero-padded, so comparing them in turn compares
+    the bytes; the length settles a string against itself followed by NUL bytes."""
+    return np.lexsort([sw.length] + sw.words[::-1])
+
+
+def decode_rows(sw: StringWords, rows: np.ndarray) -> list[str]:
+    """The rows' strings as Python str (UTF-8), rebuilt from their words."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.shape[0] == 0:
+        return []
+    mat = np.empty((rows.shape[0], 8 * len(sw.words)), dtype=np.uint8)
+    for j, w in enumerate(sw.words):
+        mat[:, 8 * j:8 * j + 8] = w[rows].astype(">u8").view(np.uint8).reshape(-1, 8)
+    ln = sw.length[rows].tolist()
+    return [bytes(r[:n]).decode("utf-8") for r, n in zip(mat, ln)]
+
+
+def words_of_rows(arr, rows: np.ndarray, max_words: int | None = None) -> StringWords | None:
+    """``StringWords`` of the given rows of one pyarrow string array, gathered straight
+    from its buffers (no pyarrow compute call); None beyond ``max_words``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    _, ob, db = arr.buffers()
+    odt = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
+    off = np.frombuffer(ob, dtype=odt, count=len(arr) + 1, offset=arr.offset * np.dtype(odt).itemsize)
+    start = off[rows].astype(np.int64)
+    ln = off[rows + 1].astype(np.int64) - start
+    new_off = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(ln, out=new_off[1:])
+    total = int(new_off[-1])
+    data = np.frombuffer(db, dtype=np.uint8) if db is not None and total else np.zeros(0, np.uint8)
+    idx = np.repeat(start - new_off[:-1], ln) + np.arange(total, dtype=np.int64)
+    compact = data[idx]
+    m = max(1, -(-int(ln.max(initial=0)) // 8))
+    if max_words is not None and m > max_words:
+        return None
+    length = np.empty(rows.shape[0], dtype=np.int64)
+    words = [np.empty(rows.shape[0], dtype=np.uint64) for _ in range(m)]
+    if total:
+        has_nul = _chunk_words(new_off, compact.tobytes(), m, length, words)
+    else:  # no rows, or only empty strings
+        length[...] = 0
+        for w in words:
+            w[...] = 0
+        has_nul = False
+    return StringWords(length, words, [(0, rows.shape[0])], has_nul)
 
 
 _PARTITION_MIN_ROWS = 1 << 18  # below this one partition: threads cost more than they save

@@ -118,8 +118,16 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
         return doc_ids[codes].astype(np.int64, copy=False)
     uniq, inv = np.unique(codes, return_inverse=True)
     byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
-    if hasattr(doc_ids, "take") and not isinstance(doc_ids, np.ndarray):
-        # a pyarrow string array: sort the ids in C++ (binary order = UTF-8 byte order)
+    words = None
+    if hasattr(doc_ids, "buffers") and not isinstance(doc_ids, np.ndarray):
+        # a pyarrow string array: sort the ids' big-endian words (= UTF-8 byte order)
+        from .io import byte_order, words_of_rows
+
+        words = words_of_rows(doc_ids, uniq, max_words=32)
+    if words is not None:
+        byte_rank[byte_order(words)] = np.arange(uniq.shape[0])
+    elif hasattr(doc_ids, "take") and not isinstance(doc_ids, np.ndarray):
+        # very long ids: pyarrow sorts them (binary order = UTF-8 byte order)
         import pyarrow.compute as pc
 
         from .io import arrow_ints, to_numpy

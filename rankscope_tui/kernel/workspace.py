@@ -156,19 +156,42 @@ def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     """Vocabulary of the union of string columns, sorted as bytes, and each column's codes.
 
     Query columns come in runs (a run file lists each query's hits together), so only
-    the first row of each run of equal strings is looked up; the codes are repeated.
+    the first row of each run of equal strings is looked at: the heads' words are
+    sorted (``io.byte_order``), equal neighbours share a code, and the codes are
+    repeated over the runs.
     """
-    import pyarrow.compute as pc
-
-    from .io import arrow_ints, string_runs, to_numpy
+    from .io import byte_order, decode_rows, string_runs
 
     runs = string_runs(columns, max_words=16)
-    if runs is None:  # ids longer than 128 bytes: every row is its own run
-        heads = _concat_strings(columns).combine_chunks()
-        start, n = np.arange(len(heads), dtype=np.int64), len(heads)
-    else:
-        start, heads, n = runs
+    if runs is None:  # ids longer than 128 bytes
+        return _encode_sorted_arrow(columns)
+    start, heads, n = runs
     run_len = np.diff(np.r_[start, n])
+    if heads.n == 0:
+        return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
+    order = byte_order(heads)
+    differs = np.ones(heads.n, dtype=bool)
+    a, b = order[1:], order[:-1]
+    differs[1:] = ~heads.equal(a, b)
+    code_sorted = np.cumsum(differs) - 1
+    head_codes = np.empty(heads.n, dtype=np.int32)
+    head_codes[order] = code_sorted
+    vocab = np.asarray(decode_rows(heads, order[differs]), dtype=object)
+    codes = np.repeat(head_codes, run_len)
+    out, a = [], 0
+    for c in columns:
+        out.append(codes[a:a + len(c)])
+        a += len(c)
+    return vocab, out
+
+
+def _encode_sorted_arrow(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``_encode_sorted`` for very long ids: pyarrow's hash encoder and sort."""
+    import pyarrow.compute as pc
+
+    from .io import arrow_ints, to_numpy
+
+    heads = _concat_strings(columns).combine_chunks()
     if len(heads) == 0:
         return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
     enc = pc.dictionary_encode(heads)
@@ -177,8 +200,7 @@ def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     remap = np.empty(len(order), dtype=np.int64)
     remap[order] = np.arange(len(order))
     vocab = np.asarray(dictionary.take(arrow_ints(order)).to_pylist(), dtype=object)
-    head_codes = remap[to_numpy(enc.indices)].astype(np.int32)
-    codes = np.repeat(head_codes, run_len)
+    codes = remap[to_numpy(enc.indices)].astype(np.int32)
     out, a = [], 0
     for c in columns:
         out.append(codes[a:a + len(c)])
