@@ -106,6 +106,12 @@ def test_tie_key_orders_pyarrow_ids_as_bytes():
     assert key.tolist() == [rank[int(c)] for c in codes]
     # the same ranks as the plain-Python path over a list of str
     assert np.array_equal(key, tie_key(list(_HOSTILE), codes))
+    # and as the words the workspace keeps while the dictionary is rebuilt (codes -> rows
+    # of a longer column holding each id)
+    col = pa.array(_HOSTILE[::-1] + _HOSTILE, pa.string())
+    sw = io.string_words([col], max_words=8)
+    first_row = np.array([len(_HOSTILE) + i for i in range(len(_HOSTILE))])
+    assert np.array_equal(key, tie_key(io.CodeWords(sw, first_row), codes))
 
 
 def test_query_vocabulary_is_sorted_as_bytes():

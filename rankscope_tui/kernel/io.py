@@ -1335,6 +1335,21 @@ def string_runs(columns: list, max_words: int | None = None):
     return start, heads, n
 
 
+class CodeWords:
+    """Doc ids by code, as words: ``first_row[code]`` is a row of ``sw`` holding that
+    id. Answers the tie rule (``ranking.tie_key``) before the dictionary strings exist."""
+
+    def __init__(self, sw: StringWords, first_row: np.ndarray):
+        self.sw, self.first_row = sw, first_row
+
+    def __len__(self) -> int:
+        return int(self.first_row.shape[0])
+
+    def words_of(self, codes: np.ndarray) -> StringWords:
+        r = self.first_row[np.asarray(codes, dtype=np.int64)]
+        return StringWords(self.sw.length[r], [w[r] for w in self.sw.words], [(0, r.shape[0])], self.sw.has_nul)
+
+
 def byte_order(sw: StringWords) -> np.ndarray:
     """Permutation sorting the rows of ``sw`` as byte strings (equal strings keep row
     order). Words are big-endian and zero-padded, so comparing them in turn compares

@@ -68,3 +68,27 @@ def in_background(tasks: Sequence[Callable[[], object]]):
         yield
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def started(task: Callable[[], T], background: bool = True):
+    """Start ``task`` on one extra thread (when ``background`` and there is a second
+    CPU) and yield a function returning its result, waiting for it; else the task
+    runs on that function's first call. The thread is joined when the body ends."""
+    if not background or default_threads() < 2:
+        done: list = []
+
+        def result() -> T:
+            if not done:
+                done.append(task())
+            return done[0]
+
+        yield result
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-bg")
+    try:
+        yield pool.submit(task).result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -108,8 +108,9 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
     """Integer key per doc code whose order is the byte order of the ids (larger = later as bytes).
 
     ``doc_ids``: None (codes are already in byte order), a byte-order rank per doc code
-    (an integer array, e.g. ``Workspace.doc_order``: the fastest form), a pyarrow string
-    array, or any sequence of str indexed by doc code. Only the given codes are looked up.
+    (an integer array, e.g. ``Workspace.doc_order``: the fastest form), an
+    ``io.CodeWords``, a pyarrow string array, or any sequence of str indexed by doc
+    code. Only the given codes are looked up.
     """
     codes = np.asarray(codes, dtype=np.int64)
     if doc_ids is None:
@@ -118,11 +119,13 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
         return doc_ids[codes].astype(np.int64, copy=False)
     uniq, inv = np.unique(codes, return_inverse=True)
     byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
-    words = None
-    if hasattr(doc_ids, "buffers") and not isinstance(doc_ids, np.ndarray):
-        # a pyarrow string array: sort the ids' big-endian words (= UTF-8 byte order)
-        from .io import byte_order, words_of_rows
+    from .io import byte_order, words_of_rows
 
+    words = None
+    if hasattr(doc_ids, "words_of"):  # io.CodeWords: the ids' words by code
+        words = doc_ids.words_of(uniq)
+    elif hasattr(doc_ids, "buffers") and not isinstance(doc_ids, np.ndarray):
+        # a pyarrow string array: sort the ids' big-endian words (= UTF-8 byte order)
         words = words_of_rows(doc_ids, uniq, max_words=32)
     if words is not None:
         byte_rank[byte_order(words)] = np.arange(uniq.shape[0])

@@ -18,6 +18,7 @@ from . import judgments as J
 from . import metrics as M
 from .errors import InputError, InputWarning
 from .io import RawLane, RawQrels, read_corpus, read_lane, read_qrels, read_strata, read_texts, sha256_of, stratification_name
+from .parallel import in_background, started
 from .ranking import RankedLane, group_codes, rank_lane
 
 NONE_LABEL = "(none)"
@@ -89,10 +90,12 @@ def _concat_strings(columns: list):
 class _DocEncoding:
     """A shared doc vocabulary and what the duplicate check needs from building it."""
 
-    dictionary: object  # pyarrow string array: code -> doc id
+    build: object  # () -> pyarrow string array: code -> doc id
+    n_codes: int
     codes: list  # int64 codes per input column
     bounds: list  # (start, stop) rows of each column in the concatenation
     pairs: tuple | None = None  # (earlier, later) rows holding one doc, neighbours in row order
+    words: object | None = None  # io.CodeWords while ``build`` is still to run (else None)
 
 
 def _encode_docs(columns: list) -> _DocEncoding:
@@ -108,20 +111,28 @@ def _encode_docs(columns: list) -> _DocEncoding:
         for c in codes:
             bounds.append((a, a + c.shape[0]))
             a += c.shape[0]
-        return _DocEncoding(dictionary, codes, bounds)
+        return _DocEncoding(lambda: dictionary, len(dictionary), codes, bounds)
     codes, firsts, pairs = fact
+    n_codes = sum(f.shape[0] for f in firsts)
+    split = [codes[a:b] for a, b in sw.bounds]
     if len(sw.words) <= 4:
-        import pyarrow as pa
+        # Rebuilt from the words by the caller (``build``), possibly while it orders the
+        # lanes: ``words`` answers the tie rule in the meantime.
+        from .io import CodeWords
 
-        from .parallel import run_all
+        def build():
+            import pyarrow as pa
 
-        parts = run_all([lambda f=f: sw.strings(f) for f in firsts])
-        dictionary = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
-    else:
-        from .io import arrow_ints
+            from .parallel import run_all
 
-        dictionary = _concat_strings(columns).take(arrow_ints(np.concatenate(firsts))).combine_chunks()
-    return _DocEncoding(dictionary, [codes[a:b] for a, b in sw.bounds], sw.bounds, pairs)
+            parts = run_all([lambda f=f: sw.strings(f) for f in firsts])
+            return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+        return _DocEncoding(build, n_codes, split, sw.bounds, pairs, CodeWords(sw, np.concatenate(firsts)))
+    from .io import arrow_ints
+
+    dictionary = _concat_strings(columns).take(arrow_ints(np.concatenate(firsts))).combine_chunks()
+    return _DocEncoding(lambda: dictionary, n_codes, split, sw.bounds, pairs)
 
 
 def _dictionary_arrow(columns: list):
@@ -149,7 +160,7 @@ def _dictionary(columns: list):
     pyarrow string array indexed by code.
     """
     enc = _encode_docs(columns)
-    return enc.dictionary, enc.codes
+    return enc.build(), enc.codes
 
 
 def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -325,8 +336,6 @@ class Workspace:
         lanes) each lane's string columns are dropped once encoded, so the largest
         inputs are not held through the rest of the work. Input fingerprints not yet
         taken are hashed on a background thread meanwhile."""
-        from .parallel import in_background
-
         digests = [r.digest for r in raw_lanes if r.digest is not None and r.digest.pending]
         with in_background([d.hexdigest for d in digests]):
             return cls._build(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release)
@@ -347,57 +356,62 @@ class Workspace:
         if release:
             for r in raw_lanes:
                 r.doc = None
-        doc_ids, dcodes = denc.dictionary, denc.codes
-        nq, nd = len(qids), len(doc_ids)
+        dcodes = denc.codes
+        nq, nd = len(qids), denc.n_codes
+        # The dictionary strings are rebuilt on another thread meanwhile; the tie rule
+        # reads the ids' words instead (same byte order).
+        with started(denc.build, background=denc.words is not None) as dictionary:
+            tie_ids = denc.words if denc.words is not None else dictionary()
 
-        judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
-        warnings += raw_q.warnings + dup_warn
-        classes = J.query_classes(judgments, nq, settings.relevant)
-        ood_j, ood_neg = None, None
-        if raw_ood is not None:
-            ood_j, w = _judgments(raw_ood, qcodes[-1], dcodes[-1], nd)
-            warnings += w
-            ood_cls = J.query_classes(ood_j, nq, settings.relevant)
-            bad = (ood_cls != J.NOT_IN_QRELS) & (ood_cls != J.NEGATIVE)
-            if bad.any():
-                q = int(np.flatnonzero(bad)[0])
-                line = int(raw_ood.line[np.flatnonzero(qcodes[-1] == q)[0]])
-                raise InputError(f"out-of-domain negatives must have no positive grade (query {qids[q]!r})", raw_ood.path, line)
-            overlap = (ood_cls == J.NEGATIVE) & (classes != J.NOT_IN_QRELS)
-            if overlap.any():
-                q = int(np.flatnonzero(overlap)[0])
-                raise InputError(f"query {qids[q]!r} is in both the qrels and the out-of-domain negatives", raw_ood.path)
-            ood_neg = np.flatnonzero(ood_cls == J.NEGATIVE).astype(np.int32)
+            judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
+            warnings += raw_q.warnings + dup_warn
+            classes = J.query_classes(judgments, nq, settings.relevant)
+            ood_j, ood_neg = None, None
+            if raw_ood is not None:
+                ood_j, w = _judgments(raw_ood, qcodes[-1], dcodes[-1], nd)
+                warnings += w
+                ood_cls = J.query_classes(ood_j, nq, settings.relevant)
+                bad = (ood_cls != J.NOT_IN_QRELS) & (ood_cls != J.NEGATIVE)
+                if bad.any():
+                    q = int(np.flatnonzero(bad)[0])
+                    line = int(raw_ood.line[np.flatnonzero(qcodes[-1] == q)[0]])
+                    raise InputError(f"out-of-domain negatives must have no positive grade (query {qids[q]!r})", raw_ood.path, line)
+                overlap = (ood_cls == J.NEGATIVE) & (classes != J.NOT_IN_QRELS)
+                if overlap.any():
+                    q = int(np.flatnonzero(overlap)[0])
+                    raise InputError(f"query {qids[q]!r} is in both the qrels and the out-of-domain negatives", raw_ood.path)
+                ood_neg = np.flatnonzero(ood_cls == J.NEGATIVE).astype(np.int32)
 
-        ranked: dict[str, RankedLane] = {}
-        inputs: list[InputFile] = []
-        in_qrels = classes != J.NOT_IN_QRELS
-        if ood_neg is not None:
-            in_qrels = in_qrels.copy()
-            in_qrels[ood_neg] = True
-        for i, (r, qc, dc, rows) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows)):
-            warnings += r.warnings
-            qc = np.asarray(qc, dtype=np.int32)
-            dup = _lane_duplicate(denc, i, qc, nq)
-            if dup is False:
-                dup = _first_duplicate(qc * np.int64(nd) + dc)
-            if dup is not None:
-                a, b = dup
-                raise InputError(
-                    f"doc {doc_ids[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
-                )
-            lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, doc_ids)
-            ranked[r.name] = lane
-            present = lane.present()
-            inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
-            extra_q = present & ~in_qrels
-            if extra_q.any():
-                warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
-                                             f"lane {r.name}: queries absent from the qrels (ignored)", r.path))
-            missing = (classes == J.POSITIVE) & ~present
-            if missing.any():
-                warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
-                                             f"lane {r.name}: positive queries absent from the lane (scored 0)", r.path))
+            ranked: dict[str, RankedLane] = {}
+            inputs: list[InputFile] = []
+            in_qrels = classes != J.NOT_IN_QRELS
+            if ood_neg is not None:
+                in_qrels = in_qrels.copy()
+                in_qrels[ood_neg] = True
+            for i, (r, qc, dc, rows) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows)):
+                warnings += r.warnings
+                qc = np.asarray(qc, dtype=np.int32)
+                dup = _lane_duplicate(denc, i, qc, nq)
+                if dup is False:
+                    dup = _first_duplicate(qc * np.int64(nd) + dc)
+                if dup is not None:
+                    a, b = dup
+                    raise InputError(
+                        f"doc {dictionary()[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
+                    )
+                lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
+                ranked[r.name] = lane
+                present = lane.present()
+                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
+                extra_q = present & ~in_qrels
+                if extra_q.any():
+                    warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
+                                                 f"lane {r.name}: queries absent from the qrels (ignored)", r.path))
+                missing = (classes == J.POSITIVE) & ~present
+                if missing.any():
+                    warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
+                                                 f"lane {r.name}: positive queries absent from the lane (scored 0)", r.path))
+            doc_ids = dictionary()
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
         if raw_ood is not None:
             inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid))))
