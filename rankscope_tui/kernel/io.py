@@ -197,7 +197,10 @@ class Digest:
     def hexdigest(self) -> str:
         with self._lock:
             if self._hex is None:
-                self._hex = sha256_of(self._path)
+                try:
+                    self._hex = sha256_of(self._path)
+                except OSError as exc:  # e.g. removed between parsing and hashing
+                    raise InputError(f"cannot read: {exc.strerror or exc}", self._path) from None
             return self._hex
 
 

@@ -182,8 +182,7 @@ def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
         return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
     order = byte_order(heads)
     differs = np.ones(heads.n, dtype=bool)
-    a, b = order[1:], order[:-1]
-    differs[1:] = ~heads.equal(a, b)
+    differs[1:] = ~heads.equal(order[1:], order[:-1])
     code_sorted = np.cumsum(differs) - 1
     head_codes = np.empty(heads.n, dtype=np.int32)
     head_codes[order] = code_sorted
