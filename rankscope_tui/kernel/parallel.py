@@ -32,7 +32,7 @@ def default_threads() -> int:
     env = os.environ.get("RANKSCOPE_THREADS", "").strip()
     if env:
         if not env.isdigit() or int(env) < 1:
-            raise InputError(f"RANKSCOPE_THREADS must be a positive integer, got {env!r}", "RANKSCOPE_THREADS")
+            raise InputError(f"must be a positive integer, got {env!r}", "RANKSCOPE_THREADS")
         return int(env)
     return min(available_cpus(), MAX_DEFAULT_THREADS)
 
