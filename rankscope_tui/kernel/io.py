@@ -36,8 +36,9 @@ def tune_allocator() -> None:
     page faults -- a large share of the time on a virtual machine (benchmarks/README.md).
     With mmap off for malloc and a high trim threshold, freed memory is reused; with
     one arena, memory freed by pyarrow's or the kernel's worker threads is reused by the
-    main thread too (several arenas measured ~200 MB more peak at 7M rows). Opt out with RANKSCOPE_MALLOC=default; glibc's own MALLOC_*
-    environment settings are left alone.
+    main thread too (several arenas measured ~200 MB more peak at 7M rows). Opt out
+    with RANKSCOPE_MALLOC=default; glibc's own MALLOC_* environment settings are left
+    alone.
     """
     if os.environ.get("RANKSCOPE_MALLOC", "") == "default" or not os.uname().sysname == "Linux":
         return
