@@ -1361,18 +1361,6 @@ def byte_order(sw: StringWords) -> np.ndarray:
     return np.lexsort([sw.length] + sw.words[::-1])
 
 
-def decode_rows(sw: StringWords, rows: np.ndarray) -> list[str]:
-    """The rows' strings as Python str (UTF-8), rebuilt from their words."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if rows.shape[0] == 0:
-        return []
-    mat = np.empty((rows.shape[0], 8 * len(sw.words)), dtype=np.uint8)
-    for j, w in enumerate(sw.words):
-        mat[:, 8 * j:8 * j + 8] = w[rows].astype(">u8").view(np.uint8).reshape(-1, 8)
-    ln = sw.length[rows].tolist()
-    return [bytes(r[:n]).decode("utf-8") for r, n in zip(mat, ln)]
-
-
 def words_of_rows(arr, rows: np.ndarray, max_words: int | None = None) -> StringWords | None:
     """``StringWords`` of the given rows of one pyarrow string array, gathered straight
     from its buffers (no pyarrow compute call); None beyond ``max_words``."""

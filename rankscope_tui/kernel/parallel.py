@@ -56,18 +56,16 @@ def in_background(tasks: Sequence[Callable[[], object]]):
     the thread is joined when the body ends (normally or by an exception). With one
     CPU the tasks are skipped: whoever needs their results computes them then.
     Exceptions in tasks are dropped here (the caller meets them again on its own call)."""
-    if not tasks or default_threads() < 2:
-        yield
-        return
-    from concurrent.futures import ThreadPoolExecutor
 
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-bg")
-    try:
+    def each() -> None:
         for t in tasks:
-            pool.submit(t)
+            try:
+                t()
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
+
+    with started(each, background=bool(tasks)):  # its result is never asked for
         yield
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager

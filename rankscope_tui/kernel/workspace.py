@@ -153,16 +153,6 @@ def _dictionary_arrow(columns: list):
     return enc.dictionary, out
 
 
-def _dictionary(columns: list):
-    """One shared dictionary over several string columns: (dictionary, [int64 codes per column]).
-
-    Codes are dense but in no meaningful order (hash order); the dictionary is a
-    pyarrow string array indexed by code.
-    """
-    enc = _encode_docs(columns)
-    return enc.build(), enc.codes
-
-
 def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     """Vocabulary of the union of string columns, sorted as bytes, and each column's codes.
 
@@ -171,7 +161,7 @@ def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     sorted (``io.byte_order``), equal neighbours share a code, and the codes are
     repeated over the runs.
     """
-    from .io import byte_order, decode_rows, string_runs
+    from .io import byte_order, string_runs
 
     runs = string_runs(columns, max_words=16)
     if runs is None:  # ids longer than 128 bytes
@@ -186,7 +176,7 @@ def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     code_sorted = np.cumsum(differs) - 1
     head_codes = np.empty(heads.n, dtype=np.int32)
     head_codes[order] = code_sorted
-    vocab = np.asarray(decode_rows(heads, order[differs]), dtype=object)
+    vocab = np.asarray(heads.strings(order[differs]).to_pylist(), dtype=object)
     codes = np.repeat(head_codes, run_len)
     out, a = [], 0
     for c in columns:
