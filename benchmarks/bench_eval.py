@@ -120,10 +120,11 @@ def worker(tool: str, run: str, qrels: str, dump: str | None) -> dict:
 
         process_setup()  # the memory settings a rankscope process runs with
         from rankscope_tui.kernel.metrics import parse_metrics
-        from rankscope_tui.kernel.workspace import Settings, Workspace
+        from rankscope_tui.kernel.settings import LoadSettings
+        from rankscope_tui.kernel.workspace import Workspace
 
         out["import"] = time.perf_counter() - t0
-        settings = Settings(metrics=tuple(parse_metrics(RS_METRICS)), resamples=0)
+        settings = LoadSettings(metrics=tuple(parse_metrics(RS_METRICS)), resamples=0)
 
         def once():
             ws = Workspace.load([("run", run)], qrels, settings)

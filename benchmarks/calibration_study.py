@@ -62,7 +62,8 @@ from rankscope_tui.kernel.compare import RowInput, adjust_p, decide, paired_stat
 from rankscope_tui.kernel.intervals import percentile_bounds, wilson  # noqa: E402
 from rankscope_tui.kernel.metrics import parse_metrics  # noqa: E402
 from rankscope_tui.kernel.pipeline import add_derived_lanes  # noqa: E402
-from rankscope_tui.kernel.workspace import Settings, Workspace  # noqa: E402
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace import Workspace  # noqa: E402
 
 DATA = Path("/work/shared/data/cranfield")
 RESULTS = HERE / "results"
@@ -86,7 +87,7 @@ def load_populations(qrels: str, metric: str) -> tuple[list[dict], list[dict]]:
     ws = Workspace.load(
         lanes=[(None, str(DATA / "lanes" / f"{n}.run")) for n in ("bm25", "tfidf", "dense")],
         qrels=str(DATA / f"qrels-{qrels}.txt"),
-        settings=Settings(metrics=tuple(parse_metrics(metric)), resamples=0),
+        settings=LoadSettings(metrics=tuple(parse_metrics(metric)), resamples=0),
     )
     add_derived_lanes(ws)
     pos = ws.positives

@@ -47,8 +47,9 @@ def _setup():
     process_setup()
     from rankscope_tui.kernel import io, metrics, workspace
     from rankscope_tui.kernel.metrics import parse_metrics
+    from rankscope_tui.kernel.settings import LoadSettings
 
-    settings = workspace.Settings(metrics=tuple(parse_metrics(METRICS)), resamples=0)
+    settings = LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=0)
     return {"io": io, "metrics": metrics, "workspace": workspace}, settings
 
 

@@ -73,11 +73,12 @@ except ImportError:
 
 
 def _import_kernel():
-    global IO, RU, PL, WS, MET, ERR, VERDICT, DIFFING
+    global IO, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings
     from rankscope_tui.commands import verdict as VERDICT
     from rankscope_tui.kernel import diffing as DIFFING
     from rankscope_tui.kernel import errors as ERR
     from rankscope_tui.kernel import io as IO
+    from rankscope_tui.kernel.settings import LoadSettings
     from rankscope_tui.kernel import metrics as MET
     from rankscope_tui.kernel import pipeline as PL
     from rankscope_tui.kernel import rules as RU
@@ -128,7 +129,7 @@ def fixtures() -> dict:
         _FIX["lane"] = IO.read_lane(_fixture_file("fix-a.run", FIX_RUN), "a")
         _FIX["lane2"] = IO.read_lane(_fixture_file("fix-b.run", FIX_RUN2), "b")
         _FIX["qrels"] = IO.read_qrels(_fixture_file("fix-qrels.txt", FIX_QRELS))
-        ws = WS.Workspace.from_raw([_FIX["lane"], _FIX["lane2"]], _FIX["qrels"], WS.Settings(metrics=METRICS, resamples=50))
+        ws = WS.Workspace.from_raw([_FIX["lane"], _FIX["lane2"]], _FIX["qrels"], LoadSettings(metrics=METRICS, resamples=50))
         _FIX["report"] = json.loads(IO.dumps_strict(PL.evaluate_report(ws, {"gate_on": "a"})))
     return _FIX
 
@@ -160,7 +161,7 @@ def _check_lane(raw) -> None:
     assert len(raw.qid) == len(raw.doc) == score.shape[0] == len(raw.line) > 0, "column lengths differ"
     f = fixtures()
     for group_sep in (None, "#"):
-        ws = WS.Workspace.from_raw([raw], f["qrels"], WS.Settings(metrics=METRICS, resamples=0, group_sep=group_sep, depth=3 if group_sep else None))
+        ws = WS.Workspace.from_raw([raw], f["qrels"], LoadSettings(metrics=METRICS, resamples=0, group_sep=group_sep, depth=3 if group_sep else None))
         _check_metrics(ws)
 
 
@@ -170,7 +171,7 @@ def _check_qrels(raw) -> None:
     assert ((g >= -(2**31)) & (g <= 2**31 - 1)).all(), "accepted grade outside 32 bits"
     assert len(raw.qid) == len(raw.doc) == g.shape[0] > 0
     f = fixtures()
-    ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], raw, WS.Settings(metrics=METRICS, resamples=0, relevant=1))
+    ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], raw, LoadSettings(metrics=METRICS, resamples=0, relevant=1))
     _check_metrics(ws)
 
 
@@ -199,7 +200,7 @@ def h_strata(data: bytes) -> None:
     labels = IO.read_strata(path)
     assert labels and all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in labels.items())
     f = fixtures()
-    ws = WS.Workspace.from_raw([f["lane"]], f["qrels"], WS.Settings(metrics=METRICS, resamples=0), strata=[path])
+    ws = WS.Workspace.from_raw([f["lane"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0), strata=[path])
     from rankscope_tui.kernel import report as R
 
     R.strata_block(ws)
@@ -225,7 +226,7 @@ def h_thresholds(data: bytes) -> None:
     path = _input_file(data, ".json")
     PL.read_thresholds(path)  # the reader alone first: its own errors
     f = fixtures()
-    ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], WS.Settings(metrics=METRICS, resamples=0))
+    ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0))
     report = PL.evaluate_report(ws, {"gate_on": "a", "fpir": 0.1}, thresholds_path=path)
     IO.dumps_strict(report)
 
@@ -293,7 +294,7 @@ def seeds(target: str) -> list[bytes]:
         return [s.encode() for s in out]
     if target == "thresholds":
         f = fixtures()
-        ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], WS.Settings(metrics=METRICS, resamples=0))
+        ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0))
         th = PL.calibrate(ws, {"gate_on": "a", "fpir": 0.1, "conservative": False, "miss_rate": 0.1, "margin": None, "mutual": 1},
                           step=0.5, metric="rr")
         small = {"schema": PL.THRESHOLDS_SCHEMA, "fusion": {"rrf_k": 10, "convex": {"weights": {"a": 0.25, "b": 0.75}}},

@@ -63,8 +63,9 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
 
 def settings_from(args):
     from .kernel.errors import InputError
-    from .kernel.metrics import DEFAULT_METRICS, parse_metrics
-    from .kernel.workspace import Settings
+    from .kernel.metrics import parse_metrics
+    from .kernel.settings import DEFAULT_METRICS
+    from .kernel.settings import LoadSettings
 
     if args.depth is not None and args.depth < 1:
         raise InputError("--depth must be at least 1", "--depth")
@@ -81,7 +82,7 @@ def settings_from(args):
     rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (60, "default")
     if rrf_k < 1:
         raise InputError("--rrf-k must be at least 1", "--rrf-k")
-    return Settings(
+    return LoadSettings(
         metrics=tuple(parse_metrics(args.metrics or DEFAULT_METRICS)),
         depth=args.depth, relevant=args.relevant, group_sep=args.group_sep or None, window=args.window,
         seed=args.seed, resamples=args.resamples, confidence=args.confidence, rrf_k=rrf_k, rrf_k_source=rrf_src,

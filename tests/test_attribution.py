@@ -216,7 +216,9 @@ def test_workspace_attribution(tmp_path: Path):
     (tmp_path / "qrels.txt").write_text("q1 0 r1 1\nq2 0 r2 2\nq3 0 r3 1\nq4 0 r4 1\nn1 0 a 0\n")
     (tmp_path / "kind.tsv").write_text("q1\tlexical\nq2\tlong\n")
     (tmp_path / "corpus.txt").write_text("a\nr1\nr2\nr3\nz\nb\n")
-    settings_ = ws_mod.Settings(window=10, blind="long")
+    from rankscope_tui.kernel.settings import LoadSettings
+
+    settings_ = LoadSettings(window=10, blind="long")
     ws = ws_mod.Workspace.load([(None, str(tmp_path / "bm25.run")), (None, str(tmp_path / "dense.run"))],
                                str(tmp_path / "qrels.txt"), settings_, strata=[str(tmp_path / "kind.tsv")],
                                corpus=str(tmp_path / "corpus.txt"))

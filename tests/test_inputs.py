@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from rankscope_tui.kernel.metrics import parse_metrics
-from rankscope_tui.kernel.workspace import Settings, Workspace
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -257,7 +258,7 @@ def test_grade_at_the_32_bit_limits_is_accepted(tmp_path):
     qrels = "q1 0 d1 2147483647\nq1 0 d2 -2147483648\nq2 0 d4 1\n"
     qp = write_bytes(tmp_path / "qrels.txt", qrels)
     rp = write_bytes(tmp_path / "run.txt", GOOD_RUN)
-    ws = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=Settings(metrics=tuple(parse_metrics("rr"))))
+    ws = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=LoadSettings(metrics=tuple(parse_metrics("rr"))))
     assert ws.per_query("run", "doc")["rr"][ws.qid_index["q1"]] == 1.0
 
 
@@ -419,7 +420,7 @@ def test_warnings_are_counted(tmp_path):
     )
     rp = write_bytes(tmp_path / "run.txt", run)
     qp = write_bytes(tmp_path / "qrels.txt", qrels)
-    ws = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=Settings(metrics=tuple(parse_metrics("rr")), relevant=2))
+    ws = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=LoadSettings(metrics=tuple(parse_metrics("rr")), relevant=2))
     counts = {w.kind: w.count for w in ws.warnings}
     assert counts.get("extra_columns") == 3
     assert counts.get("lane_queries_without_judgments") == 2
@@ -428,7 +429,7 @@ def test_warnings_are_counted(tmp_path):
     assert counts.get("partial_queries") == 3
     assert counts.get("positives_missing_from_lane") == 1
     assert counts.get("unjudged_queries") == 1
-    ws1 = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=Settings(metrics=tuple(parse_metrics("rr")), relevant=1))
+    ws1 = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=LoadSettings(metrics=tuple(parse_metrics("rr")), relevant=1))
     counts1 = {w.kind: w.count for w in ws1.warnings}
     assert counts1.get("positives_missing_from_lane") == 3  # q2, q3, q4
     assert "partial_queries" not in counts1
@@ -532,7 +533,7 @@ def _check_against_oracle(ws: Workspace, lane: str, run: dict, qrels: dict) -> N
 
 
 def _load(tmp_path: Path, run_path: str, qrels_path: str) -> Workspace:
-    return Workspace.load(lanes=[("lane", run_path)], qrels=qrels_path, settings=Settings(metrics=tuple(parse_metrics(METRICS))))
+    return Workspace.load(lanes=[("lane", run_path)], qrels=qrels_path, settings=LoadSettings(metrics=tuple(parse_metrics(METRICS))))
 
 
 WHITESPACE_BUG = (
@@ -607,7 +608,7 @@ def test_gzip_inputs(tmp_path, which):
     qp = tmp_path / ("qrels.txt.gz" if which in ("qrels", "both") else "qrels.txt")
     rp.write_bytes(gzip.compress(BASE_RUN.encode()) if rp.suffix == ".gz" else BASE_RUN.encode())
     qp.write_bytes(gzip.compress(BASE_QRELS.encode()) if qp.suffix == ".gz" else BASE_QRELS.encode())
-    ws = Workspace.load(lanes=[(None, str(rp))], qrels=str(qp), settings=Settings(metrics=tuple(parse_metrics(METRICS))))
+    ws = Workspace.load(lanes=[(None, str(rp))], qrels=str(qp), settings=LoadSettings(metrics=tuple(parse_metrics(METRICS))))
     assert ws.input_lanes == ["lane"]  # 'lane.run.gz' -> 'lane'
     _check_against_oracle(ws, "lane", trec_parse_run(BASE_RUN), trec_parse_qrels(BASE_QRELS))
 
@@ -616,7 +617,7 @@ def test_json_lane_and_json_qrels(tmp_path):
     run, qrels = trec_parse_run(BASE_RUN), trec_parse_qrels(BASE_QRELS)
     rp = write_bytes(tmp_path / "lane.json", json.dumps(run, indent=2))
     qp = write_bytes(tmp_path / "qrels.json.gz", gzip.compress(json.dumps(qrels).encode()))
-    ws = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=Settings(metrics=tuple(parse_metrics(METRICS))))
+    ws = Workspace.load(lanes=[(None, rp)], qrels=qp, settings=LoadSettings(metrics=tuple(parse_metrics(METRICS))))
     assert ws.input_lanes == ["lane"]
     _check_against_oracle(ws, "lane", run, qrels)
 

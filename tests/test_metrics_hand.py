@@ -15,7 +15,8 @@ import pytest
 from rankscope_tui.kernel import judgments as J
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.metrics import MetricKey, parse_metrics
-from rankscope_tui.kernel.workspace import Settings, Workspace
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace import Workspace
 
 
 def _write_run(path: Path, rows: dict[str, list[tuple[str, float]]]) -> None:
@@ -33,7 +34,7 @@ def _write_qrels(path: Path, rows: dict[str, dict[str, int]]) -> None:
 def load(tmp_path: Path, run: dict, qrels: dict, metrics: str, relevant: int = 1, depth=None) -> Workspace:
     _write_run(tmp_path / "lane.run", run)
     _write_qrels(tmp_path / "qrels.txt", qrels)
-    settings = Settings(metrics=tuple(parse_metrics(metrics)), relevant=relevant, depth=depth)
+    settings = LoadSettings(metrics=tuple(parse_metrics(metrics)), relevant=relevant, depth=depth)
     return Workspace.load(lanes=[("lane", str(tmp_path / "lane.run"))], qrels=str(tmp_path / "qrels.txt"), settings=settings)
 
 
@@ -225,7 +226,7 @@ def _peers_case(tmp_path: Path, relevant: int = 1) -> Workspace:
     (tmp_path / "qrels.txt").write_text(
         "q1 0 d1 1\nq1 0 d2 2\nq1 0 d3 0\nq1 0 d9 1\nq2 0 a 1\nq2 0 b 0\nq3 0 x 2\nq3 0 y 1\nq4 0 z 0\n"
     )
-    settings = Settings(metrics=tuple(parse_metrics("ndcg@10,rr,p@3,recall@3,hit@1")), relevant=relevant)
+    settings = LoadSettings(metrics=tuple(parse_metrics("ndcg@10,rr,p@3,recall@3,hit@1")), relevant=relevant)
     return Workspace.load(lanes=[("lane", str(tmp_path / "lane.run"))], qrels=str(tmp_path / "qrels.txt"), settings=settings)
 
 
@@ -267,7 +268,7 @@ def test_negative_grade_example_ndcg_cut_5(tmp_path, relevant):
         "q 0 d1 1 5 t\nq 0 dX 2 4 t\nq 0 d5 3 3 t\nq 0 d2 4 2 t\nq 0 d3 5 1 t\n"
     )
     (tmp_path / "qrels.txt").write_text("q 0 d1 -1\nq 0 d2 2\nq 0 d3 1\nq 0 d5 0\n")
-    settings = Settings(metrics=tuple(parse_metrics("ndcg@5,rr,judged@5")), relevant=relevant)
+    settings = LoadSettings(metrics=tuple(parse_metrics("ndcg@5,rr,judged@5")), relevant=relevant)
     ws = Workspace.load(lanes=[("lane", str(tmp_path / "lane.run"))], qrels=str(tmp_path / "qrels.txt"), settings=settings)
     assert value(ws, "q", "ndcg@5") == pytest.approx(0.4744, abs=5e-5)
     assert value(ws, "q", "ndcg@5") == pytest.approx(dcg([0, 0, 0, 2, 1]) / dcg([2, 1]), abs=1e-12)
@@ -316,7 +317,7 @@ def test_parse_metrics_ndcg_brings_judged():
 
 
 def test_parse_metrics_default_set_is_the_spec_list():
-    from rankscope_tui.kernel.metrics import DEFAULT_METRICS
+    from rankscope_tui.kernel.settings import DEFAULT_METRICS
 
     assert [m.key for m in parse_metrics(DEFAULT_METRICS)] == [
         "hit@1", "hit@5", "hit@10", "recall@10", "recall@100", "rr", "ndcg@10", "p@10", "judged@10"

@@ -26,7 +26,8 @@ import pytest
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from rankscope_tui.kernel.metrics import parse_metrics  # noqa: E402
-from rankscope_tui.kernel.workspace import Settings, Workspace  # noqa: E402
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace import Workspace  # noqa: E402
 
 KS = (1, 3, 5, 10, 20)
 OURS = ",".join([f"ndcg@{k}" for k in KS] + ["rr"] + [f"p@{k}" for k in KS] + [f"recall@{k}" for k in KS] + [f"hit@{k}" for k in KS])
@@ -176,7 +177,7 @@ SEEDS = [0, 1, 2, 3, 7, 42, 2026]
 def test_doc_level_matches_pytrec_eval(tmp_path, seed, relevant, depth, clean):
     qrels, lanes, texts = generate(seed, clean=clean)
     qpath, lane_args = write(tmp_path, qrels, texts)
-    settings = Settings(metrics=tuple(parse_metrics(OURS)), relevant=relevant, depth=depth)
+    settings = LoadSettings(metrics=tuple(parse_metrics(OURS)), relevant=relevant, depth=depth)
     ws = Workspace.load(lanes=lane_args, qrels=qpath, settings=settings)
 
     expected_pos = positives_of(qrels, relevant)
@@ -209,7 +210,7 @@ def test_doc_level_judged_matches_plain_python(tmp_path, seed, depth):
     qrels, lanes, texts = generate(seed)
     qpath, lane_args = write(tmp_path, qrels, texts)
     ws = Workspace.load(lanes=lane_args, qrels=qpath,
-                        settings=Settings(metrics=tuple(parse_metrics("judged@5,judged@10,judged@20")), depth=depth))
+                        settings=LoadSettings(metrics=tuple(parse_metrics("judged@5,judged@10,judged@20")), depth=depth))
     for (name, _), run in zip(lane_args, lanes):
         pq = ws.per_query(name, "doc")
         for q in positives_of(qrels, 1):
@@ -272,7 +273,7 @@ def group_construction(run: dict[str, dict[str, float]], qrels: dict[str, dict[s
 def test_group_level_matches_the_trec_eval_construction(tmp_path, seed, relevant, depth, clean):
     qrels, lanes, texts = generate(seed, group_sep=True, clean=clean)
     qpath, lane_args = write(tmp_path, qrels, texts)
-    settings = Settings(metrics=tuple(parse_metrics(OURS + ",judged@10")), relevant=relevant, depth=depth, group_sep="#")
+    settings = LoadSettings(metrics=tuple(parse_metrics(OURS + ",judged@10")), relevant=relevant, depth=depth, group_sep="#")
     ws = Workspace.load(lanes=lane_args, qrels=qpath, settings=settings)
     keys = [m.key for m in parse_metrics(OURS) if m.kind != "judged"]
     mismatches = []
@@ -315,7 +316,7 @@ def test_group_level_credits_the_right_document_found_through_another_passage(tm
         "q2 Q0 D1#p1 2 2.0 t\n"
         "q2 Q0 D1#p2 3 1.0 t\n"
     )
-    settings = Settings(metrics=tuple(parse_metrics("rr,hit@1,hit@10,p@2,recall@10,ndcg@10,judged@2")), group_sep="#")
+    settings = LoadSettings(metrics=tuple(parse_metrics("rr,hit@1,hit@10,p@2,recall@10,ndcg@10,judged@2")), group_sep="#")
     ws = Workspace.load(lanes=[("lane", str(tmp_path / "lane.run"))], qrels=str(tmp_path / "qrels.txt"), settings=settings)
     doc, grp = ws.per_query("lane", "doc"), ws.per_query("lane", "group")
     q1, q2 = ws.qid_index["q1"], ws.qid_index["q2"]

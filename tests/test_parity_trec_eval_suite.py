@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from rankscope_tui.kernel.metrics import parse_metrics
-from rankscope_tui.kernel.workspace import Settings, Workspace
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace import Workspace
 
 SUITE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval_test"
 TOL = 5e-5
@@ -67,7 +68,7 @@ def evaluate_suite(expected_file: str, qrels: str, run: str, relevant: int, skip
         mapped[(measure, qid)] = (ours_key, 1.0 - value if is_unj else value)
     assert mapped, f"no rankscope measure found in {expected_file}"
     keys = sorted({k for k, _ in mapped.values()})
-    settings = Settings(metrics=tuple(parse_metrics(",".join(keys))), relevant=relevant)
+    settings = LoadSettings(metrics=tuple(parse_metrics(",".join(keys))), relevant=relevant)
     ws = Workspace.load(lanes=[("run", str(SUITE / run))], qrels=str(SUITE / qrels), settings=settings)
     pq = ws.per_query("run", "doc")
     index = ws.qid_index
@@ -125,7 +126,7 @@ def test_graded_qrels_level_1_rankscope4():
 def test_ndcg_is_independent_of_relevant_level_on_graded_qrels():
     lvl1 = read_expected(SUITE / "out.rankscope4.rel_level.q")
     lvl2 = read_expected(SUITE / "out.rankscope4.rel_level.l2.q")
-    settings = {r: Settings(metrics=tuple(parse_metrics("ndcg@10")), relevant=r) for r in (1, 2)}
+    settings = {r: LoadSettings(metrics=tuple(parse_metrics("ndcg@10")), relevant=r) for r in (1, 2)}
     for r, exp in ((1, lvl1), (2, lvl2)):
         ws = Workspace.load(lanes=[("run", str(SUITE / "results.test"))], qrels=str(SUITE / "qrels.rel_level"), settings=settings[r])
         v = ws.per_query("run", "doc")["ndcg@10"]
@@ -169,7 +170,7 @@ def test_judged_equals_one_minus_unj_where_present():
         unj = {(m, q): v for (m, q), v in exp.items() if m.startswith("unj_")}
         assert unj, name
         ks = sorted({int(m.split("_")[1]) for m, _ in unj})
-        settings = Settings(metrics=tuple(parse_metrics(",".join(f"judged@{k}" for k in ks))), relevant=rel)
+        settings = LoadSettings(metrics=tuple(parse_metrics(",".join(f"judged@{k}" for k in ks))), relevant=rel)
         ws = Workspace.load(lanes=[("run", str(SUITE / run))], qrels=str(SUITE / qrels), settings=settings)
         pq = ws.per_query("run", "doc")
         for (m, q), v in unj.items():

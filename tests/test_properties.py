@@ -40,7 +40,8 @@ from rankscope_tui.kernel import gate as G
 from rankscope_tui.kernel import pipeline as P
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.metrics import parse_metrics
-from rankscope_tui.kernel.workspace import Settings, Workspace
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace import Workspace
 
 METRICS = tuple(parse_metrics("hit@1,hit@3,recall@2,recall@10,p@1,p@3,rr,ndcg@1,ndcg@2,ndcg@3,ndcg@10,judged@5"))
 # RANKSCOPE_PROPERTY_EXAMPLES=500 for a longer hunt (default kept small: the suite stays fast)
@@ -127,7 +128,7 @@ def files():
 def load(files: Files, lane_texts: list[str], qrels: str, tag: str = "", **settings_kw) -> Workspace:
     paths = [(f"l{i}", files.write(f"lane{i}{tag}.run", t)) for i, t in enumerate(lane_texts)]
     qp = files.write(f"qrels{tag}.txt", qrels)
-    return Workspace.load(paths, qp, Settings(metrics=METRICS, resamples=0, **settings_kw))
+    return Workspace.load(paths, qp, LoadSettings(metrics=METRICS, resamples=0, **settings_kw))
 
 
 def result(ws: Workspace) -> dict:

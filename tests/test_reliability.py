@@ -373,10 +373,11 @@ def _report(d: Path) -> str:
     from rankscope_tui.kernel.io import dumps_strict
     from rankscope_tui.kernel.metrics import parse_metrics
     from rankscope_tui.kernel.pipeline import evaluate_report
-    from rankscope_tui.kernel.workspace import Settings, Workspace
+    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.workspace import Workspace
 
     f = clean_set(d / "in")
-    ws = Workspace.load([("a", f["a"]), ("b", f["b"])], f["qrels"], Settings(metrics=tuple(parse_metrics(METRICS)), resamples=200))
+    ws = Workspace.load([("a", f["a"]), ("b", f["b"])], f["qrels"], LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=200))
     return write(d, "report.json", dumps_strict(evaluate_report(ws, {"gate_on": "a"})))
 
 
@@ -1029,7 +1030,8 @@ def reports(tmp_path_factory):
     from rankscope_tui.kernel.io import dumps_strict
     from rankscope_tui.kernel.metrics import parse_metrics
     from rankscope_tui.kernel.pipeline import evaluate_report
-    from rankscope_tui.kernel.workspace import Settings, Workspace
+    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.workspace import Workspace
 
     d = tmp_path_factory.mktemp("reports")
     n = 40
@@ -1046,7 +1048,7 @@ def reports(tmp_path_factory):
     qp = write(d, "qrels.txt", qrels)
     other_q = write(d, "qrels-other.txt", qrels + "q99 0 x 1\n")
     out = {}
-    settings = Settings(metrics=tuple(parse_metrics("rr,hit@1")), resamples=200)
+    settings = LoadSettings(metrics=tuple(parse_metrics("rr,hit@1")), resamples=200)
     for name, rank, q in (("good", lambda i: 1 if i % 10 else 2, qp), ("bad", lambda i: 5, qp), ("other", lambda i: 1, other_q)):
         rp = write(d, f"{name}/sys.run".replace("/", "_"), run(rank))
         ws = Workspace.load([("sys", rp)], q, settings)

@@ -26,7 +26,7 @@ import numpy as np
 from .errors import InputError
 from .judgments import NO_JUDGMENT
 
-DEFAULT_METRICS = "hit@1,hit@5,hit@10,recall@10,recall@100,rr,ndcg@10,p@10,judged@10"
+
 _KINDS_WITH_K = ("hit", "recall", "p", "ndcg", "judged")
 _KEY = re.compile(r"^(hit|recall|p|ndcg|judged)@([1-9][0-9]*)$|^(rr)$")
 

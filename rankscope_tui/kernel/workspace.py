@@ -19,46 +19,11 @@ from . import metrics as M
 from .errors import InputError, InputWarning
 from .io import RawLane, RawQrels, read_corpus, read_lane, read_qrels, read_strata, read_texts, sha256_of, stratification_name
 from .parallel import in_background, started
+from .settings import LoadSettings
 from .ranking import RankedLane, group_codes, rank_lane
 
 NONE_LABEL = "(none)"
 LEVELS = ("doc", "group")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Every setting that changes a number; recorded in report.json."""
-
-    metrics: tuple[M.MetricKey, ...] = tuple(M.parse_metrics(M.DEFAULT_METRICS))
-    depth: int | None = None
-    relevant: int = 1
-    group_sep: str | None = None
-    window: int = 10
-    seed: int = 0
-    resamples: int = 9999
-    confidence: float = 0.95
-    rrf_k: int = 60
-    rrf_k_source: str = "default"
-    blind: str | None = None
-    cap: int | None = None
-    document_first: bool = False
-
-    def as_dict(self) -> dict:
-        return {
-            "depth": self.depth,
-            "relevant": self.relevant,
-            "window": self.window,
-            "metrics": [m.key for m in self.metrics],
-            "seed": self.seed,
-            "resamples": self.resamples,
-            "confidence": self.confidence,
-            "group_sep": self.group_sep,
-            "rrf_k": self.rrf_k,
-            "rrf_k_source": self.rrf_k_source,
-            "blind": self.blind,
-            "cap": self.cap,
-            "document_first": self.document_first,
-        }
 
 
 @dataclass
@@ -246,7 +211,7 @@ def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
 
 @dataclass
 class Workspace:
-    settings: Settings
+    settings: LoadSettings
     qids: np.ndarray  # object array of qid strings, sorted as bytes
     doc_ids: object  # pyarrow string array: doc code -> doc id (hash order, not byte order)
     judgments: J.Judgments
@@ -274,7 +239,7 @@ class Workspace:
         cls,
         lanes: list[tuple[str | None, str]],
         qrels: str,
-        settings: Settings = Settings(),
+        settings: LoadSettings = LoadSettings(),
         strata: list[str] = (),
         corpus: str | None = None,
         queries: str | None = None,
@@ -312,7 +277,7 @@ class Workspace:
         cls,
         raw_lanes: list[RawLane],
         raw_q: RawQrels,
-        settings: Settings = Settings(),
+        settings: LoadSettings = LoadSettings(),
         strata: list[str] = (),
         corpus: str | None = None,
         queries: str | None = None,

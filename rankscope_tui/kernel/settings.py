@@ -1,0 +1,115 @@
+"""Every setting that changes a number, as frozen dataclasses, each default written once.
+
+``LoadSettings`` shapes the loaded workspace (levels, depth, metrics, resampling);
+``GateSettings`` the gate analysis; ``CompareSettings`` a paired comparison;
+``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
+the library build these and nothing else crosses a module boundary as options:
+a default is read from here, never restated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+#: The metric set of ``evaluate`` when ``--metrics`` is not given.
+DEFAULT_METRICS = "hit@1,hit@5,hit@10,recall@10,recall@100,rr,ndcg@10,p@10,judged@10"
+#: The metric a comparison, a calibration objective and the dashboard's pickers start on.
+DEFAULT_METRIC = "ndcg@10"
+#: Two-sided 95 %: intervals at this level, alpha = 1 - confidence for verdicts.
+DEFAULT_CONFIDENCE = 0.95
+#: Bootstrap and sign-flip resamples.
+DEFAULT_RESAMPLES = 9999
+DEFAULT_RRF_K = 60
+
+
+def _default_metrics() -> tuple:
+    from .metrics import parse_metrics
+
+    return tuple(parse_metrics(DEFAULT_METRICS))
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """Settings of one workspace; recorded in report.json's ``settings`` block."""
+
+    metrics: tuple = field(default_factory=_default_metrics)  # tuple[metrics.MetricKey, ...]
+    depth: int | None = None
+    relevant: int = 1
+    group_sep: str | None = None
+    window: int = 10
+    seed: int = 0
+    resamples: int = DEFAULT_RESAMPLES
+    confidence: float = DEFAULT_CONFIDENCE
+    rrf_k: int = DEFAULT_RRF_K
+    rrf_k_source: str = "default"  # "default" | "chosen on the command line" | "calibration"
+    blind: str | None = None
+    cap: int | None = None
+    document_first: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "depth": self.depth,
+            "relevant": self.relevant,
+            "window": self.window,
+            "metrics": [m.key for m in self.metrics],
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "confidence": self.confidence,
+            "group_sep": self.group_sep,
+            "rrf_k": self.rrf_k,
+            "rrf_k_source": self.rrf_k_source,
+            "blind": self.blind,
+            "cap": self.cap,
+            "document_first": self.document_first,
+        }
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The gate's conditions and how its operating point is picked (SPEC §6)."""
+
+    gate_on: str | None = None  # the gate lane; None = the only input lane
+    fpir: float = 0.05  # target false-positive identification rate
+    conservative: bool = False  # pick on the Wilson upper bound of FPIR
+    miss_rate: float = 0.05  # conformal alpha
+    margin: float | None = None  # top minus runner-up must be >= this
+    mutual: int | None = None  # mutual-nearest-neighbour r
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """One ``compare`` call's test settings (SPEC §7). Resamples, seed and confidence
+    default to the workspace's ``LoadSettings`` when left None."""
+
+    baseline: str | None = None  # None = the first lane; "best" = exploratory
+    candidates: tuple[str, ...] = ()  # () = every other non-variant lane
+    metrics: tuple[str, ...] = (DEFAULT_METRIC,)
+    level: str = "doc"
+    min_delta: float = 0.0
+    correction: str = "holm"  # holm | bonferroni | none
+    alternative: str = "two-sided"  # two-sided | greater | less
+    exploratory: bool = False
+    primary: str | None = None
+    resamples: int | None = None
+    seed: int | None = None
+    confidence: float | None = None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["candidates"] = list(self.candidates)
+        d["metrics"] = list(self.metrics)
+        return d
+
+
+@dataclass(frozen=True)
+class CalibrationSettings:
+    """What ``calibrate`` fits besides the gate: the convex grid and its objective."""
+
+    step: float = 0.1
+    objective: str = DEFAULT_METRIC
+
+    def as_dict(self) -> dict:
+        return asdict(self)
