@@ -23,24 +23,8 @@ from textual.worker import Worker, WorkerState
 
 from .screens import VIEWS, view_screens
 from .screens.palette import RankscopeCommands
+from .state import error_line
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, SearchDialog
-
-
-def error_line(exc: BaseException) -> str:
-    """The CLI's one-line wording for an error (``rankscope: error: FILE:LINE: what``)."""
-    from .kernel.errors import InputError
-
-    msg = " ".join(str(exc).split("\n"))
-    if isinstance(exc, InputError):
-        return f"rankscope: error: {msg}"
-    try:
-        from .cli import CliError
-
-        if isinstance(exc, CliError):
-            return f"rankscope: error: {msg}"
-    except ImportError:  # pragma: no cover
-        pass
-    return f"rankscope: internal error: {type(exc).__name__}: {msg}"
 
 
 def fresh_workspace(ws):

@@ -6,11 +6,13 @@ import argparse
 import os
 import sys
 
+from .kernel.errors import InputError
+
 PROG = "rankscope"
 
 
-class CliError(Exception):
-    """A usage problem: printed as one line, exit status 2."""
+class CliError(InputError):
+    """A usage problem: printed as one line, exit status 2, like every input error."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -155,7 +155,7 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
 
     def worker_failed(self, worker) -> None:
         if worker.group == "calibrate-load":
-            from ..app import error_line
+            from ..state import error_line
 
             self.dev_error = error_line(worker.error)
             self.recompute()

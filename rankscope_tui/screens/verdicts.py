@@ -57,7 +57,7 @@ write the rules before the run and commit them.
     def _load_rules(self) -> None:
         """Read and parse the gates file (the kernel's parser); its sha256 and git state
         follow in a worker."""
-        from ..app import error_line
+        from ..state import error_line
         from ..kernel.io import read_text
 
         RU = kernel_module("rules")
@@ -107,7 +107,7 @@ write the rules before the run and commit them.
         self._judge()
 
     def _judge(self) -> None:
-        from ..app import error_line
+        from ..state import error_line
 
         RU = kernel_module("rules")
         results, errors = [], []
