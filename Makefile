@@ -1,28 +1,46 @@
 # Two entry points for a fresh clone: `make demo` and `make test`.
-# Both create the virtual environment on first use.
+# Both create the virtual environment on first use; `demo` installs what rankscope
+# needs to run, `test` adds the test tools and the peers the tests compare against.
+# A failed install stops here, before anything opens.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+BASE := $(VENV)/.venv-created
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
+BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: demo test bench fuzz clean
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(VENV)/bin/rankscope tui
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
-	$(PY) -m pip install -q -e ".[test,bench]"
+bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks
 
-$(STAMP): pyproject.toml
+$(BASE):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+$(RUN_STAMP): pyproject.toml $(BASE)
+	@echo "rankscope: installing rankscope into $(VENV)"
+	$(PY) -m pip install -q -e .
 	$(PY) -m compileall -q rankscope_tui
-	touch $(STAMP)
+	@echo "rankscope: installed"
+	touch $@
+
+$(TEST_STAMP): pyproject.toml $(RUN_STAMP)
+	@echo "rankscope: installing the test tools into $(VENV)"
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+$(BENCH_STAMP): pyproject.toml $(TEST_STAMP)
+	$(PY) -m pip install -q -e ".[test,bench]"
+	touch $@
 
 clean:
 	rm -rf $(VENV) build *.egg-info
