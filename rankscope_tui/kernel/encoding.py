@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from .arrow import arrow_ints, to_numpy
 
+
 # ---------------------------------------------------------------------------
 # string columns as integer words (for encoding without hashing strings in Python)
 

@@ -97,7 +97,6 @@ def looks_like_json(text: str) -> bool:
     return nxt == "" or nxt in '[]{}"-0123456789tfn'
 
 
-
 # ---------------------------------------------------------------------------
 # lanes and qrels
 
@@ -132,7 +131,6 @@ class RowLines:
 
     def __array__(self, dtype=None, copy=None):
         return np.arange(1, self.n + 1, dtype=dtype or np.int64)
-
 
 
 @dataclass
