@@ -26,12 +26,12 @@ METRICS = "ndcg@10,rr,p@10,recall@100"
 
 # (module, attribute, label): the phases, in pipeline order
 PHASES = [
-    ("io", "_scan_plain", "scan: byte checks (a large file as two halves on two threads)"),
-    ("io", "_parse_run", "pyarrow CSV parse (qid, doc, score; pyarrow's threads)"),
+    ("readers", "_scan_plain", "scan: byte checks (a large file as two halves on two threads)"),
+    ("readers", "_parse_run", "pyarrow CSV parse (qid, doc, score; pyarrow's threads)"),
     ("workspace", "read_qrels", "read qrels"),
     ("workspace", "_encode_sorted", "encode qids (run heads sorted as bytes)"),
-    ("io", "string_words", "doc words (8-byte big-endian loads)"),
-    ("io", "factorize_words", "doc codes: hash partitions, one sort + neighbour compare each (threads)"),
+    ("encoding", "string_words", "doc words (8-byte big-endian loads)"),
+    ("encoding", "factorize_words", "doc codes: hash partitions, one sort + neighbour compare each (threads)"),
     ("workspace", "_judgments", "judgments"),
     ("workspace", "_lane_duplicate", "duplicate check (neighbour pairs from the sort)"),
     ("workspace", "rank_lane", "order (block reorder, tie fix), ranks, offsets"),
@@ -45,12 +45,12 @@ def _setup():
     from rankscope_tui.cli import process_setup
 
     process_setup()
-    from rankscope_tui.kernel import io, metrics, workspace
+    from rankscope_tui.kernel import encoding, metrics, readers, workspace
     from rankscope_tui.kernel.metrics import parse_metrics
     from rankscope_tui.kernel.settings import LoadSettings
 
     settings = LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=0)
-    return {"io": io, "metrics": metrics, "workspace": workspace}, settings
+    return {"encoding": encoding, "metrics": metrics, "readers": readers, "workspace": workspace}, settings
 
 
 def child_phases(data: Path) -> dict:

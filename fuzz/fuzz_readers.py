@@ -8,12 +8,12 @@ fit 32 bits, and metrics in [0, 1] when the lane or qrels is evaluated.
 
 Targets (``--target``):
 
-  trec_lane    io.read_lane on TREC runs, then Workspace.from_raw + per-query metrics
-  json_lane    io.read_lane on JSON {qid: {doc: score}}, then the same
-  trec_qrels   io.read_qrels on TREC qrels, then Workspace.from_raw + per-query metrics
-  json_qrels   io.read_qrels on JSON {qid: {doc: grade}}, then the same
-  strata       io.read_strata, then Workspace.from_raw with the stratification
-  gates        io.read_text + rules.parse_rules, then rules.judge against a real report
+  trec_lane    readers.read_lane on TREC runs, then Workspace.from_raw + per-query metrics
+  json_lane    readers.read_lane on JSON {qid: {doc: score}}, then the same
+  trec_qrels   readers.read_qrels on TREC qrels, then Workspace.from_raw + per-query metrics
+  json_qrels   readers.read_qrels on JSON {qid: {doc: grade}}, then the same
+  strata       tables.read_strata, then Workspace.from_raw with the stratification
+  gates        files.read_text + rules.parse_rules, then rules.judge against a real report
   thresholds   pipeline.read_thresholds, then prepare + evaluate_report + strict JSON dump
   report       verdict.load_report + diffing.comparable/diff_inputs + rules.judge (the
                reports `verdict` and `diff` read)
@@ -73,11 +73,14 @@ except ImportError:
 
 
 def _import_kernel():
-    global IO, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings
+    global FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings
     from rankscope_tui.commands import verdict as VERDICT
     from rankscope_tui.kernel import diffing as DIFFING
     from rankscope_tui.kernel import errors as ERR
-    from rankscope_tui.kernel import io as IO
+    from rankscope_tui.kernel import files as FILES
+    from rankscope_tui.kernel import output as OUT
+    from rankscope_tui.kernel import readers as READ
+    from rankscope_tui.kernel import tables as TAB
     from rankscope_tui.kernel.settings import LoadSettings
     from rankscope_tui.kernel import metrics as MET
     from rankscope_tui.kernel import pipeline as PL
@@ -126,11 +129,11 @@ _FIX: dict = {}
 def fixtures() -> dict:
     """Raw lanes, qrels and a real report, read once."""
     if not _FIX:
-        _FIX["lane"] = IO.read_lane(_fixture_file("fix-a.run", FIX_RUN), "a")
-        _FIX["lane2"] = IO.read_lane(_fixture_file("fix-b.run", FIX_RUN2), "b")
-        _FIX["qrels"] = IO.read_qrels(_fixture_file("fix-qrels.txt", FIX_QRELS))
+        _FIX["lane"] = READ.read_lane(_fixture_file("fix-a.run", FIX_RUN), "a")
+        _FIX["lane2"] = READ.read_lane(_fixture_file("fix-b.run", FIX_RUN2), "b")
+        _FIX["qrels"] = READ.read_qrels(_fixture_file("fix-qrels.txt", FIX_QRELS))
         ws = WS.Workspace.from_raw([_FIX["lane"], _FIX["lane2"]], _FIX["qrels"], LoadSettings(metrics=METRICS, resamples=50))
-        _FIX["report"] = json.loads(IO.dumps_strict(PL.evaluate_report(ws, {"gate_on": "a"})))
+        _FIX["report"] = json.loads(OUT.dumps_strict(PL.evaluate_report(ws, {"gate_on": "a"})))
     return _FIX
 
 
@@ -179,7 +182,7 @@ def _check_qrels(raw) -> None:
 
 
 def h_lane(data: bytes, suffix: str) -> None:
-    raw = IO.read_lane(_input_file(data, suffix), "x")
+    raw = READ.read_lane(_input_file(data, suffix), "x")
     _check_lane(raw)
 
 
@@ -192,12 +195,12 @@ def h_json_lane(data: bytes) -> None:
 
 
 def h_qrels(data: bytes) -> None:
-    _check_qrels(IO.read_qrels(_input_file(data, ".txt")))
+    _check_qrels(READ.read_qrels(_input_file(data, ".txt")))
 
 
 def h_strata(data: bytes) -> None:
     path = _input_file(data, ".tsv")
-    labels = IO.read_strata(path)
+    labels = TAB.read_strata(path)
     assert labels and all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in labels.items())
     f = fixtures()
     ws = WS.Workspace.from_raw([f["lane"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0), strata=[path])
@@ -208,7 +211,7 @@ def h_strata(data: bytes) -> None:
 
 def h_gates(data: bytes) -> None:
     path = _input_file(data, ".json")
-    rules = RU.parse_rules(IO.read_text(path), path)
+    rules = RU.parse_rules(FILES.read_text(path), path)
     assert rules
     report = fixtures()["report"]
     results = []
@@ -228,7 +231,7 @@ def h_thresholds(data: bytes) -> None:
     f = fixtures()
     ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0))
     report = PL.evaluate_report(ws, {"gate_on": "a", "fpir": 0.1}, thresholds_path=path)
-    IO.dumps_strict(report)
+    OUT.dumps_strict(report)
 
 
 def h_report(data: bytes) -> None:
@@ -299,7 +302,7 @@ def seeds(target: str) -> list[bytes]:
                           step=0.5, metric="rr")
         small = {"schema": PL.THRESHOLDS_SCHEMA, "fusion": {"rrf_k": 10, "convex": {"weights": {"a": 0.25, "b": 0.75}}},
                  "gate": {"floor": 1.0, "margin": 0.5, "mutual_r": 2}, "calibration": {"qids": ["q1", "q9"]}}
-        return [IO.dumps_strict(th).encode(), json.dumps(small).encode(),
+        return [OUT.dumps_strict(th).encode(), json.dumps(small).encode(),
                 json.dumps({"schema": PL.THRESHOLDS_SCHEMA, "gate": {"floor": None, "floor_reason": "-inf: accept all"}}).encode()]
     if target == "report":
         rep = fixtures()["report"]

@@ -113,7 +113,7 @@ def load_workspace(args):
 
 def cmd_evaluate(args) -> int:
     from .kernel import report as R
-    from .kernel.io import check_output_path, dumps_strict, write_atomic
+    from .kernel.output import check_output_path, dumps_strict, write_atomic
     from .kernel.pipeline import evaluate_report
 
     outs = [p for p in (args.out, args.per_query) if p]
@@ -226,7 +226,7 @@ def process_setup() -> None:
     # compacts memory on the page fault, a first evaluation measured up to 1 s slower
     # and far more variable (benchmarks/README.md). Read by numpy at import.
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    from .kernel.io import tune_allocator
+    from .startup import tune_allocator
 
     tune_allocator()
 

@@ -1,4 +1,4 @@
-"""Doc-id factorization (io.factorize_words) against a plain dict oracle.
+"""Doc-id factorization (encoding.factorize_words) against a plain dict oracle.
 
 The partitioned, threaded path normally runs only above a million rows; here the
 threshold is lowered so small inputs take it, and the hash is weakened so the
@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rankscope_tui.kernel import io
+from rankscope_tui.kernel import encoding
 
 
 def _oracle(strings: list[str]):
@@ -28,8 +28,8 @@ def _oracle(strings: list[str]):
 
 
 def _check(strings: list[str], threads: int):
-    sw = io.string_words([pa.array(strings, pa.string())], max_words=8)
-    codes, firsts, (earlier, later) = io.factorize_words(sw, threads=threads)
+    sw = encoding.string_words([pa.array(strings, pa.string())], max_words=8)
+    codes, firsts, (earlier, later) = encoding.factorize_words(sw, threads=threads)
     first, pairs = _oracle(strings)
     # equal strings <-> equal codes, and the codes are dense
     by_code: dict[int, str] = {}
@@ -59,7 +59,7 @@ def _strings(seed: int, n: int) -> list[str]:
 @pytest.mark.parametrize("partitioned", [False, True])
 def test_factorize_matches_dict(monkeypatch, threads, partitioned):
     if partitioned:
-        monkeypatch.setattr(io, "_PARTITION_MIN_ROWS", 0)
+        monkeypatch.setattr(encoding, "_PARTITION_MIN_ROWS", 0)
     _check(_strings(1, 5000), threads)
 
 
@@ -68,22 +68,22 @@ def test_factorize_repairs_hash_collisions(monkeypatch, partitioned):
     """With a hash that keeps only a few bits, most distinct strings collide; the
     exact comparison of neighbours must still give one code per distinct string."""
     if partitioned:
-        monkeypatch.setattr(io, "_PARTITION_MIN_ROWS", 0)
-    real = io.StringWords.hash64
+        monkeypatch.setattr(encoding, "_PARTITION_MIN_ROWS", 0)
+    real = encoding.StringWords.hash64
 
     def weak(self, length_bits=0, row_bits=0):
         h = real(self, length_bits=length_bits, row_bits=row_bits)
         return h & np.uint64(0xF000_0000_0000_0003)  # length bits and 2 hash bits (one picks the partition)
 
-    monkeypatch.setattr(io.StringWords, "hash64", weak)
+    monkeypatch.setattr(encoding.StringWords, "hash64", weak)
     _check(_strings(2, 3000), threads=2)
 
 
 def test_codes_do_not_depend_on_threads(monkeypatch):
-    monkeypatch.setattr(io, "_PARTITION_MIN_ROWS", 0)
-    sw = io.string_words([pa.array(_strings(3, 4000), pa.string())], max_words=8)
-    one = io.factorize_words(sw, threads=1)
-    two = io.factorize_words(sw, threads=2)
+    monkeypatch.setattr(encoding, "_PARTITION_MIN_ROWS", 0)
+    sw = encoding.string_words([pa.array(_strings(3, 4000), pa.string())], max_words=8)
+    one = encoding.factorize_words(sw, threads=1)
+    two = encoding.factorize_words(sw, threads=2)
     assert np.array_equal(one[0], two[0])
     assert all(np.array_equal(a, b) for a, b in zip(one[1], two[1]))
 
@@ -109,17 +109,17 @@ def test_tie_key_orders_pyarrow_ids_as_bytes():
     # and as the words the workspace keeps while the dictionary is rebuilt (codes -> rows
     # of a longer column holding each id)
     col = pa.array(_HOSTILE[::-1] + _HOSTILE, pa.string())
-    sw = io.string_words([col], max_words=8)
+    sw = encoding.string_words([col], max_words=8)
     first_row = np.array([len(_HOSTILE) + i for i in range(len(_HOSTILE))])
-    assert np.array_equal(key, tie_key(io.CodeWords(sw, first_row), codes))
+    assert np.array_equal(key, tie_key(encoding.CodeWords(sw, first_row), codes))
 
 
 def test_query_vocabulary_is_sorted_as_bytes():
-    from rankscope_tui.kernel.workspace import _encode_sorted
+    from rankscope_tui.kernel.encoding import encode_sorted
 
     col_a = pa.array(["b", "b", "a\x00", "a\x00", "é", "a", "a", "b"], pa.string())
     col_b = pa.array(["z" * 9, "a", "\U0001f600"], pa.string())
-    vocab, (ca, cb) = _encode_sorted([col_a, col_b])
+    vocab, (ca, cb) = encode_sorted([col_a, col_b])
     assert vocab.tolist() == sorted({*col_a.to_pylist(), *col_b.to_pylist()}, key=str.encode)
     assert [vocab[c] for c in ca.tolist()] == col_a.to_pylist()
     assert [vocab[c] for c in cb.tolist()] == col_b.to_pylist()

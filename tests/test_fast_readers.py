@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope_tui.kernel import io
+from rankscope_tui.kernel import readers
 from rankscope_tui.kernel.errors import InputError
 
 
@@ -21,14 +21,14 @@ def _read_both(tmp_path, data: bytes, monkeypatch):
 
     def read():
         try:
-            q = io.read_qrels(str(p))
+            q = readers.read_qrels(str(p))
         except InputError as exc:
             return ("error", str(exc))
         return (q.qid.to_pylist(), q.doc.to_pylist(), q.grade.tolist(), np.asarray(q.line).tolist(), q.sha256())
 
     fast = read()
     with monkeypatch.context() as m:
-        m.setattr(io, "_read_qrels_fast", lambda raw: None)
+        m.setattr(readers, "_read_qrels_fast", lambda raw: None)
         general = read()
     return fast, general
 
@@ -62,7 +62,7 @@ def test_fast_and_general_agree(tmp_path, monkeypatch, text):
 def test_fast_path_is_taken_for_clean_qrels(tmp_path):
     p = tmp_path / "qrels.txt"
     p.write_bytes(b"q1 0 d1 1\nq1 0 d2 -3\nq2 0 d1 123456789\n")
-    fast = io._read_qrels_fast(p.read_bytes())
+    fast = readers._read_qrels_fast(p.read_bytes())
     assert fast is not None
     assert fast[2].tolist() == [1, -3, 123456789]
 
@@ -113,19 +113,33 @@ def test_scan_halves_agree_with_one_pass(tmp_path, monkeypatch, defect, where):
     p = tmp_path / "x.run"
     p.write_bytes(b"\n".join(lines) + b"\n")
     size = p.stat().st_size
-    one = io._scan_plain(str(p))
-    monkeypatch.setattr(io, "_PARALLEL_SCAN_BYTES", 0)
-    monkeypatch.setattr(io, "_SCAN_STEP", 97)  # many slices per half, borders everywhere
-    two = io._scan_plain(str(p))
+    one = readers._scan_plain(str(p))
+    monkeypatch.setattr(readers, "_PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(readers, "_SCAN_STEP", 97)  # many slices per half, borders everywhere
+    two = readers._scan_plain(str(p))
     assert (two.delim, two.clean, two.tag) == (one.delim, one.clean, one.tag), (defect, where, size)
 
 
 def test_scan_split_lands_on_every_line(tmp_path, monkeypatch):
     """Whatever line the split lands on, a comment line there is still found."""
     lines = _lines(60)
-    monkeypatch.setattr(io, "_PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(readers, "_PARALLEL_SCAN_BYTES", 0)
     for k in range(1, 59):
         bad = lines[:k] + [b"#x"] + lines[k:]
         p = tmp_path / f"r{k}.run"
         p.write_bytes(b"\n".join(bad) + b"\n")
-        assert io._scan_plain(str(p)).clean is False, k
+        assert readers._scan_plain(str(p)).clean is False, k
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (readers module docstring): the run fast path does not sniff JSON, "
+                                       "so a one-line JSON run of 6 single-space fields with a number 5th is read as "
+                                       "one TREC row instead of as JSON")
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_a_one_line_json_run_is_read_as_json(tmp_path, suffix):
+    import gzip
+
+    data = b'{"q": {"d": 1, "e": 2 }}\n'
+    p = tmp_path / f"lane{suffix}"
+    p.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    lane = readers.read_lane(str(p), "lane")
+    assert (lane.qid.to_pylist(), lane.doc.to_pylist(), lane.score.tolist()) == (["q", "q"], ["d", "e"], [1.0, 2.0])

@@ -169,11 +169,6 @@ def test_every_kind_is_covered_and_there_are_enough_cases():
     assert abs(rrf[0] - (1 / 63 + 1 / 65)) < 1e-15 and abs(rrf[1] - 1 / 61) < 1e-15
 
 
-def test_no_case_is_excluded_without_a_note():
-    for case, note in G.EXCLUDED.items():
-        assert note.strip(), case
-
-
 # ---------------------------------------------------------------------------
 # the independent implementation
 

@@ -9,7 +9,7 @@ import pytest
 
 from rankscope_tui.kernel import parallel
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.io import read_lane
+from rankscope_tui.kernel.readers import read_lane
 from rankscope_tui.kernel.workspace import Workspace
 
 

@@ -370,7 +370,7 @@ class Case:
 
 def _report(d: Path) -> str:
     """A real report.json (built in-process, resamples off) in d."""
-    from rankscope_tui.kernel.io import dumps_strict
+    from rankscope_tui.kernel.output import dumps_strict
     from rankscope_tui.kernel.metrics import parse_metrics
     from rankscope_tui.kernel.pipeline import evaluate_report
     from rankscope_tui.kernel.settings import LoadSettings
@@ -830,7 +830,7 @@ def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatc
     """Spy on os.replace: every file each command writes arrives by a rename from a
     temp file in the same directory, and no temp file stays behind."""
     from rankscope_tui import cli as C
-    from rankscope_tui.kernel import io as IO
+    from rankscope_tui.kernel import output as IO
 
     f = _small_inputs(tmp_path / "in")
     out = tmp_path / "out"
@@ -873,7 +873,7 @@ def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatc
 @pytest.mark.parametrize("where", ["serialise_report", "serialise_csv", "fsync", "rename"])
 def test_a_failed_write_keeps_the_old_files_and_leaves_no_temp(tmp_path, monkeypatch, capsys, where):
     from rankscope_tui import cli as C
-    from rankscope_tui.kernel import io as IO
+    from rankscope_tui.kernel import output as IO
     from rankscope_tui.kernel import report as R
 
     f = _small_inputs(tmp_path / "in")
@@ -908,7 +908,7 @@ def test_a_failed_write_keeps_the_old_files_and_leaves_no_temp(tmp_path, monkeyp
 
 _INTERRUPTIBLE = r"""
 import os, sys, time
-from rankscope_tui.kernel import io as IO
+from rankscope_tui.kernel import output as IO
 from rankscope_tui.kernel import pipeline as PL
 
 marker, where = os.environ["RS_MARKER"], os.environ["RS_WHERE"]
@@ -1027,7 +1027,7 @@ def test_sigterm_in_the_middle_of_a_write_leaves_no_temp(demo_dir, tmp_path):
 def reports(tmp_path_factory):
     """Two reports on the same 40 queries: 'good' finds the answer at rank 1 almost
     everywhere, 'bad' at rank 5; and one on other qrels."""
-    from rankscope_tui.kernel.io import dumps_strict
+    from rankscope_tui.kernel.output import dumps_strict
     from rankscope_tui.kernel.metrics import parse_metrics
     from rankscope_tui.kernel.pipeline import evaluate_report
     from rankscope_tui.kernel.settings import LoadSettings

@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..cli import gate_options, input_paths, load_workspace
-    from ..kernel.io import check_output_path, dumps_strict, write_atomic
+    from ..kernel.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.pipeline import calibrate
 
     check_output_path(args.out, input_paths(args))

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..cli import input_paths, load_workspace
-    from ..kernel.io import check_output_path, dumps_strict, write_atomic
+    from ..kernel.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.pipeline import plan_compare, prepare, run_compare
     from ..kernel.render import render_compare
 
@@ -83,7 +83,7 @@ def _log_count(path: str, qrels_sha: str) -> int:
 
 
 def _append_log(path: str, qrels_sha: str, payload: dict) -> None:
-    from ..kernel.io import write_atomic
+    from ..kernel.output import write_atomic
 
     entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qrels_sha256": qrels_sha,
              "rows": [{k: r[k] for k in ("baseline", "candidate", "metric", "randomization_p", "verdict")} for r in payload["comparisons"]]}

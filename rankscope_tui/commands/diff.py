@@ -22,7 +22,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..kernel.compare import check_resamples, diff_rows
     from ..kernel.diffing import comparable, diff_inputs
-    from ..kernel.io import check_output_path, dumps_strict, write_atomic
+    from ..kernel.output import check_output_path, dumps_strict, write_atomic
     from .verdict import load_report
 
     check_resamples(args.resamples)

@@ -15,7 +15,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..kernel import goldens as GD
-    from ..kernel.io import check_output_path, read_text, write_atomic
+    from ..kernel.files import read_text
+    from ..kernel.output import check_output_path, write_atomic
 
     if args.check:
         text = read_text(args.check)

@@ -35,7 +35,7 @@ def git_state(path: str) -> str | None:
 
 def load_report(path: str) -> dict:
     from ..kernel.errors import InputError
-    from ..kernel.io import load_json, read_text
+    from ..kernel.files import load_json, read_text
 
     report = load_json(read_text(path), path)
     if not isinstance(report, dict) or not str(report.get("schema", "")).startswith("rankscope.report/"):
@@ -45,7 +45,8 @@ def load_report(path: str) -> dict:
 
 def run(args) -> int:
     from ..kernel import rules as RU
-    from ..kernel.io import check_output_path, dumps_strict, read_text, sha256_of, write_atomic
+    from ..kernel.files import read_text, sha256_of
+    from ..kernel.output import check_output_path, dumps_strict, write_atomic
 
     if args.out:
         check_output_path(args.out, [args.report, args.gates])

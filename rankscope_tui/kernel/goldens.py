@@ -675,15 +675,9 @@ def _stat_cases() -> list[tuple[str, dict]]:
     return out
 
 
-# Cases whose kernel answer is known to disagree with the independent reference
-# implementation; each entry names the case and why (empty while none is known).
-EXCLUDED: dict[str, str] = {}
-
-
 def cases() -> list[tuple[str, dict]]:
     """Every golden case, in file order (deterministic)."""
-    out = _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases()
-    return [(k, a) for k, a in out if f"{k} {dumps(a)}" not in EXCLUDED]
+    return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases()
 
 
 def write_lines() -> str:

@@ -27,7 +27,6 @@ from .errors import InputError
 from .judgments import NO_JUDGMENT
 
 
-_KINDS_WITH_K = ("hit", "recall", "p", "ndcg", "judged")
 _KEY = re.compile(r"^(hit|recall|p|ndcg|judged)@([1-9][0-9]*)$|^(rr)$")
 
 DEFINITIONS = {

@@ -45,7 +45,7 @@ class Thresholds:
 
 def read_thresholds(path: str) -> Thresholds:
     """Read and validate thresholds.json; every block used later is checked here."""
-    from .io import as_finite_number, load_json, read_text
+    from .files import as_finite_number, load_json, read_text
 
     data = load_json(read_text(path), path)
     if not isinstance(data, dict) or data.get("schema") != THRESHOLDS_SCHEMA:
@@ -330,7 +330,7 @@ def evaluate_report(ws: Workspace, gate_options: dict | None = None, thresholds_
 
 
 def _sha(path: str) -> str:
-    from .io import sha256_of
+    from .files import sha256_of
 
     return sha256_of(path)
 
@@ -372,7 +372,7 @@ def fit_convex(ws: Workspace, step: float, metric: str, queries: np.ndarray | No
 def calibrate(ws: Workspace, opts: dict, step: float = 0.1, metric: str = "ndcg@10") -> dict:
     """thresholds.json content: fusion weights and RRF k, operating floor and margin,
     conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
-    from .io import sha256_of
+    from .files import sha256_of
 
     s = ws.settings
     out: dict = {"schema": THRESHOLDS_SCHEMA, "settings": s.as_dict(),

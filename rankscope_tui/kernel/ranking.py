@@ -59,13 +59,6 @@ def distinct(values) -> np.ndarray:
     return v[keep]
 
 
-def trec_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Permutation putting rows in trec_eval order when doc codes are in byte order:
-    qid asc, score desc, doc code desc."""
-    # lexsort sorts by the last key first; negate to get descending.
-    return np.lexsort((-doc, -score, qid))
-
-
 def _score_blocks(qid: np.ndarray, score: np.ndarray):
     """(starts, lengths) of the file's query blocks when every query is one contiguous
     block already in score-descending order; None otherwise."""
@@ -82,34 +75,12 @@ def _score_blocks(qid: np.ndarray, score: np.ndarray):
     return starts, np.diff(np.r_[starts, n])
 
 
-def _order_qid_score(qid: np.ndarray, score: np.ndarray) -> np.ndarray | None:
-    """Permutation to (qid asc, score desc), ties left in file order; None if already so.
-
-    Run files usually hold each query as one block already in score order (only the
-    query order differs: files sort qids as numbers, we sort them as bytes), so the
-    common case is a reordering of whole blocks, O(n), without a row sort.
-    """
-    n = qid.shape[0]
-    if n < 2:
-        return None
-    blocks = _score_blocks(qid, score)
-    if blocks is None:
-        return np.lexsort((-score, qid))
-    starts, lengths = blocks
-    block_q = qid[starts]
-    if np.all(block_q[1:] > block_q[:-1]):
-        return None
-    bo = np.argsort(block_q, kind="stable")
-    new_starts = np.r_[0, np.cumsum(lengths[bo])[:-1]]
-    return np.repeat(starts[bo] - new_starts, lengths[bo]) + np.arange(n)
-
-
 def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
     """Integer key per doc code whose order is the byte order of the ids (larger = later as bytes).
 
     ``doc_ids``: None (codes are already in byte order), a byte-order rank per doc code
     (an integer array, e.g. ``Workspace.doc_order``: the fastest form), an
-    ``io.CodeWords``, a pyarrow string array, or any sequence of str indexed by doc
+    ``encoding.CodeWords``, a pyarrow string array, or any sequence of str indexed by doc
     code. Only the given codes are looked up.
     """
     codes = np.asarray(codes, dtype=np.int64)
@@ -119,10 +90,10 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
         return doc_ids[codes].astype(np.int64, copy=False)
     uniq, inv = np.unique(codes, return_inverse=True)
     byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
-    from .io import byte_order, words_of_rows
+    from .encoding import byte_order, words_of_rows
 
     words = None
-    if hasattr(doc_ids, "words_of"):  # io.CodeWords: the ids' words by code
+    if hasattr(doc_ids, "words_of"):  # encoding.CodeWords: the ids' words by code
         words = doc_ids.words_of(uniq)
     elif hasattr(doc_ids, "buffers") and not isinstance(doc_ids, np.ndarray):
         # a pyarrow string array: sort the ids' big-endian words (= UTF-8 byte order)
@@ -133,7 +104,7 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
         # very long ids: pyarrow sorts them (binary order = UTF-8 byte order)
         import pyarrow.compute as pc
 
-        from .io import arrow_ints, to_numpy
+        from .arrow import arrow_ints, to_numpy
 
         names = doc_ids.take(arrow_ints(uniq))
         byte_rank[to_numpy(pc.array_sort_indices(names))] = np.arange(uniq.shape[0])

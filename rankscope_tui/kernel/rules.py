@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import InputError
-from .io import as_finite_number, load_json
+from .files import as_finite_number, load_json
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 OPS = (">=", "<=")

@@ -17,7 +17,11 @@ import numpy as np
 from . import judgments as J
 from . import metrics as M
 from .errors import InputError, InputWarning
-from .io import RawLane, RawQrels, read_corpus, read_lane, read_qrels, read_strata, read_texts, sha256_of, stratification_name
+from .encoding import DocEncoding
+from .encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted
+from .files import sha256_of
+from .readers import RawLane, RawQrels, read_lane, read_qrels
+from .tables import read_corpus, read_strata, read_texts, stratification_name
 from .parallel import in_background, started
 from .settings import LoadSettings
 from .ranking import RankedLane, group_codes, rank_lane
@@ -41,139 +45,7 @@ class InputFile:
         return d
 
 
-def _concat_strings(columns: list):
-    import pyarrow as pa
-
-    chunks = []
-    for c in columns:
-        c = c.cast(pa.string())
-        chunks.extend(c.chunks if isinstance(c, pa.ChunkedArray) else [c])
-    return pa.chunked_array(chunks, pa.string())
-
-
-@dataclass
-class _DocEncoding:
-    """A shared doc vocabulary and what the duplicate check needs from building it."""
-
-    build: object  # () -> pyarrow string array: code -> doc id
-    n_codes: int
-    codes: list  # int64 codes per input column
-    bounds: list  # (start, stop) rows of each column in the concatenation
-    pairs: tuple | None = None  # (earlier, later) rows holding one doc, neighbours in row order
-    words: object | None = None  # io.CodeWords while ``build`` is still to run (else None)
-
-
-def _encode_docs(columns: list) -> _DocEncoding:
-    """Dense codes over the union of several string columns (SPEC §12: no Python loop,
-    no string hash table: a sort of packed (hash, row) keys, exact by construction)."""
-    from .io import factorize_words, string_words
-
-    sw = string_words(columns, max_words=8)
-    fact = factorize_words(sw) if sw is not None else None
-    if fact is None:  # very long ids or > 2**40 rows: pyarrow's hash encoder
-        dictionary, codes = _dictionary_arrow(columns)
-        bounds, a = [], 0
-        for c in codes:
-            bounds.append((a, a + c.shape[0]))
-            a += c.shape[0]
-        return _DocEncoding(lambda: dictionary, len(dictionary), codes, bounds)
-    codes, firsts, pairs = fact
-    n_codes = sum(f.shape[0] for f in firsts)
-    split = [codes[a:b] for a, b in sw.bounds]
-    if len(sw.words) <= 4:
-        # Rebuilt from the words by the caller (``build``), possibly while it orders the
-        # lanes: ``words`` answers the tie rule in the meantime.
-        from .io import CodeWords
-
-        def build():
-            import pyarrow as pa
-
-            from .parallel import run_all
-
-            parts = run_all([lambda f=f: sw.strings(f) for f in firsts])
-            return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
-
-        return _DocEncoding(build, n_codes, split, sw.bounds, pairs, CodeWords(sw, np.concatenate(firsts)))
-    from .io import arrow_ints
-
-    dictionary = _concat_strings(columns).take(arrow_ints(np.concatenate(firsts))).combine_chunks()
-    return _DocEncoding(lambda: dictionary, n_codes, split, sw.bounds, pairs)
-
-
-def _dictionary_arrow(columns: list):
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    whole = _concat_strings(columns)
-    if len(whole) == 0:
-        return pa.array([], pa.string()), [np.zeros(0, dtype=np.int64) for _ in columns]
-    enc = pc.dictionary_encode(whole.combine_chunks())
-    from .io import to_numpy
-
-    idx = to_numpy(enc.indices).astype(np.int64)
-    out, a = [], 0
-    for c in columns:
-        out.append(idx[a:a + len(c)])
-        a += len(c)
-    return enc.dictionary, out
-
-
-def _encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Vocabulary of the union of string columns, sorted as bytes, and each column's codes.
-
-    Query columns come in runs (a run file lists each query's hits together), so only
-    the first row of each run of equal strings is looked at: the heads' words are
-    sorted (``io.byte_order``), equal neighbours share a code, and the codes are
-    repeated over the runs.
-    """
-    from .io import byte_order, string_runs
-
-    runs = string_runs(columns, max_words=16)
-    if runs is None:  # ids longer than 128 bytes
-        return _encode_sorted_arrow(columns)
-    start, heads, n = runs
-    run_len = np.diff(np.r_[start, n])
-    if heads.n == 0:
-        return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
-    order = byte_order(heads)
-    differs = np.ones(heads.n, dtype=bool)
-    differs[1:] = ~heads.equal(order[1:], order[:-1])
-    code_sorted = np.cumsum(differs) - 1
-    head_codes = np.empty(heads.n, dtype=np.int32)
-    head_codes[order] = code_sorted
-    vocab = np.asarray(heads.strings(order[differs]).to_pylist(), dtype=object)
-    codes = np.repeat(head_codes, run_len)
-    out, a = [], 0
-    for c in columns:
-        out.append(codes[a:a + len(c)])
-        a += len(c)
-    return vocab, out
-
-
-def _encode_sorted_arrow(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
-    """``_encode_sorted`` for very long ids: pyarrow's hash encoder and sort."""
-    import pyarrow.compute as pc
-
-    from .io import arrow_ints, to_numpy
-
-    heads = _concat_strings(columns).combine_chunks()
-    if len(heads) == 0:
-        return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
-    enc = pc.dictionary_encode(heads)
-    dictionary = enc.dictionary
-    order = to_numpy(pc.array_sort_indices(dictionary))
-    remap = np.empty(len(order), dtype=np.int64)
-    remap[order] = np.arange(len(order))
-    vocab = np.asarray(dictionary.take(arrow_ints(order)).to_pylist(), dtype=object)
-    codes = remap[to_numpy(enc.indices)].astype(np.int32)
-    out, a = [], 0
-    for c in columns:
-        out.append(codes[a:a + len(c)])
-        a += len(c)
-    return vocab, out
-
-
-def _lane_duplicate(enc: _DocEncoding, i: int, qc: np.ndarray, n_queries: int) -> tuple[int, int] | None | bool:
+def _lane_duplicate(enc: DocEncoding, i: int, qc: np.ndarray, n_queries: int) -> tuple[int, int] | None | bool:
     """First (first, second) rows of lane column ``i`` holding the same doc twice in one
     query, None if there is none, or False when this check cannot decide (the lane
     does not list each query as one block) and the general one must run."""
@@ -399,7 +271,7 @@ class Workspace:
             ids = read_corpus(corpus)
             import pyarrow.compute as pc
 
-            from .io import arrow_strings, to_numpy
+            from .arrow import arrow_strings, to_numpy
 
             ws.corpus_mask = to_numpy(pc.is_in(doc_ids, value_set=arrow_strings(sorted(ids))))
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))

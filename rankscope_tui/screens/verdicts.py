@@ -58,7 +58,7 @@ write the rules before the run and commit them.
         """Read and parse the gates file (the kernel's parser); its sha256 and git state
         follow in a worker."""
         from ..state import error_line
-        from ..kernel.io import read_text
+        from ..kernel.files import read_text
 
         RU = kernel_module("rules")
         path = getattr(self.app.args, "gates", None)
@@ -79,7 +79,7 @@ write the rules before the run and commit them.
     def check_file(self, path: str) -> None:
         """sha256 of the gates file, and whether git tracks it unmodified (as `rankscope verdict` says)."""
         from ..commands.verdict import git_state
-        from ..kernel.io import sha256_of
+        from ..kernel.files import sha256_of
 
         sha, state = sha256_of(path), git_state(path)
         self.app.call_from_thread(self._file_checked, path, sha, state)

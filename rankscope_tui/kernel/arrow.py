@@ -1,0 +1,88 @@
+"""pyarrow glue: numeric and string arrays to and from numpy without pandas.
+
+pyarrow's own ``to_numpy`` and ``pa.array`` import pandas (a third of a second)
+whenever pandas is installed; building arrays from buffers, and reading them, does
+not. pyarrow is imported inside each function, so importing this module is free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def to_numpy(arr) -> np.ndarray:
+    """A null-free pyarrow numeric or boolean (chunked) array as a numpy array.
+
+    pyarrow's own ``to_numpy`` imports pandas (a third of a second) whenever pandas is
+    installed; reading the buffers does not.
+    """
+    import pyarrow as pa
+
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = []
+    for c in chunks:
+        if c.null_count:
+            raise ValueError("array with nulls")
+        t = c.type
+        if pa.types.is_boolean(t):
+            bits = np.frombuffer(c.buffers()[1], dtype=np.uint8)
+            parts.append(np.unpackbits(bits, bitorder="little", count=c.offset + len(c))[c.offset:].astype(bool))
+        elif pa.types.is_dictionary(t):
+            parts.append(to_numpy(c.indices))
+        else:
+            dt = _numpy_dtype(t)
+            parts.append(np.frombuffer(c.buffers()[1], dtype=dt, count=len(c), offset=c.offset * dt.itemsize))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        t = arr.type
+        return np.zeros(0, dtype=bool if pa.types.is_boolean(t) else _numpy_dtype(t))
+    return np.concatenate(parts)
+
+
+def _numpy_dtype(t) -> np.dtype:
+    import pyarrow as pa
+
+    if pa.types.is_floating(t):
+        return np.dtype(f"float{t.bit_width}")
+    if pa.types.is_signed_integer(t):
+        return np.dtype(f"int{t.bit_width}")
+    if pa.types.is_unsigned_integer(t):
+        return np.dtype(f"uint{t.bit_width}")
+    raise TypeError(f"no numpy dtype for {t}")
+
+
+def arrow_ints(values: np.ndarray):
+    """A numpy integer array as a pyarrow int64 array (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    v = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), v.shape[0], [None, pa.py_buffer(v)])
+
+
+def arrow_strings(items) -> object:
+    """A list of str as a pyarrow string array (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    enc = [x.encode("utf-8") for x in items]
+    off = np.zeros(len(enc) + 1, dtype=np.int64)
+    if enc:
+        np.cumsum(np.fromiter((len(b) for b in enc), dtype=np.int64, count=len(enc)), out=off[1:])
+    arr = pa.Array.from_buffers(pa.large_string(), len(enc), [None, pa.py_buffer(off), pa.py_buffer(b"".join(enc))])
+    return arr.cast(pa.string()) if off[-1] < 2**31 else arr
+
+
+def arrow_mask(mask: np.ndarray):
+    import pyarrow as pa
+
+    bits = np.packbits(np.ascontiguousarray(mask, dtype=bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), mask.shape[0], [None, pa.py_buffer(bits)])
+
+
+def string_lengths(arr) -> np.ndarray:
+    """Byte length of every string of a pyarrow (large_)string array, from its offsets."""
+    import pyarrow as pa
+
+    odt = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
+    off = np.frombuffer(arr.buffers()[1], dtype=odt, count=len(arr) + 1, offset=arr.offset * np.dtype(odt).itemsize)
+    return np.diff(off).astype(np.int64)

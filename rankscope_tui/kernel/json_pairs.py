@@ -1,0 +1,165 @@
+"""The JSON input form ``{qid: {docid: value}}`` (SPEC §2), flattened to pairs.
+
+A scanner, not ``json.loads``: every (qid, doc) pair is kept with the line of its doc
+key, repeats included, so the same doc twice in one query (or two grades for one
+judgment) is reported as it is in a TREC file. Values are decoded by the standard
+decoder, so numbers read exactly as ``json.loads`` reads them. A score must be a
+finite number; a grade an integer that fits 32 bits (as trec_eval's ``atoi`` reads a
+well-formed one).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .errors import InputError
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+class _JsonPairs:
+    """A scanner for ``{qid: {docid: value}}`` that keeps every pair, repeats included
+    (``json.loads`` keeps only the last of two equal keys), with the line of each.
+
+    Values are decoded by the standard decoder (``raw_decode``), so numbers, NaN and
+    Infinity read exactly as ``json.loads`` reads them."""
+
+    _WS = " \t\n\r"
+
+    def __init__(self, text: str, path: str, what: str):
+        self.text, self.path, self.what = text, path, what
+        self.dec = json.JSONDecoder()
+        self._nl = None
+
+    def line(self, pos: int) -> int:
+        if self._nl is None:
+            import re
+
+            self._nl = [m.start() for m in re.finditer("\n", self.text)]
+        import bisect
+
+        return bisect.bisect_left(self._nl, pos) + 1
+
+    def fail(self, msg: str, pos: int):
+        raise InputError(msg, self.path, self.line(pos))
+
+    def ws(self, i: int) -> int:
+        t, n = self.text, len(self.text)
+        while i < n and t[i] in self._WS:
+            i += 1
+        return i
+
+    def value(self, i: int):
+        try:
+            return self.dec.raw_decode(self.text, i)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", self.path, exc.lineno) from None
+        except RecursionError:
+            self.fail("invalid JSON: nested too deeply", i)
+        except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+            self.fail(f"invalid JSON: {exc}", i)
+
+    def expect(self, i: int, ch: str) -> int:
+        i = self.ws(i)
+        if self.text[i:i + 1] != ch:
+            if i >= len(self.text):
+                self.fail(f"invalid JSON: expected {ch!r}, found the end of the file", i)
+            self.fail(f"invalid JSON: expected {ch!r}", i)
+        return i + 1
+
+    def key(self, i: int) -> tuple[str, int, int]:
+        i = self.ws(i)
+        if self.text[i:i + 1] != '"':
+            self.fail("invalid JSON: expecting a property name in double quotes", i)
+        k, end = self.value(i)
+        try:
+            k.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(f"invalid JSON: the key {k!r} is not valid Unicode (a lone surrogate escape)", i)
+        return k, i, end
+
+    def members(self, i: int):
+        """Yield (key, key position, position after the colon) of an object opened before i;
+        the caller consumes each value and returns its end position via ``send``."""
+        i = self.ws(i)
+        if self.text[i:i + 1] == "}":
+            return i + 1
+        while True:
+            k, kpos, i = self.key(i)
+            i = self.expect(i, ":")
+            i = yield k, kpos, i
+            i = self.ws(i)
+            c = self.text[i:i + 1]
+            if c == ",":
+                i += 1
+            elif c == "}":
+                return i + 1
+            else:
+                self.fail("invalid JSON: expecting ',' delimiter", i)
+
+    def parse(self):
+        what, t = self.what, self.text
+        qids, docs, vals, lines = [], [], [], []
+        i = self.ws(0)
+        if t[i:i + 1] != "{":
+            if t[i:i + 1] == "[":
+                self.value(i)  # a syntax error inside still reads as one
+            self.fail("JSON must be an object {qid: {docid: " + what + "}}", i)
+        outer = self.members(i + 1)
+        try:
+            q, _, j = next(outer)
+            while True:
+                j = self.ws(j)
+                if t[j:j + 1] != "{":
+                    self.value(j)
+                    self.fail(f"JSON value for query {q!r} must be an object {{docid: {what}}}", j)
+                inner = self.members(j + 1)
+                try:
+                    d, dpos, k = next(inner)
+                    while True:
+                        k = self.ws(k)
+                        v, end = self.value(k)
+                        self._check(q, d, v, k)
+                        qids.append(q)
+                        docs.append(d)
+                        vals.append(float(v) if what == "score" else int(v))
+                        lines.append(self.line(dpos))
+                        d, dpos, k = inner.send(end)
+                except StopIteration as stop:
+                    j = stop.value
+                q, _, j = outer.send(j)
+        except StopIteration as stop:
+            i = stop.value
+        i = self.ws(i)
+        if i < len(t):
+            self.fail("invalid JSON: extra data after the object", i)
+        if not qids:
+            raise InputError("empty file (no query holds any doc)", self.path)
+        return qids, docs, vals, lines
+
+    def _check(self, q: str, d: str, v, pos: int) -> None:
+        what = self.what
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(f"{what} for query {q!r}, doc {d!r} is not a number: {v!r}", pos)
+        if what == "score":
+            try:
+                finite = math.isfinite(v) and math.isfinite(float(v))
+            except OverflowError:  # an integer literal beyond the float range
+                finite = False
+            if not finite:
+                self.fail(f"score for query {q!r}, doc {d!r} is not finite", pos)
+        else:
+            if isinstance(v, float) and not v.is_integer():
+                self.fail(f"grade for query {q!r}, doc {d!r} is not an integer: {v!r}", pos)
+            if not INT32_MIN <= int(v) <= INT32_MAX:
+                self.fail(f"grade for query {q!r}, doc {d!r} out of range (must fit a 32-bit integer)", pos)
+
+
+def json_pairs(text: str, path: str, what: str):
+    """Flatten ``{qid: {docid: value}}``; ``what`` is 'score' (finite number) or 'grade' (integer).
+
+    Every pair is kept with the line of its doc key, repeated keys included, so the
+    same doc twice in one query (or conflicting grades) is reported like in a TREC file.
+    """
+    return _JsonPairs(text, path, what).parse()

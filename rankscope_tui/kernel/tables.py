@@ -1,0 +1,69 @@
+"""Small tables beside the runs: strata (``qid<TAB>label``), a corpus (doc ids) and
+texts (``id<TAB>text``), read whole by the line.
+
+Lines are numbered from 1 counting every ``\n``; a trailing CR is dropped; blank
+lines are skipped; strata also skip ``#`` comment lines (as runs and qrels do).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import InputError
+from .files import read_text
+
+
+def _tab_lines(path: str):
+    text = read_text(path)
+    for i, raw in enumerate(text.split("\n"), start=1):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        yield i, line
+
+
+def read_strata(path: str) -> dict[str, str]:
+    """``qid<TAB>label`` per line; a line without a tab, or a qid given two labels, is an error."""
+    out: dict[str, str] = {}
+    for i, line in _tab_lines(path):
+        if line.lstrip().startswith("#"):  # a comment, as in runs and qrels
+            continue
+        if "\t" not in line:
+            raise InputError("expected 'qid<TAB>label' (no tab on this line)", path, i)
+        q, label = line.split("\t", 1)
+        q, label = q.strip(), label.strip()
+        if not q or not label:
+            raise InputError("empty qid or label", path, i)
+        if out.get(q, label) != label:
+            raise InputError(f"query {q!r} has two labels: {out[q]!r} and {label!r}", path, i)
+        out[q] = label
+    if not out:
+        raise InputError("empty file", path)
+    return out
+
+
+def stratification_name(path: str) -> str:
+    base = os.path.basename(path)
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return base.rsplit(".", 1)[0] if "." in base else base
+
+
+def read_corpus(path: str) -> set[str]:
+    """Doc ids: one per line, or the first column of a TSV."""
+    ids = {line.split("\t", 1)[0].strip() for _, line in _tab_lines(path)}
+    ids.discard("")
+    if not ids:
+        raise InputError("empty file", path)
+    return ids
+
+
+def read_texts(path: str) -> dict[str, str]:
+    """``id<TAB>text`` per line."""
+    out: dict[str, str] = {}
+    for i, line in _tab_lines(path):
+        if "\t" not in line:
+            raise InputError("expected 'id<TAB>text' (no tab on this line)", path, i)
+        k, v = line.split("\t", 1)
+        out[k.strip()] = v.strip()
+    return out

@@ -1,0 +1,37 @@
+"""Process start-up tuning for the ``rankscope`` command (never applied on a library
+import: a notebook that imports the kernel keeps its own settings)."""
+
+from __future__ import annotations
+
+import os
+
+
+def tune_allocator() -> None:
+    """Keep freed large blocks in the process for reuse (Linux, glibc). Called by the
+    ``rankscope`` process at start-up, never on import: a notebook that imports the
+    kernel keeps its own allocator settings.
+
+    The kernel allocates and frees many arrays of tens of megabytes. glibc serves each
+    from a fresh ``mmap`` and unmaps it on free, so every array is paid for again in
+    page faults -- a large share of the time on a virtual machine (benchmarks/README.md).
+    With mmap off for malloc and a high trim threshold, freed memory is reused; with
+    one arena, memory freed by pyarrow's or the kernel's worker threads is reused by the
+    main thread too (several arenas measured ~200 MB more peak at 7M rows). Opt out
+    with RANKSCOPE_MALLOC=default; glibc's own MALLOC_* environment settings are left
+    alone.
+    """
+    if os.environ.get("RANKSCOPE_MALLOC", "") == "default" or not os.uname().sysname == "Linux":
+        return
+    if any(k.startswith("MALLOC_") for k in os.environ) or "GLIBC_TUNABLES" in os.environ:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_top_pad, m_mmap_max, m_arena_max = -1, -2, -4, -8
+        libc.mallopt(m_mmap_max, 0)
+        libc.mallopt(m_trim_threshold, 1 << 30)
+        libc.mallopt(m_top_pad, 64 << 20)
+        libc.mallopt(m_arena_max, 1)  # threads share one heap, so memory freed on one is reused on another
+    except (OSError, AttributeError):
+        pass
