@@ -19,7 +19,8 @@ from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from .base import PlainTable, QidTable, ViewScreen, guarded, kernel_module
+from ..kernel import compare as C
+from .base import PlainTable, QidTable, ViewScreen, guarded
 
 CORRECTIONS = ["holm", "bonferroni", "none"]
 ALTERNATIVES = ["two-sided", "greater", "less"]
@@ -169,9 +170,6 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def refresh_view(self) -> None:
         ws = self.ws
         if ws is None:
-            return
-        if kernel_module("compare") is None:
-            self.query_one("#cmp-verdict", Static).update("waiting for kernel/compare.py")
             return
         lanes = list(ws.lanes)
         metrics = [m.key for m in ws.settings.metrics]
@@ -324,7 +322,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
             return
         self.message = None
         verdict.loading = True
-        self.run_compare(self.ws, p, getattr(self.app.args, "thresholds", None))
+        self.run_compare(self.ws, p, self.options.thresholds)
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="paired tests")
     def run_compare(self, ws, p: CompareParams, thresholds_path: str | None) -> None:
@@ -357,7 +355,6 @@ loss or gain). Intervals are per comparison, not simultaneous.
 
     def _fill_rows(self) -> None:
         r = self.result
-        C = kernel_module("compare")
         res, plan = r.result, r.plan
         t = self.query_one("#cmp-rows", PlainTable)
         rows = []
@@ -412,7 +409,6 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self._plot(row)
 
     def _panel(self, row, r: CompareResult) -> str:
-        C = kernel_module("compare")
         res = r.result
         B = row.resamples
         style = {"better": "$success", "worse": "$error", "inconclusive": "$warning"}.get(row.verdict, "$text-muted")

@@ -76,7 +76,7 @@ drills into the current query.
         table = self.query_one("#ov-metrics", DataTable)
         if rep is None:
             summary.update(self._counts_text() + "\n" + self.waiting("computing the report (intervals)"))
-            table.loading = self.app.report_error is None
+            table.loading = self.state.report_error is None
             return
         table.loading = False
         summary.update(self._summary_text(rep))
@@ -90,7 +90,7 @@ drills into the current query.
     def _summary_text(self, rep: dict) -> str:
         s = rep["summary"]
         lines = []
-        if self.app.synthetic or rep.get("synthetic"):
+        if self.state.synthetic or rep.get("synthetic"):
             lines.append("[b reverse] SYNTHETIC [/] demo data made by rankscope's own generator")
         if "unique_share" in s:
             shares = "  ".join(
@@ -135,14 +135,8 @@ drills into the current query.
 
     def _showcase_tie(self) -> str | None:
         """The demo's tie lesson (q12: a relevant doc tied at rank 1, ordered second)."""
-        if not self.app.synthetic:
-            return None
-        try:
-            from ..demo import SHOWCASE
-        except ImportError:
-            return None
-        qid = SHOWCASE.get("tie")
-        return qid if isinstance(qid, str) and qid in self.ws.qid_index else None
+        qid = self.state.showcase.get("tie")
+        return qid if qid in self.ws.qid_index else None
 
     def _next_tie_qid(self, after: int) -> str | None:
         """The next query code after ``after`` whose parsed list has two equal scores in its
