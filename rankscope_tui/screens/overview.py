@@ -13,6 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
+from ..kernel.judgments import NO_JUDGMENT
+from ..kernel.ranking import tied_queries
 from ..widgets import fmt
 from .base import PlainTable, ViewScreen
 
@@ -140,11 +142,10 @@ drills into the current query.
 
     def _next_tie_qid(self, after: int) -> str | None:
         """The next query code after ``after`` whose parsed list has two equal scores in its
-        first rows (a lookup for display, not a metric)."""
+        first rows (judged queries first; ``ranking.tied_queries`` finds them)."""
         ws = self.ws
         lane = ws.lanes[self.parsed_lane]
-        tie = (lane.score[1:] == lane.score[:-1]) & (lane.qid[1:] == lane.qid[:-1]) & (lane.rank[1:] <= PARSED_ROWS)
-        qs = np.unique(lane.qid[1:][tie])
+        qs = tied_queries(lane, PARSED_ROWS)
         judged = ws.classes[qs] != 0
         qs = qs[judged] if judged.any() else qs
         later = qs[qs > after]
@@ -163,8 +164,6 @@ drills into the current query.
         if self.parsed_qid is None or self.parsed_lane is None:
             title.update("Parsed order: no query")
             return
-        from ..kernel.judgments import NO_JUDGMENT
-
         q = ws.qid_index[self.parsed_qid]
         lane = ws.lanes[self.parsed_lane]
         rows = lane.rows_of(q)
