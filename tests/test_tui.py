@@ -153,6 +153,36 @@ def test_kernel_does_not_import_textual():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def _imported_modules(path: Path) -> set[str]:
+    """Absolute names of the rankscope_tui modules a source file imports (anywhere in it)."""
+    import ast
+
+    rel = path.relative_to(Path(__file__).resolve().parents[1]).with_suffix("")
+    package = list(rel.parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            out |= {mod} | {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in out if m.startswith("rankscope_tui")}
+
+
+def test_screens_import_only_the_kernel_widgets_and_state():
+    """The import arrows (issue 12): screens and widgets reach the app at run time through
+    ``self.app``; they import the kernel, the widgets, the state and each other, never the
+    app, the command line or the demo; the app never imports the command line or the demo."""
+    root = Path(__file__).resolve().parents[1] / "rankscope_tui"
+    allowed = ("rankscope_tui.kernel", "rankscope_tui.widgets", "rankscope_tui.state", "rankscope_tui.screens")
+    for path in sorted([*root.glob("screens/*.py"), *root.glob("widgets/*.py")]):
+        bad = {m for m in _imported_modules(path) if not m.startswith(allowed)}
+        assert not bad, f"{path.name} imports {sorted(bad)}"
+    forbidden = ("rankscope_tui.cli", "rankscope_tui.commands", "rankscope_tui.demo")
+    assert not {m for m in _imported_modules(root / "app.py") if m.startswith(forbidden)}
+
+
 def cli_main(argv: list[str]) -> int:
     from rankscope_tui import cli
 
