@@ -1,6 +1,9 @@
 """The rankscope dashboard: one Textual mode per instrument, over one kernel Workspace.
 
 Invariants (see tests/test_tui.py):
+- what the dashboard knows is ``self.state`` (``state.DashboardState``: the options it was
+  started with, the base workspace, the report or its error); screens read it and reach the
+  app's actions (``open_query``, ``show_error``) through ``self.app``, never by import;
 - screens ask the kernel and render; no number is computed here;
 - CPU-heavy work runs in thread workers (``exit_on_error=False``); workers never touch
   widgets, they hand results back with ``call_from_thread``; a worker that raises shows
