@@ -126,7 +126,7 @@ async def _slider(argv: list[str], presses: int) -> dict:
     from textual_plotext import PlotextPlot
 
     from rankscope_tui.app import RankscopeApp
-    from rankscope_tui.commands.tui import parse_args
+    from rankscope_tui.commands.tui import parse_args, state_from_args
     from rankscope_tui.screens.rrf import RRFScreen
     from rankscope_tui.widgets.kslider import KSlider
 
@@ -141,7 +141,7 @@ async def _slider(argv: list[str], presses: int) -> dict:
         return out
 
     PlotextPlot.render = render
-    app = RankscopeApp(parse_args(argv), source_label="cranfield")
+    app = RankscopeApp(state_from_args(parse_args(argv), source_label="cranfield"))
     t_load = time.perf_counter()
     try:
         async with app.run_test(size=(160, 50)) as pilot:

@@ -1,6 +1,9 @@
 """The rankscope dashboard: one Textual mode per instrument, over one kernel Workspace.
 
 Invariants (see tests/test_tui.py):
+- what the dashboard knows is ``self.state`` (``state.DashboardState``: the options it was
+  started with, the base workspace, the report or its error); screens read it and reach the
+  app's actions (``open_query``, ``show_error``) through ``self.app``, never by import;
 - screens ask the kernel and render; no number is computed here;
 - CPU-heavy work runs in thread workers (``exit_on_error=False``); workers never touch
   widgets, they hand results back with ``call_from_thread``; a worker that raises shows
@@ -12,7 +15,6 @@ Invariants (see tests/test_tui.py):
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from textual import work
@@ -23,18 +25,8 @@ from textual.worker import Worker, WorkerState
 
 from .screens import VIEWS, view_screens
 from .screens.palette import RankscopeCommands
-from .state import error_line
+from .state import DashboardState, error_line, evaluate, fresh_workspace, load_workspace
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, SearchDialog
-
-
-def fresh_workspace(ws):
-    """A copy of ``ws`` sharing the loaded inputs, with its own lanes, origins and cache,
-    so a screen may add an exploratory lane (RRF at another k) without touching the
-    workspace the report and the export are computed on."""
-    w = ws.with_settings()
-    w.lanes = dict(ws.lanes)
-    w.lane_origin = dict(ws.lane_origin)
-    return w
 
 
 class RankscopeApp(App):
@@ -61,44 +53,38 @@ class RankscopeApp(App):
     report_version: reactive[int] = reactive(0, init=False)
     qid: reactive[str | None] = reactive(None, init=False)
 
-    def __init__(self, args: argparse.Namespace | None = None, *, workspace=None, report: dict | None = None,
-                 synthetic: bool = False, source_label: str = "", **kw) -> None:
-        """``args``: the parsed `rankscope tui` options (loaded in a worker on mount).
-        ``workspace`` / ``report``: already computed (tests share them; the report must be
-        ``evaluate_report`` of that workspace with ``args``' gate options)."""
+    def __init__(self, state: DashboardState | None = None, **kw) -> None:
+        """``state``: the options the dashboard was started with; with no base workspace, the
+        inputs are loaded in a worker on mount (and the report computed after them). A state
+        that carries a workspace and its report (tests share them) must hold
+        ``evaluate(options, workspace)`` as the report."""
         super().__init__(**kw)
-        self.args = args if args is not None else argparse.Namespace()
-        # base_ws is loaded exactly as `evaluate` loads it and the report is computed on it
-        # (derived lanes included); the screens read ``ws``, a copy with its own cache, so no
-        # screen ever touches the workspace the report and the export come from.
-        self.base_ws = workspace
+        self.state = state if state is not None else DashboardState()
+        # the base workspace is loaded exactly as `evaluate` loads it and the report is computed
+        # on it (derived lanes included); the screens read ``ws``, a copy with its own cache, so
+        # no screen ever touches the workspace the report and the export come from.
         self.ws = None
-        self.report: dict | None = report
-        self.report_error: str | None = None
-        self.synthetic = synthetic
         self.lane_names: list[str] = []
         self.input_lane_names: list[str] = []
         self.previous_mode = "overview"
         self.exported: list[str] = []  # paths written this session (tests read it)
-        self.sub_title = ("SYNTHETIC demo data — " if synthetic else "") + source_label
+        self.sub_title = ("SYNTHETIC demo data — " if self.state.synthetic else "") + self.state.source_label
 
     # ------------------------------------------------------------------ loading
 
     def on_mount(self) -> None:
-        if self.base_ws is not None:
-            self._loaded(self.base_ws)
-        elif getattr(self.args, "lane", None):
+        if self.state.base_workspace is not None:
+            self._loaded(self.state.base_workspace)
+        elif self.state.has_inputs:
             self.load()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="loading inputs")
     def load(self) -> None:
-        from .cli import load_workspace
-
-        ws = load_workspace(self.args)
+        ws = load_workspace(self.state.options)
         self.call_from_thread(self._loaded, ws)
 
     def _loaded(self, ws) -> None:
-        self.base_ws = ws
+        self.state.base_workspace = ws
         self.ws = fresh_workspace(ws)
         self._sync_lanes()
         if self.qid is None:
@@ -106,7 +92,7 @@ class RankscopeApp(App):
             if pos.size:
                 self.qid = str(ws.qids[int(pos[0])])
         self.data_version += 1
-        if self.report is None:
+        if self.state.report is None:
             self.compute_report()
         else:
             self.report_version += 1
@@ -115,22 +101,15 @@ class RankscopeApp(App):
         self.lane_names = list(self.ws.lanes) if self.ws is not None else []
         self.input_lane_names = list(self.ws.input_lanes) if self.ws is not None else []
 
-    def gate_options(self) -> dict:
-        from .cli import gate_options
-
-        return gate_options(self.args)
-
     @work(thread=True, exclusive=True, group="report", exit_on_error=False, description="computing the report")
     def compute_report(self) -> None:
-        from .kernel.pipeline import evaluate_report
-
-        report = evaluate_report(self.base_ws, self.gate_options(), thresholds_path=getattr(self.args, "thresholds", None))
+        report = evaluate(self.state.options, self.state.base_workspace)
         self.call_from_thread(self._report_done, report)
 
     def _report_done(self, report: dict) -> None:
-        self.report = report
-        self.report_error = None
-        self.ws = fresh_workspace(self.base_ws)  # now with the derived lanes (rrf, convex, variants)
+        self.state.report = report
+        self.state.report_error = None
+        self.ws = fresh_workspace(self.state.base_workspace)  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
 
@@ -148,7 +127,7 @@ class RankscopeApp(App):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             if event.worker.group == "report":
-                self.report_error = error_line(event.worker.error)
+                self.state.report_error = event.worker.error
                 self.report_version += 1
             self.show_error(event.worker.error)
         self.update_busy()
@@ -242,11 +221,6 @@ class RankscopeApp(App):
 
     # ------------------------------------------------------------------ export
 
-    def input_paths(self) -> list[str]:
-        from .cli import input_paths
-
-        return input_paths(self.args) if getattr(self.args, "lane", None) else []
-
     def action_export(self) -> None:
         self.push_screen(ExportDialog(), self._export_chosen)
 
@@ -258,7 +232,7 @@ class RankscopeApp(App):
     def export(self, req: ExportRequest) -> None:
         from .kernel import report as R
         from .kernel.output import check_output_path, dumps_strict, write_atomic
-        check_output_path(req.path, self.input_paths())
+        check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
         if req.format == "json":
             data = dumps_strict(report)
@@ -276,21 +250,21 @@ class RankscopeApp(App):
         from textual.worker import get_current_worker
 
         deadline = time.monotonic() + timeout
-        while self.report is None:
-            if self.report_error:
-                raise RuntimeError(f"the report could not be computed: {self.report_error}")
-            if self.base_ws is None and not any(w.group == "load" and w.is_running for w in self.workers):
+        while self.state.report is None:
+            if self.state.report_error is not None:
+                raise RuntimeError(f"the report could not be computed: {self.state.error_wording}")
+            if self.state.base_workspace is None and not any(w.group == "load" and w.is_running for w in self.workers):
                 raise RuntimeError("no data loaded")
             if get_current_worker().is_cancelled or time.monotonic() > deadline:
                 raise RuntimeError("export cancelled while the report was computing")
             time.sleep(0.05)
-        return self.report
+        return self.state.report
 
     def _exported(self, path: str) -> None:
         self.exported.append(path)
         self.notify(f"wrote {os.path.abspath(path)}", title="export")
 
 
-def run(args: argparse.Namespace, *, synthetic: bool = False, source_label: str = "") -> int:
-    RankscopeApp(args, synthetic=synthetic, source_label=source_label).run()
+def run(state: DashboardState) -> int:
+    RankscopeApp(state).run()
     return 0

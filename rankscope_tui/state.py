@@ -1,8 +1,23 @@
 """What the dashboard knows, in one place: the options it was started with, the base
-workspace and its report, and the wording of errors. Screens read this; they never
-read argparse, the app module or the command line."""
+workspace and its report, and the wording of errors. Screens read this (``self.app.state``);
+they never read argparse, the app module or the command line.
+
+Two objects:
+
+- ``DashboardOptions`` (frozen): every path the dashboard was started with and the typed
+  settings of ``kernel/settings.py``; built once, from the command line, by ``commands/tui.py``
+  (or directly, by a library user or a test: no argparse needed);
+- ``DashboardState``: the options plus what the app learns while it runs — the base workspace
+  (loaded exactly as ``evaluate`` loads it), its report (``evaluate``'s report, so the export
+  is byte-identical to ``evaluate --out``) or the error that stopped it.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from .kernel.settings import CalibrationSettings, CompareSettings, GateSettings, LoadSettings
 
 
 def error_line(exc: BaseException) -> str:
@@ -13,3 +28,97 @@ def error_line(exc: BaseException) -> str:
     if isinstance(exc, InputError):
         return f"rankscope: error: {msg}"
     return f"rankscope: internal error: {type(exc).__name__}: {msg}"
+
+
+@dataclass(frozen=True)
+class DashboardOptions:
+    """Everything ``rankscope tui`` was started with. Paths are as given (None = not given)."""
+
+    lanes: tuple[tuple[str | None, str], ...] = ()  # (name or None, path), in command-line order
+    qrels: str | None = None
+    strata: tuple[str, ...] = ()
+    corpus: str | None = None
+    queries: str | None = None
+    docs: str | None = None
+    ood_negatives: str | None = None
+    thresholds: str | None = None  # thresholds.json of `rankscope calibrate`
+    dev_qrels: str | None = None  # the Calibrate view's fitting judgments
+    gates: str | None = None  # the Verdicts view's rules
+    load: LoadSettings = field(default_factory=LoadSettings)
+    gate: GateSettings = field(default_factory=GateSettings)
+    compare: CompareSettings = field(default_factory=CompareSettings)
+    calibration: CalibrationSettings = field(default_factory=CalibrationSettings)
+    demo_dir: str | None = None  # tui-only: where the demo was written when no input was given
+
+    def input_paths(self) -> tuple[str, ...]:
+        """Every file the dashboard reads: an output must never overwrite one of them. The
+        paths of ``evaluate`` (lanes, qrels, corpus, texts, negatives, thresholds, strata) and
+        the dashboard's own (dev qrels, gates)."""
+        paths = [p for _, p in self.lanes] + [self.qrels, self.corpus, self.queries, self.docs,
+                                              self.ood_negatives, self.thresholds]
+        paths += list(self.strata) + [self.dev_qrels, self.gates]
+        return tuple(p for p in paths if p)
+
+    def with_qrels(self, qrels: str) -> "DashboardOptions":
+        """The same options judged by other qrels (the dev set of the Calibrate view)."""
+        return replace(self, qrels=qrels)
+
+
+def load_workspace(options: DashboardOptions):
+    """The workspace of ``options``, loaded as ``rankscope evaluate`` loads it: the kernel's
+    ``Workspace.load`` with the same paths and ``LoadSettings``."""
+    from .kernel.workspace import Workspace
+
+    return Workspace.load(
+        list(options.lanes), options.qrels, options.load, strata=list(options.strata), corpus=options.corpus,
+        queries=options.queries, docs=options.docs, ood_negatives=options.ood_negatives,
+    )
+
+
+def load_dev_workspace(options: DashboardOptions):
+    """The dev set loaded exactly as `rankscope calibrate --qrels DEV` would load it: the same
+    loader and every other option of the main workspace (lanes, strata, corpus, texts,
+    out-of-domain negatives, depth, relevant level, group separator, …)."""
+    return load_workspace(options.with_qrels(options.dev_qrels))
+
+
+def evaluate(options: DashboardOptions, workspace) -> dict:
+    """``rankscope evaluate``'s report of ``workspace`` (the kernel's evaluate entry point, with
+    the options' gate settings and thresholds). Adds the derived lanes to ``workspace``."""
+    from .kernel.pipeline import evaluate_report
+
+    return evaluate_report(workspace, options.gate.as_dict(), thresholds_path=options.thresholds)
+
+
+def fresh_workspace(ws):
+    """A copy of ``ws`` sharing the loaded inputs, with its own lanes, origins and cache, so a
+    screen may add an exploratory lane (RRF at another k) without touching the workspace the
+    report and the export are computed on."""
+    return ws.with_settings()
+
+
+@dataclass
+class DashboardState:
+    """The dashboard's state. Changed only on the event loop (workers hand results back)."""
+
+    options: DashboardOptions = field(default_factory=DashboardOptions)
+    synthetic: bool = False  # the built-in demo (labelled SYNTHETIC wherever it is shown)
+    source_label: str = ""  # what the header says the data is
+    showcase: Mapping[str, str] = field(default_factory=dict)  # the demo's lesson queries (empty otherwise)
+    base_workspace: object | None = None  # kernel Workspace the report is computed on
+    report: dict | None = None  # ``evaluate(options, base_workspace)``
+    report_error: BaseException | None = None  # why the report could not be computed
+
+    @property
+    def error_wording(self) -> str | None:
+        """The report error as the command line words it (None when there is none)."""
+        return error_line(self.report_error) if self.report_error is not None else None
+
+    @property
+    def protected_paths(self) -> tuple[str, ...]:
+        """The inputs every output must not overwrite."""
+        return self.options.input_paths()
+
+    @property
+    def has_inputs(self) -> bool:
+        return bool(self.options.lanes)

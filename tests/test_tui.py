@@ -31,9 +31,10 @@ from textual.widgets import Checkbox, Input, Select, SelectionList  # noqa: E402
 from textual.worker import WorkerCancelled, WorkerFailed  # noqa: E402
 
 from rankscope_tui.app import RankscopeApp  # noqa: E402
-from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args  # noqa: E402
+from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args  # noqa: E402
 from rankscope_tui.demo import SHOWCASE, write_demo  # noqa: E402
 from rankscope_tui.screens import VIEWS  # noqa: E402
+from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace  # noqa: E402
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog  # noqa: E402
 
 SIZE = (140, 45)  # the snapshots' terminal
@@ -52,18 +53,16 @@ def demo_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo_args(demo_dir):
-    return parse_args(demo_argv(demo_dir) + FAST)
+def demo_options(demo_dir) -> DashboardOptions:
+    """The demo's options, as `rankscope tui` builds them from its command line."""
+    return state_from_args(parse_args(demo_argv(demo_dir) + FAST), synthetic=True).options
 
 
 @pytest.fixture(scope="session")
-def loaded(demo_args):
+def loaded(demo_options):
     """(workspace, report) of the demo, computed once as `evaluate` computes them."""
-    from rankscope_tui.cli import gate_options, load_workspace
-    from rankscope_tui.kernel.pipeline import evaluate_report
-
-    ws = load_workspace(demo_args)
-    report = evaluate_report(ws, gate_options(demo_args), thresholds_path=demo_args.thresholds)
+    ws = load_workspace(demo_options)
+    report = evaluate(demo_options, ws)
     return ws, report
 
 
@@ -85,9 +84,11 @@ def test_timing():
         yield
 
 
-def make_app(demo_args, loaded) -> RankscopeApp:
+def make_app(demo_options, loaded) -> RankscopeApp:
     ws, report = loaded
-    return RankscopeApp(demo_args, workspace=ws, report=report, synthetic=True, source_label="demo (seed 7)")
+    state = DashboardState(demo_options, synthetic=True, source_label="demo (seed 7)", showcase=dict(SHOWCASE),
+                           base_workspace=ws, report=report)
+    return RankscopeApp(state)
 
 
 async def settle(app, pilot, extra: float = 0.0) -> None:
@@ -118,18 +119,18 @@ async def view(app, pilot, mode: str):
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def tour(demo_args, loaded):
+async def tour(demo_options, loaded):
     """An app for the tests that only look: nothing in it is changed but the current view."""
-    app = make_app(demo_args, loaded)
+    app = make_app(demo_options, loaded)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         yield app, pilot
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def work(demo_args, loaded):
+async def work(demo_options, loaded):
     """An app for the view tests that change state, each in its own view."""
-    app = make_app(demo_args, loaded)
+    app = make_app(demo_options, loaded)
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)
         yield app, pilot
@@ -152,6 +153,36 @@ def test_kernel_does_not_import_textual():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def _imported_modules(path: Path) -> set[str]:
+    """Absolute names of the rankscope_tui modules a source file imports (anywhere in it)."""
+    import ast
+
+    rel = path.relative_to(Path(__file__).resolve().parents[1]).with_suffix("")
+    package = list(rel.parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            out |= {mod} | {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in out if m.startswith("rankscope_tui")}
+
+
+def test_screens_import_only_the_kernel_widgets_and_state():
+    """The import arrows (issue 12): screens and widgets reach the app at run time through
+    ``self.app``; they import the kernel, the widgets, the state and each other, never the
+    app, the command line or the demo; the app never imports the command line or the demo."""
+    root = Path(__file__).resolve().parents[1] / "rankscope_tui"
+    allowed = ("rankscope_tui.kernel", "rankscope_tui.widgets", "rankscope_tui.state", "rankscope_tui.screens")
+    for path in sorted([*root.glob("screens/*.py"), *root.glob("widgets/*.py")]):
+        bad = {m for m in _imported_modules(path) if not m.startswith(allowed)}
+        assert not bad, f"{path.name} imports {sorted(bad)}"
+    forbidden = ("rankscope_tui.cli", "rankscope_tui.commands", "rankscope_tui.demo")
+    assert not {m for m in _imported_modules(root / "app.py") if m.startswith(forbidden)}
+
+
 def cli_main(argv: list[str]) -> int:
     from rankscope_tui import cli
 
@@ -171,14 +202,17 @@ def test_tui_without_inputs_opens_the_synthetic_demo(tmp_path, monkeypatch):
     from rankscope_tui.commands.tui import resolve
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    args, synthetic, label = resolve(parse_args([]))
-    assert synthetic and "demo" in label
-    assert [Path(p).name for _, p in args.lane] == ["lexical.run", "dense.run"]
+    state = resolve(parse_args([]))
+    args = state.options
+    assert state.synthetic and "demo" in state.source_label
+    assert state.showcase == {k: v for k, v in SHOWCASE.items() if isinstance(v, str)}
+    assert [Path(p).name for _, p in args.lanes] == ["lexical.run", "dense.run"]
     assert Path(args.qrels).name == "qrels-test.txt" and Path(args.dev_qrels).name == "qrels-dev.txt"
-    again, _, _ = resolve(parse_args([]))  # cached: the same files
-    assert again.qrels == args.qrels
+    assert args.gates in state.protected_paths and args.dev_qrels in state.protected_paths
+    again = resolve(parse_args([]))  # cached: the same files
+    assert again.options.qrels == args.qrels
     with pytest.raises(CliError):
-        resolve(parse_args(["--lane", args.lane[0][1]]))
+        resolve(parse_args(["--lane", args.lanes[0][1]]))
     with pytest.raises(CliError):
         resolve(parse_args(["--qrels", args.qrels]))
 
@@ -518,14 +552,14 @@ async def test_compare_family_options_and_deltas(work, loaded):
 
 
 @module_loop
-async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_args):
-    from rankscope_tui.commands import verdict as verdict_command
+async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_options):
+    from rankscope_tui.kernel import rules as verdict_rules
 
     app, pilot = work
     screen = await view(app, pilot, "verdicts")
     assert len(screen.rules) == 5
     assert all(r is not None for r in screen.results), "every rule resolves against the report"
-    assert screen.sha == hashlib.sha256(Path(demo_args.gates).read_bytes()).hexdigest()
+    assert screen.sha == hashlib.sha256(Path(demo_options.gates).read_bytes()).hexdigest()
     assert screen.git_state is None  # the demo lives outside any git work tree
     i = next(i for i, r in enumerate(screen.rules) if r.against is None)
     table = screen.query_one("#vd-table")
@@ -543,7 +577,7 @@ async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_args)
     assert screen.rules[i].threshold == new
     assert screen.results[i].point == "pass" and screen.results[i].interval == "fail"
     # `r` reads the file again: its rules, its sha256 and what git says of it
-    monkeypatch.setattr(verdict_command, "git_state", lambda path: "untracked")
+    monkeypatch.setattr(verdict_rules, "git_state", lambda path: "untracked")
     await pilot.press("r")
     await settle(app, pilot)
     assert screen.rules == screen.file_rules
@@ -649,10 +683,10 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
     cli_out = tmp_path / "cli.json"
     assert cli_main(["evaluate", *evaluate_argv(argv), "--out", str(cli_out)]) == 0
     tui_out = tmp_path / "tui.json"
-    app = RankscopeApp(parse_args(argv), synthetic=True, source_label="demo")
+    app = RankscopeApp(state_from_args(parse_args(argv), synthetic=True, source_label="demo"))
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)  # loaded and reported by the app's own workers
-        assert app.report is not None and "convex" in app.lane_names
+        assert app.state.report is not None and "convex" in app.lane_names
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, ExportDialog)
@@ -664,7 +698,7 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
 
         screen = await view(app, pilot, "gate")
         g = screen.applied()
-        assert g is app.report["gate"] and g["applied"]["label"] == "threshold (picked on other negatives)"
+        assert g is app.state.report["gate"] and g["applied"]["label"] == "threshold (picked on other negatives)"
         assert screen.result.calibrated["floor"] == g["applied"]["floor"]
         assert screen.query_one("#gate-strata").display and screen.query_one("#gate-strata").row_count > 0
         assert screen.result.params.margin is None  # the tuning view: floor alone
@@ -678,6 +712,42 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
 
 
 @module_loop
+async def test_app_from_a_state_built_without_argparse(demo_dir, tmp_path):
+    """The dashboard is a library too: options written by hand (no command line) load, report
+    and export exactly what `rankscope evaluate --out` writes for the same inputs."""
+    from rankscope_tui.demo import FILES
+    from rankscope_tui.kernel.settings import GateSettings, LoadSettings
+
+    f = {k: str(demo_dir / v) for k, v in FILES.items()}
+    options = DashboardOptions(
+        lanes=((None, f["lexical"]), (None, f["dense"])), qrels=f["qrels_test"], strata=(f["strata"],),
+        corpus=f["corpus"], queries=f["queries"], docs=f["docs"], ood_negatives=f["qrels_ood"],
+        dev_qrels=f["qrels_dev"], gates=f["gates"],
+        load=LoadSettings(group_sep="#", blind="no-overlap", cap=5, document_first=True, resamples=999),
+        gate=GateSettings(gate_on="dense"),
+    )
+    argv = demo_argv(demo_dir) + FAST
+    assert state_from_args(parse_args(argv)).options == options  # the command line builds the same object
+    assert f["gates"] in options.input_paths() and f["qrels_dev"] in options.input_paths()
+    cli_out = tmp_path / "cli.json"
+    assert cli_main(["evaluate", *evaluate_argv(argv), "--out", str(cli_out)]) == 0
+    tui_out = tmp_path / "tui.json"
+    app = RankscopeApp(DashboardState(options, source_label="by hand"))
+    async with app.run_test(size=WORK_SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.state.base_workspace is not None and app.state.report is not None
+        assert app.state.report_error is None and app.state.error_wording is None
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)
+        app.screen.query_one("#export-path", Input).value = str(tui_out)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.exported == [str(tui_out)]
+    assert tui_out.read_bytes() == cli_out.read_bytes()
+
+
+@module_loop
 async def test_malformed_file_shows_the_cli_error_and_keeps_running(demo_dir, tmp_path, capsys):
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1#p1 1 1.5 run\nq1 Q0 d2#p1 2 not-a-number run\n", encoding="utf-8")
@@ -685,7 +755,7 @@ async def test_malformed_file_shows_the_cli_error_and_keeps_running(demo_dir, tm
     assert cli_main(["evaluate", *argv]) == 2
     cli_line = capsys.readouterr().err.strip()
     assert cli_line.startswith("rankscope: error: ") and ":2:" in cli_line
-    app = RankscopeApp(parse_args(argv), source_label="bad")
+    app = RankscopeApp(state_from_args(parse_args(argv), source_label="bad"))
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, ErrorDialog)

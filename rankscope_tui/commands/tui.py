@@ -12,6 +12,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..kernel.settings import GateSettings
+from ..state import DashboardOptions, DashboardState
+
 DEMO_SEED = 7
 
 
@@ -105,23 +108,45 @@ def ensure_demo(seed: int = DEMO_SEED, where: str | None = None) -> Path:
     return d
 
 
-def resolve(args: argparse.Namespace) -> tuple[argparse.Namespace, bool, str]:
-    """(args, synthetic, label): fill in the demo when no input was given."""
+def options_from_args(args: argparse.Namespace) -> DashboardOptions:
+    """The dashboard's options, built once from the parsed command line (settings checked
+    and typed here, as `evaluate` checks them)."""
+    from ..cli import gate_options, settings_from
+
+    return DashboardOptions(
+        lanes=tuple(args.lane), qrels=args.qrels, strata=tuple(args.strata), corpus=args.corpus,
+        queries=args.queries, docs=args.docs, ood_negatives=args.ood_negatives, thresholds=args.thresholds,
+        dev_qrels=args.dev_qrels, gates=args.gates, load=settings_from(args), gate=GateSettings(**gate_options(args)),
+        demo_dir=args.demo_dir,
+    )
+
+
+def state_from_args(args: argparse.Namespace, *, synthetic: bool = False, source_label: str = "") -> DashboardState:
+    """The dashboard's state before loading: the options, and for the demo its lesson queries."""
+    showcase: dict = {}
+    if synthetic:
+        from ..demo import SHOWCASE
+
+        showcase = {k: v for k, v in SHOWCASE.items() if isinstance(v, str)}
+    return DashboardState(options_from_args(args), synthetic=synthetic, source_label=source_label, showcase=showcase)
+
+
+def resolve(args: argparse.Namespace) -> DashboardState:
+    """The state the dashboard opens on: the demo when no input was given."""
     from ..cli import CliError
 
     if not args.lane and not args.qrels:
         d = ensure_demo(where=args.demo_dir)
-        demo_args = parse_args(demo_argv(d))
-        return demo_args, True, f"built-in demo in {d}"
+        return state_from_args(parse_args(demo_argv(d)), synthetic=True, source_label=f"built-in demo in {d}")
     if not args.lane:
         raise CliError("--qrels needs at least one --lane (or give no inputs for the demo)")
     if not args.qrels:
         raise CliError("--lane needs --qrels (or give no inputs for the demo)")
-    return args, False, args.qrels
+    return state_from_args(args, source_label=args.qrels)
 
 
 def run(args: argparse.Namespace) -> int:
-    args, synthetic, label = resolve(args)
+    state = resolve(args)
     from ..app import run as run_app
 
-    return run_app(args, synthetic=synthetic, source_label=label)
+    return run_app(state)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
+
+from ..kernel.rules import git_state
 
 
 def register(sub) -> None:
@@ -15,22 +15,6 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true", help="an undecided rule fails too")
     p.add_argument("--out", metavar="FILE.json")
     p.set_defaults(func=run)
-
-
-def git_state(path: str) -> str | None:
-    """'untracked', 'modified' or None (committed, or not in a git work tree)."""
-    d = os.path.dirname(os.path.abspath(path))
-    try:
-        inside = subprocess.run(["git", "-C", d, "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=5)
-        if inside.returncode != 0:
-            return None
-        tracked = subprocess.run(["git", "-C", d, "ls-files", "--error-unmatch", os.path.abspath(path)], capture_output=True, timeout=5)
-        if tracked.returncode != 0:
-            return "untracked"
-        diff = subprocess.run(["git", "-C", d, "diff", "--quiet", "HEAD", "--", os.path.abspath(path)], capture_output=True, timeout=5)
-        return "modified" if diff.returncode != 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def load_report(path: str) -> dict:

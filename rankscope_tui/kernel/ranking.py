@@ -44,6 +44,13 @@ class RankedLane:
         return slice(int(self.offsets[q]), int(self.offsets[q + 1]))
 
 
+def tied_queries(lane: RankedLane, within: int) -> np.ndarray:
+    """Query codes (ascending) whose ordered list holds two equal scores on adjacent rows
+    among its first ``within`` ranks: the queries where the tie rule decides the order."""
+    tie = (lane.score[1:] == lane.score[:-1]) & (lane.qid[1:] == lane.qid[:-1]) & (lane.rank[1:] <= within)
+    return np.unique(lane.qid[1:][tie])
+
+
 def distinct(values) -> np.ndarray:
     """Sorted distinct values of a 1-D array, as ``np.unique(values)`` -- without its
     masked-array check, which imports ``numpy.ma`` (~10 ms of a short CLI run)."""

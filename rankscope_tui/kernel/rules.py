@@ -112,6 +112,53 @@ def parse_rules(text: str, path: str) -> list[Rule]:
     return rules
 
 
+def read_rules(path: str) -> list[Rule]:
+    """The rules of the gates file at ``path`` (read as every input is read, then ``parse_rules``)."""
+    from .files import read_text
+
+    return parse_rules(read_text(path), path)
+
+
+def git_state(path: str) -> str | None:
+    """'untracked', 'modified' or None (committed, or not in a git work tree): whether the
+    rules were written and committed before the run, as pre-registration asks."""
+    import os
+    import subprocess
+
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        inside = subprocess.run(["git", "-C", d, "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=5)
+        if inside.returncode != 0:
+            return None
+        tracked = subprocess.run(["git", "-C", d, "ls-files", "--error-unmatch", os.path.abspath(path)], capture_output=True, timeout=5)
+        if tracked.returncode != 0:
+            return "untracked"
+        diff = subprocess.run(["git", "-C", d, "diff", "--quiet", "HEAD", "--", os.path.abspath(path)], capture_output=True, timeout=5)
+        return "modified" if diff.returncode != 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How a set of judged rules came out (rules that could not be judged are left out)."""
+
+    fail_on_point: int
+    fail_on_interval: int
+    undecided_on_interval: int
+    disagree: int  # point and interval verdicts differ
+
+
+def tally(results: list[RuleResult | None]) -> Tally:
+    done = [r for r in results if r is not None]
+    return Tally(
+        fail_on_point=sum(1 for r in done if r.point == FAIL),
+        fail_on_interval=sum(1 for r in done if r.interval == FAIL),
+        undecided_on_interval=sum(1 for r in done if r.interval == UNDECIDED),
+        disagree=sum(1 for r in done if r.point != r.interval),
+    )
+
+
 def _object_lines(text: str) -> list[int]:
     """Line on which each element of the top-level list starts (for error messages)."""
     lines, depth, line = [], 0, 1

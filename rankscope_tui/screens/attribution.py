@@ -10,7 +10,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 
 from ..widgets import fmt
-from .base import PlainTable, QidTable, ViewScreen, kernel_module, guarded
+from ..kernel import attribution as A
+from .base import PlainTable, QidTable, ViewScreen, guarded
 
 
 class AttributionScreen(ViewScreen):
@@ -59,15 +60,11 @@ Highlight a label to list its queries; Enter drills into one.
             sel = self.query_one("#att-level", Select)
             sel.set_options([(l, l) for l in ws.levels()])
             sel.value = self.level if self.level in ws.levels() else "doc"
-        if kernel_module("attribution") is None:
-            self.query_one("#att-summary", Static).update("waiting for kernel/attribution.py")
-            return
         self.query_one("#att-summary", Static).loading = True
         self.attribute(ws, self.level)
 
     @work(thread=True, exclusive=True, group="attribution", exit_on_error=False, description="attributing misses")
     def attribute(self, ws, level: str) -> None:
-        A = kernel_module("attribution")
         att = A.attribute_workspace(ws, level)
         self.app.call_from_thread(self._attributed, level, att)
 

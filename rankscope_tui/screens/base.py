@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 
 from textual import on
 from textual.app import ComposeResult
@@ -29,17 +28,6 @@ def guarded(method):
             self.app.show_error(exc)
 
     return wrapper
-
-
-def kernel_module(name: str):
-    """``rankscope_tui.kernel.<name>`` if it exists (modules land while the kernel grows), else None."""
-    try:
-        return importlib.import_module(f"rankscope_tui.kernel.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith(f"kernel.{name}"):
-            importlib.invalidate_caches()
-            return None
-        raise
 
 
 class ViewScreen(Screen):
@@ -70,8 +58,18 @@ class ViewScreen(Screen):
         return self.app.ws
 
     @property
+    def state(self):
+        """The dashboard's state (``rankscope_tui.state.DashboardState``)."""
+        return self.app.state
+
+    @property
+    def options(self):
+        """The options the dashboard was started with (``DashboardOptions``)."""
+        return self.app.state.options
+
+    @property
     def report(self) -> dict | None:
-        return self.app.report
+        return self.app.state.report
 
     def on_mount(self) -> None:
         self.watch(self.app, "data_version", self._data_changed, init=False)
@@ -119,8 +117,8 @@ class ViewScreen(Screen):
             self.app.open_query(str(key))
 
     def waiting(self, what: str) -> str:
-        if self.app.report_error and "report" in what:
-            return f"The report could not be computed:\n{self.app.report_error}"
+        if self.state.report_error is not None and "report" in what:
+            return f"The report could not be computed:\n{self.state.error_wording}"
         return f"⟳ {what}…"
 
 

@@ -15,7 +15,9 @@ from textual.widgets import Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from .base import PlainTable, ViewScreen, kernel_module, guarded
+from ..kernel import fusion as F
+from ..state import load_dev_workspace
+from .base import PlainTable, ViewScreen, guarded
 
 STEPS = [("0.5", 0.5), ("0.25", 0.25), ("0.2", 0.2), ("0.1", 0.1), ("0.05", 0.05)]
 
@@ -42,7 +44,6 @@ class CalibResult:
 def _means_at(ws, weights, name: str) -> dict:
     """Means over ws's positives of the convex lane with ``weights`` (fusion.convex, then the
     workspace's metrics) — ``ws`` must be a scratch copy (a lane is added to it)."""
-    F = kernel_module("fusion")
     lane = F.convex([ws.lanes[n] for n in ws.input_lanes], weights, ws.n_queries, ws.settings.depth, name=name,
                     doc_ids=ws.doc_order)
     ws.add_lane(lane, "fused")
@@ -52,7 +53,7 @@ def _means_at(ws, weights, name: str) -> dict:
 def compute_calibration(test_ws, dev_ws, p: CalibParams) -> CalibResult:
     """``pipeline.fit_convex`` (what `rankscope calibrate` fits) on dev and, for the optimism,
     on test; then the convex lane scored on test."""
-    from ..app import fresh_workspace
+    from ..state import fresh_workspace
     from ..kernel import pipeline as P
 
     lanes = tuple(test_ws.input_lanes)
@@ -68,17 +69,6 @@ def compute_calibration(test_ws, dev_ws, p: CalibParams) -> CalibResult:
         dev_at_dev = _means_at(fresh_workspace(dev_ws), fit_dev.weights, "convex@dev")
     return CalibResult(p, lanes, fit_dev, fit_test, test_at_dev, test_at_test, dev_at_dev,
                        int(dev_ws.positives.size) if dev_ws is not None else 0, int(test_ws.positives.size))
-
-
-def load_dev_workspace(args):
-    """The dev set loaded exactly as `rankscope calibrate --qrels DEV` would load it: the same
-    loader and every other option of the main workspace (lanes, strata, corpus, texts,
-    out-of-domain negatives, depth, relevant level, group separator, …)."""
-    import argparse
-
-    from ..cli import load_workspace
-
-    return load_workspace(argparse.Namespace(**{**vars(args), "qrels": args.dev_qrels}))
 
 
 class CalibrateScreen(ViewScreen):
@@ -125,9 +115,6 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         ws = self.ws
         if ws is None:
             return
-        if kernel_module("fusion") is None:
-            self.query_one("#cal-summary", Static).update("waiting for kernel/fusion.py")
-            return
         if len(ws.input_lanes) < 2:
             self.query_one("#cal-summary", Static).update("Convex fusion needs two or more lanes.")
             return
@@ -138,14 +125,14 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
             sel = self.query_one("#cal-objective", Select)
             sel.set_options([(m, m) for m in metrics])
             sel.value = self.objective
-        if getattr(self.app.args, "dev_qrels", None) and self.dev_ws is None and self.dev_error is None:
+        if self.app.state.options.dev_qrels and self.dev_ws is None and self.dev_error is None:
             self.load_dev()
         else:
             self.recompute()
 
     @work(thread=True, exclusive=True, group="calibrate-load", exit_on_error=False, description="loading dev qrels")
     def load_dev(self) -> None:
-        dev = load_dev_workspace(self.app.args)
+        dev = load_dev_workspace(self.app.state.options)
         self.app.call_from_thread(self._dev_loaded, dev)
 
     @guarded
@@ -215,7 +202,7 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         cheat = self.fit_on_test or not honest
         L = [f"grid step {r.params.step:g}: {r.fit_test.n_points} weight vectors over {len(r.lanes)} lanes; objective {m}"]
         if honest:
-            dev = os.path.basename(str(getattr(self.app.args, "dev_qrels", "") or "dev"))
+            dev = os.path.basename(str(self.app.state.options.dev_qrels or "dev"))
             L.append(f"[b]fitted on dev[/] ({escape(dev)}, {r.n_dev} positives): {self._weights(r.fit_dev)}")
             L.append(f"    dev {m} {fmt.num(r.fit_dev.objective, 4)} (in-sample) → [b]test {fmt.num(r.test_at_dev[m], 4)}[/] "
                      f"(held out, {r.n_test} positives)")

@@ -19,7 +19,9 @@ from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from .base import PlainTable, QidTable, ViewScreen, guarded, kernel_module
+from ..kernel import compare as C
+from ..kernel.settings import CompareSettings
+from .base import PlainTable, QidTable, ViewScreen, guarded
 
 CORRECTIONS = ["holm", "bonferroni", "none"]
 ALTERNATIVES = ["two-sided", "greater", "less"]
@@ -116,9 +118,10 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self.candidates: tuple[str, ...] = ()
         self.metrics: tuple[str, ...] = ()
         self.primary: str | None = None
-        self.correction = "holm"
-        self.alternative = "two-sided"
-        self.exploratory = False
+        start = CompareSettings()  # `rankscope compare`'s defaults, until compose reads the dashboard's options
+        self.correction = start.correction
+        self.alternative = start.alternative
+        self.exploratory = start.exploratory
         self.paired = True
         self.selected: tuple[str, str] | None = None  # (candidate, metric) of the row in the panel
         self.message: str | None = None
@@ -126,6 +129,9 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self._timer = None
 
     def compose_body(self) -> ComposeResult:
+        start = self.options.compare
+        self.correction, self.alternative, self.exploratory = start.correction, start.alternative, start.exploratory
+        self.primary = start.primary
         with Horizontal(id="cmp-main"):
             with VerticalScroll(id="cmp-controls", can_focus=False):
                 with Horizontal(classes="field"):
@@ -141,17 +147,17 @@ loss or gain). Intervals are per comparison, not simultaneous.
                                  compact=True)
                 with Horizontal(classes="field"):
                     yield Label("correction")
-                    yield Select([(c, c) for c in CORRECTIONS], value="holm", id="cmp-correction", allow_blank=False,
+                    yield Select([(c, c) for c in CORRECTIONS], value=self.correction, id="cmp-correction", allow_blank=False,
                                  compact=True)
                 with Horizontal(classes="field"):
                     yield Label("alternative")
-                    yield Select([(a, a) for a in ALTERNATIVES], value="two-sided", id="cmp-alternative",
+                    yield Select([(a, a) for a in ALTERNATIVES], value=self.alternative, id="cmp-alternative",
                                  allow_blank=False, compact=True)
                 with Horizontal(classes="field"):
                     yield Label("min Δ")
-                    yield Input("0", type="number", id="cmp-min-delta", compact=True)
+                    yield Input(f"{start.min_delta:g}", type="number", id="cmp-min-delta", compact=True)
                 yield Checkbox("paired interval", True, id="cmp-paired", compact=True)
-                yield Checkbox("exploratory", False, id="cmp-exploratory", compact=True)
+                yield Checkbox("exploratory", self.exploratory, id="cmp-exploratory", compact=True)
             with VerticalScroll(id="cmp-center"):
                 yield Static("", id="cmp-family", classes="caption")
                 yield PlainTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
@@ -170,19 +176,17 @@ loss or gain). Intervals are per comparison, not simultaneous.
         ws = self.ws
         if ws is None:
             return
-        if kernel_module("compare") is None:
-            self.query_one("#cmp-verdict", Static).update("waiting for kernel/compare.py")
-            return
         lanes = list(ws.lanes)
         metrics = [m.key for m in ws.settings.metrics]
+        start = self.options.compare
         if self.baseline not in lanes and self.baseline != BEST:
-            self.baseline = ws.input_lanes[0]
+            self.baseline = start.baseline if start.baseline in lanes or start.baseline == BEST else ws.input_lanes[0]
         if not self._chosen or any(c not in lanes for c in self.candidates):
             # `rankscope compare` without --candidate: every other lane but the variants (again when
             # the report adds the fused lanes, unless candidates were picked by hand)
             self.candidates = self._default_candidates()
         if not self.metrics or any(m not in metrics for m in self.metrics):
-            self.metrics = ("ndcg@10",) if "ndcg@10" in metrics else (metrics[0],)
+            self.metrics = tuple(m for m in start.metrics if m in metrics) or (metrics[0],)
         if self.primary not in self.metrics:
             self.primary = None
         self._set_choices()
@@ -324,7 +328,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
             return
         self.message = None
         verdict.loading = True
-        self.run_compare(self.ws, p, getattr(self.app.args, "thresholds", None))
+        self.run_compare(self.ws, p, self.options.thresholds)
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="paired tests")
     def run_compare(self, ws, p: CompareParams, thresholds_path: str | None) -> None:
@@ -357,7 +361,6 @@ loss or gain). Intervals are per comparison, not simultaneous.
 
     def _fill_rows(self) -> None:
         r = self.result
-        C = kernel_module("compare")
         res, plan = r.result, r.plan
         t = self.query_one("#cmp-rows", PlainTable)
         rows = []
@@ -412,7 +415,6 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self._plot(row)
 
     def _panel(self, row, r: CompareResult) -> str:
-        C = kernel_module("compare")
         res = r.result
         B = row.resamples
         style = {"better": "$success", "worse": "$error", "inconclusive": "$warning"}.get(row.verdict, "$text-muted")

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from .base import PlainTable, ViewScreen, kernel_module, parse_optional_number, guarded
+from .base import PlainTable, ViewScreen, parse_optional_number, guarded
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep
@@ -71,7 +71,8 @@ def compute_gate(ws, p: GateParams, thresholds_path: str | None = None) -> GateR
     from ..kernel import gate as G
     from ..kernel import pipeline as P
 
-    I = kernel_module("intervals")
+    from ..kernel import intervals as I
+
     view = P.gate_view(ws, p.lane, p.target, p.conservative, p.alpha, p.mutual)
     negs = view.negatives
     top, pos = view.top, view.positives
@@ -163,7 +164,7 @@ conservative.
 
     def on_mount(self) -> None:
         super().on_mount()
-        a = self.app.args
+        a = self.options.gate
         with self.prevent(Input.Changed, Switch.Changed):
             self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", 0.05) or 0.05)
             self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", 0.05) or 0.05)
@@ -181,7 +182,7 @@ conservative.
             return
         lanes = list(ws.input_lanes) + [l for l in self.app.lane_names if l not in ws.input_lanes and "+" not in l]
         if self.lane not in lanes:
-            want = getattr(self.app.args, "gate_on", None)
+            want = self.options.gate.gate_on
             self.lane = want if want in lanes else lanes[-1 if len(lanes) > 1 else 0]
         with self.prevent(Select.Changed):
             sel = self.query_one("#gate-lane", Select)
@@ -259,7 +260,7 @@ conservative.
         if p is None:
             self.query_one("#gate-floors", Static).update("[b $error]invalid setting[/]: target and α in (0, 1), r ≥ 1")
             return
-        self.run_gate(self.ws, p, getattr(self.app.args, "thresholds", None))
+        self.run_gate(self.ws, p, self.options.thresholds)
 
     @work(thread=True, exclusive=True, group="gate", exit_on_error=False, description="sweeping the gate")
     def run_gate(self, ws, p: GateParams, thresholds_path: str | None) -> None:

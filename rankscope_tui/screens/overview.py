@@ -13,6 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
+from ..kernel.judgments import NO_JUDGMENT
+from ..kernel.ranking import tied_queries
 from ..widgets import fmt
 from .base import PlainTable, ViewScreen
 
@@ -76,7 +78,7 @@ drills into the current query.
         table = self.query_one("#ov-metrics", DataTable)
         if rep is None:
             summary.update(self._counts_text() + "\n" + self.waiting("computing the report (intervals)"))
-            table.loading = self.app.report_error is None
+            table.loading = self.state.report_error is None
             return
         table.loading = False
         summary.update(self._summary_text(rep))
@@ -90,7 +92,7 @@ drills into the current query.
     def _summary_text(self, rep: dict) -> str:
         s = rep["summary"]
         lines = []
-        if self.app.synthetic or rep.get("synthetic"):
+        if self.state.synthetic or rep.get("synthetic"):
             lines.append("[b reverse] SYNTHETIC [/] demo data made by rankscope's own generator")
         if "unique_share" in s:
             shares = "  ".join(
@@ -135,22 +137,15 @@ drills into the current query.
 
     def _showcase_tie(self) -> str | None:
         """The demo's tie lesson (q12: a relevant doc tied at rank 1, ordered second)."""
-        if not self.app.synthetic:
-            return None
-        try:
-            from ..demo import SHOWCASE
-        except ImportError:
-            return None
-        qid = SHOWCASE.get("tie")
-        return qid if isinstance(qid, str) and qid in self.ws.qid_index else None
+        qid = self.state.showcase.get("tie")
+        return qid if qid in self.ws.qid_index else None
 
     def _next_tie_qid(self, after: int) -> str | None:
         """The next query code after ``after`` whose parsed list has two equal scores in its
-        first rows (a lookup for display, not a metric)."""
+        first rows (judged queries first; ``ranking.tied_queries`` finds them)."""
         ws = self.ws
         lane = ws.lanes[self.parsed_lane]
-        tie = (lane.score[1:] == lane.score[:-1]) & (lane.qid[1:] == lane.qid[:-1]) & (lane.rank[1:] <= PARSED_ROWS)
-        qs = np.unique(lane.qid[1:][tie])
+        qs = tied_queries(lane, PARSED_ROWS)
         judged = ws.classes[qs] != 0
         qs = qs[judged] if judged.any() else qs
         later = qs[qs > after]
@@ -169,8 +164,6 @@ drills into the current query.
         if self.parsed_qid is None or self.parsed_lane is None:
             title.update("Parsed order: no query")
             return
-        from ..kernel.judgments import NO_JUDGMENT
-
         q = ws.qid_index[self.parsed_qid]
         lane = ws.lanes[self.parsed_lane]
         rows = lane.rows_of(q)

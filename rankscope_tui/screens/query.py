@@ -13,7 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Static
 
 from ..widgets import fmt
-from .base import PlainTable, ViewScreen, kernel_module
+from ..kernel import attribution as A
+from .base import PlainTable, ViewScreen
 
 SHOW_ROWS = 100
 
@@ -81,9 +82,6 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         self._refresh_if_stale()
 
     def _attribution_label(self, q: int) -> str:
-        A = kernel_module("attribution")
-        if A is None:
-            return "— (kernel attribution not available)"
         if int(self.ws.classes[q]) != 1:
             return "— (not a positive)"
         levels = []
@@ -106,7 +104,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
                  f"attribution (window {ws.settings.window}): [b]{self._attribution_label(q)}[/]"]
         if text:
             lines.append(f"[i]{escape(text)}[/]")
-        if self.app.synthetic:
+        if self.state.synthetic:
             lines[0] += "  [reverse] SYNTHETIC [/]"
         self.query_one("#q-head", Static).update("\n".join(lines))
 

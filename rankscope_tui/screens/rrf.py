@@ -18,7 +18,8 @@ from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
-from .base import PlainTable, QidTable, ViewScreen, kernel_module, guarded
+from ..kernel import fusion as F
+from .base import PlainTable, QidTable, ViewScreen, guarded
 
 K_MIN, K_MAX = 1, 200
 CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
@@ -39,7 +40,6 @@ def fusion_table(ws, scratch):
     """The input lanes prepared once for fusion (kernel FusionTable): each k is then a cheap pass."""
     key = ("tui", "fusion_table")
     if key not in scratch._cache:
-        F = kernel_module("fusion")
         scratch._cache[key] = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
                                                   doc_ids=scratch.doc_order)
     return scratch._cache[key]
@@ -47,7 +47,6 @@ def fusion_table(ws, scratch):
 
 def fuse(ws, scratch, k: int) -> FusedAtK:
     """The fused lane at k, its means and what it dilutes — all from kernel/fusion.py."""
-    F = kernel_module("fusion")
     t = time.perf_counter()
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     lane = fusion_table(ws, scratch).rrf(k, ws.settings.depth, name=f"rrf@{k}")
@@ -116,13 +115,10 @@ Enter drills into the query shown (or, in the list, the highlighted one).
     # ------------------------------------------------------------------ data
 
     def refresh_view(self) -> None:
-        from ..app import fresh_workspace
+        from ..state import fresh_workspace
 
         ws = self.ws
         if ws is None:
-            return
-        if kernel_module("fusion") is None:
-            self.query_one("#rrf-focus-head", Static).update("waiting for kernel/fusion.py")
             return
         if len(ws.input_lanes) < 2:
             self.query_one("#rrf-focus-head", Static).update("RRF needs two or more lanes.")
@@ -216,15 +212,9 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         """A query fusion dilutes (the demo's showcase when it is one)."""
         ws = self.ws
         codes = sorted({int(q) for qs in r.diluted.values() for q in qs})
-        if self.app.synthetic:
-            try:
-                from ..demo import SHOWCASE
-
-                want = ws.qid_index.get(str(SHOWCASE.get("dilution")))
-                if want in codes:
-                    return str(ws.qids[want])
-            except ImportError:
-                pass
+        want = ws.qid_index.get(self.app.state.showcase.get("dilution"))
+        if want in codes:
+            return str(ws.qids[want])
         if codes:
             return str(ws.qids[codes[0]])
         return self.app.qid

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 
+from ..kernel.settings import DEFAULT_METRIC
 from ..widgets import fmt
 from .base import PlainTable, QidTable, ViewScreen
 
@@ -64,7 +65,7 @@ document-first variant lanes.
         if self.stratification not in strata:
             self.stratification = next(iter(strata))
         if self.metric not in metrics:
-            self.metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+            self.metric = DEFAULT_METRIC if DEFAULT_METRIC in metrics else metrics[0]
         with self.prevent(Select.Changed):
             s = self.query_one("#st-strat", Select)
             s.set_options([(n, n) for n in strata])

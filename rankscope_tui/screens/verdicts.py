@@ -16,7 +16,10 @@ from textual.widgets import DataTable, Static
 
 from ..widgets import fmt
 from ..widgets.dialogs import ValueDialog
-from .base import PlainTable, ViewScreen, kernel_module
+from ..kernel import rules as RU
+from ..kernel.files import sha256_of
+from ..state import error_line
+from .base import PlainTable, ViewScreen
 
 
 class VerdictsScreen(ViewScreen):
@@ -57,16 +60,12 @@ write the rules before the run and commit them.
     def _load_rules(self) -> None:
         """Read and parse the gates file (the kernel's parser); its sha256 and git state
         follow in a worker."""
-        from ..state import error_line
-        from ..kernel.files import read_text
-
-        RU = kernel_module("rules")
-        path = getattr(self.app.args, "gates", None)
+        path = self.options.gates
         self.gates_path = path
-        if not path or RU is None:
+        if not path:
             return
         try:
-            self.file_rules = RU.parse_rules(read_text(path), path)
+            self.file_rules = RU.read_rules(path)
             self.rules = list(self.file_rules)
             self.load_error = None
         except Exception as exc:
@@ -78,10 +77,7 @@ write the rules before the run and commit them.
     @work(thread=True, exclusive=True, group="verdicts-file", exit_on_error=False, description="fingerprinting the gates file")
     def check_file(self, path: str) -> None:
         """sha256 of the gates file, and whether git tracks it unmodified (as `rankscope verdict` says)."""
-        from ..commands.verdict import git_state
-        from ..kernel.files import sha256_of
-
-        sha, state = sha256_of(path), git_state(path)
+        sha, state = sha256_of(path), RU.git_state(path)
         self.app.call_from_thread(self._file_checked, path, sha, state)
 
     def _file_checked(self, path: str, sha: str, state: str | None) -> None:
@@ -95,7 +91,7 @@ write the rules before the run and commit them.
         head = self.query_one("#vd-head", Static)
         if not self.file_rules and self.load_error is None:
             self._load_rules()
-        if not getattr(self.app.args, "gates", None):
+        if not self.options.gates:
             head.update("No rules: give `--gates gates.json` (a list of {path, op, threshold | against}).")
             return
         if self.load_error:
@@ -107,9 +103,6 @@ write the rules before the run and commit them.
         self._judge()
 
     def _judge(self) -> None:
-        from ..state import error_line
-
-        RU = kernel_module("rules")
         results, errors = [], []
         for rule in self.rules:
             try:
@@ -136,15 +129,12 @@ write the rules before the run and commit them.
                           other or "—", self._verdict(res.point), self._verdict(res.interval), disagree, key=str(i))
         if cursor is not None and 0 <= cursor < table.row_count:
             table.move_cursor(row=cursor)
-        n_point = sum(1 for r in results if r is not None and r.point == RU.FAIL)
-        n_int = sum(1 for r in results if r is not None and r.interval == RU.FAIL)
-        n_und = sum(1 for r in results if r is not None and r.interval == RU.UNDECIDED)
-        n_dis = sum(1 for r in results if r is not None and r.point != r.interval)
+        n = RU.tally(results)
         head = [f"[b]{escape(os.path.basename(self.gates_path))}[/] ({len(self.rules)} rules)  sha256 "
                 f"{self.sha or '…'}",
-                f"fail on the point: [b]{n_point}[/] · fail on the interval: [b]{n_int}[/] · undecided on the interval: "
-                f"{n_und} · point and interval disagree: [b]{n_dis}[/]"]
-        if self.app.synthetic:
+                f"fail on the point: [b]{n.fail_on_point}[/] · fail on the interval: [b]{n.fail_on_interval}[/] · "
+                f"undecided on the interval: {n.undecided_on_interval} · point and interval disagree: [b]{n.disagree}[/]"]
+        if self.state.synthetic:
             head[0] += "  [reverse] SYNTHETIC [/]"
         if self.git_state:
             head.append(f"[b $warning]⚠ the gates file is {self.git_state} in git[/]: write the rules before the run "
