@@ -27,16 +27,6 @@ from .state import error_line
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, SearchDialog
 
 
-def fresh_workspace(ws):
-    """A copy of ``ws`` sharing the loaded inputs, with its own lanes, origins and cache,
-    so a screen may add an exploratory lane (RRF at another k) without touching the
-    workspace the report and the export are computed on."""
-    w = ws.with_settings()
-    w.lanes = dict(ws.lanes)
-    w.lane_origin = dict(ws.lane_origin)
-    return w
-
-
 class RankscopeApp(App):
     """``rankscope tui``: nine views, switched with 1–9."""
 
@@ -69,8 +59,8 @@ class RankscopeApp(App):
         super().__init__(**kw)
         self.args = args if args is not None else argparse.Namespace()
         # base_ws is loaded exactly as `evaluate` loads it and the report is computed on it
-        # (derived lanes included); the screens read ``ws``, a copy with its own cache, so no
-        # screen ever touches the workspace the report and the export come from.
+        # (derived lanes included); the screens read ``ws``, its snapshot (``Workspace.snapshot``:
+        # the lanes present then, the same cached numbers); screens never add lanes.
         self.base_ws = workspace
         self.ws = None
         self.report: dict | None = report
@@ -99,7 +89,7 @@ class RankscopeApp(App):
 
     def _loaded(self, ws) -> None:
         self.base_ws = ws
-        self.ws = fresh_workspace(ws)
+        self.ws = ws.snapshot()
         self._sync_lanes()
         if self.qid is None:
             pos = ws.positives
@@ -122,15 +112,19 @@ class RankscopeApp(App):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False, description="computing the report")
     def compute_report(self) -> None:
-        from .kernel.pipeline import evaluate_report
+        from .kernel.pipeline import evaluate_report, prepare
 
-        report = evaluate_report(self.base_ws, self.gate_options(), thresholds_path=getattr(self.args, "thresholds", None))
-        self.call_from_thread(self._report_done, report)
+        path = getattr(self.args, "thresholds", None)
+        ws, _ = prepare(self.base_ws, path)  # a calibrated RRF k makes a new workspace
+        report = evaluate_report(ws, self.gate_options(), thresholds_path=path)
+        self.call_from_thread(self._report_done, report, ws)
 
-    def _report_done(self, report: dict) -> None:
+    def _report_done(self, report: dict, ws=None) -> None:
         self.report = report
         self.report_error = None
-        self.ws = fresh_workspace(self.base_ws)  # now with the derived lanes (rrf, convex, variants)
+        if ws is not None:
+            self.base_ws = ws
+        self.ws = self.base_ws.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
 

@@ -373,7 +373,7 @@ async def test_calibrate_fits_on_dev_loaded_like_the_main_workspace(work, loaded
     app, pilot = work
     screen = await view(app, pilot, "calibrate")
     r = screen.result
-    assert r is not None and r.fit_dev is not None and r.params.step == 0.1
+    assert r is not None and r.fit_dev is not None and r.settings.step == 0.1
     assert abs(sum(r.fit_dev.weights) - 1) < 1e-12 and r.fit_dev.n_points == 11
     # the dev set came through the same loader with the same options as the main workspace
     dev = screen.dev_ws
@@ -388,7 +388,7 @@ async def test_calibrate_fits_on_dev_loaded_like_the_main_workspace(work, loaded
     assert r.fit_test.objective >= r.test_at_dev["ndcg@10"]  # the in-sample fit flatters
     screen.query_one("#cal-step", Select).value = 0.05
     await settle(app, pilot)
-    assert screen.result.params.step == 0.05 and screen.result.fit_test.n_points == 21
+    assert screen.result.settings.step == 0.05 and screen.result.fit_test.n_points == 21
 
 
 @module_loop

@@ -137,11 +137,7 @@ drills into the current query.
         """The demo's tie lesson (q12: a relevant doc tied at rank 1, ordered second)."""
         if not self.app.synthetic:
             return None
-        try:
-            from ..demo import SHOWCASE
-        except ImportError:
-            return None
-        qid = SHOWCASE.get("tie")
+        qid = self.ws.showcase.get("tie")  # from the demo's marker file (kernel/provenance.py)
         return qid if isinstance(qid, str) and qid in self.ws.qid_index else None
 
     def _next_tie_qid(self, after: int) -> str | None:
