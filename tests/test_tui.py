@@ -368,6 +368,37 @@ async def test_rrf_slider_recomputes_and_opens_on_dilution(work):
 
 
 @module_loop
+async def test_rrf_view_at_the_default_k_shows_the_reports_numbers(work, loaded):
+    """At the report's k the view's means and dilution are `evaluate --out`'s (``lanes.rrf``,
+    ``fusion.rrf.dilution``) and the kernel entry point's; so is the table it draws."""
+    from rankscope_tui.kernel.rrf_at_k import rrf_at_k
+    from rankscope_tui.widgets import fmt
+
+    ws, report = loaded
+    app, pilot = work
+    screen = await view(app, pilot, "rrf")
+    screen.set_k(61)
+    await settle(app, pilot, 2 * QUIET)
+    screen.set_k(60)
+    await settle(app, pilot, 2 * QUIET)
+    r = screen.current
+    assert r.k == 60 and screen.drawn_k == 60
+    entry = rrf_at_k(ws)
+    metrics = [m.key for m in ws.settings.metrics]
+    want = {m: report["lanes"]["rrf"]["doc"][m]["value"] for m in metrics}
+    assert r.means == entry.means == want
+    table = screen.query_one("#rrf-means")
+    assert [str(table.get_cell("\0rrf", m)) for m in metrics] == [fmt.num(want[m]) for m in metrics]
+    dil = {lane: e["queries"] for lane, e in report["fusion"]["rrf"]["dilution"]["lanes"].items()}
+    for got in (r, entry):
+        assert {lane: [str(ws.qids[int(q)]) for q in qs] for lane, qs in got.diluted.items()} == dil
+    listed = [row.value for row in screen.query_one("#rrf-diluted").rows]
+    assert sorted(listed) == sorted({q for qs in dil.values() for q in qs})
+    # the slider and the curve (20 k) went through one explorer: it holds a few fused lanes only
+    assert len(screen.curve) >= 20 and len(screen._explorer.kept) <= screen._explorer.limit
+
+
+@module_loop
 async def test_calibrate_fits_on_dev_loaded_like_the_main_workspace(work, loaded):
     ws, _ = loaded
     app, pilot = work
