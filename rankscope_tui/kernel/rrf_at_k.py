@@ -70,7 +70,7 @@ def rrf_at_k(ws, k: float | None = None, metrics: tuple | None = None, *,
         per_query = ws.metrics_of(lane, "doc", tuple(dict.fromkeys(tuple(s.metrics) + metrics)))
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     dil = F.dilution(inputs, lane, ws.judgments, s.relevant, queries=ws.positives)
-    return FusedAtK(k, lane, ws.means_of(per_query, metrics), dil)
+    return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
 
 
 def _is_own(ws, k) -> bool:

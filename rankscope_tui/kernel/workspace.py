@@ -536,15 +536,15 @@ class Workspace:
         hits, ideal = self._hits_of(lane, level)
         return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
 
-    def means_of(self, per_query: dict[str, np.ndarray], metrics: tuple[M.MetricKey, ...] | None = None,
-                 queries: np.ndarray | None = None) -> dict[str, float]:
-        """``{metric key: mean over the queries}`` (positives by default) of per-query values;
-        NaN over no query. The one definition of a lane's mean (:meth:`mean` uses it)."""
+    def means_of(self, per_query: dict[str, np.ndarray], metrics=None, queries: np.ndarray | None = None) -> dict[str, float]:
+        """``{metric key: mean over the queries}`` (positives by default) of per-query values
+        (``metrics``: keys, the workspace's by default); NaN over no query. The one
+        definition of a lane's mean (:meth:`mean` uses it)."""
         q = self.positives if queries is None else queries
         out = {}
-        for m in tuple(metrics or self.settings.metrics):
-            v = per_query[m.key][q]
-            out[m.key] = float(v.mean()) if v.size else float("nan")
+        for m in (metrics or [k.key for k in self.settings.metrics]):
+            v = per_query[m][q]
+            out[m] = float(v.mean()) if v.size else float("nan")
         return out
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
@@ -559,9 +559,8 @@ class Workspace:
         return self._cache[key]
 
     def mean(self, lane: str, level: str, metric: str, queries: np.ndarray | None = None) -> float:
-        q = self.positives if queries is None else queries
-        v = self.per_query(lane, level)[metric][q]
-        return float(v.mean()) if v.size else float("nan")
+        """Mean of ``metric`` (a key of the workspace's metrics) over the queries (positives by default)."""
+        return self.means_of(self.per_query(lane, level), (metric,), queries)[metric]
 
     def attribution(self, level: str = "doc"):
         """Miss attribution of the input lanes at ``level`` (``attribution.Attribution``)."""

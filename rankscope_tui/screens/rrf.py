@@ -60,6 +60,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._pending = False
         self._last_changed = 0.0
         self.last_latency: float | None = None
+        self.kernel_seconds: float | None = None  # the drawn k's kernel call (benchmarks read it)
         self._ranked_for: str | None = None
         self._diluted_shown: tuple | None = None
 
@@ -140,15 +141,17 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     @work(thread=True, exclusive=True, group="rrf", exit_on_error=False, description="fusing")
     def fuse_at(self, explorer: RRFExplorer, k: int) -> None:
+        t = time.perf_counter()
         result = explorer.at(k)
-        self.app.call_from_thread(self._fused, result)
+        self.app.call_from_thread(self._fused, result, time.perf_counter() - t)
 
     @guarded
-    def _fused(self, r: FusedAtK) -> None:
+    def _fused(self, r: FusedAtK, elapsed: float | None = None) -> None:
         self.curve.setdefault(r.k, r.means)
         if r.k != self.k:  # stale: the slider has moved on
             return
         self.current = r
+        self.kernel_seconds = elapsed
         if self.focus_qid is None:
             self.focus_qid = self._opening_query(r)
         self._draw_plot()
