@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState
 
 from .screens import VIEWS, view_screens
 from .screens.palette import RankscopeCommands
-from .state import DashboardState, error_line, evaluate, fresh_workspace, load_workspace
+from .state import DashboardState, error_line, evaluate, load_workspace
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, SearchDialog
 
 
@@ -61,8 +61,8 @@ class RankscopeApp(App):
         super().__init__(**kw)
         self.state = state if state is not None else DashboardState()
         # the base workspace is loaded exactly as `evaluate` loads it and the report is computed
-        # on it (derived lanes included); the screens read ``ws``, a copy with its own cache, so
-        # no screen ever touches the workspace the report and the export come from.
+        # on it (derived lanes included); the screens read ``ws``, its snapshot
+        # (``Workspace.snapshot``: the lanes present then, the same cached numbers).
         self.ws = None
         self.lane_names: list[str] = []
         self.input_lane_names: list[str] = []
@@ -85,7 +85,7 @@ class RankscopeApp(App):
 
     def _loaded(self, ws) -> None:
         self.state.base_workspace = ws
-        self.ws = fresh_workspace(ws)
+        self.ws = ws.snapshot()
         self._sync_lanes()
         if self.qid is None:
             pos = ws.positives
@@ -103,13 +103,15 @@ class RankscopeApp(App):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False, description="computing the report")
     def compute_report(self) -> None:
-        report = evaluate(self.state.options, self.state.base_workspace)
-        self.call_from_thread(self._report_done, report)
+        ws, report = evaluate(self.state.options, self.state.base_workspace)
+        self.call_from_thread(self._report_done, report, ws)
 
-    def _report_done(self, report: dict) -> None:
+    def _report_done(self, report: dict, ws=None) -> None:
         self.state.report = report
         self.state.report_error = None
-        self.ws = fresh_workspace(self.state.base_workspace)  # now with the derived lanes (rrf, convex, variants)
+        if ws is not None:
+            self.state.base_workspace = ws  # a calibrated RRF k makes a new workspace
+        self.ws = self.state.base_workspace.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
 

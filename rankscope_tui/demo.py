@@ -44,16 +44,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .kernel.provenance import MARKER
+
 __all__ = ["write_demo", "SHOWCASE", "LANES", "DEPTH", "FILES"]
 
 LANES = ("lexical", "dense")
 DEPTH = 100
 RRF_K = 60
 
-#: The file that marks a folder's data as rankscope's synthetic demo: it lists the
-#: sha256 of every file written, so the loader labels reports on these exact files
-#: synthetic and an edited file loses the label.
-MARKER = "rankscope-synthetic.json"
+# MARKER (kernel/provenance.py names it, the loader reads it): the file beside the demo
+# listing the sha256 of every file written, so reports on these exact files are labelled
+# synthetic and an edited file loses the label, and the showcase queries the dashboard
+# opens on.
 
 #: role -> file name, as written by :func:`write_demo`.
 FILES = {
@@ -668,7 +670,7 @@ def write_demo(out_dir: str | Path, seed: int = 7) -> dict[str, Path]:
 
     digests = {FILES[r]: hashlib.sha256(Path(p).read_bytes()).hexdigest() for r, p in paths.items() if r != "marker"}
     _write(paths["marker"], json.dumps({"synthetic": True, "generator": "rankscope demo", "seed": seed,
-                                        "files": dict(sorted(digests.items()))}, indent=2) + "\n")
+                                        "files": dict(sorted(digests.items())), "showcase": SHOWCASE}, indent=2) + "\n")
     return paths
 
 

@@ -15,7 +15,6 @@ Two objects:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from .kernel.settings import CalibrationSettings, CompareSettings, GateSettings, LoadSettings
 
@@ -82,19 +81,14 @@ def load_dev_workspace(options: DashboardOptions):
     return load_workspace(options.with_qrels(options.dev_qrels))
 
 
-def evaluate(options: DashboardOptions, workspace) -> dict:
-    """``rankscope evaluate``'s report of ``workspace`` (the kernel's evaluate entry point, with
-    the options' gate settings and thresholds). Adds the derived lanes to ``workspace``."""
-    from .kernel.pipeline import evaluate_report
+def evaluate(options: DashboardOptions, workspace):
+    """``(workspace, report)``: ``rankscope evaluate``'s report (the kernel's evaluate entry
+    point, with the options' gate settings and thresholds) and the prepared workspace it was
+    computed on (a calibrated RRF k makes a new one; derived lanes added)."""
+    from .kernel.pipeline import evaluate_report, prepare
 
-    return evaluate_report(workspace, options.gate.as_dict(), thresholds_path=options.thresholds)
-
-
-def fresh_workspace(ws):
-    """A copy of ``ws`` sharing the loaded inputs, with its own lanes, origins and cache, so a
-    screen may add an exploratory lane (RRF at another k) without touching the workspace the
-    report and the export are computed on."""
-    return ws.with_settings()
+    ws, _ = prepare(workspace, options.thresholds)
+    return ws, evaluate_report(ws, options.gate.as_dict(), thresholds_path=options.thresholds)
 
 
 @dataclass
@@ -104,7 +98,6 @@ class DashboardState:
     options: DashboardOptions = field(default_factory=DashboardOptions)
     synthetic: bool = False  # the built-in demo (labelled SYNTHETIC wherever it is shown)
     source_label: str = ""  # what the header says the data is
-    showcase: Mapping[str, str] = field(default_factory=dict)  # the demo's lesson queries (empty otherwise)
     base_workspace: object | None = None  # kernel Workspace the report is computed on
     report: dict | None = None  # ``evaluate(options, base_workspace)``
     report_error: BaseException | None = None  # why the report could not be computed

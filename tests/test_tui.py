@@ -61,9 +61,7 @@ def demo_options(demo_dir) -> DashboardOptions:
 @pytest.fixture(scope="session")
 def loaded(demo_options):
     """(workspace, report) of the demo, computed once as `evaluate` computes them."""
-    ws = load_workspace(demo_options)
-    report = evaluate(demo_options, ws)
-    return ws, report
+    return evaluate(demo_options, load_workspace(demo_options))
 
 
 QUIET = 0.03  # the screens' debounce / throttle windows in these tests (seconds)
@@ -86,7 +84,7 @@ def test_timing():
 
 def make_app(demo_options, loaded) -> RankscopeApp:
     ws, report = loaded
-    state = DashboardState(demo_options, synthetic=True, source_label="demo (seed 7)", showcase=dict(SHOWCASE),
+    state = DashboardState(demo_options, synthetic=True, source_label="demo (seed 7)",
                            base_workspace=ws, report=report)
     return RankscopeApp(state)
 
@@ -205,7 +203,6 @@ def test_tui_without_inputs_opens_the_synthetic_demo(tmp_path, monkeypatch):
     state = resolve(parse_args([]))
     args = state.options
     assert state.synthetic and "demo" in state.source_label
-    assert state.showcase == {k: v for k, v in SHOWCASE.items() if isinstance(v, str)}
     assert [Path(p).name for _, p in args.lanes] == ["lexical.run", "dense.run"]
     assert Path(args.qrels).name == "qrels-test.txt" and Path(args.dev_qrels).name == "qrels-dev.txt"
     assert args.gates in state.protected_paths and args.dev_qrels in state.protected_paths
@@ -402,12 +399,43 @@ async def test_rrf_slider_recomputes_and_opens_on_dilution(work):
 
 
 @module_loop
+async def test_rrf_view_at_the_default_k_shows_the_reports_numbers(work, loaded):
+    """At the report's k the view's means and dilution are `evaluate --out`'s (``lanes.rrf``,
+    ``fusion.rrf.dilution``) and the kernel entry point's; so is the table it draws."""
+    from rankscope_tui.kernel.rrf_at_k import rrf_at_k
+    from rankscope_tui.widgets import fmt
+
+    ws, report = loaded
+    app, pilot = work
+    screen = await view(app, pilot, "rrf")
+    screen.set_k(61)
+    await settle(app, pilot, 2 * QUIET)
+    screen.set_k(60)
+    await settle(app, pilot, 2 * QUIET)
+    r = screen.current
+    assert r.k == 60 and screen.drawn_k == 60
+    entry = rrf_at_k(ws)
+    metrics = [m.key for m in ws.settings.metrics]
+    want = {m: report["lanes"]["rrf"]["doc"][m]["value"] for m in metrics}
+    assert r.means == entry.means == want
+    table = screen.query_one("#rrf-means")
+    assert [str(table.get_cell("\0rrf", m)) for m in metrics] == [fmt.num(want[m]) for m in metrics]
+    dil = {lane: e["queries"] for lane, e in report["fusion"]["rrf"]["dilution"]["lanes"].items()}
+    for got in (r, entry):
+        assert {lane: [str(ws.qids[int(q)]) for q in qs] for lane, qs in got.diluted.items()} == dil
+    listed = [row.value for row in screen.query_one("#rrf-diluted").rows]
+    assert sorted(listed) == sorted({q for qs in dil.values() for q in qs})
+    # the slider and the curve (20 k) went through one explorer: it holds a few fused lanes only
+    assert len(screen.curve) >= 20 and len(screen._explorer.kept) <= screen._explorer.limit
+
+
+@module_loop
 async def test_calibrate_fits_on_dev_loaded_like_the_main_workspace(work, loaded):
     ws, _ = loaded
     app, pilot = work
     screen = await view(app, pilot, "calibrate")
     r = screen.result
-    assert r is not None and r.fit_dev is not None and r.params.step == 0.1
+    assert r is not None and r.fit_dev is not None and r.settings.step == 0.1
     assert abs(sum(r.fit_dev.weights) - 1) < 1e-12 and r.fit_dev.n_points == 11
     # the dev set came through the same loader with the same options as the main workspace
     dev = screen.dev_ws
@@ -422,7 +450,7 @@ async def test_calibrate_fits_on_dev_loaded_like_the_main_workspace(work, loaded
     assert r.fit_test.objective >= r.test_at_dev["ndcg@10"]  # the in-sample fit flatters
     screen.query_one("#cal-step", Select).value = 0.05
     await settle(app, pilot)
-    assert screen.result.params.step == 0.05 and screen.result.fit_test.n_points == 21
+    assert screen.result.settings.step == 0.05 and screen.result.fit_test.n_points == 21
 
 
 @module_loop

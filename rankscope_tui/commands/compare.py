@@ -42,7 +42,7 @@ def run(args) -> int:
 
         raise InputError("at least one --lane is needed", "--lane")
     ws = load_workspace(args)
-    th = prepare(ws, args.thresholds)
+    ws, th = prepare(ws, args.thresholds)
     metrics = args.metric or ["ndcg@10"]
     plan = plan_compare(ws, th, args.baseline, args.candidate, metrics, args.level, args.exploratory)
     result = run_compare(ws, plan, resamples=args.resamples, seed=args.seed, confidence=args.confidence,

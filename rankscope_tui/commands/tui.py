@@ -122,13 +122,8 @@ def options_from_args(args: argparse.Namespace) -> DashboardOptions:
 
 
 def state_from_args(args: argparse.Namespace, *, synthetic: bool = False, source_label: str = "") -> DashboardState:
-    """The dashboard's state before loading: the options, and for the demo its lesson queries."""
-    showcase: dict = {}
-    if synthetic:
-        from ..demo import SHOWCASE
-
-        showcase = {k: v for k, v in SHOWCASE.items() if isinstance(v, str)}
-    return DashboardState(options_from_args(args), synthetic=synthetic, source_label=source_label, showcase=showcase)
+    """The dashboard's state before loading: the options and what the header says."""
+    return DashboardState(options_from_args(args), synthetic=synthetic, source_label=source_label)
 
 
 def resolve(args: argparse.Namespace) -> DashboardState:

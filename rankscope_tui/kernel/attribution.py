@@ -49,7 +49,7 @@ __all__ = [
     "label_codes", "label_names", "lane_combination",
     "Coverage", "coverage", "MissingQueries", "missing_from_lanes",
     "LaneShare", "LabelCounts", "BlindBlock", "Attribution",
-    "resolve_blind", "attribute", "attribute_workspace", "query_labels",
+    "resolve_blind", "attribute", "attribute_workspace", "compute_attribution", "query_labels",
 ]
 
 
@@ -377,13 +377,16 @@ def attribute(
 
 def attribute_workspace(ws, level: str = "doc") -> Attribution:
     """Attribution over a kernel workspace's input lanes, positives, strata, blind
-    stratum, corpus and settings (window, relevant)."""
+    stratum, corpus and settings (window, relevant); computed once per workspace
+    (``Workspace.attribution`` keeps it)."""
+    return ws.attribution(level)
+
+
+def compute_attribution(ws, level: str = "doc") -> Attribution:
+    """What :func:`attribute_workspace` returns, computed afresh (``Workspace.attribution``
+    calls this and keeps the result)."""
     from . import judgments as J
 
-    cache = getattr(ws, "_cache", None)
-    key = ("attribution", level, ws.settings.window, ws.settings.blind)
-    if isinstance(cache, dict) and key in cache:
-        return cache[key]
     lanes = list(ws.input_lanes)
     pos = np.asarray(ws.positives, dtype=np.int64)
     ranks = np.stack([np.asarray(ws.first_relevant_rank(lane, level))[pos] for lane in lanes], axis=1) if lanes \
@@ -393,10 +396,7 @@ def attribute_workspace(ws, level: str = "doc") -> Attribution:
     blind = resolve_blind(ws.settings.blind, ws.strata) if ws.settings.blind else None
     judged = np.flatnonzero((ws.classes == J.POSITIVE) | (ws.classes == J.NEGATIVE))
     missing = missing_from_lanes(judged, lanes, [ws.lanes[lane].present() for lane in lanes])
-    out = attribute(ranks, lanes, pos, ws.settings.window, indexed, strata, blind, level, cov, missing)
-    if isinstance(cache, dict):
-        cache[key] = out
-    return out
+    return attribute(ranks, lanes, pos, ws.settings.window, indexed, strata, blind, level, cov, missing)
 
 
 def query_labels(ws, level: str = "doc") -> np.ndarray:

@@ -12,7 +12,7 @@ Order of a fused lane
     :func:`~.ranking.rank_lane`: ``None`` means the doc codes are already in byte
     order; a pyarrow string array or a sequence of str maps codes to ids (only the
     tied docs are looked up); an *integer* numpy array is taken as a precomputed
-    byte rank of every doc code (see :func:`byte_order`) -- the fastest form when
+    byte rank of every doc code (see :func:`~.ranking.byte_order`) -- the fastest form when
     many calls are made (RRF produces many exact ties).
 
 RRF
@@ -72,11 +72,10 @@ import numpy as np
 
 from .errors import InputError
 from .judgments import Judgments
-from .ranking import RankedLane, offsets_for, ranks_within, tie_key
+from .ranking import RankedLane, byte_order, offsets_for, ranks_within, tie_key  # noqa: F401 (byte_order: re-exported)
 from .ranking import _fix_ties as _ranking_fix_ties
 
 __all__ = [
-    "byte_order",
     "rrf",
     "rrf_score",
     "minmax",
@@ -87,8 +86,6 @@ __all__ = [
     "FusionTable",
     "ConvexFit",
     "calibrate_convex",
-    "RRFFit",
-    "calibrate_rrf",
     "cap",
     "document_first",
     "variant_name",
@@ -101,17 +98,6 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
 
 
 # ---------------------------------------------------------------------- tie keys
-
-
-def byte_order(doc_ids) -> np.ndarray:
-    """Rank of every doc code's id in byte order (int64, a permutation of 0..n-1).
-
-    Pass the result as ``doc_ids=`` to the functions here to make every tie a pure
-    integer comparison. ``doc_ids`` is a pyarrow string array, a numpy object array
-    or a sequence of str.
-    """
-    n = len(doc_ids)
-    return tie_key(doc_ids, np.arange(n, dtype=np.int64))
 
 
 def _is_rank_array(doc_ids) -> bool:
@@ -910,42 +896,6 @@ def _first_best(points, score) -> tuple[int, float, list[float]]:
         if v > best_v:  # strict: the first maximum wins
             best_i, best_v = i, v
     return best_i, best_v, values
-
-
-@dataclass(frozen=True)
-class RRFFit:
-    """Result of :func:`calibrate_rrf`: the winning k and every k tried."""
-
-    lanes: tuple[str, ...]
-    k: float
-    objective: float
-    objective_name: str
-    points: tuple[tuple[float, float], ...]  # (k, objective) in visiting order
-
-    def as_dict(self) -> dict:
-        return {"lanes": list(self.lanes), "k": self.k,
-                "objective": {"name": self.objective_name, "value": self.objective},
-                "grid": {"points": len(self.points), "order": "as given, first maximum wins",
-                         "values": [{"k": k, "objective": v} for k, v in self.points]}}
-
-
-def calibrate_rrf(
-    lanes: Sequence[RankedLane] | FusionTable,
-    objective: Callable[[RankedLane], float],
-    ks: Sequence[float] = tuple(range(10, 101, 10)),
-    n_queries: int | None = None,
-    depth: int | None = None,
-    objective_depth: int | None = None,
-    queries=None,
-    doc_ids=None,
-    objective_name: str = "objective",
-) -> RRFFit:
-    """Choose RRF's k from ``ks`` (default ranx's 10..100 step 10); first maximum wins."""
-    table = lanes if isinstance(lanes, FusionTable) else FusionTable.build(lanes, n_queries, doc_ids, queries)
-    d = _objective_depth(depth, objective_depth)
-    ks = [float(k) for k in ks]
-    best_i, best_v, values = _first_best(ks, lambda k: objective(table.rrf(k, d, "rrf")))
-    return RRFFit(table.lanes, ks[best_i], best_v, objective_name, tuple(zip(ks, values)))
 
 
 # ------------------------------------------------------------ caps and document-first

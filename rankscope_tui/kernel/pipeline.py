@@ -7,7 +7,7 @@ every block of the report. The dashboard asks the same functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -99,14 +99,15 @@ def in_sample_overlap(ws: Workspace, th: Thresholds, queries: np.ndarray) -> int
 
 
 def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
-    """Add ``rrf`` (2+ input lanes), ``convex`` (with calibrated weights) and the cap /
-    document-first variants. Idempotent."""
+    """Add ``rrf`` (2+ input lanes, at the workspace's k), ``convex`` (with calibrated
+    weights) and the cap / document-first variants. Idempotent."""
     from . import fusion as F
+    from .rrf_at_k import rrf_lane
 
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     s = ws.settings
     if len(inputs) >= 2 and "rrf" not in ws.lanes:
-        ws.add_lane(F.rrf(inputs, k=s.rrf_k, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_order), "fused")
+        ws.add_lane(rrf_lane(ws, s.rrf_k), "fused")
     if th is not None and th.convex_weights and "convex" not in ws.lanes:
         weights = th.convex_weights
         missing = [n for n in ws.input_lanes if n not in weights]
@@ -135,17 +136,17 @@ def _order_lanes(ws: Workspace) -> None:
 
 
 def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
+    """The report's fusion block: RRF at the workspace's k (``rrf_at_k``, what the RRF view
+    shows at that k) and the calibrated convex lane."""
     from . import fusion as F
+    from .rrf_at_k import rrf_at_k
 
     if "rrf" not in ws.lanes:
         return None
     s = ws.settings
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     out: dict = {"rrf": {"k": s.rrf_k, "k_source": s.rrf_k_source}}
-    if s.rrf_k_source == "chosen on these queries":
-        out["rrf"]["label"] = "in-sample"
-    dil = F.dilution(inputs, ws.lanes["rrf"], ws.judgments, s.relevant, queries=ws.positives)
-    out["rrf"]["dilution"] = dil.as_dict(ws.qids)
+    out["rrf"]["dilution"] = rrf_at_k(ws).dilution.as_dict(ws.qids)
     if "convex" in ws.lanes and th is not None:
         overlap = in_sample_overlap(ws, th, ws.positives)
         out["convex"] = {"weights": th.convex_weights, "calibrated_on": th.path,
@@ -195,12 +196,16 @@ class GateView:
 
 def gate_view(ws: Workspace, lane: str, fpir: float, conservative: bool, miss_rate: float,
               mutual_r: int | None = None, in_sample_conformal: bool = True) -> GateView:
+    """The gate analysis of ``lane`` under these conditions, computed once per workspace."""
+    key = (lane, fpir, conservative, miss_rate, mutual_r, in_sample_conformal)
+    return ws.derived("gate", key, lambda: _gate_view(ws, *key))
+
+
+def _gate_view(ws: Workspace, lane: str, fpir: float, conservative: bool, miss_rate: float,
+               mutual_r: int | None, in_sample_conformal: bool) -> GateView:
     from . import gate as G
 
     s = ws.settings
-    key = ("gate", lane, fpir, conservative, miss_rate, mutual_r, in_sample_conformal)
-    if key in ws._cache:
-        return ws._cache[key]
     L = ws.lanes[lane]
     hits, _ = ws.hits(lane, "doc")  # grades already joined for the metrics: reuse them
     top = G.top_scores(L, ws.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
@@ -216,9 +221,7 @@ def gate_view(ws: Workspace, lane: str, fpir: float, conservative: bool, miss_ra
     msw = G.margin_sweep(top, pos, negs, confidence=s.confidence)
     ops = {name: G.operating_point(sw, fpir, conservative, s.confidence, negative_set=name) for name in negs if negs[name].size}
     opm = G.operating_margin(msw, fpir, conservative, s.confidence) if negs["in_domain"].size else None
-    view = GateView(lane, top, pos, negs, null, conf, sw, msw, ops, opm, mutual)
-    ws._cache[key] = view
-    return view
+    return GateView(lane, top, pos, negs, null, conf, sw, msw, ops, opm, mutual)
 
 
 def gate_block(ws: Workspace, opts: dict, th: Thresholds | None) -> dict | None:
@@ -302,19 +305,22 @@ def _outcome_by_stratum(ws: Workspace, view: GateView, negs: dict, floor, margin
 # --------------------------------------------------------------------------- evaluate
 
 
-def prepare(ws: Workspace, thresholds_path: str | None = None) -> Thresholds | None:
-    """Read thresholds (if any), adopt a calibrated RRF k, add derived lanes."""
+def prepare(ws: Workspace, thresholds_path: str | None = None) -> tuple[Workspace, Thresholds | None]:
+    """Read thresholds (if any) and return the workspace to report on, with its derived
+    lanes: ``ws`` itself, or -- when the thresholds carry a calibrated RRF k and none was
+    chosen on the command line -- a new workspace with that k (``with_settings``; ``ws``
+    is left as it was). Idempotent: preparing the result again returns it unchanged."""
     th = read_thresholds(thresholds_path) if thresholds_path else None
     if th is not None and th.rrf_k is not None and ws.settings.rrf_k_source == "default":
-        ws.settings = replace(ws.settings, rrf_k=th.rrf_k, rrf_k_source="calibration")
-        ws._cache.clear()
+        ws = ws.with_settings(rrf_k=th.rrf_k, rrf_k_source="calibration")
     add_derived_lanes(ws, th)
-    return th
+    return ws, th
 
 
 def evaluate_report(ws: Workspace, gate_options: dict | None = None, thresholds_path: str | None = None) -> dict:
-    """The full report dict for ``rankscope evaluate`` (and the dashboard's export)."""
-    th = prepare(ws, thresholds_path)
+    """The full report dict for ``rankscope evaluate`` (and the dashboard's export), on
+    ``prepare(ws, thresholds_path)``'s workspace."""
+    ws, th = prepare(ws, thresholds_path)
     extra: dict = {}
     extra["attribution"] = attribution_block(ws)
     fb = fusion_block(ws, th)
@@ -345,34 +351,10 @@ def attribution_block(ws: Workspace) -> dict:
 # --------------------------------------------------------------------------- calibrate
 
 
-def objective(ws: Workspace, metric: str, queries: np.ndarray | None = None):
-    """``f(lane) -> mean metric over the queries`` (positives by default), via the metrics kernel."""
-    from . import metrics as M
-
-    key = M.parse_metrics(metric)[0]
-    q = ws.positives if queries is None else queries
-    j, s = ws.judgments, ws.settings
-
-    def f(lane) -> float:
-        hits, ideal = M.doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, ws.n_docs)
-        return float(M.compute(hits, ideal, ws.n_queries, [key], s.relevant)[key.key][q].mean()) if q.size else 0.0
-
-    return f, key
-
-
-def fit_convex(ws: Workspace, step: float, metric: str, queries: np.ndarray | None = None):
-    """Convex fusion weights fitted on ``queries`` (positives by default) of this workspace."""
-    from . import fusion as F
-
-    f, key = objective(ws, metric, queries)
-    return F.calibrate_convex([ws.lanes[n] for n in ws.input_lanes], f, n_queries=ws.n_queries, step=step,
-                              depth=ws.settings.depth, objective_depth=key.k, doc_ids=ws.doc_order, objective_name=key.key)
-
-
 def calibrate(ws: Workspace, opts: dict, step: float = 0.1, metric: str = "ndcg@10") -> dict:
     """thresholds.json content: fusion weights and RRF k, operating floor and margin,
     conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
-    from .files import sha256_of
+    from .calibration import fit_convex
 
     s = ws.settings
     out: dict = {"schema": THRESHOLDS_SCHEMA, "settings": s.as_dict(),

@@ -82,6 +82,18 @@ def _score_blocks(qid: np.ndarray, score: np.ndarray):
     return starts, np.diff(np.r_[starts, n])
 
 
+def byte_order(doc_ids) -> np.ndarray:
+    """Rank of every doc code's id in byte order (int64, a permutation of 0..n-1): the
+    tie key of fused lanes (``Workspace.doc_order``).
+
+    Pass the result as ``doc_ids=`` to :func:`tie_key`, :func:`rank_lane` or the fusion
+    functions to make every tie a pure integer comparison. ``doc_ids`` is a pyarrow
+    string array, a numpy object array or a sequence of str.
+    """
+    n = len(doc_ids)
+    return tie_key(doc_ids, np.arange(n, dtype=np.int64))
+
+
 def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
     """Integer key per doc code whose order is the byte order of the ids (larger = later as bytes).
 

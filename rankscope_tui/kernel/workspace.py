@@ -81,8 +81,42 @@ def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
     return int(order[dup[i]]), int(seconds[i])
 
 
+@dataclass(frozen=True)
+class Sources:
+    """Where a workspace was loaded from: the files and settings of :func:`load`.
+
+    Recorded on the workspace, so another split (a dev qrels file) is loaded exactly
+    like it: ``load(replace(ws.sources, qrels=dev))``.
+    """
+
+    lanes: tuple  # ((name or None, path), ...) in --lane order
+    qrels: str
+    settings: LoadSettings = LoadSettings()
+    strata: tuple = ()
+    corpus: str | None = None
+    queries: str | None = None
+    docs: str | None = None
+    ood_negatives: str | None = None
+
+
+def load(sources: Sources) -> "Workspace":
+    """The workspace over ``sources`` (what every command and the dashboard load)."""
+    return Workspace.load(list(sources.lanes), sources.qrels, sources.settings, list(sources.strata), sources.corpus,
+                          sources.queries, sources.docs, sources.ood_negatives)
+
+
 @dataclass
 class Workspace:
+    """Loaded inputs and what is derived from them.
+
+    Derived results (hits, per-query metrics, ceilings, attribution, the doc tie key, a
+    gate analysis, ...) are computed on first use and kept in a cache only this class
+    reads or writes, each behind a named method. Settings never change on a workspace:
+    :meth:`with_settings` makes a new one. Lanes are only added (derived lanes, by the
+    pipeline), never replaced; exploratory lanes (RRF at another k, a convex lane with
+    other weights) are never added: :meth:`metrics_of` scores a lane without keeping it.
+    """
+
     settings: LoadSettings
     qids: np.ndarray  # object array of qid strings, sorted as bytes
     doc_ids: object  # pyarrow string array: doc code -> doc id (hash order, not byte order)
@@ -101,7 +135,9 @@ class Workspace:
     query_text: dict[str, str] = field(default_factory=dict)
     doc_text: dict[str, str] = field(default_factory=dict)
     lane_origin: dict[str, str] = field(default_factory=dict)  # lane -> "input" | "fused" | "variant"
-    synthetic: bool = False
+    synthetic: bool = False  # the inputs are rankscope's own demo (kernel/provenance.py)
+    showcase: dict = field(default_factory=dict)  # demo only: lesson -> qid, from the demo's marker file
+    sources: Sources | None = None  # set by ``load``; None for a workspace built from raw inputs
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ loading
@@ -141,7 +177,12 @@ class Workspace:
         raw_q = read_qrels(qrels)
         raw_ood = read_qrels(ood_negatives) if ood_negatives else None
         ws = cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
-        ws.synthetic = _synthetic_demo(ws.inputs)
+        from .provenance import provenance
+
+        prov = provenance(ws.inputs)
+        ws.synthetic, ws.showcase = prov.synthetic, prov.showcase
+        ws.sources = Sources(tuple((n, p) for n, p in lanes), qrels, settings, tuple(strata), corpus, queries, docs,
+                             ood_negatives)
         return ws
 
     @classmethod
@@ -294,7 +335,7 @@ class Workspace:
     def doc_order(self) -> np.ndarray:
         """Byte-order rank of every doc code (built on first use): the tie key for fused lanes."""
         if "doc_order" not in self._cache:
-            from .fusion import byte_order
+            from .ranking import byte_order
 
             self._cache["doc_order"] = byte_order(self.doc_ids)
         return self._cache["doc_order"]
@@ -328,24 +369,27 @@ class Workspace:
         return LEVELS if self.group_of is not None else ("doc",)
 
     def add_lane(self, lane: RankedLane, origin: str) -> None:
-        """Register a derived lane (fused or a cap/docfirst variant)."""
+        """Register a derived lane (fused or a cap/docfirst variant). A name is given once:
+        snapshots share this cache, which is keyed by lane name."""
+        if lane.name in self.lanes and self.lanes[lane.name] is not lane:
+            raise ValueError(f"lane {lane.name!r} is already loaded")
         self.lanes[lane.name] = lane
         self.lane_origin[lane.name] = origin
-        for key in [k for k in self._cache if isinstance(k, tuple) and k[1] == lane.name]:
-            del self._cache[key]
 
     # ------------------------------------------------------------------ metrics
+
+    def _hits_of(self, L: RankedLane, level: str) -> tuple[M.Hits, M.Ideal]:
+        j = self.judgments
+        if level == "doc":
+            return M.doc_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.n_docs)
+        if self.group_of is None:
+            raise InputError("group level needs --group-sep", "--group-sep")
+        return M.group_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.group_of, len(self.groups))
 
     def hits(self, lane: str, level: str) -> tuple[M.Hits, M.Ideal]:
         key = ("hits", lane, level)
         if key not in self._cache:
-            L, j = self.lanes[lane], self.judgments
-            if level == "doc":
-                self._cache[key] = M.doc_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.n_docs)
-            else:
-                if self.group_of is None:
-                    raise InputError("group level needs --group-sep", "--group-sep")
-                self._cache[key] = M.group_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.group_of, len(self.groups))
+            self._cache[key] = self._hits_of(self.lanes[lane], level)
         return self._cache[key]
 
     def per_query(self, lane: str, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
@@ -356,6 +400,24 @@ class Workspace:
             hits, ideal = self.hits(lane, level)
             self._cache[key] = M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
         return self._cache[key]
+
+    def metrics_of(self, lane: RankedLane, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
+        """:meth:`per_query` of a lane that is not in the workspace (an exploratory fused
+        lane), computed the same way and not kept."""
+        metrics = tuple(metrics or self.settings.metrics)
+        hits, ideal = self._hits_of(lane, level)
+        return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
+
+    def means_of(self, per_query: dict[str, np.ndarray], metrics=None, queries: np.ndarray | None = None) -> dict[str, float]:
+        """``{metric key: mean over the queries}`` (positives by default) of per-query values
+        (``metrics``: keys, the workspace's by default); NaN over no query. The one
+        definition of a lane's mean (:meth:`mean` uses it)."""
+        q = self.positives if queries is None else queries
+        out = {}
+        for m in (metrics or [k.key for k in self.settings.metrics]):
+            v = per_query[m][q]
+            out[m] = float(v.mean()) if v.size else float("nan")
+        return out
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
         hits, _ = self.hits(lane, level)
@@ -369,9 +431,34 @@ class Workspace:
         return self._cache[key]
 
     def mean(self, lane: str, level: str, metric: str, queries: np.ndarray | None = None) -> float:
-        q = self.positives if queries is None else queries
-        v = self.per_query(lane, level)[metric][q]
-        return float(v.mean()) if v.size else float("nan")
+        """Mean of ``metric`` (a key of the workspace's metrics) over the queries (positives by default)."""
+        return self.means_of(self.per_query(lane, level), (metric,), queries)[metric]
+
+    def attribution(self, level: str = "doc"):
+        """Miss attribution of the input lanes at ``level`` (``attribution.Attribution``)."""
+        from . import attribution as A
+
+        key = ("attribution", level, self.settings.window, self.settings.blind)
+        if key not in self._cache:
+            self._cache[key] = A.compute_attribution(self, level)
+        return self._cache[key]
+
+    def derived(self, kind: str, key: tuple, compute):
+        """A derived result named ``kind`` (e.g. "gate") for ``key``, computed once by
+        ``compute()`` -- for analyses whose module owns the computation."""
+        k = (kind, "\0derived") + tuple(key)  # k[1] is never a lane name: add_lane leaves it alone
+        if k not in self._cache:
+            self._cache[k] = compute()
+        return self._cache[k]
+
+    def snapshot(self) -> "Workspace":
+        """The same workspace with its own lane list and the same cache: a reader (a
+        dashboard screen) sees the lanes present now, while the pipeline may go on adding
+        derived lanes here, and both share every computed number."""
+        ws = replace(self)
+        ws.lanes = dict(self.lanes)
+        ws.lane_origin = dict(self.lane_origin)
+        return ws
 
     def with_settings(self, **changes) -> "Workspace":
         """A workspace over the same loaded inputs with other settings (fresh cache)."""
@@ -384,27 +471,6 @@ class Workspace:
         ws.lanes = dict(self.lanes)
         ws.lane_origin = dict(self.lane_origin)
         return ws
-
-
-def _synthetic_demo(inputs: list) -> bool:
-    """True when every lane and qrels file is listed, by sha256, in the demo's marker file
-    (``rankscope-synthetic.json``) beside it: such reports are labelled synthetic."""
-    import json
-    import os
-
-    from ..demo import MARKER
-
-    checked = [f for f in inputs if f.role in ("lane", "qrels")]
-    for f in checked:
-        marker = os.path.join(os.path.dirname(os.path.abspath(f.path)), MARKER)
-        try:
-            with open(marker, encoding="utf-8") as fh:
-                listed = set(json.load(fh).get("files", {}).values())
-        except (OSError, ValueError, AttributeError):
-            return False
-        if f.sha256 not in listed:
-            return False
-    return bool(checked)
 
 
 def _judgments(raw: RawQrels, qc: np.ndarray, dc: np.ndarray, n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:

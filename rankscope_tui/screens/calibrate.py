@@ -1,10 +1,13 @@
 """5 Calibrate: convex fusion weights fitted on a grid — on dev, scored on test — and a
-toggle that fits on the test set to show how much that flatters the result (lesson 08)."""
+toggle that fits on the test set to show how much that flatters the result (lesson 08).
+
+The numbers are the kernel's calibration comparison (``kernel/calibration.py``); the dev
+split is loaded like the main workspace (``kernel.workspace.load`` of its sources with
+the dev qrels)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -14,61 +17,14 @@ from textual.markup import escape
 from textual.widgets import Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
-from ..widgets import fmt
-from ..kernel import fusion as F
+from ..kernel.calibration import CalibrationComparison, compare_calibration
+from ..kernel.settings import CalibrationSettings
+from ..kernel.workspace import load
 from ..state import load_dev_workspace
+from ..widgets import fmt
 from .base import PlainTable, ViewScreen, guarded
 
 STEPS = [("0.5", 0.5), ("0.25", 0.25), ("0.2", 0.2), ("0.1", 0.1), ("0.05", 0.05)]
-
-
-@dataclass(frozen=True)
-class CalibParams:
-    step: float
-    objective: str
-
-
-@dataclass
-class CalibResult:
-    params: CalibParams
-    lanes: tuple
-    fit_dev: object | None  # fusion.ConvexFit on the dev positives (None without --dev-qrels)
-    fit_test: object  # fusion.ConvexFit on the evaluated positives (in-sample)
-    test_at_dev: dict | None  # metric -> mean on test of the convex lane with dev weights
-    test_at_test: dict  # metric -> mean on test with test-fitted weights
-    dev_at_dev: dict | None  # metric -> mean on dev with dev weights
-    n_dev: int
-    n_test: int
-
-
-def _means_at(ws, weights, name: str) -> dict:
-    """Means over ws's positives of the convex lane with ``weights`` (fusion.convex, then the
-    workspace's metrics) — ``ws`` must be a scratch copy (a lane is added to it)."""
-    lane = F.convex([ws.lanes[n] for n in ws.input_lanes], weights, ws.n_queries, ws.settings.depth, name=name,
-                    doc_ids=ws.doc_order)
-    ws.add_lane(lane, "fused")
-    return {m.key: ws.mean(name, "doc", m.key) for m in ws.settings.metrics}
-
-
-def compute_calibration(test_ws, dev_ws, p: CalibParams) -> CalibResult:
-    """``pipeline.fit_convex`` (what `rankscope calibrate` fits) on dev and, for the optimism,
-    on test; then the convex lane scored on test."""
-    from ..state import fresh_workspace
-    from ..kernel import pipeline as P
-
-    lanes = tuple(test_ws.input_lanes)
-    fit_test = P.fit_convex(test_ws, p.step, p.objective)
-    test = fresh_workspace(test_ws)
-    test_at_test = _means_at(test, fit_test.weights, "convex@test")
-    fit_dev = test_at_dev = dev_at_dev = None
-    if dev_ws is not None:
-        if tuple(dev_ws.input_lanes) != lanes:
-            raise ValueError("dev and test workspaces must hold the same lanes")
-        fit_dev = P.fit_convex(dev_ws, p.step, p.objective)
-        test_at_dev = _means_at(test, fit_dev.weights, "convex@dev")
-        dev_at_dev = _means_at(fresh_workspace(dev_ws), fit_dev.weights, "convex@dev")
-    return CalibResult(p, lanes, fit_dev, fit_test, test_at_dev, test_at_test, dev_at_dev,
-                       int(dev_ws.positives.size) if dev_ws is not None else 0, int(test_ws.positives.size))
 
 
 class CalibrateScreen(ViewScreen):
@@ -88,7 +44,7 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
 
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
-        self.result: CalibResult | None = None
+        self.result: CalibrationComparison | None = None
         self.dev_ws = None
         self.dev_error: str | None = None
         self.step = 0.1
@@ -148,8 +104,8 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
             self.recompute()
         self.query_one("#cal-summary", Static).loading = False
 
-    def params(self) -> CalibParams:
-        return CalibParams(float(self.step), self.objective)
+    def params(self) -> CalibrationSettings:
+        return CalibrationSettings(float(self.step), self.objective)
 
     def recompute(self) -> None:
         if self.ws is None or self.objective is None:
@@ -158,13 +114,13 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         self.calibrate(self.ws, self.dev_ws, self.params())
 
     @work(thread=True, exclusive=True, group="calibrate", exit_on_error=False, description="fitting weights")
-    def calibrate(self, ws, dev, p: CalibParams) -> None:
-        r = compute_calibration(ws, dev, p)
+    def calibrate(self, ws, dev, p: CalibrationSettings) -> None:
+        r = compare_calibration(ws, dev, p)
         self.app.call_from_thread(self._done, r)
 
     @guarded
-    def _done(self, r: CalibResult) -> None:
-        if r.params != self.params():
+    def _done(self, r: CalibrationComparison) -> None:
+        if r.settings != self.params():
             return
         self.result = r
         self.query_one("#cal-summary", Static).loading = False
@@ -197,10 +153,10 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
 
     def _draw(self) -> None:
         r = self.result
-        m = r.params.objective
+        m = r.settings.objective
         honest = r.fit_dev is not None
         cheat = self.fit_on_test or not honest
-        L = [f"grid step {r.params.step:g}: {r.fit_test.n_points} weight vectors over {len(r.lanes)} lanes; objective {m}"]
+        L = [f"grid step {r.settings.step:g}: {r.fit_test.n_points} weight vectors over {len(r.lanes)} lanes; objective {m}"]
         if honest:
             dev = os.path.basename(str(self.app.state.options.dev_qrels or "dev"))
             L.append(f"[b]fitted on dev[/] ({escape(dev)}, {r.n_dev} positives): {self._weights(r.fit_dev)}")
@@ -214,7 +170,7 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
             L.append(f"[b $warning]fitted on test[/] ({r.n_test} positives): {self._weights(r.fit_test)}")
             L.append(f"    test {m} [b]{fmt.num(r.fit_test.objective, 4)}[/]  [reverse] in-sample: flattering [/]")
             if honest:
-                L.append(f"    optimism of fitting on test: {fmt.num(r.fit_test.objective - r.test_at_dev[m], 4)} "
+                L.append(f"    optimism of fitting on test: {fmt.num(r.optimism, 4)} "
                          f"({m} on test, test-fitted minus dev-fitted)")
         L.append("Ties on the grid: the first maximum in visiting order wins (ranx keeps the last).")
         self.query_one("#cal-summary", Static).update("\n".join(L))
@@ -228,13 +184,13 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         t.fill(["lane / weights", *metrics], [([label, *[fmt.num(v) for v in values]], None) for label, values in rows])
         self._plot(r, honest, cheat)
 
-    def _plot(self, r: CalibResult, honest: bool, cheat: bool) -> None:
+    def _plot(self, r: CalibrationComparison, honest: bool, cheat: bool) -> None:
         plot = self.query_one("#cal-plot", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        m = r.params.objective
-        n = round(1 / r.params.step)
+        m = r.settings.objective
+        n = round(1 / r.settings.step)
         two = len(r.lanes) == 2
         xs = [c[0] / n for c, _ in r.fit_test.points] if two else list(range(1, r.fit_test.n_points + 1))
         if honest:

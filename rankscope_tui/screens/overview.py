@@ -137,8 +137,8 @@ drills into the current query.
 
     def _showcase_tie(self) -> str | None:
         """The demo's tie lesson (q12: a relevant doc tied at rank 1, ordered second)."""
-        qid = self.state.showcase.get("tie")
-        return qid if qid in self.ws.qid_index else None
+        qid = self.ws.showcase.get("tie")  # from the demo's marker file (kernel/provenance.py)
+        return qid if isinstance(qid, str) and qid in self.ws.qid_index else None
 
     def _next_tie_qid(self, after: int) -> str | None:
         """The next query code after ``after`` whose parsed list has two equal scores in its

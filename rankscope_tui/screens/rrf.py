@@ -1,10 +1,13 @@
 """4 RRF: a k slider recomputing the fused lane live, the chosen metric against k, and the
-query whose correct top hit fusion dilutes (lesson 07)."""
+query whose correct top hit fusion dilutes (lesson 07).
+
+Every number comes from the kernel's RRF-at-k entry point (``kernel/rrf_at_k.py``): at
+the report's k it is the report's fused lane and numbers; other k go through an
+``RRFExplorer`` (the input lanes prepared once, a few fused lanes kept)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from rich.text import Text
@@ -16,44 +19,15 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
+from ..kernel.rrf_at_k import FusedAtK, RRFExplorer
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
-from ..kernel import fusion as F
 from .base import PlainTable, QidTable, ViewScreen, guarded
 
 K_MIN, K_MAX = 1, 200
 CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
 QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
 SHOW = 10
-
-
-@dataclass
-class FusedAtK:
-    k: int
-    lane: object  # RankedLane
-    means: dict  # metric -> mean over positives
-    diluted: dict  # input lane -> query codes
-    elapsed: float
-
-
-def fusion_table(ws, scratch):
-    """The input lanes prepared once for fusion (kernel FusionTable): each k is then a cheap pass."""
-    key = ("tui", "fusion_table")
-    if key not in scratch._cache:
-        scratch._cache[key] = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
-                                                  doc_ids=scratch.doc_order)
-    return scratch._cache[key]
-
-
-def fuse(ws, scratch, k: int) -> FusedAtK:
-    """The fused lane at k, its means and what it dilutes — all from kernel/fusion.py."""
-    t = time.perf_counter()
-    inputs = [ws.lanes[n] for n in ws.input_lanes]
-    lane = fusion_table(ws, scratch).rrf(k, ws.settings.depth, name=f"rrf@{k}")
-    scratch.add_lane(lane, "fused")
-    means = {m.key: scratch.mean(lane.name, "doc", m.key) for m in ws.settings.metrics}
-    d = F.dilution(inputs, lane, ws.judgments, ws.settings.relevant, queries=ws.positives)
-    return FusedAtK(k, lane, means, dict(zip(d.lanes, d.queries)), time.perf_counter() - t)
 
 
 class RRFScreen(ViewScreen):
@@ -81,12 +55,12 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self.focus_qid: str | None = None
         self.drawn_k: int | None = None
         self.redraws = 0
-        self._scratch = None
-        self._curve_scratch = None
+        self._explorer: RRFExplorer | None = None
         self._window = None
         self._pending = False
         self._last_changed = 0.0
         self.last_latency: float | None = None
+        self.kernel_seconds: float | None = None  # the drawn k's kernel call (benchmarks read it)
         self._ranked_for: str | None = None
         self._diluted_shown: tuple | None = None
 
@@ -115,8 +89,6 @@ Enter drills into the query shown (or, in the list, the highlighted one).
     # ------------------------------------------------------------------ data
 
     def refresh_view(self) -> None:
-        from ..state import fresh_workspace
-
         ws = self.ws
         if ws is None:
             return
@@ -133,8 +105,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         slider = self.query_one("#rrf-k", KSlider)
         with self.prevent(KSlider.Changed):
             slider.value = int(ws.settings.rrf_k)
-        self._scratch = fresh_workspace(ws)
-        self._curve_scratch = fresh_workspace(ws)
+        self._explorer = RRFExplorer(ws)  # the slider's and the curve's fused lanes: a few at a time
         self.curve = {}
         self.current = None
         self.focus_qid = None
@@ -150,7 +121,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
     @on(KSlider.Changed, "#rrf-k")
     def _k_changed(self, event: KSlider.Changed) -> None:
         self._last_changed = time.perf_counter()
-        if self.ws is None or self._scratch is None:
+        if self.ws is None or self._explorer is None:
             return
         if self._window is None:  # leading edge: compute now, then hold a quiet window
             self.recompute(event.value)
@@ -166,19 +137,21 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             self._window = self.set_timer(QUIET, self._window_over)
 
     def recompute(self, k: int) -> None:
-        self.fuse_at(self.ws, self._scratch, int(k))
+        self.fuse_at(self._explorer, int(k))
 
     @work(thread=True, exclusive=True, group="rrf", exit_on_error=False, description="fusing")
-    def fuse_at(self, ws, scratch, k: int) -> None:
-        result = fuse(ws, scratch, k)
-        self.app.call_from_thread(self._fused, result)
+    def fuse_at(self, explorer: RRFExplorer, k: int) -> None:
+        t = time.perf_counter()
+        result = explorer.at(k)
+        self.app.call_from_thread(self._fused, result, time.perf_counter() - t)
 
     @guarded
-    def _fused(self, r: FusedAtK) -> None:
+    def _fused(self, r: FusedAtK, elapsed: float | None = None) -> None:
         self.curve.setdefault(r.k, r.means)
         if r.k != self.k:  # stale: the slider has moved on
             return
         self.current = r
+        self.kernel_seconds = elapsed
         if self.focus_qid is None:
             self.focus_qid = self._opening_query(r)
         self._draw_plot()
@@ -191,7 +164,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     @work(thread=True, exclusive=True, group="rrf-curve", exit_on_error=False, description="metric against k")
     def compute_curve(self) -> None:
-        ws, scratch = self.ws, self._curve_scratch
+        explorer = self._explorer
         for k in CURVE_KS:
             if k in self.curve:
                 continue
@@ -199,7 +172,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
             if get_current_worker().is_cancelled:
                 return
-            r = fuse(ws, scratch, k)
+            r = explorer.at(k)
             self.app.call_from_thread(self._curve_point, r)
 
     @guarded
@@ -212,7 +185,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         """A query fusion dilutes (the demo's showcase when it is one)."""
         ws = self.ws
         codes = sorted({int(q) for qs in r.diluted.values() for q in qs})
-        want = ws.qid_index.get(self.app.state.showcase.get("dilution"))
+        want = ws.qid_index.get(str(ws.showcase.get("dilution")))  # showcase: demo data only
         if want in codes:
             return str(ws.qids[want])
         if codes:

@@ -1,0 +1,124 @@
+"""RRF at k: the fused lane at one k, its means over the positives and what it dilutes.
+
+One entry point for the report's fusion block (the default or calibrated k) and the
+dashboard's k slider (any k), so both print the same numbers from the same code:
+
+- the lane: ``Σ_lanes 1/(k + rank)`` over the workspace's input lanes, ordered and cut
+  like any lane (``fusion.rrf``; a prepared ``fusion.FusionTable`` gives the same lane,
+  ties included, for many k);
+- the means: doc level, over the positives, each requested metric, exactly as the
+  workspace scores a loaded lane (``Workspace.metrics_of`` / ``per_query``);
+- the dilution: per input lane, the positives whose rank-1 hit is relevant there and
+  not in the fused lane (``fusion.dilution``).
+
+At the workspace's own k the fused lane is the workspace's ``rrf`` lane and its numbers
+are the workspace's (one computation). :class:`RRFExplorer` serves other k: it prepares
+the input lanes once and keeps only the last few fused lanes, never adding any to the
+workspace.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import fusion as F
+from .ranking import RankedLane
+
+#: Fused lanes an explorer keeps (each is a whole lane: memory grows with the inputs).
+EXPLORER_LIMIT = 4
+
+
+@dataclass(frozen=True)
+class FusedAtK:
+    """The fused lane at ``k`` and the numbers the report and the RRF view show for it."""
+
+    k: float
+    lane: RankedLane
+    means: dict  # metric key -> mean over the positives (doc level)
+    dilution: F.Dilution
+
+    @property
+    def diluted(self) -> dict[str, np.ndarray]:
+        """Input lane -> query codes (ascending) whose correct top hit fusion dilutes."""
+        return dict(zip(self.dilution.lanes, self.dilution.queries))
+
+
+def rrf_lane(ws, k: float, name: str = "rrf", table: F.FusionTable | None = None) -> RankedLane:
+    """The RRF lane of ``ws``'s input lanes at ``k`` (with the workspace's depth and tie key)."""
+    if table is not None:
+        return table.rrf(k, ws.settings.depth, name=name)
+    inputs = [ws.lanes[n] for n in ws.input_lanes]
+    return F.rrf(inputs, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order, name=name)
+
+
+def rrf_at_k(ws, k: float | None = None, metrics: tuple | None = None, *,
+             table: F.FusionTable | None = None) -> FusedAtK:
+    """RRF at ``k`` (None: the workspace's k) over ``ws``'s input lanes: lane, means of
+    ``metrics`` (workspace's by default; ``metrics.MetricKey``) and dilution."""
+    s = ws.settings
+    k = s.rrf_k if k is None else k
+    metrics = tuple(metrics or s.metrics)
+    if _is_own(ws, k):  # the report's lane: its per-query values are the workspace's, cached
+        lane = ws.lanes["rrf"]
+        per_query = ws.per_query("rrf", "doc", tuple(dict.fromkeys(tuple(s.metrics) + metrics)))
+    else:
+        lane = rrf_lane(ws, k, name=f"rrf@{k:g}", table=table)
+        per_query = ws.metrics_of(lane, "doc", tuple(dict.fromkeys(tuple(s.metrics) + metrics)))
+    inputs = [ws.lanes[n] for n in ws.input_lanes]
+    dil = F.dilution(inputs, lane, ws.judgments, s.relevant, queries=ws.positives)
+    return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
+
+
+def _is_own(ws, k) -> bool:
+    """Is the RRF lane at ``k`` the workspace's own ``rrf`` lane (built at its k)?"""
+    return k == ws.settings.rrf_k and ws.lane_origin.get("rrf") == "fused"
+
+
+class RRFExplorer:
+    """RRF at any k over one workspace, for a slider: the input lanes are prepared once
+    (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
+    dropped), so memory stays bounded however many k are visited. Thread-safe; the
+    workspace is only read (its lanes, its cached input-lane numbers)."""
+
+    def __init__(self, ws, limit: int = EXPLORER_LIMIT) -> None:
+        if limit < 1:
+            raise ValueError("an explorer keeps at least one fused lane")
+        self.ws = ws
+        self.limit = int(limit)
+        self._table: F.FusionTable | None = None
+        self._kept: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def kept(self) -> tuple:
+        """The k of the fused lanes held now (oldest first)."""
+        with self._lock:
+            return tuple(self._kept)
+
+    def table(self) -> F.FusionTable:
+        with self._lock:
+            if self._table is None:
+                ws = self.ws
+                self._table = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
+                                                  doc_ids=ws.doc_order)
+            return self._table
+
+    def at(self, k: float) -> FusedAtK:
+        """:func:`rrf_at_k` of the workspace at ``k`` (the workspace's metrics)."""
+        with self._lock:
+            hit = self._kept.get(k)
+            if hit is not None:
+                self._kept.move_to_end(k)
+                return hit
+        table = None if _is_own(self.ws, k) else self.table()
+        r = rrf_at_k(self.ws, k, table=table)
+        with self._lock:
+            self._kept[k] = r
+            self._kept.move_to_end(k)
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+        return r
