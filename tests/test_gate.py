@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rankscope_tui.kernel import gate as G
+from gate_oracles import sweep_brute_force
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.judgments import Judgments
 from rankscope_tui.kernel.ranking import rank_lane
@@ -112,7 +113,7 @@ def test_vectorised_wilson_is_intervals_wilson(a, b, c):
     from rankscope_tui.kernel import intervals
 
     k, n = min(a, b), max(a, b)
-    p, lo, hi = G._wilson_arrays(np.array([k]), np.array([n]), c)
+    p, lo, hi = G.rates._wilson_arrays(np.array([k]), np.array([n]), c)
     iv = intervals.wilson(k, n, c)
     if n == 0:
         assert np.isnan(lo[0]) and iv.low is None
@@ -343,7 +344,7 @@ def test_sweep_equals_brute_force(data, m, r):
     pos, negs = _sets(cls)
     mn = G.mutual_nn(lane, cls > 0, tie_rule="count") if r is not None else None
     fast = G.sweep(t, pos, negs, margin=m, mutual=mn, r=r)
-    slow = G.sweep_brute_force(t, pos, negs, margin=m, mutual=mn, r=r)
+    slow = sweep_brute_force(t, pos, negs, margin=m, mutual=mn, r=r)
     _same(fast, slow)
     # candidates: distinct finite top scores of every evaluated query, plus +inf
     ev = (cls > 0) & t.present
@@ -438,7 +439,7 @@ def test_margin_lone_candidate_passes_every_margin():
     assert om.margin is None and "lone candidates" in om.reason
     d = strict_json(om.as_dict())
     assert d["margin"] is None and "lone" in d["margin_reason"]
-    _same(msw, G.sweep_brute_force(t, mask(5, [3, 4]), negs, variable="margin"))
+    _same(msw, sweep_brute_force(t, mask(5, [3, 4]), negs, variable="margin"))
 
 
 def test_operating_margin_attainable():
@@ -461,7 +462,7 @@ def test_margin_sweep_equals_brute_force(data):
     t = G.top_scores(lane, hit_relevant=hit_rel)
     pos, negs = _sets(cls)
     msw = G.margin_sweep(t, pos, negs)
-    _same(msw, G.sweep_brute_force(t, pos, negs, variable="margin"))
+    _same(msw, sweep_brute_force(t, pos, negs, variable="margin"))
     lone = np.count_nonzero(negs["in_domain"] & (t.n_hits == 1))
     assert msw.accepted["in_domain"][-1] == lone
     om = G.operating_margin(msw, 0.05)

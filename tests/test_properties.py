@@ -37,6 +37,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from rankscope_tui.kernel import gate as G
+from gate_oracles import sweep_brute_force
 from rankscope_tui.kernel import pipeline as P
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.metrics import parse_metrics
@@ -408,7 +409,7 @@ def test_the_fast_gate_sweep_equals_brute_force_on_a_loaded_workspace(files, dat
         rows += [(q, f"nd{j}", float(j % 3)) for j in range(i + 1)]
     ws = load(files, [run_text(rows)], qrels_text(qrels), relevant=relevant)
     view = P.gate_view(ws, "l0", fpir=0.05, conservative=False, miss_rate=0.1)
-    slow = G.sweep_brute_force(view.top, view.positives, view.negatives, confidence=ws.settings.confidence)
+    slow = sweep_brute_force(view.top, view.positives, view.negatives, confidence=ws.settings.confidence)
     fast = view.sweep
     np.testing.assert_array_equal(fast.threshold, slow.threshold)
     for f in ("correct", "wrong_accept", "rejected"):
