@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rankscope_tui.kernel import gate as G
-from gate_oracles import sweep_brute_force
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.judgments import Judgments
 from rankscope_tui.kernel.ranking import rank_lane
+
+from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
 
 Z = NormalDist().inv_cdf(0.975)
 Z2 = Z * Z
