@@ -115,7 +115,7 @@ class RankscopeApp(App):
         self.lane_names = list(self.ws.lanes) if self.ws is not None else []
         self.input_lane_names = list(self.ws.input_lanes) if self.ws is not None else []
 
-    def gate_options(self) -> dict:
+    def gate_options(self):  # kernel.settings.GateSettings
         from .cli import gate_options
 
         return gate_options(self.args)

@@ -25,6 +25,7 @@ from enum import Enum
 import numpy as np
 
 from . import gate as G
+from . import intervals as I
 from .errors import InputError, InputWarning
 from .settings import GateSettings
 from .thresholds import Thresholds, in_sample_overlap
@@ -316,12 +317,14 @@ def analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds |
 
     at_null = {k: G.gate_outcome(top, pos, negs, floor=nf.floor, confidence=c) for k, nf in null.items() if nf.floor is not None}
     at_conf = G.gate_outcome(top, pos, negs, floor=conf.floor, confidence=c)
-    from . import intervals as I
-
     n_in = int(negs["in_domain"].size)
     zero = I.zero_event_bounds(n_in, c) if n_in else None
     return GateAnalysis(
-        settings, lane, None, c, top, pos, negs, null, conf, sw, msw, ops, opm, mutual, mutual_r, margin, floor,
-        label, applied, g or None, outcome, by_cond or {}, by_stratum, by_cond_stratum, sw_cond, op_cond,
-        at_null, at_conf, G.rule_of_three_table(confidence=c), zero, tuple(warnings),
+        settings=settings, lane=lane, confidence=c, top=top, positives=pos, negatives=negs, null=null,
+        conformal=conf, sweep=sw, margin_sweep=msw, operating=ops, operating_margin=opm, mutual=mutual,
+        mutual_r=mutual_r, margin=margin, floor=floor, label=label, applied=applied, calibrated=g or None,
+        outcome=outcome, by_condition=by_cond or {}, outcome_by_stratum=by_stratum,
+        by_condition_by_stratum=by_cond_stratum, sweep_under_conditions=sw_cond,
+        operating_under_conditions=op_cond, at_null=at_null, at_conformal=at_conf,
+        rule_of_three=G.rule_of_three_table(confidence=c), zero_event=zero, warnings=tuple(warnings),
     )
