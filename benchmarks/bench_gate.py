@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the brute-force oracle lives with the tests
 
 from rankscope_tui.kernel import gate as G  # noqa: E402
+from gate_oracles import sweep_brute_force  # noqa: E402
 from rankscope_tui.kernel.ranking import rank_lane  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -72,7 +74,7 @@ def run_size(n_queries: int, hits: int, brute_floors: int | None, seed: int, rep
     else:
         idx = np.unique(np.linspace(0, n_cand - 1, brute_floors).round().astype(np.int64))
     t0 = time.perf_counter()
-    slow = G.sweep_brute_force(top, pos, negs, candidates=sw.threshold[idx])
+    slow = sweep_brute_force(top, pos, negs, candidates=sw.threshold[idx])
     t_brute_sub = time.perf_counter() - t0
     per_floor = t_brute_sub / idx.size
     t_brute = per_floor * n_cand

@@ -14,7 +14,7 @@ Targets (``--target``):
   json_qrels   readers.read_qrels on JSON {qid: {doc: grade}}, then the same
   strata       tables.read_strata, then Workspace.from_raw with the stratification
   gates        files.read_text + rules.parse_rules, then rules.judge against a real report
-  thresholds   pipeline.read_thresholds, then prepare + evaluate_report + strict JSON dump
+  thresholds   thresholds.read_thresholds, then prepare + evaluate_report + strict JSON dump
   report       verdict.load_report + diffing.comparable/diff_inputs + rules.judge (the
                reports `verdict` and `diff` read)
 
@@ -73,7 +73,7 @@ except ImportError:
 
 
 def _import_kernel():
-    global FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings
+    global FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings, TH, GateSettings, CalibrationSettings
     from rankscope_tui.commands import verdict as VERDICT
     from rankscope_tui.kernel import diffing as DIFFING
     from rankscope_tui.kernel import errors as ERR
@@ -81,9 +81,10 @@ def _import_kernel():
     from rankscope_tui.kernel import output as OUT
     from rankscope_tui.kernel import readers as READ
     from rankscope_tui.kernel import tables as TAB
-    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.settings import CalibrationSettings, GateSettings, LoadSettings
     from rankscope_tui.kernel import metrics as MET
     from rankscope_tui.kernel import pipeline as PL
+    from rankscope_tui.kernel import thresholds as TH
     from rankscope_tui.kernel import rules as RU
     from rankscope_tui.kernel import workspace as WS
 
@@ -133,7 +134,7 @@ def fixtures() -> dict:
         _FIX["lane2"] = READ.read_lane(_fixture_file("fix-b.run", FIX_RUN2), "b")
         _FIX["qrels"] = READ.read_qrels(_fixture_file("fix-qrels.txt", FIX_QRELS))
         ws = WS.Workspace.from_raw([_FIX["lane"], _FIX["lane2"]], _FIX["qrels"], LoadSettings(metrics=METRICS, resamples=50))
-        _FIX["report"] = json.loads(OUT.dumps_strict(PL.evaluate_report(ws, {"gate_on": "a"})))
+        _FIX["report"] = json.loads(OUT.dumps_strict(PL.evaluate_report(ws, GateSettings(gate_on="a"))))
     return _FIX
 
 
@@ -227,10 +228,10 @@ def h_gates(data: bytes) -> None:
 
 def h_thresholds(data: bytes) -> None:
     path = _input_file(data, ".json")
-    PL.read_thresholds(path)  # the reader alone first: its own errors
+    TH.read_thresholds(path)  # the reader alone first: its own errors
     f = fixtures()
     ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0))
-    report = PL.evaluate_report(ws, {"gate_on": "a", "fpir": 0.1}, thresholds_path=path)
+    report = PL.evaluate_report(ws, GateSettings(gate_on="a", fpir=0.1), thresholds_path=path)
     OUT.dumps_strict(report)
 
 
@@ -298,12 +299,12 @@ def seeds(target: str) -> list[bytes]:
     if target == "thresholds":
         f = fixtures()
         ws = WS.Workspace.from_raw([f["lane"], f["lane2"]], f["qrels"], LoadSettings(metrics=METRICS, resamples=0))
-        th = PL.calibrate(ws, {"gate_on": "a", "fpir": 0.1, "conservative": False, "miss_rate": 0.1, "margin": None, "mutual": 1},
-                          step=0.5, metric="rr")
-        small = {"schema": PL.THRESHOLDS_SCHEMA, "fusion": {"rrf_k": 10, "convex": {"weights": {"a": 0.25, "b": 0.75}}},
+        th = TH.calibrate(ws, GateSettings(gate_on="a", fpir=0.1, miss_rate=0.1, mutual=1),
+                          CalibrationSettings(step=0.5, objective="rr"))
+        small = {"schema": TH.THRESHOLDS_SCHEMA, "fusion": {"rrf_k": 10, "convex": {"weights": {"a": 0.25, "b": 0.75}}},
                  "gate": {"floor": 1.0, "margin": 0.5, "mutual_r": 2}, "calibration": {"qids": ["q1", "q9"]}}
         return [OUT.dumps_strict(th).encode(), json.dumps(small).encode(),
-                json.dumps({"schema": PL.THRESHOLDS_SCHEMA, "gate": {"floor": None, "floor_reason": "-inf: accept all"}}).encode()]
+                json.dumps({"schema": TH.THRESHOLDS_SCHEMA, "gate": {"floor": None, "floor_reason": "-inf: accept all"}}).encode()]
     if target == "report":
         rep = fixtures()["report"]
         small = {"schema": rep["schema"], "inputs": rep["inputs"], "lanes": rep["lanes"], "per_query": rep["per_query"]}

@@ -54,13 +54,15 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
+    from .kernel.settings import GateSettings as GS
+
     gate = p.add_argument_group("gate")
-    gate.add_argument("--gate-on", default=None, metavar="LANE", help="the lane whose top score is gated")
-    gate.add_argument("--fpir", type=float, default=0.05, help="target false-positive identification rate")
+    gate.add_argument("--gate-on", default=GS.gate_on, metavar="LANE", help="the lane whose top score is gated")
+    gate.add_argument("--fpir", type=float, default=GS.fpir, help="target false-positive identification rate")
     gate.add_argument("--conservative", action="store_true", help="pick the floor on the Wilson upper bound of FPIR")
-    gate.add_argument("--miss-rate", type=float, default=0.05, help="conformal miss rate alpha")
-    gate.add_argument("--margin", type=float, default=None, help="accept only when top minus runner-up >= this")
-    gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
+    gate.add_argument("--miss-rate", type=float, default=GS.miss_rate, help="conformal miss rate alpha")
+    gate.add_argument("--margin", type=float, default=GS.margin, help="accept only when top minus runner-up >= this")
+    gate.add_argument("--mutual", type=int, default=GS.mutual, metavar="R", help="mutual nearest neighbour condition")
 
 
 def settings_from(args):
@@ -154,11 +156,12 @@ class StageProgress:
             sys.stderr.write(f"{PROG}: {stage} ({elapsed:.1f} s)\n")
 
 
-def gate_options(args) -> dict:
-    return {
-        "gate_on": args.gate_on, "fpir": args.fpir, "conservative": args.conservative,
-        "miss_rate": args.miss_rate, "margin": args.margin, "mutual": args.mutual,
-    }
+def gate_options(args):
+    """The gate settings named on the command line (``kernel.settings.GateSettings``)."""
+    from .kernel.settings import GateSettings
+
+    return GateSettings(gate_on=args.gate_on, fpir=args.fpir, conservative=args.conservative,
+                        miss_rate=args.miss_rate, margin=args.margin, mutual=args.mutual)
 
 
 def cmd_demo(args) -> int:

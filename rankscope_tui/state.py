@@ -88,7 +88,7 @@ def evaluate(options: DashboardOptions, workspace):
     from .kernel.pipeline import evaluate_report, prepare
 
     ws, _ = prepare(workspace, options.thresholds)
-    return ws, evaluate_report(ws, options.gate.as_dict(), thresholds_path=options.thresholds)
+    return ws, evaluate_report(ws, options.gate, thresholds_path=options.thresholds)
 
 
 @dataclass

@@ -15,6 +15,8 @@ from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.judgments import Judgments
 from rankscope_tui.kernel.ranking import rank_lane
 
+from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
+
 Z = NormalDist().inv_cdf(0.975)
 Z2 = Z * Z
 
@@ -112,7 +114,7 @@ def test_vectorised_wilson_is_intervals_wilson(a, b, c):
     from rankscope_tui.kernel import intervals
 
     k, n = min(a, b), max(a, b)
-    p, lo, hi = G._wilson_arrays(np.array([k]), np.array([n]), c)
+    p, lo, hi = G.rates._wilson_arrays(np.array([k]), np.array([n]), c)
     iv = intervals.wilson(k, n, c)
     if n == 0:
         assert np.isnan(lo[0]) and iv.low is None
@@ -343,7 +345,7 @@ def test_sweep_equals_brute_force(data, m, r):
     pos, negs = _sets(cls)
     mn = G.mutual_nn(lane, cls > 0, tie_rule="count") if r is not None else None
     fast = G.sweep(t, pos, negs, margin=m, mutual=mn, r=r)
-    slow = G.sweep_brute_force(t, pos, negs, margin=m, mutual=mn, r=r)
+    slow = sweep_brute_force(t, pos, negs, margin=m, mutual=mn, r=r)
     _same(fast, slow)
     # candidates: distinct finite top scores of every evaluated query, plus +inf
     ev = (cls > 0) & t.present
@@ -438,7 +440,7 @@ def test_margin_lone_candidate_passes_every_margin():
     assert om.margin is None and "lone candidates" in om.reason
     d = strict_json(om.as_dict())
     assert d["margin"] is None and "lone" in d["margin_reason"]
-    _same(msw, G.sweep_brute_force(t, mask(5, [3, 4]), negs, variable="margin"))
+    _same(msw, sweep_brute_force(t, mask(5, [3, 4]), negs, variable="margin"))
 
 
 def test_operating_margin_attainable():
@@ -461,7 +463,7 @@ def test_margin_sweep_equals_brute_force(data):
     t = G.top_scores(lane, hit_relevant=hit_rel)
     pos, negs = _sets(cls)
     msw = G.margin_sweep(t, pos, negs)
-    _same(msw, G.sweep_brute_force(t, pos, negs, variable="margin"))
+    _same(msw, sweep_brute_force(t, pos, negs, variable="margin"))
     lone = np.count_nonzero(negs["in_domain"] & (t.n_hits == 1))
     assert msw.accepted["in_domain"][-1] == lone
     om = G.operating_margin(msw, 0.05)
@@ -592,3 +594,50 @@ def test_query_sets_as_codes_or_masks():
     np.testing.assert_array_equal(m1.position, m2.position)
     with pytest.raises(ValueError):
         G.sweep(t, pos[:-1], neg)  # a mask of the wrong length is refused
+
+
+def test_evaluate_with_thresholds_warns_when_the_mutual_batches_differ_more_than_2x(tmp_path, capsys):
+    """SPEC §6: r fitted on lists from one batch size does not transfer to a batch more than
+    2x apart; `evaluate --thresholds` with the mutual condition says so in the report's
+    warnings and prints it like the input warnings."""
+    from rankscope_tui import cli
+    from rankscope_tui.kernel.thresholds import THRESHOLDS_SCHEMA
+
+    lane = tmp_path / "a.run"
+    lane.write_text("".join(f"q{i} Q0 d{j} {j} {3 - j}.5 t\n" for i in range(1, 11) for j in (1, 2, 3)), encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 d1 {1 if i <= 8 else 0}\n" for i in range(1, 11)), encoding="utf-8")
+    th = tmp_path / "th.json"
+
+    def run(cal_qids: list[str]) -> tuple[dict, str]:
+        th.write_text(json.dumps({"schema": THRESHOLDS_SCHEMA, "calibration": {"qids": cal_qids},
+                                  "gate": {"floor": 0.5, "margin": None, "mutual_r": 1}}), encoding="utf-8")
+        out = tmp_path / "report.json"
+        assert cli.main(["evaluate", "--lane", f"a={lane}", "--qrels", str(qrels), "--thresholds", str(th),
+                         "--gate-on", "a", "--resamples", "0", "--out", str(out)]) == 0
+        return json.loads(out.read_text(encoding="utf-8")), capsys.readouterr().out
+
+    report, text = run(["c1", "c2", "c3", "c4"])
+    w = [x for x in report["summary"]["warnings"] if x["kind"] == "mutual_batch_size"]
+    assert len(w) == 1 and w[0]["where"] == str(th)
+    assert w[0]["message"] == G.batch_size_warning(4, 10)
+    assert f"warning: {th}: {w[0]['message']} (1)" in text
+    report, text = run([f"c{i}" for i in range(5)])  # 5 and 10: at most 2x apart
+    assert not [x for x in report["summary"]["warnings"] if x["kind"] == "mutual_batch_size"]
+    assert "r does not transfer" not in text
+
+
+@settings(max_examples=150, deadline=None)
+@given(gate_data(), st.sampled_from([-math.inf, 0.0, 0.5, 1.0, math.inf]), st.sampled_from([0.0, 0.5]), st.integers(1, 3))
+def test_condition_outcomes_are_the_floor_anded_with_each_condition(data, floor, m, r):
+    lane, hit_rel, cls = data
+    t = G.top_scores(lane, hit_relevant=hit_rel)
+    pos, negs = _sets(cls)
+    mn = G.mutual_nn(lane, cls > 0, tie_rule="count")
+    by = G.condition_outcomes(t, pos, negs, floor, margin=m, mutual=mn, r=r)
+    assert list(by) == ["floor", "floor AND margin", "floor AND mutual", "floor AND margin AND mutual"]
+    assert by["floor"] == G.gate_outcome(t, pos, negs, floor=floor).combined
+    assert by["floor AND margin"] == G.gate_outcome(t, pos, negs, floor=floor, margin=m).combined
+    assert by["floor AND mutual"] == G.gate_outcome(t, pos, negs, floor=floor, mutual=mn, r=r).combined
+    assert by["floor AND margin AND mutual"] == G.gate_outcome(t, pos, negs, floor=floor, margin=m, mutual=mn, r=r).combined
+    assert list(G.condition_outcomes(t, pos, negs, floor)) == ["floor"]

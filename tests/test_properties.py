@@ -40,8 +40,11 @@ from rankscope_tui.kernel import gate as G
 from rankscope_tui.kernel import pipeline as P
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.metrics import parse_metrics
-from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.gate_analysis import analyse_gate
+from rankscope_tui.kernel.settings import GateSettings, LoadSettings
 from rankscope_tui.kernel.workspace import Workspace
+
+from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
 
 METRICS = tuple(parse_metrics("hit@1,hit@3,recall@2,recall@10,p@1,p@3,rr,ndcg@1,ndcg@2,ndcg@3,ndcg@10,judged@5"))
 # RANKSCOPE_PROPERTY_EXAMPLES=500 for a longer hunt (default kept small: the suite stays fast)
@@ -133,7 +136,7 @@ def load(files: Files, lane_texts: list[str], qrels: str, tag: str = "", **setti
 
 def result(ws: Workspace) -> dict:
     """The report, without what names the input files or their lines."""
-    rep = P.evaluate_report(ws, {"gate_on": "l0"})
+    rep = P.evaluate_report(ws, GateSettings(gate_on="l0"))
     rep.pop("inputs")
     for w in rep["summary"]["warnings"]:
         w.pop("where", None)
@@ -321,7 +324,7 @@ def test_every_metric_stays_within_0_and_1(files, data, depth, relevant, group):
     lanes, qrels = data
     ws = load(files, [run_text(r) for r in lanes], qrels_text(qrels), depth=depth, relevant=relevant,
               group_sep="#" if group else None)
-    rep = P.evaluate_report(ws, {})
+    rep = P.evaluate_report(ws)
     for lane, levels in rep["per_query"].items():
         for level, rows in levels.items():
             for qid, vals in rows.items():
@@ -407,8 +410,8 @@ def test_the_fast_gate_sweep_equals_brute_force_on_a_loaded_workspace(files, dat
         qrels.append((q, f"nd{i}", 0))
         rows += [(q, f"nd{j}", float(j % 3)) for j in range(i + 1)]
     ws = load(files, [run_text(rows)], qrels_text(qrels), relevant=relevant)
-    view = P.gate_view(ws, "l0", fpir=0.05, conservative=False, miss_rate=0.1)
-    slow = G.sweep_brute_force(view.top, view.positives, view.negatives, confidence=ws.settings.confidence)
+    view = analyse_gate(ws, GateSettings(gate_on="l0", fpir=0.05, conservative=False, miss_rate=0.1))
+    slow = sweep_brute_force(view.top, view.positives, view.negatives, confidence=ws.settings.confidence)
     fast = view.sweep
     np.testing.assert_array_equal(fast.threshold, slow.threshold)
     for f in ("correct", "wrong_accept", "rejected"):

@@ -373,12 +373,12 @@ def _report(d: Path) -> str:
     from rankscope_tui.kernel.output import dumps_strict
     from rankscope_tui.kernel.metrics import parse_metrics
     from rankscope_tui.kernel.pipeline import evaluate_report
-    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.settings import GateSettings, LoadSettings
     from rankscope_tui.kernel.workspace import Workspace
 
     f = clean_set(d / "in")
     ws = Workspace.load([("a", f["a"]), ("b", f["b"])], f["qrels"], LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=200))
-    return write(d, "report.json", dumps_strict(evaluate_report(ws, {"gate_on": "a"})))
+    return write(d, "report.json", dumps_strict(evaluate_report(ws, GateSettings(gate_on="a"))))
 
 
 def _mutated_report(d: Path, fn: Callable[[dict], object], name: str = "bad.json") -> str:
@@ -1052,7 +1052,7 @@ def reports(tmp_path_factory):
     for name, rank, q in (("good", lambda i: 1 if i % 10 else 2, qp), ("bad", lambda i: 5, qp), ("other", lambda i: 1, other_q)):
         rp = write(d, f"{name}/sys.run".replace("/", "_"), run(rank))
         ws = Workspace.load([("sys", rp)], q, settings)
-        out[name] = write(d, f"{name}.json", dumps_strict(evaluate_report(ws, {})))
+        out[name] = write(d, f"{name}.json", dumps_strict(evaluate_report(ws)))
     out["gates_pass"] = write(d, "pass.json", '[{"path": "lanes.sys.doc.rr", "op": ">=", "threshold": 0.5}]')
     out["gates_fail"] = write(d, "fail.json", '[{"path": "lanes.sys.doc.rr", "op": ">=", "threshold": 0.5},\n'
                                                ' {"path": "lanes.sys.doc.hit@1", "op": ">=", "threshold": 0.99}]')

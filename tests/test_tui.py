@@ -33,6 +33,7 @@ from textual.worker import WorkerCancelled, WorkerFailed  # noqa: E402
 from rankscope_tui.app import RankscopeApp  # noqa: E402
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args  # noqa: E402
 from rankscope_tui.demo import SHOWCASE, write_demo  # noqa: E402
+from rankscope_tui.kernel.gate_analysis import GateLabel  # noqa: E402
 from rankscope_tui.screens import VIEWS  # noqa: E402
 from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace  # noqa: E402
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog  # noqa: E402
@@ -458,14 +459,14 @@ async def test_gate_target_and_conservative(work):
     app, pilot = work
     screen = await view(app, pilot, "gate")
     r = screen.result
-    assert r.params.lane == "dense" and r.params.target == 0.05 and not r.params.conservative
+    assert r.params.gate_on == "dense" and r.params.fpir == 0.05 and not r.params.conservative
     assert set(r.negatives) == {"in_domain", "out_of_domain"}
     assert r.rule_of_three[1]["wilson_n"] == 73 and r.rule_of_three[1]["rule_of_three_n"] == 60
     # the out-of-domain floor looks safe and is not: it accepts in-domain negatives
     ood = r.nulls["out_of_domain"]
     assert ood.fpir["in_domain"].value > r.nulls["in_domain"].fpir["in_domain"].value
     # no --thresholds: tuning only, and the applied-margin key is off
-    assert screen.applied() is None and r.calibrated is None
+    assert r.analysis.applied is None and r.calibrated is None
     assert not screen.query_one("#gate-strata").display
     assert app.screen.check_action("applied_margin", ()) is False
     await pilot.press("c")
@@ -473,7 +474,7 @@ async def test_gate_target_and_conservative(work):
     assert screen.result.params.conservative
     screen.query_one("#gate-target", Input).value = "0.2"
     await settle(app, pilot, 2 * QUIET)
-    assert screen.result.params.target == 0.2
+    assert screen.result.params.fpir == 0.2
     screen.query_one("#gate-margin", Input).value = "0.01"
     screen.query_one("#gate-mutual", Input).value = "2"
     await settle(app, pilot, 2 * QUIET)
@@ -725,15 +726,18 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
         assert tui_out.read_bytes() == cli_out.read_bytes()
 
         screen = await view(app, pilot, "gate")
-        g = screen.applied()
-        assert g is app.state.report["gate"] and g["applied"]["label"] == "threshold (picked on other negatives)"
+        g = app.state.report["gate"]
+        assert g["applied"]["label"] == "threshold (picked on other negatives)"
+        # the screen's analysis under the command line's settings is the report's gate block
+        assert screen.result.analysis.as_dict() == g
+        assert screen.result.analysis.applied.label is GateLabel.THRESHOLD
         assert screen.result.calibrated["floor"] == g["applied"]["floor"]
         assert screen.query_one("#gate-strata").display and screen.query_one("#gate-strata").row_count > 0
-        assert screen.result.params.margin is None  # the tuning view: floor alone
+        assert screen.result.params.margin is None  # the screen's own margin is off: the calibrated one applies
         await pilot.press("a")  # sweep the floor under the applied margin
         await settle(app, pilot, 2 * QUIET)
         assert screen.result.params.margin == g["applied"]["margin"]
-        assert "margin" in screen.result.sweep.conditions and "margin" not in screen.result.view.sweep.conditions
+        assert "margin" in screen.result.sweep.conditions and "margin" not in screen.result.analysis.sweep.conditions
 
         screen = await view(app, pilot, "compare")  # convex joins the candidates; fitted on dev: not exploratory
         assert "convex" in screen.result.plan.candidates and not screen.result.plan.exploratory_reasons
@@ -773,6 +777,60 @@ async def test_app_from_a_state_built_without_argparse(demo_dir, tmp_path):
         await settle(app, pilot)
         assert app.exported == [str(tui_out)]
     assert tui_out.read_bytes() == cli_out.read_bytes()
+
+
+async def test_gate_screen_shows_the_gate_analysis_and_the_report(demo_dir, tmp_path):
+    """One road: the Gate view's floor and its FNIR / FPIR for the floor alone, floor AND
+    margin, floor AND mutual (and all three) are the entry point's (``analyse_gate``) and
+    `evaluate --out`'s gate block, with the margin and mutual conditions on."""
+    import json
+
+    from textual.content import Content
+    from textual.widgets import Static
+
+    from rankscope_tui.cli import gate_options, load_workspace
+    from rankscope_tui.kernel.gate_analysis import analyse_gate
+    from rankscope_tui.kernel.pipeline import prepare
+    from rankscope_tui.widgets import fmt
+
+    argv = demo_argv(demo_dir) + FAST + ["--margin", "0.01", "--mutual", "2"]
+    cli_out = tmp_path / "cli.json"
+    assert cli_main(["evaluate", *evaluate_argv(argv), "--out", str(cli_out)]) == 0
+    report = json.loads(cli_out.read_text(encoding="utf-8"))
+    block = report["gate"]
+    args = parse_args(argv)
+    assert report["inputs"]["settings"]["gate"] == gate_options(args).as_dict()
+    ws = load_workspace(args)
+    ws, _ = prepare(ws, args.thresholds)
+    analysis = analyse_gate(ws, gate_options(args))
+    assert json.loads(json.dumps(analysis.as_dict())) == block
+    conds = block["outcome_by_condition"]
+    assert list(conds) == ["floor", "floor AND margin", "floor AND mutual", "floor AND margin AND mutual"]
+    assert conds["floor AND margin AND mutual"] == {**block["outcome"]["combined"]}
+    floor = block["operating_point"]["in_domain"]["floor"]
+    assert block["outcome"]["floor"] == floor and analysis.floor == floor
+
+    app = RankscopeApp(state_from_args(args, synthetic=True, source_label="demo"))
+    async with app.run_test(size=WORK_SIZE) as pilot:
+        await settle(app, pilot)
+        screen = await view(app, pilot, "gate")
+        r = screen.result
+        assert r.params == gate_options(args)
+        assert json.loads(json.dumps(r.analysis.as_dict())) == block
+        text = Content.from_markup(str(screen.query_one("#gate-floors", Static).content)).plain
+        assert f"Gate at floor {fmt.num(floor, 4)} (tuning):" in text
+        for cond, o in conds.items():
+            shown = [f"    {cond}: FNIR {fmt.rate(o['fnir'])}  (rejected {o['rejected']}, wrong accept {o['wrong_accept']})"]
+            shown += [f"        FPIR {gate_screen_label(k)}: {fmt.rate(v)}" for k, v in o["fpir"].items()]
+            assert "\n".join(shown) in text, cond
+        ms = block["mutual"]
+        assert f"Mutual r={ms['r']}: lists built from {ms['built_from']} queries; vacuous for {ms['vacuous_queries']}" in text
+
+
+def gate_screen_label(negative_set: str) -> str:
+    from rankscope_tui.screens.gate import NEG_LABELS
+
+    return NEG_LABELS.get(negative_set, negative_set)
 
 
 @module_loop

@@ -1,8 +1,10 @@
-"""What `evaluate` and `calibrate` compute, in order, over one workspace.
+"""What `evaluate` computes, in order, over one workspace.
 
 Derived lanes first (``rrf`` whenever two or more lanes are loaded, ``convex`` with
 calibrated weights, then the cap / document-first variants of every lane), then
-every block of the report. The dashboard asks the same functions.
+every block of the report (the gate's from :func:`gate_analysis.analyse_gate`). The
+dashboard asks the same functions; `calibrate` writes thresholds.json through
+:func:`thresholds.calibrate`.
 """
 
 from __future__ import annotations
@@ -14,85 +16,10 @@ import numpy as np
 from . import judgments as J
 from . import report as R
 from .errors import InputError
+from .settings import GateSettings
+from .thresholds import Thresholds, in_sample_overlap, read_thresholds
 from .workspace import Workspace
 
-THRESHOLDS_SCHEMA = "rankscope.thresholds/1"
-
-
-# --------------------------------------------------------------------------- thresholds.json
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """What `calibrate` fitted, as read back from thresholds.json."""
-
-    path: str
-    data: dict
-    calibration_qids: frozenset = field(default_factory=frozenset)
-
-    @property
-    def convex_weights(self) -> dict | None:
-        fusion = self.data.get("fusion") or {}
-        conv = fusion.get("convex")
-        return conv.get("weights") if conv else None
-
-    @property
-    def rrf_k(self) -> float | None:
-        """The RRF k calibration settled on; None when it merely recorded the default."""
-        fusion = self.data.get("fusion") or {}
-        return None if fusion.get("rrf_k_source") == "default" else fusion.get("rrf_k")
-
-
-def read_thresholds(path: str) -> Thresholds:
-    """Read and validate thresholds.json; every block used later is checked here."""
-    from .files import as_finite_number, load_json, read_text
-
-    data = load_json(read_text(path), path)
-    if not isinstance(data, dict) or data.get("schema") != THRESHOLDS_SCHEMA:
-        raise InputError(f"not a thresholds file (expected 'schema': '{THRESHOLDS_SCHEMA}')", path, 1)
-
-    def block(name: str) -> dict:
-        b = data.get(name)
-        if b is None:
-            return {}
-        if not isinstance(b, dict):
-            raise InputError(f"'{name}' must be an object", path, 1)
-        return b
-
-    cal = block("calibration")
-    qids = cal.get("qids", [])
-    if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
-        raise InputError("'calibration.qids' must be a list of strings", path, 1)
-    fusion = block("fusion")
-    if fusion.get("rrf_k") is not None:
-        k = as_finite_number(fusion["rrf_k"], "'fusion.rrf_k'", path, 1)
-        if not 0 <= k <= 1e6:
-            raise InputError("'fusion.rrf_k' must be between 0 and 1e6", path, 1)
-    conv = fusion.get("convex")
-    if conv is not None:
-        if not isinstance(conv, dict) or not isinstance(conv.get("weights"), dict):
-            raise InputError("'fusion.convex.weights' must be an object {lane: weight}", path, 1)
-        total = 0.0
-        for lane, w in conv["weights"].items():
-            x = as_finite_number(w, f"convex weight of {lane}", path, 1)
-            if x < 0:
-                raise InputError(f"convex weight of {lane} must be >= 0", path, 1)
-            total += x
-        if conv["weights"] and total <= 0:
-            raise InputError("convex weights must not all be zero", path, 1)
-    gate = block("gate")
-    for key in ("floor", "margin"):
-        if gate.get(key) is not None:
-            as_finite_number(gate[key], f"'gate.{key}'", path, 1)
-    r = gate.get("mutual_r")
-    if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
-        raise InputError("'gate.mutual_r' must be a positive integer", path, 1)
-    return Thresholds(path, data, frozenset(qids))
-
-
-def in_sample_overlap(ws: Workspace, th: Thresholds, queries: np.ndarray) -> int:
-    """How many evaluated queries were also calibration queries."""
-    return sum(1 for q in ws.qids[queries].tolist() if q in th.calibration_qids)
 
 
 # --------------------------------------------------------------------------- derived lanes
@@ -155,153 +82,6 @@ def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
     return out
 
 
-# --------------------------------------------------------------------------- gate
-
-
-def gate_lane_name(ws: Workspace, gate_on: str | None, required: bool) -> str | None:
-    if gate_on:
-        if gate_on not in ws.lanes:
-            raise InputError(f"--gate-on {gate_on!r} is not a loaded lane ({', '.join(ws.lanes)})", "--gate-on")
-        return gate_on
-    if len(ws.input_lanes) == 1:
-        return ws.input_lanes[0]
-    if required:
-        raise InputError("--gate-on LANE is required when more than one lane is loaded", "--gate-on")
-    return None
-
-
-def negative_sets(ws: Workspace) -> dict[str, np.ndarray]:
-    sets = {"in_domain": ws.negatives}
-    if ws.ood_negatives is not None and ws.ood_negatives.size:
-        sets["out_of_domain"] = ws.ood_negatives
-    return sets
-
-
-@dataclass
-class GateView:
-    """Everything the gate block and the Gate screen show, computed once."""
-
-    lane: str
-    top: object
-    positives: np.ndarray
-    negatives: dict
-    null: dict
-    conformal: object
-    sweep: object
-    margin_sweep: object
-    operating: dict  # negative set -> OperatingPoint
-    operating_margin: object | None
-    mutual: object | None
-
-
-def gate_view(ws: Workspace, lane: str, fpir: float, conservative: bool, miss_rate: float,
-              mutual_r: int | None = None, in_sample_conformal: bool = True) -> GateView:
-    """The gate analysis of ``lane`` under these conditions, computed once per workspace."""
-    key = (lane, fpir, conservative, miss_rate, mutual_r, in_sample_conformal)
-    return ws.derived("gate", key, lambda: _gate_view(ws, *key))
-
-
-def _gate_view(ws: Workspace, lane: str, fpir: float, conservative: bool, miss_rate: float,
-               mutual_r: int | None, in_sample_conformal: bool) -> GateView:
-    from . import gate as G
-
-    s = ws.settings
-    L = ws.lanes[lane]
-    hits, _ = ws.hits(lane, "doc")  # grades already joined for the metrics: reuse them
-    top = G.top_scores(L, ws.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
-    pos = ws.positives
-    negs = negative_sets(ws)
-    null = G.null_floors(top, negs, s.confidence)
-    conf = G.conformal_floor(top, pos, miss_rate, in_sample=in_sample_conformal)
-    mutual = None
-    if mutual_r is not None:
-        among = np.concatenate([pos] + list(negs.values()))
-        mutual = G.mutual_nn(L, np.sort(among), tie_rule="count")
-    sw = G.sweep(top, pos, negs, confidence=s.confidence)
-    msw = G.margin_sweep(top, pos, negs, confidence=s.confidence)
-    ops = {name: G.operating_point(sw, fpir, conservative, s.confidence, negative_set=name) for name in negs if negs[name].size}
-    opm = G.operating_margin(msw, fpir, conservative, s.confidence) if negs["in_domain"].size else None
-    return GateView(lane, top, pos, negs, null, conf, sw, msw, ops, opm, mutual)
-
-
-def gate_block(ws: Workspace, opts: dict, th: Thresholds | None) -> dict | None:
-    from . import gate as G
-
-    negs = negative_sets(ws)
-    if not any(v.size for v in negs.values()) and not opts.get("gate_on"):
-        return None
-    lane = gate_lane_name(ws, opts.get("gate_on"), required=False)
-    if lane is None:
-        return {"skipped": True, "skipped_reason": "several lanes are loaded: name the gate lane with --gate-on"}
-    s = ws.settings
-    fpir, cons, alpha = opts.get("fpir", 0.05), opts.get("conservative", False), opts.get("miss_rate", 0.05)
-    mutual_r = opts.get("mutual")
-    if th is not None and th.data.get("gate"):
-        mutual_r = th.data["gate"].get("mutual_r", mutual_r)
-    view = gate_view(ws, lane, fpir, cons, alpha, mutual_r, in_sample_conformal=th is None)
-    out: dict = {
-        "lane": lane,
-        "level": "doc",
-        "definitions": {
-            "top_score": "score at position 1 of the gate lane after ordering and depth; absent queries are always rejected",
-            "fpir": "accepted negatives / negatives",
-            "fnir": "(rejected + wrong_accept) / positives; a wrong accept (accepted with a non-relevant top hit) counts as a miss",
-        },
-        "negatives": {name: int(v.size) for name, v in negs.items()},
-        "positives": int(view.positives.size),
-        "null_floor": {name: nf.as_dict() for name, nf in view.null.items()},
-        "conformal_floor": view.conformal.as_dict(),
-        "sweep": view.sweep.as_dict(max_points=200),
-        "rule_of_three": G.rule_of_three_table(confidence=s.confidence),
-    }
-    margin = opts.get("margin")
-    if th is None:
-        out["operating_point"] = {name: {**op.as_dict(), "label": "tuning (picked on the reported negatives)"} for name, op in view.operating.items()}
-        if view.operating_margin is not None:
-            out["operating_margin"] = {**view.operating_margin.as_dict(), "label": "tuning (picked on the reported negatives)"}
-        floor = view.operating.get("in_domain").floor if "in_domain" in view.operating else None
-    else:
-        g = th.data.get("gate") or {}
-        floor = _num_or_inf(g.get("floor"), g.get("floor_reason"))
-        margin = g.get("margin") if margin is None else margin
-        overlap = in_sample_overlap(ws, th, np.concatenate(list(negs.values()) + [view.positives]))
-        out["applied"] = {"floor": g.get("floor"), "floor_reason": g.get("floor_reason"), "margin": margin, "mutual_r": mutual_r,
-                          "from": th.path,
-                          "label": "in-sample (evaluated queries overlap the calibration queries)" if overlap else "threshold (picked on other negatives)",
-                          "overlap_queries": overlap}
-    if floor is not None:
-        outcome = G.gate_outcome(view.top, view.positives, negs, floor=floor, margin=margin,
-                                 mutual=view.mutual, r=mutual_r, confidence=s.confidence)
-        out["outcome"] = outcome.as_dict()
-        out["outcome_by_stratum"] = _outcome_by_stratum(ws, view, negs, floor, margin, mutual_r)
-    if view.mutual is not None:
-        out["mutual"] = view.mutual.summary(mutual_r)
-    return out
-
-
-def _num_or_inf(x, reason):
-    if x is not None:
-        return float(x)
-    if reason and "-inf" in str(reason):
-        return float("-inf")
-    return float("inf")
-
-
-def _outcome_by_stratum(ws: Workspace, view: GateView, negs: dict, floor, margin, mutual_r) -> dict:
-    from . import gate as G
-
-    out: dict = {}
-    for name, labels in ws.strata.items():
-        out[name] = {}
-        for label in sorted(set(labels[view.positives].tolist()) | set(np.concatenate([labels[v] for v in negs.values()]).tolist())):
-            pos = view.positives[labels[view.positives] == label]
-            sub = {k: v[labels[v] == label] for k, v in negs.items()}
-            o = G.gate_outcome(view.top, pos, sub, floor=floor, margin=margin, mutual=view.mutual, r=mutual_r,
-                               confidence=ws.settings.confidence)
-            out[name][label] = o.as_dict()["combined"]
-    return out
-
-
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -317,19 +97,25 @@ def prepare(ws: Workspace, thresholds_path: str | None = None) -> tuple[Workspac
     return ws, th
 
 
-def evaluate_report(ws: Workspace, gate_options: dict | None = None, thresholds_path: str | None = None) -> dict:
+def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_path: str | None = None) -> dict:
     """The full report dict for ``rankscope evaluate`` (and the dashboard's export), on
     ``prepare(ws, thresholds_path)``'s workspace."""
+    from .gate_analysis import analyse_gate, gate_requested
+
+    gate = gate or GateSettings()
     ws, th = prepare(ws, thresholds_path)
     extra: dict = {}
     extra["attribution"] = attribution_block(ws)
     fb = fusion_block(ws, th)
     if fb is not None:
         extra["fusion"] = fb
-    gb = gate_block(ws, gate_options or {}, th)
-    if gb is not None:
-        extra["gate"] = gb
+    analysis = analyse_gate(ws, gate, th) if gate_requested(ws, gate) else None
+    if analysis is not None:
+        extra["gate"] = analysis.as_dict()
     report = R.build(ws, extra)
+    report["inputs"]["settings"]["gate"] = gate.as_dict()
+    if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
+        report["summary"]["warnings"] += [w.as_dict() for w in analysis.warnings]
     if th is not None:
         report["inputs"]["thresholds"] = {"path": th.path, "sha256": _sha(th.path)}
     return report
@@ -351,48 +137,6 @@ def attribution_block(ws: Workspace) -> dict:
 # --------------------------------------------------------------------------- calibrate
 
 
-def calibrate(ws: Workspace, opts: dict, step: float = 0.1, metric: str = "ndcg@10") -> dict:
-    """thresholds.json content: fusion weights and RRF k, operating floor and margin,
-    conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
-    from .calibration import fit_convex
-
-    s = ws.settings
-    out: dict = {"schema": THRESHOLDS_SCHEMA, "settings": s.as_dict(),
-                 "fingerprints": {f.path: f.sha256 for f in ws.inputs},
-                 "calibration": {"qrels": next(f.path for f in ws.inputs if f.role == "qrels"),
-                                 "qids": [str(q) for q in ws.qids[np.sort(np.concatenate([ws.positives, ws.negatives]))].tolist()],
-                                 "positives": int(ws.positives.size), "negatives": int(ws.negatives.size)}}
-    fusion: dict = {"rrf_k": s.rrf_k, "rrf_k_source": s.rrf_k_source}
-    if len(ws.input_lanes) >= 2:
-        fit = fit_convex(ws, step, metric)
-        fusion["convex"] = fit.as_dict()
-    out["fusion"] = fusion
-    negs = negative_sets(ws)
-    need_gate = opts.get("gate_on") or any(v.size for v in negs.values())
-    if need_gate:
-        add_derived_lanes(ws)
-        lane = gate_lane_name(ws, opts.get("gate_on"), required=True)
-        fpir, cons, alpha = opts.get("fpir", 0.05), opts.get("conservative", False), opts.get("miss_rate", 0.05)
-        view = gate_view(ws, lane, fpir, cons, alpha, opts.get("mutual"), in_sample_conformal=False)
-        pick_on = "in_domain" if negs["in_domain"].size else next((k for k, v in negs.items() if v.size), None)
-        op = view.operating.get(pick_on) if pick_on else None
-        gate = {"lane": lane, "target_fpir": fpir, "conservative": cons, "miss_rate": alpha,
-                "picked_on": pick_on, "mutual_r": opts.get("mutual"),
-                "null_floor": {k: v.as_dict() for k, v in view.null.items()},
-                "conformal_floor": view.conformal.as_dict()}
-        if op is not None:
-            d = op.as_dict()
-            gate["operating_point"] = d
-            gate["floor"] = d.get("floor")
-            gate["floor_reason"] = d.get("floor_reason") or (None if d.get("floor") is not None else "+inf: reject all (unattainable)")
-        else:
-            gate["floor"], gate["floor_reason"] = None, "no negatives to pick a floor on"
-        if view.operating_margin is not None:
-            m = view.operating_margin.as_dict()
-            gate["operating_margin"] = m
-            gate["margin"] = m.get("margin")
-        out["gate"] = gate
-    return out
 
 
 # --------------------------------------------------------------------------- compare

@@ -17,6 +17,9 @@ from textual.markup import escape
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
+from ..kernel.gate_analysis import GateAnalysis, GateLabel, analyse_gate
+from ..kernel.settings import GateSettings
+from ..kernel.thresholds import read_thresholds
 from ..widgets import fmt
 from .base import PlainTable, ViewScreen, parse_optional_number, guarded
 
@@ -24,74 +27,60 @@ NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep
 
 
-@dataclass(frozen=True)
-class GateParams:
-    lane: str
-    target: float
-    conservative: bool
-    alpha: float
-    margin: float | None
-    mutual: int | None
-    confidence: float
-
-
 @dataclass
 class GateResult:
-    params: GateParams
-    view: object  # pipeline.GateView: floors, sweeps and operating points, as the report computes them
-    sweep: object  # the floor sweep drawn (with the margin / mutual conditions when active)
-    negatives: dict
-    at_null: dict
-    at_conformal: object
-    operating: object  # OperatingPoint on the in-domain negatives
-    outcome: object
-    mutual_summary: dict | None
-    rule_of_three: list
-    zero_event: tuple | None
-    calibrated: dict | None = None  # thresholds.json's gate block (what `calibrate` fitted), with --thresholds
+    """The screen's settings and the kernel's gate analysis under them (nothing else)."""
+
+    params: GateSettings
+    analysis: GateAnalysis
+
+    @property
+    def sweep(self):
+        """The floor sweep drawn: with the margin / mutual conditions ANDed when active."""
+        a = self.analysis
+        return a.sweep_under_conditions if a.sweep_under_conditions is not None else a.sweep
+
+    @property
+    def operating(self):
+        """The operating point on the drawn sweep (in-domain negatives)."""
+        a = self.analysis
+        return a.operating_under_conditions if a.sweep_under_conditions is not None else a.in_domain_operating
+
+    @property
+    def negatives(self) -> dict:
+        return {k: int(v.size) for k, v in self.analysis.negatives.items()}
 
     @property
     def nulls(self) -> dict:
-        return self.view.null
+        return self.analysis.null
 
     @property
     def conformal(self):
-        return self.view.conformal
+        return self.analysis.conformal
+
+    @property
+    def rule_of_three(self) -> list:
+        return self.analysis.rule_of_three
+
+    @property
+    def calibrated(self) -> dict | None:
+        return self.analysis.calibrated
+
+    @property
+    def mutual_summary(self) -> dict | None:
+        return self.analysis.mutual_summary
 
     @property
     def op_margin(self):
-        return self.view.operating_margin if self.params.margin is not None else None
+        return self.analysis.operating_margin if self.params.margin is not None else None
 
 
-def compute_gate(ws, p: GateParams, thresholds_path: str | None = None) -> GateResult:
-    """Every number of the Gate view: ``pipeline.gate_view`` (what the report's gate block
-    uses) plus the gate outcome under the conditions chosen here (runs in a worker). With
-    ``--thresholds``, the calibrated gate block is read back too (the applied floor and its
-    outcome are the report's ``gate.applied`` and ``gate.outcome``)."""
-    from ..kernel import gate as G
-    from ..kernel import pipeline as P
-
-    from ..kernel import intervals as I
-
-    view = P.gate_view(ws, p.lane, p.target, p.conservative, p.alpha, p.mutual)
-    negs = view.negatives
-    top, pos = view.top, view.positives
-    sw = view.sweep
-    if p.margin is not None or p.mutual is not None:
-        sw = G.sweep(top, pos, negs, p.margin, view.mutual, p.mutual, p.confidence)
-    op = G.operating_point(sw, p.target, p.conservative, p.confidence, negative_set="in_domain")
-    at_null = {k: G.gate_outcome(top, pos, negs, floor=nf.floor, confidence=p.confidence)
-               for k, nf in view.null.items() if nf.floor is not None}
-    at_conf = G.gate_outcome(top, pos, negs, floor=view.conformal.floor, confidence=p.confidence)
-    outcome = G.gate_outcome(top, pos, negs, floor=op.floor, margin=p.margin, mutual=view.mutual, r=p.mutual,
-                             confidence=p.confidence)
-    rot = G.rule_of_three_table(confidence=p.confidence)
-    n_neg = int(negs["in_domain"].size)
-    zero = I.zero_event_bounds(n_neg, p.confidence) if (I is not None and n_neg and hasattr(I, "zero_event_bounds")) else None
-    mutual_summary = view.mutual.summary(p.mutual) if view.mutual is not None and p.mutual is not None else None
-    calibrated = (P.read_thresholds(thresholds_path).data.get("gate") or None) if thresholds_path else None
-    return GateResult(p, view, sw, {k: int(v.size) for k, v in negs.items()}, at_null, at_conf, op, outcome,
-                      mutual_summary, rot, zero, calibrated)
+def compute_gate(ws, settings: GateSettings, thresholds_path: str | None = None) -> GateResult:
+    """The Gate view's numbers: the kernel's gate analysis (what the report's gate block is)
+    under the settings chosen on the screen (runs in a worker). With ``--thresholds`` the
+    calibrated floor, margin and mutual r are applied as `evaluate --thresholds` applies them."""
+    th = read_thresholds(thresholds_path) if thresholds_path else None
+    return GateResult(settings, analyse_gate(ws, settings, th))
 
 
 class GateScreen(ViewScreen):
@@ -166,8 +155,8 @@ conservative.
         super().on_mount()
         a = self.options.gate
         with self.prevent(Input.Changed, Switch.Changed):
-            self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", 0.05) or 0.05)
-            self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", 0.05) or 0.05)
+            self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", None) or GateSettings.fpir)
+            self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", None) or GateSettings.miss_rate)
             if getattr(a, "margin", None) is not None:
                 self.query_one("#gate-margin", Input).value = repr(a.margin)
             if getattr(a, "mutual", None) is not None:
@@ -190,7 +179,8 @@ conservative.
             sel.value = self.lane
         self.recompute()
 
-    def params(self) -> GateParams | None:
+    def params(self) -> GateSettings | None:
+        """The screen's choices as the kernel's gate settings (None while a field is invalid)."""
         try:
             target = float(self.query_one("#gate-target", Input).value)
             alpha = float(self.query_one("#gate-alpha", Input).value)
@@ -200,8 +190,8 @@ conservative.
             return None
         if not (0 < target < 1 and 0 < alpha < 1) or (mutual is not None and mutual < 1):
             return None
-        return GateParams(self.lane, target, self.query_one("#gate-conservative", Switch).value, alpha, margin, mutual,
-                          self.ws.settings.confidence)
+        return GateSettings(gate_on=self.lane, fpir=target, conservative=self.query_one("#gate-conservative", Switch).value,
+                            miss_rate=alpha, margin=margin, mutual=mutual)
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:
@@ -225,30 +215,29 @@ conservative.
         sw = self.query_one("#gate-conservative", Switch)
         sw.value = not sw.value
 
-    def applied(self) -> dict | None:
-        """The report's gate block when it applies calibrated thresholds (``gate.applied``)."""
-        g = (self.report or {}).get("gate") or {}
-        return g if "applied" in g else None
+    def calibrated_margin(self) -> float | None:
+        """The margin `calibrate` fitted (thresholds.json's gate block), when one is loaded."""
+        r = self.result
+        return None if r is None or r.analysis.applied is None else r.analysis.applied.calibrated_margin
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "applied_margin":
-            g = self.applied()
-            return g is not None and g["applied"].get("margin") is not None
+            return self.calibrated_margin() is not None
         return True
 
     def action_applied_margin(self) -> None:
-        g = self.applied()
-        if g is None or g["applied"].get("margin") is None:
+        m = self.calibrated_margin()
+        if m is None:
             self.notify("no calibrated margin: load --thresholds from `rankscope calibrate`", severity="warning")
             return
-        self.query_one("#gate-margin", Input).value = repr(g["applied"]["margin"])
+        self.query_one("#gate-margin", Input).value = repr(m)
 
     def action_nudge_target(self, steps: int) -> None:
         inp = self.query_one("#gate-target", Input)
         try:
             t = float(inp.value)
         except ValueError:
-            t = 0.05
+            t = GateSettings.fpir
         inp.value = f"{min(0.99, max(0.01, round(t + 0.01 * steps, 4))):g}"
 
     # ------------------------------------------------------------------ compute and draw
@@ -263,7 +252,7 @@ conservative.
         self.run_gate(self.ws, p, self.options.thresholds)
 
     @work(thread=True, exclusive=True, group="gate", exit_on_error=False, description="sweeping the gate")
-    def run_gate(self, ws, p: GateParams, thresholds_path: str | None) -> None:
+    def run_gate(self, ws, p: GateSettings, thresholds_path: str | None) -> None:
         result = compute_gate(ws, p, thresholds_path)
         self.app.call_from_thread(self._show, result)
 
@@ -274,27 +263,27 @@ conservative.
         self.result = r
         self._draw_plot(r)
         self._draw_floors(r)
-        self._draw_strata()
+        self._draw_strata(r)
         self._draw_table(r)
         self.refresh_bindings()
 
-    def _draw_strata(self) -> None:
-        """The report's ``gate.outcome_by_stratum`` (the applied floor and margin, per stratum)."""
-        g = self.applied()
-        by = (g or {}).get("outcome_by_stratum") or {}
+    def _draw_strata(self, r: GateResult) -> None:
+        """The applied thresholds per stratum (the report's ``gate.outcome_by_stratum``)."""
+        a = r.analysis
+        by = a.outcome_by_stratum if a.applied is not None else {}
         t = self.query_one("#gate-strata", PlainTable)
         show = bool(by)
         t.display = self.query_one("#gate-strata-title", Label).display = show
         if not show:
             return
-        negs = list(g.get("negatives") or {})
+        negs = list(a.negatives)
         rows = []
         for strat, labels in by.items():
-            for label, c in labels.items():
-                fp = c.get("fpir") or {}
+            for label, o in labels.items():
+                c = o.combined
                 name = label if len(by) == 1 else f"{strat}: {label}"
-                rows.append(([name, str(c.get("positives", 0)), fmt.rate(c["fnir"]) if c["fnir"].get("n") else "—",
-                              *[fmt.rate(fp[k]) if k in fp and fp[k].get("n") else "—" for k in negs]], None))
+                rows.append(([name, str(c.positives), fmt.rate(c.fnir) if c.positives else "—",
+                              *[fmt.rate(c.fpir[k]) if k in c.fpir and c.fpir[k].n else "—" for k in negs]], None))
         t.fill(["stratum", "pos", "FNIR", *[f"FPIR {NEG_LABELS.get(k, k)}" for k in negs]], rows)
 
     def _draw_plot(self, r: GateResult) -> None:
@@ -302,32 +291,32 @@ conservative.
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
+        a = r.analysis
         sw = r.sweep
         fnir = np.nan_to_num(sw.fnir, nan=1.0)
         markers = {"in_domain": "braille", "out_of_domain": "braille"}
         for name in sw.accepted:
             fpir = np.nan_to_num(sw.fpir(name), nan=0.0)
             plt.plot(fpir.tolist(), fnir.tolist(), label=f"{NEG_LABELS.get(name, name)} negatives", marker=markers.get(name, "dot"))
-        op = r.operating
         pts = []
-        for name, oc in r.at_null.items():
+        for name, oc in a.at_null.items():
             f = oc.combined.fpir.get("in_domain")
             pts.append((f.value if f else 0.0, oc.combined.fnir.value, f"null floor ({NEG_LABELS.get(name, name)})", "x"))
-        c = r.at_conformal.combined
+        c = a.at_conformal.combined
         f = c.fpir.get("in_domain")
         pts.append((f.value if f else 0.0, c.fnir.value, "conformal floor", "+"))
-        fo = op.fpir.get("in_domain")
-        pts.append((fo.value if fo else 0.0, op.fnir.value, "operating point", "●"))
-        g = self.applied()
-        if g is not None and g.get("lane") == r.params.lane and "outcome" in g:
-            comb = g["outcome"]["combined"]
-            f = (comb.get("fpir") or {}).get("in_domain")
-            tag = "in-sample" if g["applied"]["label"].startswith("in-sample") else "threshold"
-            pts.append((f["value"] if f else 0.0, comb["fnir"]["value"], f"applied ({tag}): {comb['condition']}", "◆"))
+        op = r.operating
+        if op is not None:
+            fo = op.fpir.get("in_domain")
+            pts.append((fo.value if fo else 0.0, op.fnir.value, "operating point", "●"))
+        if a.applied is not None and a.outcome is not None:
+            comb = a.outcome.combined
+            f = comb.fpir.get("in_domain")
+            pts.append((f.value if f else 0.0, comb.fnir.value, f"applied ({a.label.kind}): {comb.condition}", "◆"))
         for x, y, label, m in pts:
             if x is not None and y is not None and not (math.isnan(x) or math.isnan(y)):
                 plt.scatter([x], [y], marker=m, label=label, **({"color": "orange"} if m == "◆" else {}))
-        plt.vline(r.params.target)
+        plt.vline(r.params.fpir)
         plt.xlim(0, 1)
         # headroom above FNIR = 1 for the legend (a line per series), which would hide the points
         # at small FPIR; a fixed share, so the figure does not depend on when the layout settles
@@ -336,41 +325,52 @@ conservative.
         plt.yticks([0, 0.25, 0.5, 0.75, 1])
         plt.xlabel("FPIR (accepted negatives)")
         plt.ylabel("FNIR")
-        plt.title(f"gate lane {r.params.lane}: FNIR against FPIR, target FPIR {r.params.target:g}")
+        plt.title(f"gate lane {a.lane}: FNIR against FPIR, target FPIR {r.params.fpir:g}")
         plot.refresh()
         self.query_one("#gate-legend", Static).update(
             f"{len(sw)} candidate floors (distinct top scores + ∞); vertical line: target FPIR; "
             f"FPIR of the points on in-domain negatives.")
 
-    def _applied_lines(self, r: GateResult) -> list[str]:
-        """The report's ``gate.applied`` and ``gate.outcome`` (floor and margin fitted by
-        `calibrate` on other queries), labelled as the report labels them."""
-        g = self.applied()
-        if g is None:
-            return []
-        a = g["applied"]
-        in_sample = a["label"].startswith("in-sample")
-        tag = f"[b reverse {'$warning' if in_sample else '$success'}] {escape(a['label'])} [/]"
-        floor = fmt.num(a["floor"], 4) if a.get("floor") is not None else f"— ({a.get('floor_reason') or 'none'})"
-        margin = fmt.num(a["margin"], 4) if a.get("margin") is not None else "off"
-        mutual = a["mutual_r"] if a.get("mutual_r") is not None else "off"
-        lines = [f"[b]Applied thresholds[/] from {escape(os.path.basename(str(a['from'])))}: {tag}"
-                 + (f" ({a['overlap_queries']} overlapping queries)" if a.get("overlap_queries") else ""),
-                 f"    gate lane {escape(str(g['lane']))} · floor {floor} · margin {margin} · mutual r {mutual}"]
-        if g["lane"] != r.params.lane:
-            lines.append(f"    [$warning]the curve below is for lane {escape(r.params.lane)}, not the gated lane[/]")
-        oc = g.get("outcome")
-        if oc:
-            c = oc["combined"]
-            lines.append(f"    [b]{escape(c['condition'])}[/]: FNIR {fmt.rate(c['fnir'])}  (rejected {c['rejected']}, "
-                         f"wrong accept {c['wrong_accept']})")
-            for k, rate in (c.get("fpir") or {}).items():
+    @staticmethod
+    def _outcome_lines(a: GateAnalysis) -> list[str]:
+        """The outcome at the gate's floor: the floor alone, the floor ANDed with each active
+        condition and with all of them (the report's ``gate.outcome_by_condition``), then
+        each condition alone (``gate.outcome.alone``)."""
+        lines = []
+        for cond, o in a.by_condition.items():
+            lines.append(f"    [b]{escape(cond)}[/]: FNIR {fmt.rate(o.fnir)}  (rejected {o.rejected}, "
+                         f"wrong accept {o.wrong_accept})")
+            for k, rate in o.fpir.items():
                 lines.append(f"        FPIR {NEG_LABELS.get(k, k)}: {fmt.rate(rate)}")
-            if len(oc.get("alone") or {}) > 1:
-                for name, o in oc["alone"].items():
-                    fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v['value'])}" for k, v in (o.get("fpir") or {}).items())
-                    lines.append(f"        {escape(name)} alone: FNIR {fmt.num(o['fnir']['value'])}, FPIR {fp}")
-        cal = r.calibrated or {}
+        if a.outcome is not None and len(a.outcome.alone) > 1:
+            for name, o in a.outcome.alone.items():
+                fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v.value)}" for k, v in o.fpir.items())
+                lines.append(f"    {escape(name)} alone: FNIR {fmt.num(o.fnir.value)}, FPIR {fp}")
+        return lines
+
+    def _applied_lines(self, r: GateResult) -> list[str]:
+        """The floor and margin `calibrate` fitted on other queries, applied to these queries
+        as `evaluate --thresholds` applies them, labelled as the report labels them."""
+        a = r.analysis
+        ap = a.applied
+        if ap is None:
+            return []
+        warn = ap.label is GateLabel.IN_SAMPLE
+        tag = f"[b reverse {'$warning' if warn else '$success'}] {escape(ap.label.value)} [/]"
+        floor = fmt.num(ap.stored_floor, 4) if ap.stored_floor is not None else f"— ({ap.floor_reason or 'none'})"
+        margin = fmt.num(ap.margin, 4) if ap.margin is not None else "off"
+        mutual = ap.mutual_r if ap.mutual_r is not None else "off"
+        lines = [f"[b]Applied thresholds[/] from {escape(os.path.basename(str(ap.source)))}: {tag}"
+                 + (f" ({ap.overlap_queries} overlapping queries)" if ap.overlap_queries else ""),
+                 f"    gate lane {escape(str(a.lane))} · floor {floor} · margin {margin} · mutual r {mutual}"]
+        cal = a.calibrated or {}
+        if cal.get("lane") and cal["lane"] != a.lane:
+            lines.append(f"    [$warning]calibrated on lane {escape(str(cal['lane']))}, applied here to {escape(str(a.lane))}[/]")
+        if a.unattainable_reason:
+            lines.append(f"    {escape(a.unattainable_reason)}")
+        lines += self._outcome_lines(a)
+        for w in a.warnings:
+            lines.append(f"    [$warning]warning: {escape(w.message)}[/]")
         cf = cal.get("conformal_floor")
         if cf:
             why = cf.get("floor_reason") or cf.get("reason")
@@ -381,11 +381,11 @@ conservative.
         return lines
 
     def _draw_floors(self, r: GateResult) -> None:
-        p, op = r.params, r.operating
+        p, a = r.params, r.analysis
         lines = self._applied_lines(r)
         lines.append(f"[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
-                     + f" · positives {r.sweep.positives}")
-        for name, nf in r.nulls.items():
+                     + f" · positives {int(a.positives.size)}")
+        for name, nf in a.null.items():
             head = f"[b]Null floor[/] ({NEG_LABELS.get(name, name)}, n={nf.n}): "
             if nf.floor is None:
                 lines.append(head + f"none — {nf.reason}")
@@ -393,28 +393,33 @@ conservative.
             lines.append(head + f"{fmt.num(nf.floor, 4)} = {fmt.num(nf.mean, 4)} + 3·{fmt.num(nf.sd, 4)}")
             for k, rate in nf.fpir.items():
                 lines.append(f"    FPIR on {NEG_LABELS.get(k, k)}: {fmt.rate(rate)}")
-        cf = r.conformal
+        cf = a.conformal
         lines.append(f"[b]Conformal floor[/] (α={cf.alpha}, n={cf.n}, k={cf.k}): {fmt.num(cf.floor, 4)}"
-                     f"  [i]in-sample, no guarantee[/]")
+                     + ("  [i]in-sample, no guarantee[/]" if cf.in_sample else ""))
         if cf.reason:
             lines.append(f"    {cf.reason}")
         lines.append("    bounds rejected positives only — nothing about false accepts")
         basis = "Wilson upper bound" if p.conservative else "point estimate"
-        lines.append(f"[b]Operating point[/] (FPIR ≤ {p.target:g} on in-domain, {basis}; [i]tuning: picked on these negatives[/])")
-        lines.append(f"    floor {fmt.num(op.floor, 4)}" + ("" if op.attainable else f" — {op.reason}"))
-        if len(r.view.operating) > 1 and r.params.margin is None and r.params.mutual is None:
-            for name, o in r.view.operating.items():
+        lines.append(f"[b]Operating point[/] (FPIR ≤ {p.fpir:g} on in-domain, {basis}; [i]tuning: picked on these negatives[/])")
+        op = a.in_domain_operating
+        if op is None:
+            lines.append("    none — no in-domain negatives: FPIR is undefined")
+        else:
+            lines.append(f"    floor {fmt.num(op.floor, 4)}" + ("" if op.attainable else f" — {op.reason}"))
+            if a.applied is not None:  # the tuning floor's own outcome (the applied one is above)
+                fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.rate(v)}" for k, v in op.fpir.items())
+                lines.append(f"    floor alone there: FNIR {fmt.rate(op.fnir)}; FPIR {fp}")
+        if len(a.operating) > 1 and a.sweep_under_conditions is None:
+            for name, o in a.operating.items():
                 fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v.value)}" for k, v in o.fpir.items())
                 lines.append(f"    picked on {NEG_LABELS.get(name, name)}: floor {fmt.num(o.floor, 4)} → FPIR {fp}")
-        oc = r.outcome
-        lines.append(f"[b]Gate[/] {oc.combined.condition}:")
-        lines.append(f"    FNIR {fmt.rate(oc.combined.fnir)}  (rejected {oc.combined.rejected}, wrong accept {oc.combined.wrong_accept})")
-        for k, rate in oc.combined.fpir.items():
-            lines.append(f"    FPIR {NEG_LABELS.get(k, k)}: {fmt.rate(rate)}")
-        if len(oc.alone) > 1:
-            for name, o in oc.alone.items():
-                fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v.value)}" for k, v in o.fpir.items())
-                lines.append(f"    {name} alone: FNIR {fmt.num(o.fnir.value)}, FPIR {fp}")
+        oc = a.operating_under_conditions
+        if oc is not None:
+            lines.append(f"    with {escape(a.sweep_under_conditions.conditions)}: floor {fmt.num(oc.floor, 4)}"
+                         + ("" if oc.attainable else f" — {oc.reason}"))
+        if a.applied is None and a.floor is not None:
+            lines.append(f"[b]Gate[/] at floor {fmt.num(a.floor, 4)} ([i]{a.label.kind}[/]):")
+            lines += self._outcome_lines(a)
         if r.op_margin is not None:
             om = r.op_margin
             lines.append(f"[b]Operating margin[/] (margin alone): {fmt.num(om.margin, 4) if om.margin is not None else '—'}"
@@ -435,8 +440,8 @@ conservative.
         if r.rule_of_three:
             levels = f"Wilson: {r.rule_of_three[0]['wilson_level']}; rule of three: {r.rule_of_three[0]['rule_of_three_level']}."
         zero = ""
-        if r.zero_event is not None:
-            w1, r3, wald = r.zero_event
+        if r.analysis.zero_event is not None:
+            w1, r3, wald = r.analysis.zero_event
             zero = (f"\nWith 0 false accepts in your {w1.n} in-domain negatives: Wilson upper {fmt.num(w1.high)} "
                     f"(one-sided {w1.level * 100:g}%), rule of three {fmt.num(r3.high)} (one-sided 95%), normal approximation "
                     f"[{fmt.num(wald.low)}, {fmt.num(wald.high)}] — collapsed to zero width.")

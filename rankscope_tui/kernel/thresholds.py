@@ -1,0 +1,144 @@
+"""thresholds.json: what `calibrate` fits on calibration queries and `evaluate --thresholds`
+applies to others. Its schema, the reader (validating every block used later) and the
+writer (:func:`calibrate`, the file's content as a dict).
+
+Blocks: ``settings`` (the workspace's LoadSettings), ``fingerprints`` (sha256 per input),
+``calibration`` (qrels path, the calibration qids = positives and in-domain negatives),
+``fusion`` (RRF k and its source, convex weights with their objective and grid) and
+``gate`` (lane, target FPIR, basis, miss rate, mutual r, the null and conformal floors,
+the operating point and margin; the applied ``floor`` / ``margin``, an infinite floor
+written as null with a ``floor_reason``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError
+from .settings import CalibrationSettings, GateSettings
+
+THRESHOLDS_SCHEMA = "rankscope.thresholds/1"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What `calibrate` fitted, as read back from thresholds.json."""
+
+    path: str
+    data: dict
+    calibration_qids: frozenset = field(default_factory=frozenset)
+
+    @property
+    def convex_weights(self) -> dict | None:
+        fusion = self.data.get("fusion") or {}
+        conv = fusion.get("convex")
+        return conv.get("weights") if conv else None
+
+    @property
+    def rrf_k(self) -> float | None:
+        """The RRF k calibration settled on; None when it merely recorded the default."""
+        fusion = self.data.get("fusion") or {}
+        return None if fusion.get("rrf_k_source") == "default" else fusion.get("rrf_k")
+
+
+def read_thresholds(path: str) -> Thresholds:
+    """Read and validate thresholds.json; every block used later is checked here."""
+    from .io import as_finite_number, load_json, read_text
+
+    data = load_json(read_text(path), path)
+    if not isinstance(data, dict) or data.get("schema") != THRESHOLDS_SCHEMA:
+        raise InputError(f"not a thresholds file (expected 'schema': '{THRESHOLDS_SCHEMA}')", path, 1)
+
+    def block(name: str) -> dict:
+        b = data.get(name)
+        if b is None:
+            return {}
+        if not isinstance(b, dict):
+            raise InputError(f"'{name}' must be an object", path, 1)
+        return b
+
+    cal = block("calibration")
+    qids = cal.get("qids", [])
+    if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
+        raise InputError("'calibration.qids' must be a list of strings", path, 1)
+    fusion = block("fusion")
+    if fusion.get("rrf_k") is not None:
+        k = as_finite_number(fusion["rrf_k"], "'fusion.rrf_k'", path, 1)
+        if not 0 <= k <= 1e6:
+            raise InputError("'fusion.rrf_k' must be between 0 and 1e6", path, 1)
+    conv = fusion.get("convex")
+    if conv is not None:
+        if not isinstance(conv, dict) or not isinstance(conv.get("weights"), dict):
+            raise InputError("'fusion.convex.weights' must be an object {lane: weight}", path, 1)
+        total = 0.0
+        for lane, w in conv["weights"].items():
+            x = as_finite_number(w, f"convex weight of {lane}", path, 1)
+            if x < 0:
+                raise InputError(f"convex weight of {lane} must be >= 0", path, 1)
+            total += x
+        if conv["weights"] and total <= 0:
+            raise InputError("convex weights must not all be zero", path, 1)
+    gate = block("gate")
+    for key in ("floor", "margin"):
+        if gate.get(key) is not None:
+            as_finite_number(gate[key], f"'gate.{key}'", path, 1)
+    r = gate.get("mutual_r")
+    if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
+        raise InputError("'gate.mutual_r' must be a positive integer", path, 1)
+    return Thresholds(path, data, frozenset(qids))
+
+
+def in_sample_overlap(ws, th: Thresholds, queries: np.ndarray) -> int:
+    """How many evaluated queries were also calibration queries."""
+    return sum(1 for q in ws.qids[queries].tolist() if q in th.calibration_qids)
+
+
+def calibrate(ws, gate: GateSettings, calibration: CalibrationSettings = CalibrationSettings()) -> dict:
+    """thresholds.json content: fusion weights and RRF k, operating floor and margin,
+    conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
+    from .gate_analysis import analyse_gate, gate_requested
+    from .calibration import fit_convex
+    from .pipeline import add_derived_lanes
+
+    s = ws.settings
+    out: dict = {"schema": THRESHOLDS_SCHEMA, "settings": s.as_dict(),
+                 "fingerprints": {f.path: f.sha256 for f in ws.inputs},
+                 "calibration": {"qrels": next(f.path for f in ws.inputs if f.role == "qrels"),
+                                 "qids": [str(q) for q in ws.qids[np.sort(np.concatenate([ws.positives, ws.negatives]))].tolist()],
+                                 "positives": int(ws.positives.size), "negatives": int(ws.negatives.size)}}
+    fusion: dict = {"rrf_k": s.rrf_k, "rrf_k_source": s.rrf_k_source}
+    if len(ws.input_lanes) >= 2:
+        fit = fit_convex(ws, calibration.step, calibration.objective)
+        fusion["convex"] = fit.as_dict()
+    out["fusion"] = fusion
+    if gate_requested(ws, gate):
+        add_derived_lanes(ws)
+        out["gate"] = gate_thresholds(analyse_gate(ws, gate, calibrating=True))
+    return out
+
+
+def gate_thresholds(a) -> dict:
+    """thresholds.json's ``gate`` block from a calibrating :class:`GateAnalysis`: the floor
+    is the operating point on the in-domain negatives (else the first non-empty set)."""
+    negs = a.negatives
+    st = a.settings
+    pick_on = "in_domain" if negs["in_domain"].size else next((k for k, v in negs.items() if v.size), None)
+    op = a.operating.get(pick_on) if pick_on else None
+    gate = {"lane": a.lane, "target_fpir": st.fpir, "conservative": st.conservative, "miss_rate": st.miss_rate,
+            "picked_on": pick_on, "mutual_r": st.mutual,
+            "null_floor": {k: v.as_dict() for k, v in a.null.items()},
+            "conformal_floor": a.conformal.as_dict()}
+    if op is not None:
+        d = op.as_dict()
+        gate["operating_point"] = d
+        gate["floor"] = d.get("floor")
+        gate["floor_reason"] = d.get("floor_reason") or (None if d.get("floor") is not None else "+inf: reject all (unattainable)")
+    else:
+        gate["floor"], gate["floor_reason"] = None, "no negatives to pick a floor on"
+    if a.operating_margin is not None:
+        m = a.operating_margin.as_dict()
+        gate["operating_margin"] = m
+        gate["margin"] = m.get("margin")
+    return gate
