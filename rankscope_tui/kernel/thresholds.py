@@ -45,7 +45,7 @@ class Thresholds:
 
 def read_thresholds(path: str) -> Thresholds:
     """Read and validate thresholds.json; every block used later is checked here."""
-    from .io import as_finite_number, load_json, read_text
+    from .files import as_finite_number, load_json, read_text
 
     data = load_json(read_text(path), path)
     if not isinstance(data, dict) or data.get("schema") != THRESHOLDS_SCHEMA:
