@@ -112,9 +112,9 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel import report as R
     from .kernel.io import check_output_path, dumps_strict, write_atomic
     from .kernel.pipeline import evaluate_report
+    from .render import report as R
 
     outs = [p for p in (args.out, args.per_query) if p]
     for p in outs:
@@ -177,6 +177,9 @@ def cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Every command: evaluate and demo here, the others from their modules in ``commands/``."""
+    from .commands import calibrate, compare, diff, goldens, tui, verdict
+
     p = _Parser(prog=PROG, description="Look inside retrieval rankings: intervals, strata, attribution, fusion, the gate.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -192,28 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--seed", type=int, default=7)
     de.set_defaults(func=cmd_demo)
 
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    for command in (calibrate, compare, diff, verdict, goldens, tui):
+        command.register(sub)
     return p
-
-
-# Commands living in their own modules register themselves here (calibrate, compare, diff, verdict, goldens, tui).
-_EXTRA_COMMANDS: list = []
-
-
-def _register_extra() -> None:
-    import importlib
-
-    if _EXTRA_COMMANDS:  # once per process
-        return
-    for mod in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
-        try:
-            m = importlib.import_module(f".commands.{mod}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.endswith(f"commands.{mod}"):
-                continue
-            raise
-        _EXTRA_COMMANDS.append(m.register)
 
 
 def process_setup() -> None:
@@ -246,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread (e.g. called from a test runner's worker)
         pass
     try:
-        _register_extra()
         parser = build_parser()
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)

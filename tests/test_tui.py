@@ -143,7 +143,7 @@ def test_kernel_does_not_import_textual():
         "import sys, rankscope_tui.kernel, rankscope_tui.kernel.workspace, rankscope_tui.kernel.report, "
         "rankscope_tui.kernel.pipeline, rankscope_tui.kernel.gate\n"
         "import importlib\n"
-        "for m in ('fusion', 'compare', 'intervals', 'attribution', 'rules'):\n"
+        "for m in ('fusion', 'comparison', 'intervals', 'attribution', 'rules'):\n"
         "    try: importlib.import_module('rankscope_tui.kernel.' + m)\n"
         "    except ModuleNotFoundError: pass\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'rich'))\n"
@@ -161,7 +161,6 @@ def cli_main(argv: list[str]) -> int:
 def test_cli_registers_tui():
     from rankscope_tui import cli
 
-    cli._register_extra()
     args = cli.build_parser().parse_args(["tui"])
     assert args.command == "tui" and args.lane == [] and args.qrels is None
 

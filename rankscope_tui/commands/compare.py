@@ -7,6 +7,9 @@ import os
 import sys
 import time
 
+#: What the ``--log`` keeps of each row (a subset of ``kernel.verdict.ROW_KEYS``).
+LOG_KEYS = ("baseline", "candidate", "metric", "randomization_p", "verdict")
+
 
 def register(sub) -> None:
     from ..cli import add_loading_options
@@ -30,40 +33,35 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..cli import input_paths, load_workspace
+    from ..kernel.comparison import compare
+    from ..kernel.errors import InputError
     from ..kernel.io import check_output_path, dumps_strict, write_atomic
-    from ..kernel.pipeline import plan_compare, prepare, run_compare
-    from ..kernel.render import render_compare
+    from ..kernel.pipeline import prepare
+    from ..kernel.settings import CompareSettings
+    from ..render.compare import log_reuse_line, render_compare
 
     for p in (args.out, args.log):
         if p:
             check_output_path(p, input_paths(args))
     if not args.lane:
-        from ..kernel.errors import InputError
-
         raise InputError("at least one --lane is needed", "--lane")
     ws = load_workspace(args)
     th = prepare(ws, args.thresholds)
-    metrics = args.metric or ["ndcg@10"]
-    plan = plan_compare(ws, th, args.baseline, args.candidate, metrics, args.level, args.exploratory)
-    result = run_compare(ws, plan, resamples=args.resamples, seed=args.seed, confidence=args.confidence,
-                         alternative=args.alternative, correction=args.correction, primary=args.primary,
-                         min_delta=args.min_delta)
-    qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
-    before = _log_count(args.log, qrels_sha) if args.log else None
-    payload = result.as_dict(reasons=True)
-    payload["settings"].update({
-        "baseline": plan.baseline, "level": plan.level, "resamples": args.resamples, "seed": args.seed,
-        "alternative": args.alternative, "exploratory_reasons": dict(plan.exploratory_reasons),
-        "queries": int(ws.positives.size), "qrels_sha256": qrels_sha,
-    })
-    text = render_compare(result, args.format, plan.exploratory_reasons)
+    settings = CompareSettings(
+        baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
+        correction=args.correction, alternative=args.alternative, exploratory=args.exploratory, primary=args.primary,
+        **({"metrics": tuple(args.metric)} if args.metric else {}),
+    )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
+    comparison = compare(ws, th, settings)
+    before = _log_count(args.log, comparison.qrels_sha256) if args.log else None
+    payload = comparison.as_dict()
+    text = render_compare(comparison, args.format)
     if before is not None:
-        text += (f"{before} earlier comparison call(s) were logged on these test queries (qrels sha256 {qrels_sha[:12]}…); "
-                 "reusing test queries is multiple testing\n")
+        text += log_reuse_line(before, comparison.qrels_sha256)
     if args.out:
         write_atomic(args.out, dumps_strict(payload))
     if args.log:
-        _append_log(args.log, qrels_sha, payload)
+        _append_log(args.log, comparison.qrels_sha256, payload)
     sys.stdout.write(text)
     return 0
 
@@ -86,6 +84,6 @@ def _append_log(path: str, qrels_sha: str, payload: dict) -> None:
     from ..kernel.io import write_atomic
 
     entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qrels_sha256": qrels_sha,
-             "rows": [{k: r[k] for k in ("baseline", "candidate", "metric", "randomization_p", "verdict")} for r in payload["comparisons"]]}
+             "rows": [{k: r[k] for k in LOG_KEYS} for r in payload["comparisons"]]}
     old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
     write_atomic(path, old + json.dumps(entry, allow_nan=False) + "\n")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 
@@ -17,59 +15,17 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def git_state(path: str) -> str | None:
-    """'untracked', 'modified' or None (committed, or not in a git work tree)."""
-    d = os.path.dirname(os.path.abspath(path))
-    try:
-        inside = subprocess.run(["git", "-C", d, "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=5)
-        if inside.returncode != 0:
-            return None
-        tracked = subprocess.run(["git", "-C", d, "ls-files", "--error-unmatch", os.path.abspath(path)], capture_output=True, timeout=5)
-        if tracked.returncode != 0:
-            return "untracked"
-        diff = subprocess.run(["git", "-C", d, "diff", "--quiet", "HEAD", "--", os.path.abspath(path)], capture_output=True, timeout=5)
-        return "modified" if diff.returncode != 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def load_report(path: str) -> dict:
-    from ..kernel.errors import InputError
-    from ..kernel.io import load_json, read_text
-
-    report = load_json(read_text(path), path)
-    if not isinstance(report, dict) or not str(report.get("schema", "")).startswith("rankscope.report/"):
-        raise InputError("not a rankscope report (no 'schema': 'rankscope.report/1')", path, 1)
-    return report
-
-
 def run(args) -> int:
-    from ..kernel import rules as RU
-    from ..kernel.io import check_output_path, dumps_strict, read_text, sha256_of, write_atomic
+    from ..kernel.io import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report import read_report
+    from ..kernel.rules import judge_gates
+    from ..render.verdict import render_verdict
 
     if args.out:
         check_output_path(args.out, [args.report, args.gates])
-    report = load_report(args.report)
-    rules = RU.parse_rules(read_text(args.gates), args.gates)
-    results = [RU.judge(r, report, args.gates) for r in rules]
-    failures = RU.failed(results, args.on, args.strict)
-    sha = sha256_of(args.gates)
-    state = git_state(args.gates)
-    out = sys.stdout
-    out.write(f"gates {args.gates} sha256 {sha}\n")
-    if state:
-        out.write(f"warning: the gates file is {state} in git; write the rules before the run and commit them\n")
-    width = max(len(r.rule.describe()) for r in results)
-    out.write(f"{'rule'.ljust(width)}  {'point':9}  {'interval':9}\n")
-    for r in results:
-        out.write(f"{r.rule.describe().ljust(width)}  {r.point:9}  {r.interval:9}\n")
-    if any(r.rule.against for r in results):
-        out.write(RU.AGAINST_NOTE + "\n")
-    out.write(f"deciding column: {args.on}{' (strict: undecided fails)' if args.strict else ''}; "
-              f"{len(failures)} of {len(results)} rules fail\n")
+    report = read_report(args.report)
+    verdict = judge_gates(report, args.report, args.gates, on=args.on, strict=args.strict)
+    sys.stdout.write(render_verdict(verdict))
     if args.out:
-        payload = {"schema": "rankscope.verdict/1", "report": args.report, "gates": {"path": args.gates, "sha256": sha, "git": state},
-                   "on": args.on, "strict": args.strict, "rules": [r.as_dict() for r in results],
-                   "failed": len(failures), "passed": not failures}
-        write_atomic(args.out, dumps_strict(payload))
-    return 1 if failures else 0
+        write_atomic(args.out, dumps_strict(verdict.as_dict()))
+    return 1 if verdict.failures else 0
