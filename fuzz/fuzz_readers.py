@@ -15,7 +15,7 @@ Targets (``--target``):
   strata       io.read_strata, then Workspace.from_raw with the stratification
   gates        io.read_text + rules.parse_rules, then rules.judge against a real report
   thresholds   pipeline.read_thresholds, then prepare + evaluate_report + strict JSON dump
-  report       verdict.load_report + diffing.comparable/diff_inputs + rules.judge (the
+  report       report.read_report + diffing.comparable/diff_inputs + rules.judge (the
                reports `verdict` and `diff` read)
 
 With atheris installed (``pip install atheris``) the fuzzing is coverage-guided
@@ -73,8 +73,8 @@ except ImportError:
 
 
 def _import_kernel():
-    global IO, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings
-    from rankscope_tui.commands import verdict as VERDICT
+    global IO, RU, PL, WS, MET, ERR, REPORT, DIFFING, LoadSettings
+    from rankscope_tui.kernel import report as REPORT
     from rankscope_tui.kernel import diffing as DIFFING
     from rankscope_tui.kernel import errors as ERR
     from rankscope_tui.kernel import io as IO
@@ -233,7 +233,7 @@ def h_thresholds(data: bytes) -> None:
 
 def h_report(data: bytes) -> None:
     path = _input_file(data, ".json")
-    rep = VERDICT.load_report(path)
+    rep = REPORT.read_report(path)
     good = fixtures()["report"]
     for a, b in ((good, rep), (rep, good)):
         try:

@@ -31,6 +31,11 @@ def _lane_arg(text: str) -> tuple[str | None, str]:
 
 
 def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True) -> None:
+    from dataclasses import fields
+
+    from .kernel.settings import LoadSettings
+
+    d = {f.name: f.default for f in fields(LoadSettings)}  # (the metric set's default is a factory)
     g = p.add_argument_group("inputs")
     g.add_argument("--lane", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
                    help="a run file (TREC or JSON, optionally .gz); repeatable")
@@ -43,14 +48,14 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
     s = p.add_argument_group("settings")
     s.add_argument("--metrics", default=None, help="comma list, e.g. ndcg@10,rr,p@10,recall@100")
-    s.add_argument("--relevant", type=int, default=1, help="a doc is relevant when grade >= this (default 1)")
+    s.add_argument("--relevant", type=int, default=d["relevant"], help="a doc is relevant when grade >= this (default 1)")
     s.add_argument("--depth", type=int, default=None, help="cut every lane to its first D hits after ordering")
     s.add_argument("--group-sep", default=None, metavar="SEP", help="doc id up to the first SEP is its group")
-    s.add_argument("--window", type=int, default=10, help="candidates the next stage sees (attribution)")
+    s.add_argument("--window", type=int, default=d["window"], help="candidates the next stage sees (attribution)")
     s.add_argument("--blind", default=None, metavar="[STRAT=]LABEL", help="the stratum attribution singles out")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples; 0 skips resampled intervals")
-    s.add_argument("--confidence", type=float, default=0.95)
+    s.add_argument("--seed", type=int, default=d["seed"])
+    s.add_argument("--resamples", type=int, default=d["resamples"], help="bootstrap resamples; 0 skips resampled intervals")
+    s.add_argument("--confidence", type=float, default=d["confidence"])
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
@@ -66,8 +71,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
 def settings_from(args):
     from .kernel.errors import InputError
     from .kernel.metrics import parse_metrics
-    from .kernel.settings import DEFAULT_METRICS
-    from .kernel.settings import LoadSettings
+    from .kernel.settings import DEFAULT_METRICS, DEFAULT_RRF_K, LoadSettings
 
     if args.depth is not None and args.depth < 1:
         raise InputError("--depth must be at least 1", "--depth")
@@ -81,7 +85,7 @@ def settings_from(args):
         raise InputError("--cap and --document-first need --group-sep", "--cap")
     if args.cap is not None and args.cap < 1:
         raise InputError("--cap must be at least 1", "--cap")
-    rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (60, "default")
+    rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (DEFAULT_RRF_K, "default")
     if rrf_k < 1:
         raise InputError("--rrf-k must be at least 1", "--rrf-k")
     return LoadSettings(

@@ -13,16 +13,18 @@ LOG_KEYS = ("baseline", "candidate", "metric", "randomization_p", "verdict")
 
 def register(sub) -> None:
     from ..cli import add_loading_options
+    from ..kernel.settings import CompareSettings
 
+    d = CompareSettings()
     p = sub.add_parser("compare", help="paired tests: is the candidate better than the baseline?")
     add_loading_options(p)
     p.add_argument("--baseline", default=None, help="a lane (default: the first --lane), or 'best' (exploratory)")
     p.add_argument("--candidate", action="append", default=[], help="a lane, rrf or convex; repeatable (default: every other lane)")
     p.add_argument("--metric", action="append", default=[], help="repeatable; default ndcg@10")
-    p.add_argument("--level", choices=["doc", "group"], default="doc")
-    p.add_argument("--min-delta", type=float, default=0.0, help="smallest mean delta worth calling better")
-    p.add_argument("--correction", choices=["holm", "bonferroni", "none"], default="holm")
-    p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
+    p.add_argument("--level", choices=["doc", "group"], default=d.level)
+    p.add_argument("--min-delta", type=float, default=d.min_delta, help="smallest mean delta worth calling better")
+    p.add_argument("--correction", choices=["holm", "bonferroni", "none"], default=d.correction)
+    p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default=d.alternative)
     p.add_argument("--exploratory", action="store_true", help="label every row exploratory (chosen after seeing results)")
     p.add_argument("--primary", default=None, metavar="METRIC", help="only this metric's rows form the tested family")
     p.add_argument("--format", choices=["text", "markdown", "latex"], default="text")

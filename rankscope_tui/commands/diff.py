@@ -6,15 +6,18 @@ import sys
 
 
 def register(sub) -> None:
+    from ..kernel.settings import DiffSettings
+
+    d = DiffSettings()
     p = sub.add_parser("diff", help="paired test of every lane/level/metric between two reports")
     p.add_argument("--before", required=True, metavar="A.json")
     p.add_argument("--after", required=True, metavar="B.json")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 on an established regression")
-    p.add_argument("--min-delta", type=float, default=0.0)
+    p.add_argument("--min-delta", type=float, default=d.min_delta)
     p.add_argument("--metric", action="append", default=[], help="only these metrics (repeatable)")
-    p.add_argument("--resamples", type=int, default=9999)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--resamples", type=int, default=d.resamples)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--confidence", type=float, default=d.confidence)
     p.add_argument("--out", metavar="FILE.json")
     p.set_defaults(func=run)
 
