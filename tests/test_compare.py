@@ -467,6 +467,18 @@ def test_row_dict_has_exactly_the_spec_keys(pair):
     assert res.caption.startswith("Intervals are per comparison, not simultaneous")
 
 
+def test_a_row_holds_its_stats_and_declares_only_the_family_fields(pair):
+    b, c, q, s = pair
+    row = vd.decide([vd.RowInput("bm25", "dense", "ndcg@10", s)]).rows[0]
+    assert row.stats is s and row.difference == s.difference and row.largest_losses == s.largest_losses
+    own = {f.name for f in dataclasses.fields(vd.ComparisonRow)}
+    assert not own & {f.name for f in dataclasses.fields(pa.PairedStats)}  # nothing copied field by field
+    stats_keys = [f.name for f in dataclasses.fields(pa.PairedStats) if f.metadata.get("row", True)]
+    assert [k for k in vd.ROW_KEYS if k in stats_keys] == stats_keys  # the stats keep their declared order
+    assert len(set(vd.ROW_KEYS)) == len(vd.ROW_KEYS)
+    assert vd.ROW_KEYS.index("adjusted_p") == vd.ROW_KEYS.index("randomization_p") + 1
+
+
 def test_rows_must_share_settings(template):
     other = dataclasses.replace(template, seed=7)
     with pytest.raises(InputError):

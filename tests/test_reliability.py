@@ -82,7 +82,7 @@ for m in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
 import mmap
 for m in ("pipeline", "report", "rules", "diffing", "comparison", "intervals", "gate", "fusion", "attribution", "goldens"):
     __import__("rankscope_tui.kernel." + m)
-for m in ("report", "compare", "diff", "verdict"):
+for m in ("report", "compare", "diff", "rules"):
     __import__("rankscope_tui.render." + m)
 sys.modules.pop("rankscope_tui.cli", None)  # as under `python -m`: __main__ first, the module on demand
 

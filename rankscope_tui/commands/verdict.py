@@ -19,7 +19,7 @@ def run(args) -> int:
     from ..kernel.io import check_output_path, dumps_strict, write_atomic
     from ..kernel.report import read_report
     from ..kernel.rules import judge_gates
-    from ..render.verdict import render_verdict
+    from ..render.rules import render_verdict
 
     if args.out:
         check_output_path(args.out, [args.report, args.gates])

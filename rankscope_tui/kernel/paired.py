@@ -295,6 +295,7 @@ def _largest(
 
 
 def _judged_arrays(judged, like: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both lanes' judged@k per query as float arrays aligned with ``like`` (or None)."""
     if judged is None:
         return None
     arrays = tuple(np.asarray(j, dtype=np.float64) for j in judged)

@@ -1,8 +1,8 @@
 """Every setting that changes a number, as frozen dataclasses, each default written once.
 
 ``LoadSettings`` shapes the loaded workspace (levels, depth, metrics, resampling);
-``GateSettings`` the gate analysis; ``CompareSettings`` a paired comparison; ``DiffSettings`` a diff of two reports;
-``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
+``GateSettings`` the gate analysis; ``CompareSettings`` a paired comparison;
+``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
 the library build these and nothing else crosses a module boundary as options:
 a default is read from here, never restated.
 """

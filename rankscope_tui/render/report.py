@@ -18,6 +18,7 @@ def _fmt_cell(cell: dict) -> str:
 
 
 def table_rows(report: dict, lanes_block: dict | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header (lane, level, metrics) and one row per (lane, level) of ``lanes_block`` (the overall one by default)."""
     lanes = lanes_block if lanes_block is not None else report["lanes"]
     metrics = report["inputs"]["settings"]["metrics"]
     header = ["lane", "level"] + metrics
@@ -44,6 +45,7 @@ def caption(report: dict, block: dict | None = None) -> str:
 
 
 def _sections(report: dict):
+    """(title, lanes block): overall, then every stratum label."""
     yield "Overall", report["lanes"]
     for strat, labels in report.get("strata", {}).items():
         for label, block in labels.items():
@@ -51,6 +53,7 @@ def _sections(report: dict):
 
 
 def render_text(report: dict) -> str:
+    """What ``evaluate`` prints: the summary, a table per section, attribution, fusion, gate, warnings."""
     out = []
     if report.get("synthetic"):
         out.append("SYNTHETIC DEMO DATA")
@@ -135,6 +138,7 @@ def _gate_lines(report: dict) -> list[str]:
 
 
 def render_markdown(report: dict) -> str:
+    """One markdown table per section (overall, each stratum label), names escaped, the caption last."""
     out = []
     for title, block in _sections(report):
         header, rows = table_rows(report, block)
@@ -150,6 +154,7 @@ def render_markdown(report: dict) -> str:
 
 
 def render_latex(report: dict) -> str:
+    """One booktabs table per section, names escaped, each with its caption."""
     out = []
     for title, block in _sections(report):
         header, rows = table_rows(report, block)
@@ -169,6 +174,7 @@ def render_latex(report: dict) -> str:
     return "\n".join(out)
 
 
+#: ``evaluate --format`` → renderer
 RENDERERS = {"text": render_text, "markdown": render_markdown, "latex": render_latex}
 
 

@@ -1,5 +1,5 @@
-"""Pre-registered rules judged on a report (``kernel.rules.RuleVerdicts``) as text: the
-gates file's fingerprint, both columns per rule, the deciding column."""
+"""What ``verdict`` prints: pre-registered rules judged on a report (``kernel.rules.RuleVerdicts``)
+as text — the gates file's fingerprint, both columns per rule, the deciding column."""
 
 from __future__ import annotations
 
