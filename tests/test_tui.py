@@ -420,7 +420,7 @@ async def test_gate_target_and_conservative(work):
 
 @module_loop
 async def test_compare_family_options_and_deltas(work, loaded):
-    from rankscope_tui.kernel import pipeline as P
+    from rankscope_tui.kernel import comparison as CMP
 
     ws, _ = loaded
     app, pilot = work
@@ -435,7 +435,7 @@ async def test_compare_family_options_and_deltas(work, loaded):
     assert screen.query_one("#cmp-rows").row_count == 2
     # the per-query list is the kernel's, largest losses first
     deltas = screen.query_one("#cmp-deltas")
-    expected = P.query_deltas(ws, "lexical", row.candidate, "ndcg@10")
+    expected = CMP.query_deltas(ws, "lexical", row.candidate, "ndcg@10")
     assert deltas.row_count == row.n == len(expected)
     assert [deltas.coordinate_to_cell_key((i, 0)).row_key.value for i in (0, row.n - 1)] == [expected[0][0], expected[-1][0]]
     # largest losses and gains carry both lanes' judged@10 and their share of the total
@@ -518,7 +518,7 @@ async def test_compare_family_options_and_deltas(work, loaded):
 
 @module_loop
 async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_args):
-    from rankscope_tui.commands import verdict as verdict_command
+    from rankscope_tui.kernel import rules as RU
 
     app, pilot = work
     screen = await view(app, pilot, "verdicts")
@@ -542,7 +542,7 @@ async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_args)
     assert screen.rules[i].threshold == new
     assert screen.results[i].point == "pass" and screen.results[i].interval == "fail"
     # `r` reads the file again: its rules, its sha256 and what git says of it
-    monkeypatch.setattr(verdict_command, "git_state", lambda path: "untracked")
+    monkeypatch.setattr(RU, "git_state", lambda path: "untracked")
     await pilot.press("r")
     await settle(app, pilot)
     assert screen.rules == screen.file_rules
