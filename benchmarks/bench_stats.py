@@ -67,7 +67,8 @@ def _prepare(kind: str, n: int):
     base, cand, qids = make_data(n)
     d = cand - base
     if kind.startswith("ours_"):
-        from rankscope_tui.kernel.compare import paired_statistics, randomization_test
+        from rankscope_tui.kernel.paired import paired_statistics
+        from rankscope_tui.kernel.randomization import randomization_test
         from rankscope_tui.kernel.intervals import bca_bounds, bca_parts, bootstrap_means, percentile_bounds
 
         threads = 2 if kind.endswith("_t2") else None  # None: the kernel default (1 thread)

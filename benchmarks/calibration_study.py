@@ -58,7 +58,9 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
-from rankscope_tui.kernel.compare import RowInput, adjust_p, decide, paired_statistics  # noqa: E402
+from rankscope_tui.kernel.multiplicity import adjust_p  # noqa: E402
+from rankscope_tui.kernel.paired import paired_statistics  # noqa: E402
+from rankscope_tui.kernel.verdict import RowInput, decide  # noqa: E402
 from rankscope_tui.kernel.intervals import percentile_bounds, wilson  # noqa: E402
 from rankscope_tui.kernel.metrics import parse_metrics  # noqa: E402
 from rankscope_tui.kernel.pipeline import add_derived_lanes  # noqa: E402

@@ -15,7 +15,7 @@ Targets (``--target``):
   strata       tables.read_strata, then Workspace.from_raw with the stratification
   gates        files.read_text + rules.parse_rules, then rules.judge against a real report
   thresholds   thresholds.read_thresholds, then prepare + evaluate_report + strict JSON dump
-  report       verdict.load_report + diffing.comparable/diff_inputs + rules.judge (the
+  report       report.read_report + diffing.comparable/diff_inputs + rules.judge (the
                reports `verdict` and `diff` read)
 
 With atheris installed (``pip install atheris``) the fuzzing is coverage-guided
@@ -73,8 +73,8 @@ except ImportError:
 
 
 def _import_kernel():
-    global FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, VERDICT, DIFFING, LoadSettings, TH, GateSettings, CalibrationSettings
-    from rankscope_tui.commands import verdict as VERDICT
+    global FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, REPORT, DIFFING, LoadSettings, TH, GateSettings, CalibrationSettings
+    from rankscope_tui.kernel import report as REPORT
     from rankscope_tui.kernel import diffing as DIFFING
     from rankscope_tui.kernel import errors as ERR
     from rankscope_tui.kernel import files as FILES
@@ -237,7 +237,7 @@ def h_thresholds(data: bytes) -> None:
 
 def h_report(data: bytes) -> None:
     path = _input_file(data, ".json")
-    rep = VERDICT.load_report(path)
+    rep = REPORT.read_report(path)
     good = fixtures()["report"]
     for a, b in ((good, rep), (rep, good)):
         try:

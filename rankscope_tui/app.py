@@ -232,7 +232,7 @@ class RankscopeApp(App):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False, description="writing the report")
     def export(self, req: ExportRequest) -> None:
-        from .kernel import report as R
+        from .render import report as R
         from .kernel.output import check_output_path, dumps_strict, write_atomic
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()

@@ -31,6 +31,11 @@ def _lane_arg(text: str) -> tuple[str | None, str]:
 
 
 def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True) -> None:
+    from dataclasses import fields
+
+    from .kernel.settings import LoadSettings
+
+    d = {f.name: f.default for f in fields(LoadSettings)}  # (the metric set's default is a factory)
     g = p.add_argument_group("inputs")
     g.add_argument("--lane", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
                    help="a run file (TREC or JSON, optionally .gz); repeatable")
@@ -43,14 +48,14 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
     s = p.add_argument_group("settings")
     s.add_argument("--metrics", default=None, help="comma list, e.g. ndcg@10,rr,p@10,recall@100")
-    s.add_argument("--relevant", type=int, default=1, help="a doc is relevant when grade >= this (default 1)")
+    s.add_argument("--relevant", type=int, default=d["relevant"], help="a doc is relevant when grade >= this (default 1)")
     s.add_argument("--depth", type=int, default=None, help="cut every lane to its first D hits after ordering")
     s.add_argument("--group-sep", default=None, metavar="SEP", help="doc id up to the first SEP is its group")
-    s.add_argument("--window", type=int, default=10, help="candidates the next stage sees (attribution)")
+    s.add_argument("--window", type=int, default=d["window"], help="candidates the next stage sees (attribution)")
     s.add_argument("--blind", default=None, metavar="[STRAT=]LABEL", help="the stratum attribution singles out")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples; 0 skips resampled intervals")
-    s.add_argument("--confidence", type=float, default=0.95)
+    s.add_argument("--seed", type=int, default=d["seed"])
+    s.add_argument("--resamples", type=int, default=d["resamples"], help="bootstrap resamples; 0 skips resampled intervals")
+    s.add_argument("--confidence", type=float, default=d["confidence"])
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
@@ -68,8 +73,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
 def settings_from(args):
     from .kernel.errors import InputError
     from .kernel.metrics import parse_metrics
-    from .kernel.settings import DEFAULT_METRICS
-    from .kernel.settings import LoadSettings
+    from .kernel.settings import DEFAULT_METRICS, DEFAULT_RRF_K, LoadSettings
 
     if args.depth is not None and args.depth < 1:
         raise InputError("--depth must be at least 1", "--depth")
@@ -83,7 +87,7 @@ def settings_from(args):
         raise InputError("--cap and --document-first need --group-sep", "--cap")
     if args.cap is not None and args.cap < 1:
         raise InputError("--cap must be at least 1", "--cap")
-    rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (60, "default")
+    rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (DEFAULT_RRF_K, "default")
     if rrf_k < 1:
         raise InputError("--rrf-k must be at least 1", "--rrf-k")
     return LoadSettings(
@@ -114,9 +118,9 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel import report as R
     from .kernel.output import check_output_path, dumps_strict, write_atomic
     from .kernel.pipeline import evaluate_report
+    from .render import report as R
 
     outs = [p for p in (args.out, args.per_query) if p]
     for p in outs:
@@ -180,6 +184,9 @@ def cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Every command: evaluate and demo here, the others from their modules in ``commands/``."""
+    from .commands import calibrate, compare, diff, goldens, tui, verdict
+
     p = _Parser(prog=PROG, description="Look inside retrieval rankings: intervals, strata, attribution, fusion, the gate.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -195,28 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--seed", type=int, default=7)
     de.set_defaults(func=cmd_demo)
 
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    for command in (calibrate, compare, diff, verdict, goldens, tui):
+        command.register(sub)
     return p
-
-
-# Commands living in their own modules register themselves here (calibrate, compare, diff, verdict, goldens, tui).
-_EXTRA_COMMANDS: list = []
-
-
-def _register_extra() -> None:
-    import importlib
-
-    if _EXTRA_COMMANDS:  # once per process
-        return
-    for mod in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
-        try:
-            m = importlib.import_module(f".commands.{mod}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.endswith(f"commands.{mod}"):
-                continue
-            raise
-        _EXTRA_COMMANDS.append(m.register)
 
 
 def process_setup() -> None:
@@ -249,7 +237,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread (e.g. called from a test runner's worker)
         pass
     try:
-        _register_extra()
         parser = build_parser()
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)

@@ -13,7 +13,11 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from rankscope_tui.kernel import compare as cm
+from rankscope_tui.kernel import diffing as df
+from rankscope_tui.kernel import multiplicity as mt
+from rankscope_tui.kernel import paired as pa
+from rankscope_tui.kernel import randomization as rz
+from rankscope_tui.kernel import verdict as vd
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.intervals import BcaParts
 
@@ -59,12 +63,12 @@ def test_paired_t_equals_scipy_ttest_rel(alternative):
         b = rng.random(n)
         c = b + rng.normal(0.03, 0.1, n)
         ref = stats.ttest_rel(c, b, alternative=alternative).pvalue
-        assert cm.paired_t_test(c - b, alternative) == pytest.approx(ref, rel=1e-12, abs=1e-300)
+        assert pa.paired_t_test(c - b, alternative) == pytest.approx(ref, rel=1e-12, abs=1e-300)
 
 
 def test_paired_t_is_null_when_sd_is_zero():
-    assert cm.paired_t_test(np.full(10, 0.1)) is None
-    assert cm.paired_t_test(np.zeros(10)) is None
+    assert pa.paired_t_test(np.full(10, 0.1)) is None
+    assert pa.paired_t_test(np.zeros(10)) is None
 
 
 # --- randomization test -------------------------------------------------------------
@@ -75,7 +79,7 @@ def test_paired_t_is_null_when_sd_is_zero():
 def test_randomization_equals_the_plain_protocol_exactly(name, alternative):
     d = datasets()[name]
     for chunk in (None, 1, 7):
-        got = cm.randomization_test(d, 1999, seed=3, alternative=alternative, chunk=chunk)
+        got = rz.randomization_test(d, 1999, seed=3, alternative=alternative, chunk=chunk)
         assert got.p == naive_randomization_p(d, 1999, 3, alternative)
     assert got.observed == pytest.approx(d.mean(), abs=1e-15)
 
@@ -91,7 +95,7 @@ def test_lattice_differences_take_the_exact_path_and_still_equal_the_protocol(al
     zero = datasets()["zero_mean"]
     recomputed = 0
     for d in (hits, rr, zero):
-        got = cm.randomization_test(d, 999, seed=5, alternative=alternative)
+        got = rz.randomization_test(d, 999, seed=5, alternative=alternative)
         assert got.p == naive_randomization_p(d, 999, 5, alternative)
         recomputed += got.exact_rows
     assert recomputed > 0
@@ -101,29 +105,29 @@ def test_lattice_differences_take_the_exact_path_and_still_equal_the_protocol(al
 def test_randomization_threads_give_the_same_count(threads):
     for name, d in datasets().items():
         for chunk in (None, 4):
-            assert cm.randomization_test(d, 2999, seed=9, chunk=chunk, threads=threads).p == naive_randomization_p(
+            assert rz.randomization_test(d, 2999, seed=9, chunk=chunk, threads=threads).p == naive_randomization_p(
                 d, 2999, 9
             )
 
 
 def test_zero_observed_mean_gives_p_one():
-    assert cm.randomization_test(datasets()["zero_mean"], 999).p == 1.0
+    assert rz.randomization_test(datasets()["zero_mean"], 999).p == 1.0
 
 
 def test_p_is_never_zero_and_its_floor_is_one_over_b_plus_one():
     d = np.abs(np.random.default_rng(1).normal(0.5, 0.1, 200))  # every query improves
     for B in (999, 9999):
-        r = cm.randomization_test(d, B, seed=0)
+        r = rz.randomization_test(d, B, seed=0)
         assert r.exceedances == 0 and r.at_floor
         assert r.p == 1 / (B + 1) > 0
-    assert cm.format_p(1 / 10000, 9999) == "p = 0.0001, the minimum attainable with B = 9,999"
-    assert "<" not in cm.format_p(1 / 10000, 9999)
+    assert rz.format_p(1 / 10000, 9999) == "p = 0.0001, the minimum attainable with B = 9,999"
+    assert "<" not in rz.format_p(1 / 10000, 9999)
 
 
 def test_randomization_p_agrees_with_a_much_longer_run():
     d = np.random.default_rng(8).normal(0.03, 0.25, 80)
-    short = cm.randomization_test(d, 9999, seed=0).p
-    long = cm.randomization_test(d, 399_999, seed=12345).p
+    short = rz.randomization_test(d, 9999, seed=0).p
+    long = rz.randomization_test(d, 399_999, seed=12345).p
     se = math.sqrt(long * (1 - long) / 9999)
     assert 0.01 < long < 0.5  # an informative p, not the floor
     assert abs(short - long) < 4 * se
@@ -133,7 +137,7 @@ def test_randomization_close_to_scipy_permutation_test_where_p_is_small():
     rng = np.random.default_rng(4)
     b = rng.random(60)
     c = np.clip(b + rng.normal(0.045, 0.12, 60), 0, 1)
-    ours = cm.randomization_test(c - b, 9999, seed=0).p
+    ours = rz.randomization_test(c - b, 9999, seed=0).p
     ref = stats.permutation_test(
         (c, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
         vectorized=True, n_resamples=9999, rng=np.random.default_rng(0),
@@ -171,7 +175,7 @@ def test_scipy_two_sided_is_twice_the_smaller_tail_so_the_two_part_near_one():
                                      n_resamples=B, rng=np.random.default_rng(1))
         less, greater, both = _scipy_tails(res, obs, B)
         assert res.pvalue == pytest.approx(min(1.0, 2 * min(less, greater)), abs=1e-15)
-        ours = cm.randomization_test(c - b, B, seed=1).p
+        ours = rz.randomization_test(c - b, B, seed=1).p
         if near_one:
             assert both > 0.99 and ours > 0.99
             assert abs(res.pvalue - both) > 1 / (B + 1)  # they part
@@ -182,8 +186,8 @@ def test_scipy_two_sided_is_twice_the_smaller_tail_so_the_two_part_near_one():
 
 def test_resample_limits():
     with pytest.raises(InputError):
-        cm.randomization_test([0.1, -0.2, 0.3], 500)
-    assert cm.randomization_test([0.1, -0.2, 0.3], 0).p is None
+        rz.randomization_test([0.1, -0.2, 0.3], 500)
+    assert rz.randomization_test([0.1, -0.2, 0.3], 0).p is None
 
 
 # --- one pair -------------------------------------------------------------------------
@@ -198,7 +202,7 @@ def pair():
     moved = rng.random(n) < 0.6
     c[moved] = np.clip(b[moved] + rng.normal(0.03, 0.2, moved.sum()), 0, 1).round(2)
     q = qids_for(n)
-    return b, c, q, cm.paired_statistics(b, c, q, resamples=9999, seed=0)
+    return b, c, q, pa.paired_statistics(b, c, q, resamples=9999, seed=0)
 
 
 def test_pair_counts_and_descriptives(pair):
@@ -236,8 +240,8 @@ def test_pair_bootstrap_equals_scipy(pair):
 
 def test_pair_shares_the_stream_without_changing_numbers(pair):
     b, c, q, s = pair
-    assert s.randomization_p == cm.randomization_test(c - b, 9999, seed=0).p
-    chunked = cm.paired_statistics(b, c, q, resamples=9999, seed=0, chunk=3, threads=2)
+    assert s.randomization_p == rz.randomization_test(c - b, 9999, seed=0).p
+    chunked = pa.paired_statistics(b, c, q, resamples=9999, seed=0, chunk=3, threads=2)
     assert np.array_equal(chunked.replicates, s.replicates)
     assert (chunked.unpaired_ci_low, chunked.unpaired_ci_high) == (s.unpaired_ci_low, s.unpaired_ci_high)
     assert chunked.randomization_p == s.randomization_p
@@ -249,14 +253,14 @@ def test_largest_losses_and_gains_order_by_delta_then_qid_bytes():
     delta = {"B": -0.3, "Q10": -0.3, "Q2": 0.2, "Z": 0.0, "a": 0.2, "m": -0.1, "z": 0.4}
     cand = base + np.array([delta[x] for x in q])
     judged = (np.linspace(0.5, 1.0, 7), np.linspace(1.0, 0.4, 7))
-    s = cm.paired_statistics(base, cand, q, resamples=999, judged=judged)
+    s = pa.paired_statistics(base, cand, q, resamples=999, judged=judged)
     assert [x.qid for x in s.largest_losses] == ["B", "Q10", "m"]
     assert [x.qid for x in s.largest_gains] == ["z", "Q2", "a"]
     first = s.largest_losses[0]
     assert (first.baseline, first.candidate) == (0.5, pytest.approx(0.2))
     assert first.share == pytest.approx(0.3 / 0.7) and s.largest_gains[0].share == pytest.approx(0.4 / 0.8)
     assert (first.baseline_judged, first.candidate_judged) == (judged[0][0], judged[1][0])  # "B" sorts first
-    many = cm.paired_statistics(np.zeros(12), np.linspace(-0.6, 0.5, 12), qids_for(12), resamples=999)
+    many = pa.paired_statistics(np.zeros(12), np.linspace(-0.6, 0.5, 12), qids_for(12), resamples=999)
     assert len(many.largest_losses) == 5 and len(many.largest_gains) == 5
     assert all(x.difference < 0 for x in many.largest_losses)
 
@@ -264,12 +268,12 @@ def test_largest_losses_and_gains_order_by_delta_then_qid_bytes():
 @pytest.mark.parametrize("alternative", ["greater", "less"])
 def test_one_sided_pair_follows_the_alternative(pair, alternative):
     b, c, q, _ = pair
-    s = cm.paired_statistics(b, c, q, resamples=9999, seed=0, alternative=alternative)
+    s = pa.paired_statistics(b, c, q, resamples=9999, seed=0, alternative=alternative)
     ref = stats.bootstrap((c - b,), np.mean, method="percentile", alternative=alternative,
                           rng=np.random.default_rng(0)).confidence_interval
     assert (s.ci_low, s.ci_high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
     assert s.t_p == pytest.approx(stats.ttest_rel(c, b, alternative=alternative).pvalue, rel=1e-12)
-    row = cm.decide([cm.RowInput("a", "b", "m", s)]).rows[0]
+    row = vd.decide([vd.RowInput("a", "b", "m", s)]).rows[0]
     d = row.as_dict()
     json.dumps(d, allow_nan=False)
     assert (d["ci_high"] if alternative == "greater" else d["ci_low"]) is None
@@ -277,13 +281,13 @@ def test_one_sided_pair_follows_the_alternative(pair, alternative):
 
 def test_input_errors():
     with pytest.raises(InputError):
-        cm.paired_statistics([0.1], [0.2], ["q"], resamples=999)
+        pa.paired_statistics([0.1], [0.2], ["q"], resamples=999)
     with pytest.raises(InputError):
-        cm.paired_statistics([0.1, 0.2], [0.2, 0.3], ["q2", "q10"], resamples=999)  # not sorted as bytes
+        pa.paired_statistics([0.1, 0.2], [0.2, 0.3], ["q2", "q10"], resamples=999)  # not sorted as bytes
     with pytest.raises(InputError):
-        cm.paired_statistics([0.1, 0.2], [0.2, 0.3, 0.4], ["a", "b"], resamples=999)
+        pa.paired_statistics([0.1, 0.2], [0.2, 0.3, 0.4], ["a", "b"], resamples=999)
     with pytest.raises(InputError):
-        cm.paired_statistics([0.1, 0.2], [0.2, 0.3], ["a", "b"], resamples=100)
+        pa.paired_statistics([0.1, 0.2], [0.2, 0.3], ["a", "b"], resamples=100)
 
 
 def test_memory_stays_chunked():
@@ -294,7 +298,7 @@ def test_memory_stays_chunked():
     c = b + rng.normal(0, 0.1, n)
     q = qids_for(n)
     tracemalloc.start()
-    cm.paired_statistics(b, c, q, resamples=999, seed=0, threads=2)
+    pa.paired_statistics(b, c, q, resamples=999, seed=0, threads=2)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 20e6
@@ -309,31 +313,31 @@ def test_adjust_p_equals_statsmodels_exactly(method):
     cases = [rng.random(10) * 0.1, rng.random(7), np.array([0.01, 0.01, 0.03, 0.01, 0.5]),
              np.array([0.3]), np.array([0.0001] * 6), rng.choice([0.001, 0.02, 0.04], 9)]
     for p in cases:
-        assert np.array_equal(cm.adjust_p(p, method), multipletests(p, method=method)[1])
+        assert np.array_equal(mt.adjust_p(p, method), multipletests(p, method=method)[1])
 
 
 def test_seed_001_holm_example():
     raw = [0.0399, 0.0123, 0.0159, 0.0338]  # ndcg@100, calibrated_recall@20, recall@20, mrr@20 on 400 users
-    adj = cm.adjust_p(raw, "holm")
+    adj = mt.adjust_p(raw, "holm")
     assert np.round(adj, 4).tolist() == [0.0676, 0.0492, 0.0492, 0.0676]
     assert adj[1] == pytest.approx(0.0123 * 4)
-    thr = cm.thresholds(raw, 0.05, "holm")
+    thr = mt.thresholds(raw, 0.05, "holm")
     assert thr.tolist() == pytest.approx([0.05, 0.05 / 4, 0.05 / 3, 0.05 / 2])
-    assert cm.thresholds(raw, 0.05, "bonferroni").tolist() == pytest.approx([0.0125] * 4)
+    assert mt.thresholds(raw, 0.05, "bonferroni").tolist() == pytest.approx([0.0125] * 4)
 
 
 def test_holm_thresholds_break_ties_in_call_order():
-    assert cm.thresholds([0.01, 0.01, 0.2], 0.05, "holm").tolist() == pytest.approx([0.05 / 3, 0.05 / 2, 0.05])
+    assert mt.thresholds([0.01, 0.01, 0.2], 0.05, "holm").tolist() == pytest.approx([0.05 / 3, 0.05 / 2, 0.05])
 
 
 def test_format_p():
-    assert cm.format_p(4 / 10000, 9999, hypotheses=4) == (
+    assert rz.format_p(4 / 10000, 9999, hypotheses=4) == (
         "p = 0.0004, the minimum attainable with B = 9,999 and 4 hypotheses"
     )
-    assert cm.format_p(0.0123, 9999) == "p = 0.0123"
-    assert cm.format_p(1 / 100000, 99999).startswith("p = 0.00001, the minimum")
-    assert cm.format_p(2.11e-05) == "p = 2.11e-05"
-    assert cm.format_p(None) == "p = n/a"
+    assert rz.format_p(0.0123, 9999) == "p = 0.0123"
+    assert rz.format_p(1 / 100000, 99999).startswith("p = 0.00001, the minimum")
+    assert rz.format_p(2.11e-05) == "p = 2.11e-05"
+    assert rz.format_p(None) == "p = n/a"
 
 
 # --- the verdict --------------------------------------------------------------------------
@@ -343,7 +347,7 @@ def test_format_p():
 def template():
     rng = np.random.default_rng(1)
     b = rng.random(100)
-    return cm.paired_statistics(b, b + rng.normal(0.01, 0.1, 100), qids_for(100), resamples=9999)
+    return pa.paired_statistics(b, b + rng.normal(0.01, 0.1, 100), qids_for(100), resamples=9999)
 
 
 def fake(template, *, p, diff, t_p=None, p_sup=None, spread=0.02, n_nonzero=100, resamples=9999, **kw):
@@ -357,10 +361,10 @@ def fake(template, *, p, diff, t_p=None, p_sup=None, spread=0.02, n_nonzero=100,
 
 
 def test_verdict_better_worse_inconclusive(template):
-    rows = cm.decide([
-        cm.RowInput("bm25", "dense", "ndcg@10", fake(template, p=0.001, diff=0.05)),
-        cm.RowInput("bm25", "dense", "rr", fake(template, p=0.002, diff=-0.06)),
-        cm.RowInput("bm25", "dense", "hit@1", fake(template, p=0.3, diff=-0.01)),
+    rows = vd.decide([
+        vd.RowInput("bm25", "dense", "ndcg@10", fake(template, p=0.001, diff=0.05)),
+        vd.RowInput("bm25", "dense", "rr", fake(template, p=0.002, diff=-0.06)),
+        vd.RowInput("bm25", "dense", "hit@1", fake(template, p=0.3, diff=-0.01)),
     ]).rows
     assert [r.verdict for r in rows] == ["better", "worse", "inconclusive"]
     assert rows[2].verdict_text == "no improvement shown"
@@ -371,7 +375,7 @@ def test_verdict_better_worse_inconclusive(template):
 
 def test_verdict_seed_001_family(template):
     raw = [0.0399, 0.0123, 0.0159, 0.0338]
-    res = cm.decide([cm.RowInput("EASE", "ELSA", m, fake(template, p=p, diff=0.01))
+    res = vd.decide([vd.RowInput("EASE", "ELSA", m, fake(template, p=p, diff=0.01))
                      for m, p in zip(["ndcg@100", "calibrated_recall@20", "recall@20", "mrr@20"], raw)])
     assert res.family_size == 4
     assert [r.verdict for r in res.rows] == ["inconclusive", "better", "better", "inconclusive"]
@@ -380,17 +384,17 @@ def test_verdict_seed_001_family(template):
 
 
 def test_min_delta_keeps_a_small_established_gain_inconclusive(template):
-    row = cm.decide([cm.RowInput("a", "b", "m", fake(template, p=0.0001, diff=0.004))], min_delta=0.01).rows[0]
+    row = vd.decide([vd.RowInput("a", "b", "m", fake(template, p=0.0001, diff=0.004))], min_delta=0.01).rows[0]
     assert row.verdict == "inconclusive" and row.adjusted_p == pytest.approx(0.0001)
 
 
 def test_exploratory_rows_are_outside_the_family(template):
     # seed 000's harness: three planned comparisons and one chosen after seeing the test means
-    rows = [cm.RowInput("bm25", "semantic", "ndcg@10", fake(template, p=0.001, diff=0.105)),
-            cm.RowInput("semantic", "hybrid", "ndcg@10", fake(template, p=0.125, diff=-0.018)),
-            cm.RowInput("hybrid", "reranked", "ndcg@10", fake(template, p=0.382, diff=-0.014)),
-            cm.RowInput("semantic", "reranked", "ndcg@10", fake(template, p=0.048, diff=-0.032), exploratory=True)]
-    res = cm.decide(rows, correction="bonferroni")
+    rows = [vd.RowInput("bm25", "semantic", "ndcg@10", fake(template, p=0.001, diff=0.105)),
+            vd.RowInput("semantic", "hybrid", "ndcg@10", fake(template, p=0.125, diff=-0.018)),
+            vd.RowInput("hybrid", "reranked", "ndcg@10", fake(template, p=0.382, diff=-0.014)),
+            vd.RowInput("semantic", "reranked", "ndcg@10", fake(template, p=0.048, diff=-0.032), exploratory=True)]
+    res = vd.decide(rows, correction="bonferroni")
     assert res.family_size == 3
     assert [r.verdict for r in res.rows] == ["better", "inconclusive", "inconclusive", "exploratory"]
     assert res.rows[0].bca_level == pytest.approx(1 - 0.05 / 3)  # 0.9833
@@ -400,21 +404,21 @@ def test_exploratory_rows_are_outside_the_family(template):
 
 
 def test_primary_metric_makes_the_rest_descriptive(template):
-    rows = [cm.RowInput("a", "b", "ndcg@10", fake(template, p=0.004, diff=0.02)),
-            cm.RowInput("a", "b", "rr", fake(template, p=0.0001, diff=0.03)),
-            cm.RowInput("a", "c", "ndcg@10", fake(template, p=0.02, diff=0.01))]
-    res = cm.decide(rows, primary="ndcg@10")
+    rows = [vd.RowInput("a", "b", "ndcg@10", fake(template, p=0.004, diff=0.02)),
+            vd.RowInput("a", "b", "rr", fake(template, p=0.0001, diff=0.03)),
+            vd.RowInput("a", "c", "ndcg@10", fake(template, p=0.02, diff=0.01))]
+    res = vd.decide(rows, primary="ndcg@10")
     assert res.family_size == 2
     assert [r.verdict for r in res.rows] == ["better", "descriptive", "better"]
     assert res.rows[1].adjusted_p is None
     assert res.rows[0].adjusted_p == pytest.approx(0.008)  # Holm over the two primary rows only
     with pytest.raises(InputError):
-        cm.decide(rows, primary="p@10")
+        vd.decide(rows, primary="p@10")
 
 
 def test_agreement_flags_and_their_words(template):
     s = fake(template, p=0.001, diff=0.01, t_p=0.2, spread=0.05, p_sup=0.6)
-    row = cm.decide([cm.RowInput("a", "b", "m", s)]).rows[0]
+    row = vd.decide([vd.RowInput("a", "b", "m", s)]).rows[0]
     assert row.verdict == "better"
     assert row.t_agrees is False and row.interval_agrees is False and row.bootstrap_agrees is False
     text = " | ".join(row.disagreements)
@@ -424,7 +428,7 @@ def test_agreement_flags_and_their_words(template):
 def test_undefined_checks_give_null_flags(template):
     s = fake(template, p=0.0001, diff=0.1, t_p=None, effect_size=None)
     s = dataclasses.replace(s, t_p=None, bca=BcaParts(math.nan, math.nan))
-    row = cm.decide([cm.RowInput("a", "b", "m", s)]).rows[0]
+    row = vd.decide([vd.RowInput("a", "b", "m", s)]).rows[0]
     assert row.t_agrees is None and row.interval_agrees is None and row.bca_low is None
     d = row.as_dict(reasons=True)
     json.dumps(d, allow_nan=False)
@@ -434,17 +438,17 @@ def test_undefined_checks_give_null_flags(template):
 def test_constant_nonzero_difference_is_established_without_a_t_test():
     n = 40
     b = np.arange(n) / 64  # dyadic, so every difference is exactly 0.25
-    s = cm.paired_statistics(b, b + 0.25, qids_for(n), resamples=9999)
+    s = pa.paired_statistics(b, b + 0.25, qids_for(n), resamples=9999)
     assert s.t_p is None and s.effect_size is None and s.bca_degenerate
     assert s.randomization_p == pytest.approx(1 / 10000)
-    row = cm.decide([cm.RowInput("a", "b", "m", s)]).rows[0]
+    row = vd.decide([vd.RowInput("a", "b", "m", s)]).rows[0]
     assert row.verdict == "better" and row.bca_low is None
 
 
 def test_warnings_for_coarse_null_and_unreachable_threshold(template):
-    rows = [cm.RowInput("a", "b", f"m{i}", fake(template, p=0.001, diff=0.01, n_nonzero=12, resamples=999))
+    rows = [vd.RowInput("a", "b", f"m{i}", fake(template, p=0.001, diff=0.01, n_nonzero=12, resamples=999))
             for i in range(60)]
-    res = cm.decide(rows)
+    res = vd.decide(rows)
     assert any("cannot be established" in w for w in res.rows[0].warnings)
     assert any("coarse" in w for w in res.rows[0].warnings)
     assert any("nothing can be established" in w for w in res.warnings)
@@ -453,9 +457,9 @@ def test_warnings_for_coarse_null_and_unreachable_threshold(template):
 
 def test_row_dict_has_exactly_the_spec_keys(pair):
     b, c, q, s = pair
-    res = cm.decide([cm.RowInput("bm25", "dense", "ndcg@10", s)])
+    res = vd.decide([vd.RowInput("bm25", "dense", "ndcg@10", s)])
     d = res.rows[0].as_dict()
-    assert tuple(d) == cm.ROW_KEYS
+    assert tuple(d) == vd.ROW_KEYS
     assert set(d["largest_losses"][0]) == {
         "qid", "baseline", "candidate", "difference", "share", "baseline_judged", "candidate_judged"
     }
@@ -463,10 +467,22 @@ def test_row_dict_has_exactly_the_spec_keys(pair):
     assert res.caption.startswith("Intervals are per comparison, not simultaneous")
 
 
+def test_a_row_holds_its_stats_and_declares_only_the_family_fields(pair):
+    b, c, q, s = pair
+    row = vd.decide([vd.RowInput("bm25", "dense", "ndcg@10", s)]).rows[0]
+    assert row.stats is s and row.difference == s.difference and row.largest_losses == s.largest_losses
+    own = {f.name for f in dataclasses.fields(vd.ComparisonRow)}
+    assert not own & {f.name for f in dataclasses.fields(pa.PairedStats)}  # nothing copied field by field
+    stats_keys = [f.name for f in dataclasses.fields(pa.PairedStats) if f.metadata.get("row", True)]
+    assert [k for k in vd.ROW_KEYS if k in stats_keys] == stats_keys  # the stats keep their declared order
+    assert len(set(vd.ROW_KEYS)) == len(vd.ROW_KEYS)
+    assert vd.ROW_KEYS.index("adjusted_p") == vd.ROW_KEYS.index("randomization_p") + 1
+
+
 def test_rows_must_share_settings(template):
     other = dataclasses.replace(template, seed=7)
     with pytest.raises(InputError):
-        cm.decide([cm.RowInput("a", "b", "m", template), cm.RowInput("a", "c", "m", other)])
+        vd.decide([vd.RowInput("a", "b", "m", template), vd.RowInput("a", "c", "m", other)])
 
 
 # --- diff ------------------------------------------------------------------------------------
@@ -479,11 +495,11 @@ def test_diff_flags_a_regression_after_holm():
     before = rng.random(n)
     worse = before - np.abs(rng.normal(0.05, 0.02, n))
     same = before + rng.normal(0, 0.1, n)
-    rows = cm.diff_rows([cm.DiffInput("bm25", "doc", "ndcg@10", q, before, worse),
-                         cm.DiffInput("bm25", "doc", "rr", q, before, same)], resamples=9999, min_delta=0.01)
+    rows = df.diff_rows([df.DiffInput("bm25", "doc", "ndcg@10", q, before, worse),
+                         df.DiffInput("bm25", "doc", "rr", q, before, same)], resamples=9999, min_delta=0.01)
     assert rows[0].regression and not rows[0].improvement
     assert rows[0].adjusted_p == pytest.approx(2 / 10000)
     assert not rows[1].regression
-    assert rows[1].randomization_p == cm.randomization_test(same - before, 9999, 0).p
-    strict = cm.diff_rows([cm.DiffInput("bm25", "doc", "ndcg@10", q, before, worse)], min_delta=1.0)
+    assert rows[1].randomization_p == rz.randomization_test(same - before, 9999, 0).p
+    strict = df.diff_rows([df.DiffInput("bm25", "doc", "ndcg@10", q, before, worse)], min_delta=1.0)
     assert not strict[0].regression

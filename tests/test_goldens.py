@@ -71,15 +71,8 @@ def agree(a, b) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """``rankscope ARGV`` in-process. cli.main registers the extra commands again on
-    every call (a second call in one process hits "conflicting subparser"), so start
-    each call from an empty registry."""
-    saved = list(cli._EXTRA_COMMANDS)
-    cli._EXTRA_COMMANDS.clear()
-    try:
-        return cli.main(argv)
-    finally:
-        cli._EXTRA_COMMANDS[:] = saved
+    """``rankscope ARGV`` in-process."""
+    return cli.main(argv)
 
 
 # ---------------------------------------------------------------------------

@@ -213,7 +213,7 @@ def test_compare_latex_table_keeps_its_structure_and_names(rendered):
 
 
 def test_a_bar_in_a_name_prints_as_a_bar_in_latex(rendered):
-    from rankscope_tui.kernel.report import escape_latex
+    from rankscope_tui.render.escaping import escape_latex
 
     assert escape_latex("a|b") == r"a\textbar{}b"
 

@@ -80,8 +80,10 @@ for m in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
     except ImportError:
         pass
 import mmap
-for m in ("pipeline", "report", "render", "rules", "diffing", "compare", "intervals", "gate", "fusion", "attribution", "goldens"):
+for m in ("pipeline", "report", "rules", "diffing", "comparison", "intervals", "gate", "fusion", "attribution", "goldens"):
     __import__("rankscope_tui.kernel." + m)
+for m in ("report", "compare", "diff", "rules"):
+    __import__("rankscope_tui.render." + m)
 sys.modules.pop("rankscope_tui.cli", None)  # as under `python -m`: __main__ first, the module on demand
 
 jobs = json.load(sys.stdin)
@@ -874,7 +876,7 @@ def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatc
 def test_a_failed_write_keeps_the_old_files_and_leaves_no_temp(tmp_path, monkeypatch, capsys, where):
     from rankscope_tui import cli as C
     from rankscope_tui.kernel import output as IO
-    from rankscope_tui.kernel import report as R
+    from rankscope_tui.render import report as R
 
     f = _small_inputs(tmp_path / "in")
     out = tmp_path / "out"

@@ -143,7 +143,7 @@ def test_kernel_does_not_import_textual():
         "import sys, rankscope_tui.kernel, rankscope_tui.kernel.workspace, rankscope_tui.kernel.report, "
         "rankscope_tui.kernel.pipeline, rankscope_tui.kernel.gate\n"
         "import importlib\n"
-        "for m in ('fusion', 'compare', 'intervals', 'attribution', 'rules'):\n"
+        "for m in ('fusion', 'comparison', 'intervals', 'attribution', 'rules'):\n"
         "    try: importlib.import_module('rankscope_tui.kernel.' + m)\n"
         "    except ModuleNotFoundError: pass\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'rich'))\n"
@@ -191,7 +191,6 @@ def cli_main(argv: list[str]) -> int:
 def test_cli_registers_tui():
     from rankscope_tui import cli
 
-    cli._register_extra()
     args = cli.build_parser().parse_args(["tui"])
     assert args.command == "tui" and args.lane == [] and args.qrels is None
 
@@ -484,7 +483,7 @@ async def test_gate_target_and_conservative(work):
 
 @module_loop
 async def test_compare_family_options_and_deltas(work, loaded):
-    from rankscope_tui.kernel import pipeline as P
+    from rankscope_tui.kernel import comparison as CMP
 
     ws, _ = loaded
     app, pilot = work
@@ -499,7 +498,7 @@ async def test_compare_family_options_and_deltas(work, loaded):
     assert screen.query_one("#cmp-rows").row_count == 2
     # the per-query list is the kernel's, largest losses first
     deltas = screen.query_one("#cmp-deltas")
-    expected = P.query_deltas(ws, "lexical", row.candidate, "ndcg@10")
+    expected = CMP.query_deltas(ws, "lexical", row.candidate, "ndcg@10")
     assert deltas.row_count == row.n == len(expected)
     assert [deltas.coordinate_to_cell_key((i, 0)).row_key.value for i in (0, row.n - 1)] == [expected[0][0], expected[-1][0]]
     # largest losses and gains carry both lanes' judged@10 and their share of the total

@@ -12,7 +12,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..kernel.settings import GateSettings
 from ..state import DashboardOptions, DashboardState
 
 DEMO_SEED = 7

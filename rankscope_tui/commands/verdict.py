@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from ..kernel.rules import git_state
 
 
 def register(sub) -> None:
@@ -17,44 +16,17 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def load_report(path: str) -> dict:
-    from ..kernel.errors import InputError
-    from ..kernel.files import load_json, read_text
-
-    report = load_json(read_text(path), path)
-    if not isinstance(report, dict) or not str(report.get("schema", "")).startswith("rankscope.report/"):
-        raise InputError("not a rankscope report (no 'schema': 'rankscope.report/1')", path, 1)
-    return report
-
-
 def run(args) -> int:
-    from ..kernel import rules as RU
-    from ..kernel.files import read_text, sha256_of
     from ..kernel.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report import read_report
+    from ..kernel.rules import judge_gates
+    from ..render.rules import render_verdict
 
     if args.out:
         check_output_path(args.out, [args.report, args.gates])
-    report = load_report(args.report)
-    rules = RU.parse_rules(read_text(args.gates), args.gates)
-    results = [RU.judge(r, report, args.gates) for r in rules]
-    failures = RU.failed(results, args.on, args.strict)
-    sha = sha256_of(args.gates)
-    state = git_state(args.gates)
-    out = sys.stdout
-    out.write(f"gates {args.gates} sha256 {sha}\n")
-    if state:
-        out.write(f"warning: the gates file is {state} in git; write the rules before the run and commit them\n")
-    width = max(len(r.rule.describe()) for r in results)
-    out.write(f"{'rule'.ljust(width)}  {'point':9}  {'interval':9}\n")
-    for r in results:
-        out.write(f"{r.rule.describe().ljust(width)}  {r.point:9}  {r.interval:9}\n")
-    if any(r.rule.against for r in results):
-        out.write(RU.AGAINST_NOTE + "\n")
-    out.write(f"deciding column: {args.on}{' (strict: undecided fails)' if args.strict else ''}; "
-              f"{len(failures)} of {len(results)} rules fail\n")
+    report = read_report(args.report)
+    verdict = judge_gates(report, args.report, args.gates, on=args.on, strict=args.strict)
+    sys.stdout.write(render_verdict(verdict))
     if args.out:
-        payload = {"schema": "rankscope.verdict/1", "report": args.report, "gates": {"path": args.gates, "sha256": sha, "git": state},
-                   "on": args.on, "strict": args.strict, "rules": [r.as_dict() for r in results],
-                   "failed": len(failures), "passed": not failures}
-        write_atomic(args.out, dumps_strict(payload))
-    return 1 if failures else 0
+        write_atomic(args.out, dumps_strict(verdict.as_dict()))
+    return 1 if verdict.failures else 0

@@ -1,13 +1,29 @@
-"""Matching two reports for `diff`: lanes by name, then level and metric, on the shared qids."""
+"""`diff` of two reports (SPEC §8): did anything change beyond noise?
+
+Lanes are matched by name, then level and metric, on the qids present in both
+``per_query`` blocks (sorted as bytes); Δ = after − before is tested with the
+``compare`` randomization test (same protocol), Holm over the rows tested. A
+regression is adjusted p ≤ α, Δ̄ < 0 and −Δ̄ ≥ min_delta (an improvement symmetrically).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
-from .compare import DiffInput
 from .errors import InputError
+from .intervals import check_confidence, finite_or_none
+from .multiplicity import adjust_p
+from .paired import aligned
+from .randomization import check_resamples, randomization_test
+from .settings import DiffSettings
+
+SCHEMA = "rankscope.diff/1"
+#: The correction over the rows of a diff (SPEC §8).
+CORRECTION = "holm"
 
 
 def _shape_error(path: str, what: str) -> InputError:
@@ -53,7 +69,96 @@ def comparable(before: dict, after: dict, path_a: str, path_b: str) -> None:
             raise InputError(f"setting {key} differs between the reports ({sa.get(key)!r} vs {sb.get(key)!r})", path_b)
 
 
-def diff_inputs(before: dict, after: dict, metrics: list[str], path_a: str = "--before", path_b: str = "--after") -> list[DiffInput]:
+@dataclass(frozen=True)
+class DiffInput:
+    """One (lane, level, metric) matched between two reports, on the qids present in both (sorted as bytes)."""
+
+    lane: str
+    level: str
+    metric: str
+    qids: tuple[str, ...]
+    before: np.ndarray
+    after: np.ndarray
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    lane: str
+    level: str
+    metric: str
+    n: int
+    before_mean: float
+    after_mean: float
+    difference: float
+    randomization_p: float | None
+    adjusted_p: float | None
+    regression: bool
+    improvement: bool
+
+    def as_dict(self) -> dict:
+        return {
+            "lane": self.lane,
+            "level": self.level,
+            "metric": self.metric,
+            "n": self.n,
+            "before_mean": self.before_mean,
+            "after_mean": self.after_mean,
+            "difference": self.difference,
+            "randomization_p": finite_or_none(self.randomization_p),
+            "adjusted_p": finite_or_none(self.adjusted_p),
+            "regression": self.regression,
+            "improvement": self.improvement,
+        }
+
+
+def diff_rows(
+    items: Sequence[DiffInput],
+    *,
+    resamples: int = 9999,
+    seed: int = 0,
+    confidence: float = 0.95,
+    min_delta: float = 0.0,
+    chunk: int | None = None,
+    threads: int | None = None,
+) -> tuple[DiffRow, ...]:
+    """Δ = after − before per (lane, level, metric), the compare randomization test, Holm over the rows.
+
+    Rows with fewer than 2 shared queries raise ``InputError``.
+    """
+    alpha = 1.0 - check_confidence(confidence)
+    B = check_resamples(resamples)
+    results = []
+    for it in items:
+        before, after, _ = aligned(it.before, it.after, it.qids)
+        d = after - before
+        results.append((it, before, after, d, randomization_test(d, B, seed, "two-sided", chunk, threads) if B else None))
+    raw = [r[4].p for r in results if r[4] is not None]
+    adj = adjust_p(raw, CORRECTION) if raw else np.empty(0)
+    rows = []
+    for k, (it, before, after, d, test) in enumerate(results):
+        mean_d = float(np.mean(d))
+        a = float(adj[k]) if test is not None else None
+        sig = a is not None and a <= alpha
+        rows.append(
+            DiffRow(
+                lane=it.lane,
+                level=it.level,
+                metric=it.metric,
+                n=int(d.size),
+                before_mean=float(np.mean(before)),
+                after_mean=float(np.mean(after)),
+                difference=mean_d,
+                randomization_p=None if test is None else test.p,
+                adjusted_p=a,
+                regression=bool(sig and mean_d < 0 and -mean_d >= min_delta),
+                improvement=bool(sig and mean_d > 0 and mean_d >= min_delta),
+            )
+        )
+    return tuple(rows)
+
+
+def diff_inputs(before: dict, after: dict, metrics: Sequence[str], path_a: str = "--before", path_b: str = "--after") -> list[DiffInput]:
+    """Every (lane, level, metric) both reports hold, on their shared qids (≥ 2), ``metrics`` only when given."""
     items = []
     pa, pb = before["per_query"], after["per_query"]
     for lane in [n for n in pa if n in pb]:
@@ -74,3 +179,33 @@ def diff_inputs(before: dict, after: dict, metrics: list[str], path_a: str = "--
     if not items:
         raise InputError("the reports share no lane, level and metric with at least two common queries", "--after")
     return items
+
+
+@dataclass(frozen=True)
+class Diff:
+    """One ``diff`` call: the rows and what ``diff --out`` records."""
+
+    before: str  # the reports' paths, as given
+    after: str
+    settings: DiffSettings
+    rows: tuple[DiffRow, ...]
+
+    @property
+    def regressions(self) -> tuple[DiffRow, ...]:
+        return tuple(r for r in self.rows if r.regression)
+
+    def as_dict(self) -> dict:
+        s = self.settings
+        return {"schema": SCHEMA, "before": self.before, "after": self.after, "resamples": s.resamples, "seed": s.seed,
+                "confidence": s.confidence, "min_delta": s.min_delta, "correction": CORRECTION,
+                "rows": [r.as_dict() for r in self.rows], "regressions": len(self.regressions)}
+
+
+def diff_reports(before: dict, after: dict, settings: DiffSettings, before_path: str = "--before",
+                 after_path: str = "--after") -> Diff:
+    """The diff of two report dicts: refuse incomparable reports, match, test every row."""
+    comparable(before, after, before_path, after_path)
+    items = diff_inputs(before, after, settings.metrics, before_path, after_path)
+    rows = diff_rows(items, resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence,
+                     min_delta=settings.min_delta)
+    return Diff(before_path, after_path, settings, rows)

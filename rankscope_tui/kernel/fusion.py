@@ -72,7 +72,7 @@ import numpy as np
 
 from .errors import InputError
 from .judgments import Judgments
-from .ranking import RankedLane, byte_order, offsets_for, ranks_within, tie_key  # noqa: F401 (byte_order: re-exported)
+from .ranking import RankedLane, offsets_for, ranks_within, tie_key
 from .ranking import _fix_ties as _ranking_fix_ties
 
 __all__ = [

@@ -332,7 +332,9 @@ def _qids(n: int) -> list[str]:
 
 
 def _stats(kind: str, args: dict):
-    from . import compare as C
+    from . import multiplicity as MT
+    from . import paired as PA
+    from . import randomization as RZ
     from . import intervals as I
 
     conf = args.get("confidence", 0.95)
@@ -353,7 +355,7 @@ def _stats(kind: str, args: dict):
         return [iv.value, iv.low, iv.high]
     if kind in ("paired_bootstrap", "unpaired_bootstrap", "bca"):
         b, c = args["baseline"], args["candidate"]
-        st = C.paired_statistics(b, c, _qids(len(b)), resamples=args["B"], seed=args["seed"], confidence=conf)
+        st = PA.paired_statistics(b, c, _qids(len(b)), resamples=args["B"], seed=args["seed"], confidence=conf)
         if kind == "paired_bootstrap":
             return [st.ci_low, st.ci_high, st.p_superiority]
         if kind == "unpaired_bootstrap":
@@ -361,14 +363,14 @@ def _stats(kind: str, args: dict):
         iv = st.bca_interval(args["level"])
         return [None, None] if iv is None else list(iv)
     if kind == "randomization_p":
-        r = C.randomization_test(args["deltas"], args["B"], args["seed"], args.get("alternative", "two-sided"))
+        r = RZ.randomization_test(args["deltas"], args["B"], args["seed"], args.get("alternative", "two-sided"))
         return r.p
     if kind == "t_test":
-        return C.paired_t_test(np.asarray(args["deltas"], dtype=np.float64), args.get("alternative", "two-sided"))
+        return PA.paired_t_test(np.asarray(args["deltas"], dtype=np.float64), args.get("alternative", "two-sided"))
     if kind in ("holm", "bonferroni"):
-        return C.adjust_p(args["p"], kind).tolist()
+        return MT.adjust_p(args["p"], kind).tolist()
     if kind == "holm_thresholds":
-        return C.thresholds(args["p"], args.get("alpha", 0.05), "holm").tolist()
+        return MT.thresholds(args["p"], args.get("alpha", 0.05), "holm").tolist()
     raise KeyError(kind)
 
 

@@ -9,11 +9,8 @@ dashboard asks the same functions; `calibrate` writes thresholds.json through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-import numpy as np
 
-from . import judgments as J
 from . import report as R
 from .errors import InputError
 from .settings import GateSettings
@@ -137,93 +134,3 @@ def attribution_block(ws: Workspace) -> dict:
 # --------------------------------------------------------------------------- calibrate
 
 
-
-
-# --------------------------------------------------------------------------- compare
-
-
-@dataclass(frozen=True)
-class ComparePlan:
-    """Which rows one ``compare`` call tests, and why a row is exploratory."""
-
-    baseline: str
-    candidates: tuple[str, ...]
-    metrics: tuple[str, ...]
-    level: str = "doc"
-    exploratory_reasons: dict = field(default_factory=dict)  # candidate or "*" -> reason
-
-
-def plan_compare(ws: Workspace, th: Thresholds | None, baseline: str | None, candidates: list[str],
-                 metrics: list[str], level: str = "doc", exploratory: bool = False) -> ComparePlan:
-    """Resolve names; ``--baseline best`` and anything tuned on the compared queries are exploratory."""
-    reasons: dict = {}
-    if exploratory:
-        reasons["*"] = "labelled exploratory on the command line"
-    if baseline in (None, ""):
-        base = ws.input_lanes[0]
-    elif baseline == "best":
-        m = metrics[0]
-        base = max(ws.lanes, key=lambda n: (ws.mean(n, level, m), n))
-        reasons["*"] = f"baseline chosen as the best lane on {m} over the compared queries"
-    else:
-        base = baseline
-    for name in [base] + list(candidates):
-        if name not in ws.lanes:
-            hint = " (convex needs --thresholds)" if name == "convex" else ""
-            raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", "--candidate")
-    cands = [c for c in candidates] or [n for n in ws.lanes if n != base and ws.lane_origin.get(n) != "variant"]
-    if not cands:
-        raise InputError("nothing to compare: give --candidate or a second --lane", "--candidate")
-    for c in cands + [base]:
-        if c == "convex" and th is not None and in_sample_overlap(ws, th, ws.positives):
-            reasons[c] = "convex weights were fitted on the compared queries"
-        if c == "rrf" and ws.settings.rrf_k_source == "chosen on these queries":
-            reasons[c] = "RRF k was chosen on the compared queries"
-    if level not in ws.levels():
-        raise InputError(f"level {level!r} needs --group-sep", "--level")
-    return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons)
-
-
-def run_compare(ws: Workspace, plan: ComparePlan, *, resamples: int, seed: int, confidence: float,
-                alternative: str, correction: str, primary: str | None, min_delta: float):
-    """Paired statistics for every (baseline, candidate, metric) over the positives, then the verdicts."""
-    from . import compare as C
-    from . import metrics as M
-
-    C.check_resamples(resamples)
-    keys = [M.parse_metrics(m)[0].key for m in plan.metrics]
-    if primary is not None:
-        primary = M.parse_metrics(primary)[0].key
-        if primary not in keys:
-            raise InputError(f"--primary {primary} is not among the compared metrics", "--primary")
-    q = ws.positives
-    qids = ws.qids[q].tolist()
-    rows = []
-    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + M.parse_metrics(",".join(keys + ["judged@10"]))))
-    base_pq = ws.per_query(plan.baseline, plan.level, needed)
-    for metric in keys:
-        base_v = base_pq[metric][q]
-        for cand in plan.candidates:
-            cand_pq = ws.per_query(cand, plan.level, needed)
-            stats = C.paired_statistics(base_v, cand_pq[metric][q], qids, resamples=resamples, seed=seed,
-                                        confidence=confidence, alternative=alternative,
-                                        judged=(base_pq["judged@10"][q], cand_pq["judged@10"][q]))
-            expl = "*" in plan.exploratory_reasons or cand in plan.exploratory_reasons or plan.baseline in plan.exploratory_reasons
-            rows.append(C.RowInput(plan.baseline, cand, metric, stats, expl))
-    return C.decide(rows, correction=correction, primary=primary, min_delta=min_delta)
-
-
-def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, level: str = "doc") -> list[tuple[str, float, float, float]]:
-    """(qid, baseline value, candidate value, Δ = candidate − baseline) per positive, largest losses first
-    (ties by qid as bytes) — the per-query list behind a comparison."""
-    from . import metrics as M
-
-    key = M.parse_metrics(metric)[0]
-    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
-    q = ws.positives
-    b = ws.per_query(baseline, level, needed)[key.key][q]
-    c = ws.per_query(candidate, level, needed)[key.key][q]
-    d = c - b
-    qids = ws.qids[q]
-    order = sorted(range(q.size), key=lambda i: (d[i], qids[i].encode()))
-    return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]

@@ -14,11 +14,14 @@ holding ``value``, ``low`` and ``high``.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from dataclasses import dataclass
 
 from .errors import InputError
 from .files import as_finite_number, load_json
 
+SCHEMA = "rankscope.verdict/1"
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 OPS = (">=", "<=")
 AGAINST_NOTE = "interval non-overlap is a conservative, unpaired screen; use compare for a paired test"
@@ -119,26 +122,6 @@ def read_rules(path: str) -> list[Rule]:
     return parse_rules(read_text(path), path)
 
 
-def git_state(path: str) -> str | None:
-    """'untracked', 'modified' or None (committed, or not in a git work tree): whether the
-    rules were written and committed before the run, as pre-registration asks."""
-    import os
-    import subprocess
-
-    d = os.path.dirname(os.path.abspath(path))
-    try:
-        inside = subprocess.run(["git", "-C", d, "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=5)
-        if inside.returncode != 0:
-            return None
-        tracked = subprocess.run(["git", "-C", d, "ls-files", "--error-unmatch", os.path.abspath(path)], capture_output=True, timeout=5)
-        if tracked.returncode != 0:
-            return "untracked"
-        diff = subprocess.run(["git", "-C", d, "diff", "--quiet", "HEAD", "--", os.path.abspath(path)], capture_output=True, timeout=5)
-        return "modified" if diff.returncode != 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 @dataclass(frozen=True)
 class Tally:
     """How a set of judged rules came out (rules that could not be judged are left out)."""
@@ -237,3 +220,52 @@ def judge(rule: Rule, report: dict, gates_path: str = "--gates") -> RuleResult:
 def failed(results: list[RuleResult], on: str, strict: bool) -> list[RuleResult]:
     bad = {FAIL, UNDECIDED} if strict else {FAIL}
     return [r for r in results if (r.interval if on == "interval" else r.point) in bad]
+
+
+def git_state(path: str) -> str | None:
+    """'untracked', 'modified' or None (committed, or not in a git work tree)."""
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        inside = subprocess.run(["git", "-C", d, "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=5)
+        if inside.returncode != 0:
+            return None
+        tracked = subprocess.run(["git", "-C", d, "ls-files", "--error-unmatch", os.path.abspath(path)], capture_output=True, timeout=5)
+        if tracked.returncode != 0:
+            return "untracked"
+        diff = subprocess.run(["git", "-C", d, "diff", "--quiet", "HEAD", "--", os.path.abspath(path)], capture_output=True, timeout=5)
+        return "modified" if diff.returncode != 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@dataclass(frozen=True)
+class RuleVerdicts:
+    """One ``verdict`` call: every rule judged, the deciding column and the gates file's
+    fingerprint (sha256, git state); ``as_dict()`` is the ``verdict --out`` payload."""
+
+    report: str  # the report's path, as given
+    gates: str  # the gates file's path, as given
+    sha256: str
+    git: str | None  # 'untracked' | 'modified' | None
+    on: str
+    strict: bool
+    results: tuple[RuleResult, ...]
+
+    @property
+    def failures(self) -> list[RuleResult]:
+        return failed(list(self.results), self.on, self.strict)
+
+    def as_dict(self) -> dict:
+        failures = self.failures
+        return {"schema": SCHEMA, "report": self.report, "gates": {"path": self.gates, "sha256": self.sha256, "git": self.git},
+                "on": self.on, "strict": self.strict, "rules": [r.as_dict() for r in self.results],
+                "failed": len(failures), "passed": not failures}
+
+
+def judge_gates(report: dict, report_path: str, gates_path: str, *, on: str = "interval", strict: bool = False) -> RuleVerdicts:
+    """The rules entry point: parse the gates file, judge every rule on ``report``, fingerprint the file."""
+    from .files import read_text, sha256_of
+
+    rules = parse_rules(read_text(gates_path), gates_path)
+    results = tuple(judge(r, report, gates_path) for r in rules)
+    return RuleVerdicts(report_path, gates_path, sha256_of(gates_path), git_state(gates_path), on, strict, results)

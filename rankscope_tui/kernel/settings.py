@@ -2,7 +2,7 @@
 
 ``LoadSettings`` shapes the loaded workspace (levels, depth, metrics, resampling);
 ``GateSettings`` the gate analysis; ``CompareSettings`` a paired comparison;
-``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
+``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
 the library build these and nothing else crosses a module boundary as options:
 a default is read from here, never restated.
 """
@@ -100,6 +100,23 @@ class CompareSettings:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["candidates"] = list(self.candidates)
+        d["metrics"] = list(self.metrics)
+        return d
+
+
+@dataclass(frozen=True)
+class DiffSettings:
+    """One ``diff`` call (SPEC §8): which metrics, the randomization test and the smallest
+    mean Δ worth calling a regression."""
+
+    metrics: tuple[str, ...] = ()  # () = every metric both reports hold
+    min_delta: float = 0.0
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
         d["metrics"] = list(self.metrics)
         return d
 

@@ -19,7 +19,6 @@ from textual_plotext import PlotextPlot
 
 from ..kernel.calibration import CalibrationComparison, compare_calibration
 from ..kernel.settings import CalibrationSettings
-from ..kernel.workspace import load
 from ..state import load_dev_workspace
 from ..widgets import fmt
 from .base import PlainTable, ViewScreen, guarded

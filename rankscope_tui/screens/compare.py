@@ -19,7 +19,8 @@ from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from ..kernel import compare as C
+from ..kernel.randomization import format_p
+from ..kernel.verdict import CAPTION
 from ..kernel.settings import CompareSettings
 from .base import PlainTable, QidTable, ViewScreen, guarded
 
@@ -56,26 +57,29 @@ class CompareResult:
 
 
 def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> CompareResult:
-    """What `rankscope compare` runs with these options (in a worker): plan, paired
-    statistics and verdicts, then each row's per-query deltas and both lanes' judged@10."""
+    """What `rankscope compare` runs with these options (in a worker): the kernel's comparison
+    entry point, then each row's per-query deltas and both lanes' judged@10."""
+    from dataclasses import replace
+
+    from ..kernel import comparison as CMP
     from ..kernel import metrics as M
-    from ..kernel import pipeline as P
+    from ..kernel.errors import InputError
+    from ..kernel.settings import CompareSettings
+    from ..kernel.thresholds import read_thresholds
 
-    s = ws.settings
-    th = P.read_thresholds(thresholds_path) if thresholds_path else None
-    plan = P.plan_compare(ws, th, p.baseline, list(p.candidates), list(p.metrics), level=p.level,
-                          exploratory=p.exploratory)
+    th = read_thresholds(thresholds_path) if thresholds_path else None
+    settings = CompareSettings(baseline=p.baseline, candidates=tuple(p.candidates), metrics=tuple(p.metrics),
+                               level=p.level, min_delta=p.min_delta, correction=p.correction,
+                               alternative=p.alternative, exploratory=p.exploratory, primary=p.primary)
+    plan = CMP.plan_compare(ws, th, settings)
     if plan.baseline in plan.candidates:  # `best` resolved to a chosen candidate: it is the baseline now
-        rest = [c for c in plan.candidates if c != plan.baseline]
+        rest = tuple(c for c in plan.candidates if c != plan.baseline)
         if not rest:
-            from ..kernel.errors import InputError
-
             raise InputError(f"the best lane is {plan.baseline}, the only candidate: pick another candidate", "--baseline")
-        plan = P.plan_compare(ws, th, p.baseline, rest, list(p.metrics), level=p.level, exploratory=p.exploratory)
-    res = P.run_compare(ws, plan, resamples=s.resamples, seed=s.seed, confidence=s.confidence,
-                        alternative=p.alternative, correction=p.correction, primary=p.primary,
-                        min_delta=p.min_delta)
-    deltas = {(r.candidate, r.metric): P.query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
+        settings = replace(settings, candidates=rest)
+    comparison = CMP.compare(ws, th, settings)
+    plan, res = comparison.plan, comparison.result
+    deltas = {(r.candidate, r.metric): CMP.query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
               for r in res.rows}
     jkey = M.parse_metrics("judged@10")[0]
     judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
@@ -386,7 +390,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
                    for k, v in plan.exploratory_reasons.items()]
         warns = [f"[$warning]⚠ {escape(w)}[/]" for w in res.warnings]
         self.query_one("#cmp-family", Static).update("\n".join([fam, *reasons, *warns]))
-        self.query_one("#cmp-caption", Static).update(C.CAPTION)
+        self.query_one("#cmp-caption", Static).update(CAPTION)
 
     def _verdict_text(self, row):
         from rich.text import Text
@@ -440,11 +444,11 @@ loss or gain). Intervals are per comparison, not simultaneous.
             unpaired = f"[b]{unpaired}[/] ◀"
         L.append(f"bootstrap {row.confidence:g} interval ({side}): paired {paired} · unpaired {unpaired}")
         L.append(f"p_superiority {fmt.num(row.p_superiority, 4)} (share of replicates with Δ* > 0; not P(better))")
-        rand = f"randomization ({side}, B = {B:,}): {C.format_p(row.randomization_p, B)}"
+        rand = f"randomization ({side}, B = {B:,}): {format_p(row.randomization_p, B)}"
         if row.in_family:
-            rand += f" · adjusted ({row.correction}, J = {res.family_size}): {C.format_p(row.adjusted_p, B, res.family_size)}"
+            rand += f" · adjusted ({row.correction}, J = {res.family_size}): {format_p(row.adjusted_p, B, res.family_size)}"
         L.append(rand)
-        L.append(f"paired t-test {C.format_p(row.t_p)} · BCa at {fmt.num(row.bca_level, 4)}: "
+        L.append(f"paired t-test {format_p(row.t_p)} · BCa at {fmt.num(row.bca_level, 4)}: "
                  f"{fmt.interval(row.bca_low, row.bca_high, 4) or '— (degenerate)'}")
         L.append(f"effect size {fmt.num(row.effect_size, 3)} (mean Δ / sd Δ, paired; not Cohen's d)")
         flags = (("t-test", row.t_agrees), ("BCa interval", row.interval_agrees), ("p_superiority", row.bootstrap_agrees))

@@ -1,8 +1,11 @@
-"""Human renderings of comparison results (text, markdown, LaTeX). Numbers come from compare.py."""
+"""A comparison (``kernel.comparison.Comparison``) as text, markdown or LaTeX: the rows
+table, the notes (disagreements, warnings, largest losses, why rows are exploratory)
+and the caption."""
 
 from __future__ import annotations
 
-from .report import escape_latex, escape_markdown
+from ..kernel.randomization import format_p
+from .escaping import escape_latex, escape_markdown
 
 
 def _f(x, digits: int = 4) -> str:
@@ -18,8 +21,7 @@ def _interval(lo, hi) -> str:
 
 
 def compare_table(result) -> tuple[list[str], list[list[str]]]:
-    from .compare import format_p
-
+    """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``)."""
     header = ["baseline", "candidate", "metric", "n", "base", "cand", "delta", "CI", "p", "adj p", "t p", "BCa (level)",
               "effect", "unpaired CI", "W/L/T", "verdict"]
     rows = []
@@ -48,10 +50,11 @@ def _notes(result, reasons: dict) -> list[str]:
     return out
 
 
-def render_compare(result, fmt: str = "text", reasons: dict | None = None) -> str:
-    reasons = reasons or {}
+def render_compare(comparison, fmt: str = "text") -> str:
+    """The printed comparison of ``compare``; ``comparison`` is a ``kernel.comparison.Comparison``."""
+    result = comparison.result
     header, rows = compare_table(result)
-    notes = _notes(result, reasons)
+    notes = _notes(result, comparison.plan.exploratory_reasons)
     cap = result.caption
     if fmt == "markdown":
         lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -69,3 +72,9 @@ def render_compare(result, fmt: str = "text", reasons: dict | None = None) -> st
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines += [""] + notes + ["", cap]
     return "\n".join(lines) + "\n"
+
+
+def log_reuse_line(earlier: int, qrels_sha256: str) -> str:
+    """Printed after the table when ``--log`` already held comparisons on these test queries."""
+    return (f"{earlier} earlier comparison call(s) were logged on these test queries (qrels sha256 {qrels_sha256[:12]}…); "
+            "reusing test queries is multiple testing\n")
