@@ -80,7 +80,7 @@ for m in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
     except ImportError:
         pass
 import mmap
-for m in ("pipeline", "report", "render", "rules", "diffing", "compare", "intervals", "gate", "fusion", "attribution", "goldens"):
+for m in ("pipeline", "report", "render", "rules", "diffing", "compare", "intervals", "resampling", "gate", "fusion", "attribution", "goldens"):
     __import__("rankscope_tui.kernel." + m)
 sys.modules.pop("rankscope_tui.cli", None)  # as under `python -m`: __main__ first, the module on demand
 

@@ -1,7 +1,7 @@
 """Paired comparison of two lanes on one metric, the verdict algorithm, and diff rows.
 
 Pure numpy/scipy; never imports Textual. SPEC §7 (compare) and §8 (diff); the
-resampling protocol is SPEC §3 (see ``intervals``).
+resampling protocol is SPEC §3 (see ``resampling``).
 
 Conventions used throughout:
 
@@ -27,22 +27,24 @@ from scipy.special import stdtr
 
 from .errors import InputError
 from .intervals import (
-    FLIP_BLOCK_ELEMENTS,
-    GATHER_MODE,
     MIN_QUERIES_FOR_COVERAGE,
     BcaParts,
-    HalfStream,
-    Progress,
-    ProgressTicker,
     bca_bounds,
     bca_parts,
-    block_rows,
     check_alternative,
     check_confidence,
     finite_or_none,
-    flipped_rows,
     null_reason,
     percentile_bounds,
+)
+from .resampling import (
+    FLIP_BLOCK_ELEMENTS,
+    GATHER_MODE,
+    HalfStream,
+    Progress,
+    ProgressTicker,
+    block_rows,
+    flipped_rows,
     resolve_threads,
     row_means,
     walk_stream,
