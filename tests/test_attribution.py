@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from rankscope_tui.kernel import attribution as A
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel import workspace as ws_mod
 from rankscope_tui.kernel.judgments import Judgments
 
 LANES = ("bm25", "dense", "splade")
@@ -204,7 +205,6 @@ def test_property_labels_partition_and_match_definition(data):
 
 
 def test_workspace_attribution(tmp_path: Path):
-    ws_mod = pytest.importorskip("rankscope_tui.kernel.workspace")
     (tmp_path / "bm25.run").write_text(
         "q1 Q0 a 1 3.0 x\nq1 Q0 r1 2 2.0 x\n"
         "q2 Q0 z 1 1.0 x\n"

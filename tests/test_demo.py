@@ -167,16 +167,21 @@ class Demo:
         return {d for d, g in self.judged[q].items() if g >= 1}
 
 
+def _written(root: Path) -> Demo:
+    return Demo(root, {role: root / name for role, name in FILES.items()})
+
+
 @pytest.fixture(scope="module", params=SEEDS)
-def demo(request, tmp_path_factory):
+def demo(request, tmp_path_factory, demo_dir):
+    if request.param == 7:  # the session's demo (conftest) is seed 7
+        return _written(demo_dir)
     root = tmp_path_factory.mktemp(f"demo{request.param}")
     return Demo(root, write_demo(root, seed=request.param))
 
 
 @pytest.fixture(scope="module")
-def demo7(tmp_path_factory):
-    root = tmp_path_factory.mktemp("demo_default")
-    return Demo(root, write_demo(root))
+def demo7(demo_dir):
+    return _written(demo_dir)
 
 
 # --------------------------------------------------------------------------------------
@@ -204,12 +209,13 @@ def test_default_seed_is_7(tmp_path):
     assert _bytes(write_demo(tmp_path / "a")) == _bytes(write_demo(tmp_path / "b", seed=7))
 
 
-def test_returned_paths(demo7):
-    assert set(demo7.paths) == set(FILES)
-    for role, p in demo7.paths.items():
-        assert Path(p) == demo7.root / FILES[role]
+def test_returned_paths(tmp_path):
+    paths = write_demo(tmp_path)
+    assert set(paths) == set(FILES)
+    for role, p in paths.items():
+        assert Path(p) == tmp_path / FILES[role]
         assert Path(p).stat().st_size > 0, role
-    assert sorted(x.name for x in demo7.root.iterdir()) == sorted(FILES.values())
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted(FILES.values())
 
 
 def test_import_is_light():

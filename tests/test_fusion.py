@@ -8,7 +8,10 @@ import math
 import warnings
 
 import numpy as np
+import pyarrow as pa
 import pytest
+import ranx
+from ranx.fusion_optimization import optimize_weights as opt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -219,7 +222,6 @@ def test_rrf_tie_break_uses_doc_ids_not_codes():
             assert got == sorted(got, reverse=True)
             got = v.docs(F.FusionTable.build(lanes, doc_ids=doc_ids).rrf(60), "q")
             assert got == sorted(got, reverse=True)
-    pa = pytest.importorskip("pyarrow")
     assert v.docs(F.rrf(v.lanes(), doc_ids=pa.array(v.ids)), "q") == ["c", "b", "a"]
     assert list(byte_order(pa.array(v.ids))) == [1, 2, 0]
 
@@ -328,7 +330,6 @@ def test_convex_rejects_bad_weights():
 
 
 def _ranx_runs(runs):
-    ranx = pytest.importorskip("ranx")
     return ranx, [ranx.Run.from_dict(r) for r in runs]
 
 
@@ -435,7 +436,6 @@ def test_grid_size_and_points():
 
 
 def test_grid_keeps_points_ranx_drops():
-    opt = pytest.importorskip("ranx.fusion_optimization.optimize_weights")
     theirs = opt.get_trial_configs(opt.get_possible_weights(0.1), 3)
     ours = [w for _, w in F.grid_weights(3, 0.1)]
     assert len(theirs) == 62 and len(ours) == 66

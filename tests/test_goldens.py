@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rankscope_tui import cli
 from rankscope_tui.kernel import goldens as G
 
+from support import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "goldens" / "reference.txt"
 REF_IMPL = Path(__file__).resolve().parent / "goldens_reference.py"
@@ -80,8 +82,7 @@ def main(argv: list[str]) -> int:
 
 
 def test_check_passes_on_the_committed_file():
-    r = subprocess.run([sys.executable, "-m", "rankscope_tui.cli", "goldens", "--check", str(REFERENCE)],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = run_cli("goldens", "--check", REFERENCE, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "all" in r.stdout and "agree" in r.stdout
 

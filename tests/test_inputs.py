@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import pytrec_eval
 
 from rankscope_tui.kernel.metrics import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace import Workspace
 
-REPO = Path(__file__).resolve().parents[1]
+import support
+
 
 GOOD_RUN = (
     "q1 Q0 d1 1 3.0 t\n"
@@ -37,12 +37,8 @@ GOOD_QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d1 0\n"
 
 
 def run_cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [sys.executable, "-m", "rankscope_tui.cli", "evaluate", *args],
-        capture_output=True, text=True, cwd=str(cwd or tmp_path), env=env, timeout=120,
-    )
+    """``rankscope evaluate ARGS`` run in tmp_path (or cwd)."""
+    return support.run_cli("evaluate", *args, cwd=cwd or tmp_path, timeout=120)
 
 
 def outputs(tmp_path: Path) -> tuple[Path, Path]:
@@ -105,18 +101,7 @@ RUN_ERRORS = {
 }
 
 
-FAST_PATH_BUG = (
-    "io._read_run_fast splits on one delimiter (a single space or a tab) and checks only qid and doc for "
-    "emptiness: a line whose rank or tag field is empty (two delimiters in a row, or a trailing tab) has 5 "
-    "whitespace-separated fields, which trec_eval and SPEC §2 reject, but it is accepted and scored"
-)
-_RUN_ERROR_XFAIL: set[str] = set()  # fixed: the fast path now refuses empty fields (io._separators_clean)
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=FAST_PATH_BUG)) if c in _RUN_ERROR_XFAIL else c
-    for c in sorted(RUN_ERRORS)
-])
+@pytest.mark.parametrize("case", sorted(RUN_ERRORS))
 def test_malformed_run_line(tmp_path, case):
     text, line = RUN_ERRORS[case]
     res, rp, _, outs = evaluate_lane_error(tmp_path, text)
@@ -515,7 +500,6 @@ RUN_VARIANTS = {
 
 
 def _pytrec_oracle(run: dict, qrels: dict, relevant: int = 1) -> dict:
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.3,10", "recip_rank", "P.2", "recall.2", "success.1"},
                                         relevance_level=relevant)
     return ev.evaluate(run)
@@ -536,17 +520,7 @@ def _load(tmp_path: Path, run_path: str, qrels_path: str) -> Workspace:
     return Workspace.load(lanes=[("lane", run_path)], qrels=qrels_path, settings=LoadSettings(metrics=tuple(parse_metrics(METRICS))))
 
 
-WHITESPACE_BUG = (
-    "io._read_run_fast picks the delimiter from the first line and splits every line on it alone: in a file "
-    "whose first line is tab-separated, spaces around or inside fields stay in the qid/doc ('  q1 ', ' d9 ', "
-    "'dA x'), where trec_eval splits on any whitespace"
-)
-
-
-@pytest.mark.parametrize("variant", [
-    v  # fixed: the fast path leaves a file with the other whitespace character to the general reader
-    for v in sorted(RUN_VARIANTS)
-])
+@pytest.mark.parametrize("variant", sorted(RUN_VARIANTS))
 def test_run_variants_are_read_as_trec_eval_reads_them(tmp_path, variant):
     text = RUN_VARIANTS[variant](BASE_RUN)
     run = trec_parse_run(text)

@@ -12,7 +12,10 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from rankscope_tui.kernel import intervals as iv
+from rankscope_tui.kernel import resampling as rs
 from rankscope_tui.kernel.errors import InputError
+
+import oracle_streams as streams
 
 Z95 = 1.959963984540054
 
@@ -134,30 +137,30 @@ def test_numpy_chunked_integers_reproduce_the_single_draw():
 def test_index_stream_equals_rng_integers(n, chunk):
     B = 211 if n < 5000 else 101
     expected = np.random.default_rng(11).integers(0, n, size=(B, n))
-    assert np.array_equal(iv.bootstrap_indices(n, B, seed=11, chunk=chunk), expected)
+    assert np.array_equal(streams.bootstrap_indices(n, B, seed=11, chunk=chunk), expected)
 
 
 def test_index_stream_rejection_path_is_exercised_and_exact():
     n, B = 10000, 400
     assert _rejections(n, B * n + 100, seed=5) > 0  # the rare Lemire redraw does happen here
     expected = np.random.default_rng(5).integers(0, n, size=(B, n))
-    assert np.array_equal(iv.bootstrap_indices(n, B, seed=5, chunk=7), expected)
+    assert np.array_equal(streams.bootstrap_indices(n, B, seed=5, chunk=7), expected)
 
 
 @pytest.mark.parametrize("start", [0, 1, 2, 7, 1000, 1001])
 def test_half_stream_can_start_mid_stream(start):
-    full = iv.HalfStream(4).take(3000)
-    assert np.array_equal(iv.HalfStream(4, start=start).take(3000 - start), full[start:])
-    pieces = iv.HalfStream(4)
+    full = rs.HalfStream(4).take(3000)
+    assert np.array_equal(rs.HalfStream(4, start=start).take(3000 - start), full[start:])
+    pieces = rs.HalfStream(4)
     assert np.array_equal(np.concatenate([pieces.take(k) for k in (1, 2, 5, 2992)]), full)
 
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_threads_never_change_the_numbers(threads):
     x = np.random.default_rng(0).random((257, 2))
-    one = iv.bootstrap_means(x, 2999, seed=6, chunk=5, threads=1)
-    assert np.array_equal(iv.bootstrap_means(x, 2999, seed=6, chunk=5, threads=threads), one)
-    assert np.array_equal(iv.bootstrap_indices(301, 400, 2, chunk=3, threads=threads),
+    one = rs.bootstrap_means(x, 2999, seed=6, chunk=5, threads=1)
+    assert np.array_equal(rs.bootstrap_means(x, 2999, seed=6, chunk=5, threads=threads), one)
+    assert np.array_equal(streams.bootstrap_indices(301, 400, 2, chunk=3, threads=threads),
                           np.random.default_rng(2).integers(0, 301, size=(400, 301)))
 
 
@@ -166,12 +169,12 @@ def test_callback_errors_surface_from_the_pipeline():
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
-        iv.walk_stream(0, 50, index_rows=100, on_indices=boom, chunk=3, threads=2)
+        rs.walk_stream(0, 50, index_rows=100, on_indices=boom, chunk=3, threads=2)
 
 
 def test_progress_reaches_one():
     seen = []
-    iv.bootstrap_means(np.arange(100.0), 999, progress=seen.append)
+    rs.bootstrap_means(np.arange(100.0), 999, progress=seen.append)
     assert seen[-1] == 1.0 and seen == sorted(seen) and len(seen) <= 102
 
 
@@ -179,13 +182,13 @@ def test_progress_reaches_one():
 @pytest.mark.parametrize("chunk", [None, 1, 5])
 def test_sign_flips_equal_the_protocol(n, chunk):
     expected = 1 - 2 * np.random.default_rng(2).integers(0, 2, size=(157, n))
-    assert np.array_equal(iv.sign_flips(n, 157, seed=2, chunk=chunk), expected)
+    assert np.array_equal(streams.sign_flips(n, 157, seed=2, chunk=chunk), expected)
 
 
 @pytest.mark.parametrize("n", [2, 5, 12, 31, 129, 1000])
 def test_bootstrap_replicates_equal_scipy_bit_for_bit(n):
     x = np.random.default_rng(n).standard_normal(n) * 3 + 0.2
-    ours = iv.bootstrap_means(x, 1999, seed=4, chunk=13)
+    ours = rs.bootstrap_means(x, 1999, seed=4, chunk=13)
     ref = stats.bootstrap((x,), np.mean, n_resamples=1999, method="percentile", rng=np.random.default_rng(4))
     assert np.array_equal(ours, ref.bootstrap_distribution)
     batched = stats.bootstrap(
@@ -215,7 +218,7 @@ def test_columns_share_one_draw_of_indices():
         )
         assert got[j].low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
         assert got[j].high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
-    reps = iv.bootstrap_means(values, 1999, seed=3)
+    reps = rs.bootstrap_means(values, 1999, seed=3)
     idx = np.random.default_rng(3).integers(0, 80, size=(1999, 80))
     assert np.array_equal(reps[:, 1], values[idx, 1].mean(axis=1))
 
@@ -266,7 +269,7 @@ def test_bad_values_raise_input_error():
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_bca_equals_scipy_on_the_same_stream(level, alternative):
     x = np.random.default_rng(21).exponential(0.2, 120) - 0.15  # skewed, so a ≠ 0
-    reps = iv.bootstrap_means(x, 9999, seed=0)
+    reps = rs.bootstrap_means(x, 9999, seed=0)
     parts = iv.bca_parts(reps, x)
     assert parts.acceleration != 0.0
     lo, hi = iv.bca_bounds(reps, parts, level, alternative)
@@ -282,12 +285,12 @@ def test_bca_acceleration_matches_the_jackknife():
     loo = np.array([np.delete(x, i).mean() for i in range(x.size)])
     u = (x.size - 1) * (loo.mean() - loo)
     jack = np.sum(u**3) / (6 * np.sum(u**2) ** 1.5)
-    assert iv.bca_parts(iv.bootstrap_means(x, 999), x).acceleration == pytest.approx(jack, rel=1e-9)
+    assert iv.bca_parts(rs.bootstrap_means(x, 999), x).acceleration == pytest.approx(jack, rel=1e-9)
 
 
 def test_bca_is_none_when_every_value_is_equal():
     x = np.full(40, 0.25)
-    reps = iv.bootstrap_means(x, 999)
+    reps = rs.bootstrap_means(x, 999)
     parts = iv.bca_parts(reps, x)
     assert parts.degenerate and iv.bca_bounds(reps, parts, 0.95) is None
     with warnings.catch_warnings():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.metrics import ndcg_score
 
 from rankscope_tui.kernel import judgments as J
 from rankscope_tui.kernel.errors import InputError
@@ -108,7 +109,6 @@ def test_ndcg_of_one_with_only_four_exact_products_seed000(tmp_path):
 def _sklearn_row(ranking: list[str], judged: dict[str, int], k: int) -> float:
     """Seed 000's recipe: every judged product plus every retrieved one in the row,
     scores from ranks, everything not retrieved one score below all retrieved."""
-    from sklearn.metrics import ndcg_score
 
     products = list(dict.fromkeys([*judged, *ranking]))
     position = {d: i for i, d in enumerate(ranking)}
@@ -118,7 +118,6 @@ def _sklearn_row(ranking: list[str], judged: dict[str, int], k: int) -> float:
 
 
 def test_ndcg_matches_scikit_learn_when_every_judged_doc_is_in_the_row(tmp_path):
-    pytest.importorskip("sklearn")
     rng = np.random.default_rng(2026)
     run, qrels = {}, {}
     for qi in range(40):
@@ -139,7 +138,6 @@ def test_ndcg_matches_scikit_learn_when_every_judged_doc_is_in_the_row(tmp_path)
 
 
 def test_ndcg_short_run_differs_from_scikit_learn_as_seed000_says(tmp_path):
-    pytest.importorskip("sklearn")
     # 5 hits, k = 10; relevant docs a3 (grade 2) and a4 (grade 1) were not retrieved.
     judged = {"r1": 2, "r2": 1, "n1": 0, "a3": 2, "a4": 1}
     ranking = ["n1", "r1", "u1", "r2", "u2"]

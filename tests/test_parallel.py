@@ -12,6 +12,8 @@ from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.readers import read_lane
 from rankscope_tui.kernel.workspace import Workspace
 
+from support import run_cli
+
 
 def test_default_threads_env(monkeypatch):
     monkeypatch.setenv("RANKSCOPE_THREADS", "3")
@@ -79,11 +81,6 @@ def test_error_exit_after_threads_is_one_line(tmp_path):
     """A quick error exit right after the worker threads ran (scan halves, hash
     partitions, fingerprint, dictionary rebuild) still ends with status 2 and one
     stderr line: no thread is alive at exit for pyarrow's runtime to trip over."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     n_q, per_q = 1200, 500  # 600k rows (> the partition threshold), 17.4 MiB (> the 16 MiB scan split)
     lines = [b"q%d Q0 d%d %d %d.25 run" % (q, q * per_q + i, i + 1, per_q - i) for q in range(n_q) for i in range(per_q)]
     bad = len(lines) - 3
@@ -94,10 +91,8 @@ def test_error_exit_after_threads_is_one_line(tmp_path):
     run.write_bytes(b"\n".join(lines) + b"\n")
     qrels = tmp_path / "qrels.txt"
     qrels.write_bytes(b"q0 0 d1 1\nq5 0 d2600 1\n")
-    env = dict(os.environ, RANKSCOPE_THREADS="2",
-               PYTHONPATH=str(Path(__file__).resolve().parents[1]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for _ in range(6):
-        res = subprocess.run([sys.executable, "-m", "rankscope_tui.cli", "evaluate", "--lane", str(run), "--qrels",
-                              str(qrels), "--resamples", "0"], capture_output=True, text=True, env=env, timeout=120)
+        res = run_cli("evaluate", "--lane", run, "--qrels", qrels, "--resamples", "0", env={"RANKSCOPE_THREADS": "2"},
+                      timeout=120)
         assert res.returncode == 2, res.stderr
         assert res.stderr.count("\n") == 1 and f"big.run:{bad + 1}:" in res.stderr and "appears twice" in res.stderr, res.stderr

@@ -22,12 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import pytrec_eval
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
-
-from rankscope_tui.kernel.metrics import parse_metrics  # noqa: E402
+from rankscope_tui.kernel.metrics import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace  # noqa: E402
+from rankscope_tui.kernel.workspace import Workspace
 
 KS = (1, 3, 5, 10, 20)
 OURS = ",".join([f"ndcg@{k}" for k in KS] + ["rr"] + [f"p@{k}" for k in KS] + [f"recall@{k}" for k in KS] + [f"hit@{k}" for k in KS])

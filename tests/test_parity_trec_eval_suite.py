@@ -17,10 +17,10 @@ from rankscope_tui.kernel.metrics import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace import Workspace
 
-SUITE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval_test"
-TOL = 5e-5
+from support import shared_path
 
-pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason=f"trec_eval test suite not found at {SUITE}")
+SUITE = shared_path("trec_eval_test")  # skips this module, naming the path, when absent
+TOL = 5e-5
 
 # trec_eval output name -> (rankscope key, transform of the trec_eval value)
 _NAME = re.compile(r"^(ndcg_cut|P|recall|success|unj)_(\d+)$|^(recip_rank)$")

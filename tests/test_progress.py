@@ -5,27 +5,13 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 
-import pytest
-
-from rankscope_tui.demo import write_demo
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    d = tmp_path_factory.mktemp("demo")
-    write_demo(d)
-    return d
+from support import run_cli
 
 
 def _evaluate(demo, stderr, env_after: str):
-    env = {**os.environ, "RANKSCOPE_PROGRESS_AFTER_S": env_after}
-    return subprocess.run(
-        [sys.executable, "-m", "rankscope_tui.cli", "evaluate", "--lane", str(demo / "lexical.run"),
-         "--qrels", str(demo / "qrels-test.txt"), "--resamples", "0"],
-        stdout=subprocess.PIPE, stderr=stderr, env=env, timeout=120,
-    )
+    return run_cli("evaluate", "--lane", demo / "lexical.run", "--qrels", demo / "qrels-test.txt", "--resamples", "0",
+                   stderr=stderr, text=False, env={"RANKSCOPE_PROGRESS_AFTER_S": env_after}, timeout=120)
 
 
 def _read_all(fd: int) -> str:
@@ -41,9 +27,9 @@ def _read_all(fd: int) -> str:
     return b"".join(chunks).decode()
 
 
-def test_progress_goes_to_a_terminal_once_the_run_is_slow(demo):
+def test_progress_goes_to_a_terminal_once_the_run_is_slow(demo_dir):
     master, slave = pty.openpty()
-    res = _evaluate(demo, slave, "0")
+    res = _evaluate(demo_dir, slave, "0")
     os.close(slave)
     err = _read_all(master)
     os.close(master)
@@ -53,15 +39,15 @@ def test_progress_goes_to_a_terminal_once_the_run_is_slow(demo):
     assert any(line.startswith("rankscope: computed the report") for line in lines), err
 
 
-def test_no_progress_on_a_terminal_when_the_run_is_quick(demo):
+def test_no_progress_on_a_terminal_when_the_run_is_quick(demo_dir):
     master, slave = pty.openpty()
-    res = _evaluate(demo, slave, "3600")
+    res = _evaluate(demo_dir, slave, "3600")
     os.close(slave)
     err = _read_all(master)
     os.close(master)
     assert res.returncode == 0 and err.strip() == ""
 
 
-def test_no_progress_when_stderr_is_not_a_terminal(demo):
-    res = _evaluate(demo, subprocess.PIPE, "0")
+def test_no_progress_when_stderr_is_not_a_terminal(demo_dir):
+    res = _evaluate(demo_dir, subprocess.PIPE, "0")
     assert res.returncode == 0 and res.stderr == b""

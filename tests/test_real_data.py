@@ -7,22 +7,17 @@ Python counts over the qrels and the passage list for attribution's coverage.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
+import pytrec_eval
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-C = SHARED / "data" / "cranfield"
-pytestmark = pytest.mark.skipif(not (C / "lanes" / "bm25.run").exists(), reason="../shared/data/cranfield is absent")
+from support import run_cli, shared_path
+
+C = shared_path("cranfield")  # skips this module, naming the path, when absent
 LANES = ("bm25", "tfidf", "dense")
-
-
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rankscope_tui.cli", *args], capture_output=True, text=True, timeout=300)
 
 
 def _lane_args() -> list[str]:
@@ -48,7 +43,7 @@ def _read_qrels(path: Path) -> dict:
 @pytest.fixture(scope="module")
 def test_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("cran") / "report.json"
-    res = _run("evaluate", *_lane_args(), "--qrels", str(C / "qrels-test.txt"), "--strata", str(C / "strata.tsv"),
+    res = run_cli("evaluate", *_lane_args(), "--qrels", str(C / "qrels-test.txt"), "--strata", str(C / "strata.tsv"),
                "--strata", str(C / "strata-length.tsv"), "--group-sep", "#", "--corpus", str(C / "passages.tsv"),
                "--metrics", "ndcg@10,rr,recall@100", "--resamples", "199", "--gate-on", "dense",
                "--ood-negatives", str(C / "qrels-ood-negatives.txt"), "--blind", "no-overlap", "--out", str(out))
@@ -58,10 +53,9 @@ def test_report(tmp_path_factory):
 
 @pytest.mark.parametrize("split", ["test", "dev"])
 def test_lane_means_equal_pytrec_eval(split, tmp_path):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels = _read_qrels(C / f"qrels-{split}.txt")
     out = tmp_path / "r.json"
-    res = _run("evaluate", *_lane_args(), "--qrels", str(C / f"qrels-{split}.txt"), "--metrics", "ndcg@10,rr,recall@100",
+    res = run_cli("evaluate", *_lane_args(), "--qrels", str(C / f"qrels-{split}.txt"), "--metrics", "ndcg@10,rr,recall@100",
                "--resamples", "0", "--out", str(out))
     assert res.returncode == 0, res.stderr
     report = json.loads(out.read_text())
@@ -112,7 +106,7 @@ def test_gate_blocks_per_negative_set(test_report):
 
 def test_calibrate_on_dev_with_fourteen_negatives_is_unattainable_conservatively(tmp_path):
     th = tmp_path / "th.json"
-    res = _run("calibrate", *_lane_args(), "--qrels", str(C / "qrels-dev.txt"), "--gate-on", "dense", "--conservative",
+    res = run_cli("calibrate", *_lane_args(), "--qrels", str(C / "qrels-dev.txt"), "--gate-on", "dense", "--conservative",
                "--out", str(th))
     assert res.returncode == 0, res.stderr
     data = json.loads(th.read_text())
@@ -121,7 +115,7 @@ def test_calibrate_on_dev_with_fourteen_negatives_is_unattainable_conservatively
     conv = data["fusion"]["convex"]
     assert conv["grid"]["points"] == 66 and abs(sum(conv["weights"].values()) - 1) < 1e-12
     ev = tmp_path / "e.json"
-    res = _run("evaluate", *_lane_args(), "--qrels", str(C / "qrels-test.txt"), "--thresholds", str(th), "--gate-on", "dense",
+    res = run_cli("evaluate", *_lane_args(), "--qrels", str(C / "qrels-test.txt"), "--thresholds", str(th), "--gate-on", "dense",
                "--resamples", "0", "--out", str(ev))
     assert res.returncode == 0, res.stderr
     report = json.loads(ev.read_text())

@@ -23,9 +23,8 @@ what is left:
 Every error must be exactly one stderr line ``rankscope: error: ...``, exit status 2,
 no traceback, nothing written. Each CLI call is its own process: a fork server imports
 numpy, pyarrow and rankscope once and forks one child per call, which runs
-``python -m rankscope_tui.cli ARGS`` as the interpreter would (see ``cli_many``);
+``python -m rankscope_tui.cli ARGS`` as the interpreter would (``support.cli_many``);
 calls that need their own interpreter (PYTHONHASHSEED, signals) start a fresh one.
-Bugs found are strict xfails whose reason says what is wrong.
 """
 
 from __future__ import annotations
@@ -37,133 +36,16 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-WORKERS = max(2, min(6, (os.cpu_count() or 2) * 2))
+from support import cli_env, cli_many
 
 
 # ============================================================================ running the CLI
-
-
-def _env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("PYTHONHASHSEED", None)
-    env.update(extra or {})
-    return env
-
-
-def cli(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m rankscope_tui.cli ARGS`` in a fresh interpreter."""
-    return subprocess.run([sys.executable, "-m", "rankscope_tui.cli", *args], capture_output=True, text=True,
-                          cwd=str(cwd), env=_env(env), timeout=timeout)
-
-
-# A fork server: one interpreter imports numpy, pyarrow, scipy and rankscope once
-# (computing nothing, so no thread pool exists yet) and forks one child per call.
-# Each child is a separate process that runs ``python -m rankscope_tui.cli ARGV``
-# exactly as the interpreter would (runpy, __main__, uncaught exceptions printed as a
-# traceback with exit status 1) with its own stdout/stderr files and exit status, at a
-# twentieth of the cost of a cold start.
-_FORK_SERVER = r"""
-import json, os, runpy, sys, time, traceback
-import numpy, scipy.special, scipy.stats, pyarrow, pyarrow.compute, pyarrow.csv, pandas
-for m in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
-    try:
-        __import__("rankscope_tui.commands." + m)
-    except ImportError:
-        pass
-import mmap
-for m in ("pipeline", "report", "rules", "diffing", "comparison", "intervals", "gate", "fusion", "attribution", "goldens"):
-    __import__("rankscope_tui.kernel." + m)
-for m in ("report", "compare", "diff", "rules"):
-    __import__("rankscope_tui.render." + m)
-sys.modules.pop("rankscope_tui.cli", None)  # as under `python -m`: __main__ first, the module on demand
-
-jobs = json.load(sys.stdin)
-limit = int(os.environ.get("RS_FORK_LIMIT", "4"))
-sys.stdout.flush(); sys.stderr.flush()
-
-
-def child(job):
-    code = 1
-    try:
-        os.chdir(job["cwd"])
-        for fd, name in ((1, "stdout"), (2, "stderr")):
-            f = os.open(job[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.dup2(f, fd)
-            os.close(f)
-        sys.argv = ["rankscope", *job["argv"]]
-        try:
-            runpy.run_module("rankscope_tui.cli", run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as e:
-            if e.code is None:
-                code = 0
-            elif isinstance(e.code, int):
-                code = e.code
-            else:
-                print(e.code, file=sys.stderr)
-                code = 1
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-    finally:
-        try:
-            sys.stdout.flush(); sys.stderr.flush()
-        finally:
-            os._exit(code)
-
-
-status, took, running, queue = {}, {}, {}, list(jobs.items())
-while queue or running:
-    while queue and len(running) < limit:
-        name, job = queue.pop(0)
-        pid = os.fork()
-        if pid == 0:
-            child(job)
-        running[pid] = (name, time.monotonic())
-    pid, st = os.wait()
-    name, t0 = running.pop(pid)
-    status[name] = os.waitstatus_to_exitcode(st)
-    took[name] = time.monotonic() - t0
-json.dump(status, sys.stdout)
-if os.environ.get("RS_FORK_TIMES"):
-    print(json.dumps(sorted(took.items(), key=lambda kv: -kv[1])[:15]), file=sys.stderr)
-"""
-
-
-def cli_many(jobs: dict[str, tuple[list[str], Path, dict | None]]) -> dict[str, subprocess.CompletedProcess]:
-    """Run several CLI calls, each its own process; results by job name. Calls with an
-    environment of their own get a cold interpreter; the others are forked together."""
-    import tempfile
-
-    out: dict[str, subprocess.CompletedProcess] = {}
-    cold = {k: v for k, v in jobs.items() if v[2]}
-    warm = {k: v for k, v in jobs.items() if not v[2]}
-    with tempfile.TemporaryDirectory(prefix="rs-fork-") as tmp, ThreadPoolExecutor(max(1, min(4, len(cold)))) as pool:
-        futs = {k: pool.submit(cli, a, cwd, env) for k, (a, cwd, env) in cold.items()}
-        if warm:
-            spec = {k: {"argv": a, "cwd": str(cwd), "stdout": os.path.join(tmp, f"{i}.out"), "stderr": os.path.join(tmp, f"{i}.err")}
-                    for i, (k, (a, cwd, _)) in enumerate(warm.items())}
-            server = subprocess.run([sys.executable, "-c", _FORK_SERVER], input=json.dumps(spec), capture_output=True, text=True,
-                                    cwd=tmp, env=_env({"RS_FORK_LIMIT": str(WORKERS), "OPENBLAS_NUM_THREADS": "1", "RS_FORK_TIMES": os.environ.get("RS_FORK_TIMES", "")}), timeout=600)
-            assert server.returncode == 0, server.stderr[-3000:]
-            if os.environ.get("RS_FORK_TIMES"):
-                print(server.stderr, file=sys.stderr)
-            codes = json.loads(server.stdout)
-            for k, job in spec.items():
-                out[k] = subprocess.CompletedProcess(job["argv"], codes[k], Path(job["stdout"]).read_text(errors="replace"),
-                                                     Path(job["stderr"]).read_text(errors="replace"))
-        for k, f in futs.items():
-            out[k] = f.result()
-    return out
 
 
 def test_the_fork_server_runs_the_cli_as_python_dash_m_does(tmp_path):
@@ -365,7 +247,6 @@ class Case:
 
     build: Callable[[Path], tuple[list[str], str | None]]  # dir -> (argv, expected prefix after 'error: ')
     contains: tuple[str, ...] = ()
-    bug: str | None = None  # reason for a strict xfail
     must_keep: tuple[str, ...] = ()  # files (relative) whose bytes must not change
     marks: list = field(default_factory=list)
 
@@ -469,35 +350,11 @@ def _gz_truncated(text: str) -> bytes:
     return blob[: len(blob) // 2]
 
 
-JSON_OVERFLOW_BUG = ("io._json_pairs calls math.isfinite / float() on a JSON integer literal: an integer too large "
-                     "for a float (e.g. 1 followed by 400 zeros) raises OverflowError, a traceback")
-JSON_DIGITS_BUG = ("an integer literal of more than 4300 digits makes Python's int parser raise ValueError (not "
-                   "JSONDecodeError); the JSON lane/qrels reader (io._json_pairs) lets it escape as a traceback (gates, "
-                   "thresholds and reports go through io.load_json, which refuses it)")
 DEEP = "[" * 50_000 + "]" * 50_000
-DEEP_BUG = ("JSON nested 50 000 deep makes the JSON parser raise RecursionError; the JSON lane/qrels reader "
-            "(io._json_pairs) lets it escape as a traceback (gates, thresholds and reports go through io.load_json, "
-            "which refuses it)")
-SURROGATE_BUG = ("json.loads turns a lone surrogate escape (\\ud800) into a str that cannot be encoded as UTF-8; "
-                 "io._json_pairs accepts it as a qid or doc id and pyarrow's string conversion (read_lane/read_qrels) "
-                 "raises UnicodeEncodeError, a traceback")
-NUMBER_LINE_BUG = ("io._parse_float_col/_parse_int_col find the offending line by re-parsing with Python's float()/int(), "
-                   "which accept what pyarrow's cast refuses ('1_000', non-ASCII digits such as '\\u0661', a trailing "
-                   "no-break space as in '-4\\u00a0', and '+1' for grades): no line is found, and the error names line 1 "
-                   "(the first kept line) and the value '?'")
-HEX_GRADE_BUG = ("io._parse_int_col casts grades with pyarrow, which reads '0x1' as hexadecimal 1: a qrels grade '0x1' is "
-                 "silently relevant, where trec_eval's atoi reads 0 and SPEC §2 wants a non-integer grade refused")
-SNIFF_BUG = ("io.looks_like_json decides the format from the first character: a TREC qrels file (or a run that misses "
-             "the fast path) whose first qid starts with '{' or '[' is parsed as JSON and refused as 'invalid JSON'")
-UNWRITABLE_BUG = ("check_output_path checks that the output directory exists, not that it can be written: "
-                  "tempfile.mkstemp's OSError in write_atomic escapes as a traceback")
 
 
 def P(name: str, case: Case):
-    marks = list(case.marks)
-    if case.bug:
-        marks.append(pytest.mark.xfail(strict=True, reason=case.bug))
-    return pytest.param(name, case, id=name, marks=marks)
+    return pytest.param(name, case, id=name, marks=list(case.marks))
 
 
 CASES = [
@@ -668,28 +525,28 @@ CASES += [
 
 # ---- malformed thresholds files for evaluate --thresholds
 THRESHOLDS_ERRORS = {
-    "invalid_json": ('{"schema": "rankscope.thresholds/1",\n "fusion": {,}}', None, None),
-    "not_an_object": (None, [TH], None),
-    "wrong_schema": (None, {"schema": "rankscope.report/1"}, None),
-    "qids_not_a_list": (None, {"schema": TH, "calibration": {"qids": "q1"}}, None),
-    "calibration_a_list": (None, {"schema": TH, "calibration": []}, None),
-    "fusion_a_list": (None, {"schema": TH, "fusion": [60]}, None),
-    "rrf_k_a_string": (None, {"schema": TH, "fusion": {"rrf_k": "sixty"}}, None),
-    "rrf_k_huge": (None, {"schema": TH, "fusion": {"rrf_k": 10**30}}, None),
-    "convex_a_list": (None, {"schema": TH, "fusion": {"convex": [0.5, 0.5]}}, None),
-    "convex_weight_a_string": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": "half", "b": 0.5}}}}, None),
-    "convex_weight_negative": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": -1, "b": 2}}}}, None),
-    "convex_weights_all_zero": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": 0, "b": 0.0}}}}, None),
-    "convex_weights_for_other_lanes": (None, {"schema": TH, "fusion": {"convex": {"weights": {"x": 0.5, "y": 0.5}}}}, None),
-    "gate_a_list": (None, {"schema": TH, "gate": [0.5]}, None),
-    "gate_floor_a_string": (None, {"schema": TH, "gate": {"floor": "high"}}, None),
-    "gate_margin_a_string": (None, {"schema": TH, "gate": {"floor": 0.5, "margin": "wide"}}, None),
-    "gate_mutual_r_a_string": (None, {"schema": TH, "gate": {"floor": 0.5, "mutual_r": "two"}}, None),
-    "gate_floor_nan": ('{"schema": "rankscope.thresholds/1", "gate": {"floor": NaN}}', None, None),
-    "integer_5000_digits": ('{"schema": "rankscope.thresholds/1", "fusion": {"rrf_k": 1' + "0" * 5000 + "}}", None, None),
+    "invalid_json": ('{"schema": "rankscope.thresholds/1",\n "fusion": {,}}', None),
+    "not_an_object": (None, [TH]),
+    "wrong_schema": (None, {"schema": "rankscope.report/1"}),
+    "qids_not_a_list": (None, {"schema": TH, "calibration": {"qids": "q1"}}),
+    "calibration_a_list": (None, {"schema": TH, "calibration": []}),
+    "fusion_a_list": (None, {"schema": TH, "fusion": [60]}),
+    "rrf_k_a_string": (None, {"schema": TH, "fusion": {"rrf_k": "sixty"}}),
+    "rrf_k_huge": (None, {"schema": TH, "fusion": {"rrf_k": 10**30}}),
+    "convex_a_list": (None, {"schema": TH, "fusion": {"convex": [0.5, 0.5]}}),
+    "convex_weight_a_string": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": "half", "b": 0.5}}}}),
+    "convex_weight_negative": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": -1, "b": 2}}}}),
+    "convex_weights_all_zero": (None, {"schema": TH, "fusion": {"convex": {"weights": {"a": 0, "b": 0.0}}}}),
+    "convex_weights_for_other_lanes": (None, {"schema": TH, "fusion": {"convex": {"weights": {"x": 0.5, "y": 0.5}}}}),
+    "gate_a_list": (None, {"schema": TH, "gate": [0.5]}),
+    "gate_floor_a_string": (None, {"schema": TH, "gate": {"floor": "high"}}),
+    "gate_margin_a_string": (None, {"schema": TH, "gate": {"floor": 0.5, "margin": "wide"}}),
+    "gate_mutual_r_a_string": (None, {"schema": TH, "gate": {"floor": 0.5, "mutual_r": "two"}}),
+    "gate_floor_nan": ('{"schema": "rankscope.thresholds/1", "gate": {"floor": NaN}}', None),
+    "integer_5000_digits": ('{"schema": "rankscope.thresholds/1", "fusion": {"rrf_k": 1' + "0" * 5000 + "}}", None),
 }
-for _name, (_raw, _data, _bug) in THRESHOLDS_ERRORS.items():
-    CASES.append(P(f"thresholds_{_name}", Case(_thresholds(_data, raw=_raw, prefix=_bug is None), bug=_bug)))
+for _name, (_raw, _data) in THRESHOLDS_ERRORS.items():
+    CASES.append(P(f"thresholds_{_name}", Case(_thresholds(_data, raw=_raw))))
 
 
 @pytest.fixture(scope="module")
@@ -783,15 +640,6 @@ def test_a_trec_file_whose_first_qid_starts_with_a_brace_is_read_as_trec(misc_ru
 
 
 # ============================================================================ 3. determinism across processes
-
-
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory):
-    from rankscope_tui.demo import write_demo
-
-    d = tmp_path_factory.mktemp("demo")
-    write_demo(d)
-    return d
 
 
 def test_same_inputs_and_seed_give_byte_identical_outputs_across_processes(demo_dir, tmp_path):
@@ -975,7 +823,7 @@ def test_sigint_keeps_the_old_report_and_leaves_no_temp(demo_dir, tmp_path, wher
     proc = subprocess.Popen(
         [sys.executable, script, "evaluate", "--lane", str(d / "lexical.run"), "--lane", str(d / "dense.run"), "--qrels",
          str(d / "qrels-test.txt"), "--group-sep", "#", "--resamples", "0", "--out", str(out / "report.json")],
-        cwd=str(tmp_path), env=_env({"RS_MARKER": str(marker), "RS_WHERE": where}), stdout=subprocess.PIPE,
+        cwd=str(tmp_path), env=cli_env({"RS_MARKER": str(marker), "RS_WHERE": where}), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:
         assert _wait_for(lambda: marker.exists() or proc.poll() is not None, 90) and marker.exists(), \
@@ -1007,7 +855,7 @@ def test_sigterm_in_the_middle_of_a_write_leaves_no_temp(demo_dir, tmp_path):
     proc = subprocess.Popen(
         [sys.executable, script, "evaluate", "--lane", str(d / "lexical.run"), "--qrels", str(d / "qrels-test.txt"),
          "--resamples", "0", "--out", str(out / "report.json")],
-        cwd=str(tmp_path), env=_env({"RS_MARKER": str(marker), "RS_WHERE": "mid_write"}), stdout=subprocess.PIPE,
+        cwd=str(tmp_path), env=cli_env({"RS_MARKER": str(marker), "RS_WHERE": "mid_write"}), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:
         assert _wait_for(lambda: marker.exists() or proc.poll() is not None, 90) and marker.exists()

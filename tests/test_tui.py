@@ -4,39 +4,35 @@ Every test drives the app as a person would (keys, choices in widgets) and asser
 app's state, not on scraped text; workers are awaited (``app.workers.wait_for_complete()``),
 never slept on.
 
-Speed: the demo, its workspace and its report are made once per session. Two apps are
-shared by the tests of this module (they run in one module-scoped event loop):
-
-- ``tour``: the nine snapshots, taken from the running app (``snap_compare`` with the
-  screenshot of the shared app instead of a fresh app per view); nothing else touches it;
-- ``work``: the number keys and help, then the view tests that change state. Each one works
-  in its own view (and the query drill-down), so none depends on what another left behind.
-
-Tests that load through the app's own worker or export get a fresh app.
+Speed: the demo (conftest's ``demo_dir``), its workspace and its report are made once per
+session and handed to every app. The nine snapshots go through pytest-textual-snapshot's
+public ``snap_compare``: a fresh app per view, the view's number key pressed once its data
+is loaded. One app, ``work``, is shared by the view tests that change state (they run in one
+module-scoped event loop); each works in its own view (and the query drill-down), so none
+depends on what another left behind. Tests that load through the app's own worker or export
+get a fresh app. Every app is built by ``make_app``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from textual.widgets import Checkbox, Input, Select, SelectionList
+from textual.worker import WorkerCancelled, WorkerFailed
 
-pytest.importorskip("textual")
+from textual.widgets import Checkbox, Input, Select, SelectionList
+from textual.worker import WorkerCancelled, WorkerFailed
 
-from textual.widgets import Checkbox, Input, Select, SelectionList  # noqa: E402
-from textual.worker import WorkerCancelled, WorkerFailed  # noqa: E402
-
-from rankscope_tui.app import RankscopeApp  # noqa: E402
-from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args  # noqa: E402
-from rankscope_tui.demo import SHOWCASE, write_demo  # noqa: E402
-from rankscope_tui.kernel.gate_analysis import GateLabel  # noqa: E402
-from rankscope_tui.screens import VIEWS  # noqa: E402
-from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace  # noqa: E402
-from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog  # noqa: E402
+from rankscope_tui.app import RankscopeApp
+from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
+from rankscope_tui.demo import SHOWCASE
+from rankscope_tui.kernel.gate_analysis import GateLabel
+from rankscope_tui.screens import VIEWS
+from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace
+from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog
 
 SIZE = (140, 45)  # the snapshots' terminal
 WORK_SIZE = (120, 36)  # the Pilot tests': every view still lays out; a smaller screen repaints faster
@@ -44,13 +40,6 @@ FAST = ["--resamples", "999"]  # compare refuses 0 < B < 999; 999 keeps the suit
 KEY = {mode: str(i) for i, (mode, _) in enumerate(VIEWS, 1)}
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest.fixture(scope="session")
-def demo_dir(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("demo")
-    write_demo(d, seed=7)
-    return d
 
 
 @pytest.fixture(scope="session")
@@ -70,24 +59,27 @@ QUIET = 0.03  # the screens' debounce / throttle windows in these tests (seconds
 
 @pytest.fixture(scope="module", autouse=True)
 def test_timing():
-    """A blinking cursor makes snapshots flaky (harlequin, posting); and the debounce windows
-    that spare a person's typing a recompute per key are shortened, so that a test waits
-    ``2 * QUIET`` after a change instead of a quarter second (the coalescing is unchanged)."""
+    """The debounce windows that spare a person's typing a recompute per key are shortened,
+    so that a test waits ``2 * QUIET`` after a change instead of a quarter second (the
+    coalescing is unchanged)."""
     from rankscope_tui.screens import compare, gate, rrf
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Input, "_toggle_cursor", lambda self: None)
         mp.setattr(compare, "DEBOUNCE", QUIET)
         mp.setattr(gate, "DEBOUNCE", QUIET)
         mp.setattr(rrf, "QUIET", QUIET)
         yield
 
 
-def make_app(demo_options, loaded) -> RankscopeApp:
-    ws, report = loaded
-    state = DashboardState(demo_options, synthetic=True, source_label="demo (seed 7)",
-                           base_workspace=ws, report=report)
-    return RankscopeApp(state)
+def make_app(options, loaded=None, *, synthetic: bool = True, source_label: str = "demo (seed 7)") -> RankscopeApp:
+    """The one place these tests build the dashboard: ``options`` (DashboardOptions, or the
+    arguments `rankscope tui` parsed), ``loaded`` the (workspace, report) computed as
+    `evaluate` computes them (None: the app loads them in its own worker)."""
+    if not isinstance(options, DashboardOptions):
+        options = state_from_args(options).options
+    ws, report = loaded if loaded is not None else (None, None)
+    return RankscopeApp(DashboardState(options, synthetic=synthetic, source_label=source_label,
+                                       base_workspace=ws, report=report))
 
 
 async def settle(app, pilot, extra: float = 0.0) -> None:
@@ -118,15 +110,6 @@ async def view(app, pilot, mode: str):
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def tour(demo_options, loaded):
-    """An app for the tests that only look: nothing in it is changed but the current view."""
-    app = make_app(demo_options, loaded)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        yield app, pilot
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def work(demo_options, loaded):
     """An app for the view tests that change state, each in its own view."""
     app = make_app(demo_options, loaded)
@@ -135,21 +118,7 @@ async def work(demo_options, loaded):
         yield app, pilot
 
 
-# ----------------------------------------------------------------------------- architecture
-
-
-def test_kernel_does_not_import_textual():
-    code = (
-        "import sys, rankscope_tui.kernel, rankscope_tui.kernel.workspace, rankscope_tui.kernel.report, "
-        "rankscope_tui.kernel.pipeline, rankscope_tui.kernel.gate\n"
-        "import importlib\n"
-        "for m in ('fusion', 'comparison', 'intervals', 'attribution', 'rules'):\n"
-        "    try: importlib.import_module('rankscope_tui.kernel.' + m)\n"
-        "    except ModuleNotFoundError: pass\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'rich'))\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
+# ----------------------------------------------------------------------------- the command line
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -221,30 +190,26 @@ def test_the_demo_report_says_synthetic(loaded):
     assert ws.synthetic and report.get("synthetic") is True
 
 
-# ----------------------------------------------------------------------------- the tour: one snapshot per view
+# ----------------------------------------------------------------------------- one snapshot per view
 
 
-@module_loop
 @pytest.mark.parametrize("mode", [mode for mode, _ in VIEWS], ids=[f"{KEY[m]}-{m}" for m, _ in VIEWS])
-async def test_snapshot(tour, snap_compare, monkeypatch, mode):
-    """One snapshot per view, at 140×45, taken from the shared app once the view is drawn."""
-    import textual._doc
+def test_snapshot(snap_compare, demo_options, loaded, mode):
+    """One snapshot per view, at 140×45: a fresh app on the shared report, the view's key
+    pressed once the data is in (the query view opens on the flood-cap showcase query)."""
 
-    app, pilot = tour
-    while len(app.screen_stack) > 1:
-        app.pop_screen()
-    if mode == "query":
-        app.open_query(SHOWCASE["flood_cap_hurts"])
-    else:
-        await pilot.press(KEY[mode])
-    await settle(app, pilot)
-    app.screen.set_focus(None)
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
-    assert app.current_mode == mode and app.screen.title == f"{KEY[mode]} {dict(VIEWS)[mode]}"
-    svg = app.export_screenshot(title=app.title, simplify=True)
-    monkeypatch.setattr(textual._doc, "take_svg_screenshot", lambda **kw: svg)
-    assert snap_compare(app, terminal_size=SIZE)
+    async def open_view(pilot):
+        app = pilot.app
+        await settle(app, pilot)
+        if mode == "query":
+            app.open_query(SHOWCASE["flood_cap_hurts"])
+        else:
+            await pilot.press(KEY[mode])
+        await settle(app, pilot)
+        assert app.current_mode == mode and app.screen.title == f"{KEY[mode]} {dict(VIEWS)[mode]}"
+        app.screen.set_focus(None)  # no focused widget: no blinking cursor in the picture
+
+    assert snap_compare(make_app(demo_options, loaded), terminal_size=SIZE, run_before=open_view)
 
 
 # ----------------------------------------------------------------------------- views that change state
@@ -711,7 +676,7 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
     cli_out = tmp_path / "cli.json"
     assert cli_main(["evaluate", *evaluate_argv(argv), "--out", str(cli_out)]) == 0
     tui_out = tmp_path / "tui.json"
-    app = RankscopeApp(state_from_args(parse_args(argv), synthetic=True, source_label="demo"))
+    app = make_app(parse_args(argv), source_label="demo")
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)  # loaded and reported by the app's own workers
         assert app.state.report is not None and "convex" in app.lane_names
@@ -809,7 +774,7 @@ async def test_gate_screen_shows_the_gate_analysis_and_the_report(demo_dir, tmp_
     floor = block["operating_point"]["in_domain"]["floor"]
     assert block["outcome"]["floor"] == floor and analysis.floor == floor
 
-    app = RankscopeApp(state_from_args(args, synthetic=True, source_label="demo"))
+    app = make_app(args, source_label="demo")
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)
         screen = await view(app, pilot, "gate")
@@ -840,7 +805,7 @@ async def test_malformed_file_shows_the_cli_error_and_keeps_running(demo_dir, tm
     assert cli_main(["evaluate", *argv]) == 2
     cli_line = capsys.readouterr().err.strip()
     assert cli_line.startswith("rankscope: error: ") and ":2:" in cli_line
-    app = RankscopeApp(state_from_args(parse_args(argv), source_label="bad"))
+    app = make_app(parse_args(argv), synthetic=False, source_label="bad")
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, ErrorDialog)

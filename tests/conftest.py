@@ -1,0 +1,26 @@
+"""Fixtures every test module may use: the demo directory.
+
+The plain helpers (the CLI runner ``support.run_cli``, the fork server
+``support.cli_many``, the shared-data path ``support.shared_path``) are in
+``tests/support.py``, so that module-level code can call them too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rankscope_tui.demo import write_demo
+
+
+DEMO_SEED = 7  # the demo's default seed: what `rankscope demo` and `rankscope tui` write
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory) -> Path:
+    """The demo data set (seed 7), written once per session by the demo generator. Read only:
+    a test that writes puts its outputs in its own tmp_path."""
+    d = tmp_path_factory.mktemp("demo")
+    write_demo(d, seed=DEMO_SEED)
+    return d
