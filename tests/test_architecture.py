@@ -196,9 +196,9 @@ def test_the_package_keeps_the_import_arrows():
 KERNEL_RUN = r"""
 import json, sys
 from pathlib import Path
-from rankscope_tui.kernel import pipeline
+from rankscope_tui.kernel import comparison, gate_analysis, pipeline
 from rankscope_tui.kernel.metrics import parse_metrics
-from rankscope_tui.kernel.settings import DEFAULT_METRIC, GateSettings, LoadSettings
+from rankscope_tui.kernel.settings import CompareSettings, GateSettings, LoadSettings
 from rankscope_tui.kernel.workspace import Workspace
 
 d = Path(sys.argv[1])
@@ -208,10 +208,11 @@ ws = Workspace.load([("lexical", str(d / "lexical.run")), ("dense", str(d / "den
                     settings, strata=[str(d / "strata.tsv")], corpus=str(d / "corpus.tsv"), queries=str(d / "queries.tsv"),
                     docs=str(d / "docs.tsv"), ood_negatives=str(d / "qrels-ood-negatives.txt"))
 gate = GateSettings(gate_on="dense", margin=0.01, mutual=2)
-report = pipeline.evaluate_report(ws, gate.as_dict())  # evaluate --gate-on dense --margin 0.01 --mutual 2
-plan = pipeline.plan_compare(ws, None, None, [], [DEFAULT_METRIC])
-result = pipeline.run_compare(ws, plan, resamples=999, seed=0, confidence=0.95, alternative="two-sided",
-                              correction="holm", primary=None, min_delta=0.0)
+report = pipeline.evaluate_report(ws, gate)  # evaluate --gate-on dense --margin 0.01 --mutual 2
+ws, th = pipeline.prepare(ws)
+analysis = gate_analysis.analyse_gate(ws, gate, th)
+assert analysis.as_dict() == report["gate"]
+result = comparison.compare(ws, th, CompareSettings(resamples=999)).result
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "textual_plotext", "rich", "plotext"))
 print(json.dumps({
     "ui_modules": loaded,

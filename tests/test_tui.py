@@ -23,9 +23,6 @@ import pytest_asyncio
 from textual.widgets import Checkbox, Input, Select, SelectionList
 from textual.worker import WorkerCancelled, WorkerFailed
 
-from textual.widgets import Checkbox, Input, Select, SelectionList
-from textual.worker import WorkerCancelled, WorkerFailed
-
 from rankscope_tui.app import RankscopeApp
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import SHOWCASE

@@ -24,20 +24,8 @@ import numpy as np
 from scipy.special import stdtr
 
 from .errors import InputError
-from .intervals import (
-    GATHER_MODE,
-    BcaParts,
-    Progress,
-    bca_bounds,
-    bca_parts,
-    block_rows,
-    check_alternative,
-    check_confidence,
-    finite_or_none,
-    percentile_bounds,
-    row_means,
-    walk_stream,
-)
+from .intervals import BcaParts, bca_bounds, bca_parts, check_alternative, check_confidence, finite_or_none, percentile_bounds
+from .resampling import GATHER_MODE, Progress, block_rows, row_means, walk_stream
 from .randomization import FlipCounter, check_resamples
 
 #: How many largest losses and largest gains a pair lists.

@@ -23,18 +23,8 @@ from typing import Sequence
 import numpy as np
 
 from .errors import InputError
-from .intervals import (
-    FLIP_BLOCK_ELEMENTS,
-    GATHER_MODE,
-    HalfStream,
-    Progress,
-    ProgressTicker,
-    block_rows,
-    check_alternative,
-    flipped_rows,
-    resolve_threads,
-    row_means,
-)
+from .intervals import check_alternative
+from .resampling import FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows, resolve_threads, row_means
 
 MIN_RESAMPLES = 999
 _TIE_TOL = 100.0 * float(np.finfo(np.float64).eps)
