@@ -232,14 +232,21 @@ def _gate_lines(report: dict) -> list[str]:
     return [""] + lines if lines else []
 
 
+def _md_prose(text: str) -> str:
+    """Escape what markdown reads as markup inside a list item's text (a line never starts
+    with the text, so ``+``, ``-``, ``#`` and parentheses print as themselves)."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>|$~" else ch for ch in str(text))
+
+
 def _gate_markdown(report: dict) -> list[str]:
     lines = gate_lines(report)
     if not lines:
         return []
-    out = [f"### {escape_markdown(lines[0].split(':', 1)[0])}", "", escape_markdown(lines[0].split(":", 1)[1].strip()), ""]
+    head, _, rest = lines[0].partition(":")
+    out = [f"### {escape_markdown(head)}", "", "- " + _md_prose(rest.strip())]
     for line in lines[1:]:
         depth = (len(line) - len(line.lstrip(" "))) // 2 - 1
-        out.append("  " * max(depth, 0) + "- " + escape_markdown(line.strip()))
+        out.append("  " * max(depth, 0) + "- " + _md_prose(line.strip()))
     return out + [""]
 
 
