@@ -114,6 +114,14 @@ def test_gate_on_that_disagrees_with_the_thresholds_lane_is_an_error(data):
     assert same.returncode == 0, same.stderr
 
 
+def test_thresholds_lane_that_is_not_loaded_is_an_error(data):
+    d, _, _ = data
+    p = run_cli("evaluate", "--lane", "a.run", "--lane", "x=b.run", "--qrels", "qrels-test.txt", "--thresholds", "th.json",
+                cwd=d)
+    one_error_line(p, "th.json")
+    assert "'b'" in p.stderr or "['a', 'b']" in p.stderr
+
+
 # --------------------------------------------------------------------------- item 2
 
 

@@ -283,7 +283,11 @@ def analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds |
 
 
 def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds | None, calibrating: bool) -> GateAnalysis:
-    lane = gate_lane_name(ws, settings.gate_on or calibrated_lane(thresholds), required=calibrating)
+    recorded = calibrated_lane(thresholds)
+    if recorded is not None and settings.gate_on in (None, recorded) and recorded not in ws.lanes:
+        raise InputError(f"the gate lane {recorded!r} that calibrate recorded is not a loaded lane ({', '.join(ws.lanes)})",
+                         thresholds.path)
+    lane = gate_lane_name(ws, settings.gate_on or recorded, required=calibrating)
     if lane is None:
         return GateAnalysis(settings, None, "several lanes are loaded: name the gate lane with --gate-on")
     s = ws.settings
