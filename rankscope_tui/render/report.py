@@ -256,7 +256,15 @@ def _gate_latex(report: dict) -> list[str]:
         return []
     out = [r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}", escape_latex(lines[0].split(":", 1)[1].strip()),
            r"\begin{itemize}"]
-    out += [r"\item " + escape_latex(line.strip()) for line in lines[1:]]
+    nested = False
+    for line in lines[1:]:
+        deep = line.startswith("    ")
+        if deep != nested:
+            out.append(r"\begin{itemize}" if deep else r"\end{itemize}")
+            nested = deep
+        out.append(r"\item " + escape_latex(line.strip()))
+    if nested:
+        out.append(r"\end{itemize}")
     return out + [r"\end{itemize}", ""]
 
 
