@@ -166,6 +166,11 @@ def test_calibrate_prints_every_fitted_quantity(data):
     line = next(ln for ln in text.splitlines() if "operating margin" in ln)
     assert six(g["margin"]) in line and "applies it" in line
     assert "mutual r: off" in text
+    mut = out["cal_mut"].stdout
+    ms = json.loads((d / "th-mut.json").read_text())["gate"]["mutual"]
+    assert ms["built_from"] == len(DEV_POS) + len(DEV_NEG)
+    assert (f"mutual r: 2 (`evaluate --thresholds` applies it ANDed with the floor); lists built from a batch of "
+            f"{ms['built_from']} calibration queries, vacuous for {ms['vacuous_queries']}") in mut
 
 
 def test_evaluate_prints_the_floor_alone_beside_each_combined_condition(data):

@@ -188,6 +188,8 @@ def gate_thresholds(a) -> dict:
             gate["floor_reason"] = op.reason or "+inf (reject all): no finite floor meets the target"
     else:
         gate["floor"], gate["floor_reason"] = None, "no negatives to pick a floor on: +inf (reject all)"
+    if a.mutual_summary is not None:  # the calibration batch the lists were built from
+        gate["mutual"] = a.mutual_summary
     if a.operating_margin is not None:
         m = a.operating_margin.as_dict()
         gate["operating_margin"] = m

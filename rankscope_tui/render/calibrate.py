@@ -59,8 +59,14 @@ def calibrate_text(data: dict, out_path: str) -> str:
                            "`evaluate --thresholds` applies it ANDed with the floor (--margin overrides it)")
         else:
             sub.append("operating margin: none (no negatives to fit one on)")
-        sub.append("mutual r: off" if g.get("mutual_r") is None else
-                   f"mutual r: {g['mutual_r']} (`evaluate --thresholds` applies it ANDed with the floor)")
+        if g.get("mutual_r") is None:
+            sub.append("mutual r: off")
+        else:
+            ms = g.get("mutual") or {}
+            share = "—" if ms.get("vacuous_share") is None else f"{100 * ms['vacuous_share']:.1f} %"
+            sub.append(f"mutual r: {g['mutual_r']} (`evaluate --thresholds` applies it ANDed with the floor); lists built "
+                       f"from a batch of {ms.get('built_from', '—')} calibration queries, vacuous for "
+                       f"{ms.get('vacuous_queries', '—')} ({share})")
         lines += ["  " + s for s in sub]
     lines.append(f"thresholds written to {out_path}")
     return "".join(line + "\n" for line in lines)
