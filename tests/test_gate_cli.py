@@ -303,7 +303,7 @@ def test_compare_says_which_tail_p_superiority_crosses(p_sup, words):
 
     rng = np.random.default_rng(1)
     b = rng.random(100)
-    s = pa.paired_statistics(b, b + rng.normal(0.01, 0.1, 100), [f"q{i}" for i in range(100)], resamples=999)
+    s = pa.paired_statistics(b, b + rng.normal(0.01, 0.1, 100), sorted(f"q{i:03d}" for i in range(100)), resamples=999)
     # the randomization test says the opposite of the bootstrap, so the row explains the disagreement
     crossed = p_sup >= 0.95 or p_sup <= 0.05
     s = dataclasses.replace(s, p_superiority=p_sup, randomization_p=0.5 if crossed else 0.001,
