@@ -59,15 +59,22 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
+    gate = p.add_argument_group("gate", "defaults: " + _gate_defaults())
+    gate.add_argument("--gate-on", default=None, metavar="LANE",
+                      help="the lane whose top score is gated (default: the lane recorded in --thresholds, or the only lane)")
+    # None = not given: the defaults of GateSettings apply after (gate_options), so that a
+    # gate option given without a gate lane is refused instead of silently ignored
+    gate.add_argument("--fpir", type=float, default=None, help="target false-positive identification rate")
+    gate.add_argument("--conservative", action="store_true", default=None, help="pick the floor on the Wilson upper bound of FPIR")
+    gate.add_argument("--miss-rate", type=float, default=None, help="conformal miss rate alpha")
+    gate.add_argument("--margin", type=float, default=None, help="accept only when top minus runner-up >= this")
+    gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
+
+
+def _gate_defaults() -> str:
     from .kernel.settings import GateSettings as GS
 
-    gate = p.add_argument_group("gate")
-    gate.add_argument("--gate-on", default=GS.gate_on, metavar="LANE", help="the lane whose top score is gated")
-    gate.add_argument("--fpir", type=float, default=GS.fpir, help="target false-positive identification rate")
-    gate.add_argument("--conservative", action="store_true", help="pick the floor on the Wilson upper bound of FPIR")
-    gate.add_argument("--miss-rate", type=float, default=GS.miss_rate, help="conformal miss rate alpha")
-    gate.add_argument("--margin", type=float, default=GS.margin, help="accept only when top minus runner-up >= this")
-    gate.add_argument("--mutual", type=int, default=GS.mutual, metavar="R", help="mutual nearest neighbour condition")
+    return f"--fpir {GS.fpir:g}, --miss-rate {GS.miss_rate:g}, no margin, no mutual condition"
 
 
 def settings_from(args):
@@ -160,12 +167,49 @@ class StageProgress:
             sys.stderr.write(f"{PROG}: {stage} ({elapsed:.1f} s)\n")
 
 
+#: the gate options (flag, attribute of the parsed arguments) whose value the gate lane needs
+GATE_OPTIONS = (("--fpir", "fpir"), ("--conservative", "conservative"), ("--miss-rate", "miss_rate"),
+                ("--margin", "margin"), ("--mutual", "mutual"), ("--alpha", "alpha"))
+
+
 def gate_options(args):
-    """The gate settings named on the command line (``kernel.settings.GateSettings``)."""
+    """The gate settings named on the command line (``kernel.settings.GateSettings``).
+
+    The gate lane is ``--gate-on``, else the lane ``calibrate`` recorded in ``--thresholds``
+    (a ``--gate-on`` that disagrees with it is an error), else the only loaded lane. A gate
+    option given while no gate lane is known (several lanes, none named) is an error: it
+    would otherwise be silently ignored. Options not given take GateSettings' defaults."""
+    import math
+    from dataclasses import replace
+
+    from .kernel.errors import InputError
     from .kernel.settings import GateSettings
 
-    return GateSettings(gate_on=args.gate_on, fpir=args.fpir, conservative=args.conservative,
-                        miss_rate=args.miss_rate, margin=args.margin, mutual=args.mutual)
+    given = {flag: getattr(args, attr) for flag, attr in GATE_OPTIONS if getattr(args, attr, None) is not None}
+    values = {"fpir": given.get("--fpir"), "conservative": given.get("--conservative"),
+              "miss_rate": given.get("--alpha", given.get("--miss-rate")), "margin": given.get("--margin"),
+              "mutual": given.get("--mutual")}
+    for flag in ("--fpir", "--miss-rate", "--alpha"):
+        if flag in given and not 0 < given[flag] < 1:
+            raise InputError(f"{flag} must be between 0 and 1 (exclusive), got {given[flag]:g}")
+    if "--margin" in given and not math.isfinite(given["--margin"]):
+        raise InputError("--margin must be a finite number")
+    if "--alpha" in given and "--miss-rate" in given and given["--alpha"] != given["--miss-rate"]:
+        raise InputError(f"--alpha {given['--alpha']:g} and --miss-rate {given['--miss-rate']:g} disagree (they are one setting)")
+    if "--mutual" in given and given["--mutual"] < 1:
+        raise InputError(f"--mutual must be at least 1, got {given['--mutual']}")
+    settings = replace(GateSettings(gate_on=args.gate_on), **{k: v for k, v in values.items() if v is not None})
+    if getattr(args, "thresholds", None):
+        from .kernel.gate_analysis import gate_settings_with_thresholds
+        from .kernel.thresholds import read_thresholds
+
+        settings = gate_settings_with_thresholds(settings, read_thresholds(args.thresholds))
+    lanes = getattr(args, "lane", None) or []
+    if settings.gate_on is None and len(lanes) > 1 and given:
+        flag = next(iter(given))
+        raise InputError(f"{flag} needs a gate lane: {len(lanes)} lanes are loaded; name the gated one with "
+                         f"--gate-on LANE (or apply thresholds.json written by `calibrate --gate-on`)")
+    return settings
 
 
 def cmd_demo(args) -> int:
