@@ -118,13 +118,11 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel.output import check_output_path, dumps_strict, write_atomic
+    from .kernel.output import check_outputs, dumps_strict, write_outputs
     from .kernel.pipeline import evaluate_report
     from .render import report as R
 
-    outs = [p for p in (args.out, args.per_query) if p]
-    for p in outs:
-        check_output_path(p, input_paths(args))
+    check_outputs([("--out", args.out), ("--per-query", args.per_query)], input_paths(args))
     progress = StageProgress()
     ws = load_workspace(args)
     progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
@@ -136,8 +134,7 @@ def cmd_evaluate(args) -> int:
         payloads.append((args.out, dumps_strict(report)))
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
-    for path, data in payloads:
-        write_atomic(path, data)
+    write_outputs(payloads)  # all or nothing
     sys.stdout.write(text)
     return 0
 

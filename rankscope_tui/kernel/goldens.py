@@ -758,6 +758,9 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             problems.append(f"{path}:{lineno}: unparsable line ({exc})")
             continue
+        except RecursionError:
+            problems.append(f"{path}:{lineno}: unparsable line (JSON nested too deeply)")
+            continue
         if kind not in KINDS:
             problems.append(f"{path}:{lineno}: unknown kind {kind!r}")
             continue
