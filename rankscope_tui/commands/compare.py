@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -42,6 +43,9 @@ def run(args) -> int:
     from ..kernel.settings import CompareSettings
     from ..render.compare import log_reuse_line, render_compare
 
+    if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
+        raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
+                         f"got {args.min_delta!r}", "--min-delta")
     check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work

@@ -746,6 +746,11 @@ def differs(expected: Any, got: Any, tol: float = TOLERANCE) -> str | None:
     return None
 
 
+def _show(x: Any) -> str:
+    """A value for a mismatch message: compact JSON (a file's 1e400 or NaN shown as read)."""
+    return json.dumps(x, separators=(",", ":"), sort_keys=True, allow_nan=True)
+
+
 def check(text: str, path: str = "<goldens>") -> list[str]:
     """Recompute every case of a goldens file; one message per mismatching line."""
     problems: list[str] = []
@@ -771,7 +776,7 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
             continue
         why = differs(expected, got)
         if why:
-            problems.append(f"{path}:{lineno}: {kind}: {why}: file {dumps(expected)}, kernel {dumps(got)}")
+            problems.append(f"{path}:{lineno}: {kind}: {why}: file {_show(expected)}, kernel {_show(got)}")
     return problems
 
 

@@ -85,7 +85,7 @@ def remove_stale_temps(directory: str) -> list[str]:
         path = os.path.join(directory, name)
         try:
             st = os.lstat(path)
-            if not stat.S_ISREG(st.st_mode):
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):  # (a directory: the demo's)
                 continue
             try:
                 os.kill(pid, 0)
@@ -95,7 +95,12 @@ def remove_stale_temps(directory: str) -> list[str]:
             except PermissionError:  # a process of another user holds the PID
                 alive = not _started_after(pid, st.st_mtime)
             if not alive:
-                os.unlink(path)
+                if stat.S_ISDIR(st.st_mode):
+                    import shutil
+
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
                 removed.append(name)
         except OSError:
             continue
