@@ -746,6 +746,23 @@ def differs(expected: Any, got: Any, tol: float = TOLERANCE) -> str | None:
     return None
 
 
+def check_parsable(text: str, path: str = "<goldens>") -> None:
+    """Raise an ``InputError`` naming the first line that is not ``kind {args} -> answer``
+    JSON (malformed, or nested too deeply to read); comments and blank lines are skipped."""
+    from .errors import InputError
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            parse_line(line)
+        except RecursionError:
+            raise InputError("not a goldens line (JSON nested too deeply)", path, lineno) from None
+        except ValueError as exc:
+            raise InputError(f"not a goldens line ({str(exc)[:200]})", path, lineno) from None
+
+
 def _show(x: Any) -> str:
     """A value for a mismatch message: compact JSON (a file's 1e400 or NaN shown as read)."""
     return json.dumps(x, separators=(",", ":"), sort_keys=True, allow_nan=True)
