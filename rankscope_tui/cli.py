@@ -361,15 +361,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _closed(stream) -> bool:
+    """Whether stdout is closed (``>&-``): Python then has no stream, or one on a dead descriptor."""
+    import io
+
     try:
         if stream.closed:
             return True
-        os.fstat(stream.fileno())
+        fd = stream.fileno()
+    except io.UnsupportedOperation:  # a stream without a descriptor (a test's capture): open
         return False
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         return True
-    except Exception:  # a stream without a file descriptor (a test's capture): open
-        return False
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 if __name__ == "__main__":
