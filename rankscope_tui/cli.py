@@ -190,22 +190,24 @@ def gate_options(args):
 
 
 def cmd_demo(args) -> int:
-    paths = write_demo_dir(args.out, seed=args.seed)
+    from .demo import FILES, write_demo
+
+    paths = write_demo_dir(args.out, write_demo, FILES, seed=args.seed)
     for role, p in paths.items():
         print(f"{role}: {p}")
     print("synthetic demo data written by rankscope's generator")
     return 0
 
 
-def write_demo_dir(out: str, seed: int = 7) -> dict:
-    """Write the demo into ``out`` (created when missing) without touching anyone's files:
-    ``out`` must be new, empty, or a previous demo (``kernel.provenance.check_demo_dir``).
+def write_demo_dir(out: str, write_demo, files: dict, seed: int = 7) -> dict:
+    """Write the demo (``demo.write_demo``, writing ``demo.FILES``; passed in, as only the demo
+    commands import the generator) into ``out`` (created when missing) without touching anyone's
+    files: ``out`` must be new, empty, or a previous demo (``kernel.provenance.check_demo_dir``).
     The files are generated in a temporary directory inside ``out`` and moved into place,
     the marker last; ``{role: path}`` as ``demo.write_demo`` returns it."""
     import shutil
     import tempfile
 
-    from .demo import FILES, write_demo
     from .kernel.files import sha256_of
     from .kernel.output import TEMP_SUFFIX, _temp_prefix, remove_stale_temps
     from .kernel.provenance import MARKER, check_demo_dir
@@ -224,7 +226,7 @@ def write_demo_dir(out: str, seed: int = 7) -> dict:
         raise InputError(f"cannot write into the directory: {exc.strerror or exc}", out) from None
     try:
         made = write_demo(tmp, seed=seed)
-        names = sorted(FILES.values(), key=lambda n: n == MARKER)  # the marker last
+        names = sorted(files.values(), key=lambda n: n == MARKER)  # the marker last
         check_demo_dir(out, {n: sha256_of(os.path.join(tmp, n)) for n in names})
         for n in names:
             os.replace(os.path.join(tmp, n), os.path.join(out, n))
