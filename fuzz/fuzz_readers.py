@@ -300,6 +300,7 @@ def h_goldens(data: bytes) -> None:
     """`goldens --check FILE`: every line recomputed; problems are one line each, naming the file."""
     path = _input_file(data, ".txt")
     text = FILES.read_text(path)
+    GD.check_parsable(text, path)  # what `goldens --check` refuses first (one line, exit 2)
     problems = GD.check(text, path)
     n = GD.count_cases(text)
     assert len(problems) <= n, (len(problems), n)
