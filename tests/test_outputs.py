@@ -89,11 +89,10 @@ def test_a_fifo_output_is_written_in_place_and_stays_a_fifo(small, tmp_path, cap
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(Path(fifo).read_bytes()))
+    reader = threading.Thread(target=lambda: got.append(Path(fifo).read_bytes()), daemon=True)
     reader.start()
     try:
-        assert _wait_for(lambda: True, 0.2)
-        # the reader opens the FIFO; the writer must find it there
+        # the writer retries until the reader has the FIFO open (before, it is refused: no reader)
         deadline = time.monotonic() + 10
         rc = None
         while time.monotonic() < deadline:
@@ -104,7 +103,8 @@ def test_a_fifo_output_is_written_in_place_and_stays_a_fifo(small, tmp_path, cap
             time.sleep(0.05)
         assert rc == 0, err
     finally:
-        reader.join(10)
+        reader.join(30)
+    assert got, "the reader got nothing"
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
     assert json.loads(got[0])["schema"].startswith("rankscope.report/")
     assert leftovers(tmp_path) == ["in", "report.fifo"]
@@ -550,13 +550,10 @@ def test_diff_on_a_report_holding_10_to_the_400_is_one_line(tmp_path, capsys, sm
     level = next(iter(data["per_query"][lane]))
     qid = next(iter(data["per_query"][lane][level]))
     metric = next(iter(data["per_query"][lane][level][qid]))
-    huge = rep.read_text().replace('"per_query": {', '"per_query": {"' + lane + '": {"' + level + '": {"' + qid + '": {"'
-                                   + metric + '": 1' + "0" * 400 + '}}},', 1)
-    # (a duplicate lane key: the later one wins in json.loads, so write the whole object instead)
-    data["per_query"][lane][level][qid][metric] = 10**400
+    data["per_query"][lane][level][qid][metric] = 10**400  # json.dumps writes the integer literal, 401 digits
     bad = tmp_path / "huge.json"
     bad.write_text(json.dumps(data))
-    assert huge  # the literal form too, for the record
+    assert "1" + "0" * 400 in bad.read_text()
     msg = one_error(capsys, ["diff", "--before", str(rep), "--after", str(bad), "--resamples", "0"])
     assert str(bad) in msg and "finite" in msg, msg
 
@@ -628,3 +625,12 @@ def test_the_cli_per_query_csv_neutralises_formula_qids(tmp_path, capsys):
     for line in text.splitlines()[1:]:
         assert line.split(",")[2].startswith("'") or not line.split(",")[2].startswith(("=", "+", "-", "@")), line
     assert sorted(r[2] for r in _read_back(text)[1:]) == sorted(ids)
+
+
+def test_a_fifo_as_the_compare_log_is_refused_without_waiting(small, tmp_path, capsys):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    msg = one_error(capsys, ["compare", *small["lanes"], "--resamples", "0", "--log", str(fifo)])
+    assert time.monotonic() - t0 < 60 and "not a regular file" in msg, msg
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

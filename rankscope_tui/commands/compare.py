@@ -79,9 +79,13 @@ def read_log(path: str) -> list[dict]:
     with its line (the log counts test-set reuse: a line it cannot read would undercount)."""
     from ..kernel.errors import InputError
 
-    if not os.path.lexists(path):
+    import stat
+
+    if not os.path.exists(path):  # (a symlink to a file not yet there: the append creates it)
         return []
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: a FIFO would block the open
+            raise InputError("the log is not a regular file (a comparison log is appended to in place)", path)
         with open(path, "rb") as fh:
             _check_log_file(fh.fileno(), path)
             raw = fh.read()
