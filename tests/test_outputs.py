@@ -634,3 +634,11 @@ def test_a_fifo_as_the_compare_log_is_refused_without_waiting(small, tmp_path, c
     msg = one_error(capsys, ["compare", *small["lanes"], "--resamples", "0", "--log", str(fifo)])
     assert time.monotonic() - t0 < 60 and "not a regular file" in msg, msg
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_relevant_level_above_every_grade_prints_a_dash_not_a_traceback(small, capsys):
+    """(found while bounding option values) no positive query: the unique share is undefined."""
+    assert C.main(["evaluate", *small["lanes"], "--relevant", "99999999999999999999", "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "unique share" in out and "—" in out.split("unique share", 1)[1].splitlines()[0]
+    assert "None" not in out and "nan" not in out

@@ -59,7 +59,7 @@ def render_text(report: dict) -> str:
         out.append("SYNTHETIC DEMO DATA")
     s = report["summary"]
     if "unique_share" in s:
-        shares = ", ".join(f"{lane} {v['share']:.3f} ({v['count']})" for lane, v in s["unique_share"].items())
+        shares = ", ".join(f"{lane} {'—' if v['share'] is None else format(v['share'], '.3f')} ({v['count']})" for lane, v in s["unique_share"].items())
         out.append(f"unique share (positives only this lane surfaces): {shares}")
     m = s.get("judged_queries_missing_from_any_lane")
     if m:
