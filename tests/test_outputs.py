@@ -642,3 +642,13 @@ def test_a_relevant_level_above_every_grade_prints_a_dash_not_a_traceback(small,
     out = capsys.readouterr().out
     assert "unique share" in out and "—" in out.split("unique share", 1)[1].splitlines()[0]
     assert "None" not in out and "nan" not in out
+
+
+def test_a_goldens_error_names_the_line_counted_in_line_feeds(tmp_path, capsys):
+    """(fuzzer finding) str.splitlines() also splits at VT, FF, U+2028...: the line named must be
+    the file's own line, as an editor counts it."""
+    f = tmp_path / "g.txt"
+    f.write_text("# a comment with\x0b a vertical tab and \u2028 a line separator\n"
+                 'rule_of_three {"n":10} -> 0.3\n'
+                 "not a goldens line\n", encoding="utf-8")
+    assert f"{f}:3:" in one_error(capsys, ["goldens", "--check", str(f)])

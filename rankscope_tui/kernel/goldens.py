@@ -747,11 +747,12 @@ def differs(expected: Any, got: Any, tol: float = TOLERANCE) -> str | None:
 
 
 def check_parsable(text: str, path: str = "<goldens>") -> None:
-    """Raise an ``InputError`` naming the first line that is not ``kind {args} -> answer``
+    """Raise an ``InputError`` naming the first line (counted in LF line ends, as every
+    reader counts them) that is not ``kind {args} -> answer``
     JSON (malformed, or nested too deeply to read); comments and blank lines are skipped."""
     from .errors import InputError
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -771,7 +772,7 @@ def _show(x: Any) -> str:
 def check(text: str, path: str = "<goldens>") -> list[str]:
     """Recompute every case of a goldens file; one message per mismatching line."""
     problems: list[str] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -798,4 +799,4 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
 
 
 def count_cases(text: str) -> int:
-    return sum(1 for raw in text.splitlines() if raw.strip() and not raw.strip().startswith("#"))
+    return sum(1 for raw in text.split("\n") if raw.strip() and not raw.strip().startswith("#"))
