@@ -59,7 +59,7 @@ def render_text(report: dict) -> str:
         out.append("SYNTHETIC DEMO DATA")
     s = report["summary"]
     if "unique_share" in s:
-        shares = ", ".join(f"{lane} {v['share']:.3f} ({v['count']})" for lane, v in s["unique_share"].items())
+        shares = ", ".join(f"{lane} {'—' if v['share'] is None else format(v['share'], '.3f')} ({v['count']})" for lane, v in s["unique_share"].items())
         out.append(f"unique share (positives only this lane surfaces): {shares}")
     m = s.get("judged_queries_missing_from_any_lane")
     if m:
@@ -311,17 +311,52 @@ def render_latex(report: dict) -> str:
 RENDERERS = {"text": render_text, "markdown": render_markdown, "latex": render_latex}
 
 
+#: A text field of the per-query CSV that starts with one of these is written with a
+#: leading ``'``: a spreadsheet then shows it as text instead of running it as a formula
+#: (``=``, ``+``, ``-``, ``@``, TAB, CR; CWE-1236). A field that itself starts with ``'``
+#: gets one too, so the rule is reversible: drop one leading ``'`` from a field that
+#: starts with ``'`` to get the id back (:func:`csv_text_value`).
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_text_field(text: str) -> str:
+    """A lane, level or qid as the per-query CSV writes it (formula prefixes neutralised)."""
+    return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text
+
+
+def csv_text_value(field: str) -> str:
+    """The id a per-query CSV text field holds (undoes :func:`csv_text_field`)."""
+    return field[1:] if field.startswith("'") else field
+
+
 def per_query_csv(report: dict) -> str:
-    """``lane,level,qid`` then one column per metric key; one row per (lane, level, positive qid)."""
+    """``lane,level,qid`` then one column per metric key; one row per (lane, level, positive qid).
+
+    RFC 4180 quoting: a field holding a comma, a double quote, CR or LF is quoted (quotes
+    doubled), so a bare CR in a qid never splits a row; lines end in LF. Text fields that
+    a spreadsheet would run as a formula get a leading ``'`` (:data:`CSV_FORMULA_PREFIXES`)."""
     import csv
     import io
 
+    class Dialect(csv.excel):
+        lineterminator = "\n"
+        quoting = csv.QUOTE_MINIMAL
+
     metrics = report["inputs"]["settings"]["metrics"]
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["lane", "level", "qid"] + metrics)
+    w = csv.writer(buf, Dialect)
+
+    def row(fields: list[str]) -> None:
+        # csv quotes only the characters of its lineterminator (LF): quote a CR by hand
+        if any("\r" in f for f in fields):
+            buf.write(",".join('"' + f.replace('"', '""') + '"' if any(c in f for c in ',"\r\n') else f
+                               for f in fields) + "\n")
+        else:
+            w.writerow(fields)
+
+    row(["lane", "level", "qid"] + [csv_text_field(m) for m in metrics])
     for lane, levels in report["per_query"].items():
         for level, rows in levels.items():
             for qid, vals in rows.items():
-                w.writerow([lane, level, qid] + [repr(vals[m]) for m in metrics])
+                row([csv_text_field(lane), csv_text_field(level), csv_text_field(qid)] + [repr(vals[m]) for m in metrics])
     return buf.getvalue()
