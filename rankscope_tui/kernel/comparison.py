@@ -153,10 +153,28 @@ def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSetti
     was prepared with (they make an in-sample ``convex`` exploratory).
     """
     settings = resolve_settings(ws, settings)
-    plan = plan_compare(ws, thresholds, settings)
-    result = run_compare(ws, plan, settings)
-    qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
-    return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha)
+
+    def compute() -> Comparison:
+        plan = plan_compare(ws, thresholds, settings)
+        result = run_compare(ws, plan, settings)
+        qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
+        return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha)
+
+    # computed once per settings on this workspace (the CLI, the report and the Compare view
+    # share it): the key holds the resolved settings, the lanes present and the thresholds
+    return ws.derived("compare", (settings, _lanes_key(ws), _thresholds_key(thresholds)), compute)
+
+
+def _lanes_key(ws: Workspace) -> tuple:
+    return tuple((name, ws.lane_origin.get(name)) for name in ws.lanes)
+
+
+def _thresholds_key(th: Thresholds | None) -> tuple | None:
+    if th is None:
+        return None
+    import json
+
+    return (th.path, json.dumps(th.data, sort_keys=True, default=str), tuple(sorted(th.calibration_qids)))
 
 
 def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, level: str = "doc") -> list[tuple[str, float, float, float]]:

@@ -73,6 +73,21 @@ def rrf_at_k(ws, k: float | None = None, metrics: tuple | None = None, *,
     return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
 
 
+def best_k(curve: dict, metric: str) -> tuple[float, float] | None:
+    """The k with the highest mean ``metric`` over the points of a metric-against-k curve
+    (``curve``: k -> means, as :func:`rrf_at_k` returns them), and that mean; ties go to
+    the smallest k; points whose value is not finite are skipped; None when none is left.
+    The k is picked on the curve's queries: an in-sample choice."""
+    best = None
+    for k in sorted(curve):
+        v = curve[k].get(metric)
+        if v is None or not np.isfinite(v):
+            continue
+        if best is None or v > best[1]:
+            best = (k, float(v))
+    return best
+
+
 def _is_own(ws, k) -> bool:
     """Is the RRF lane at ``k`` the workspace's own ``rrf`` lane (built at its k)?"""
     return k == ws.settings.rrf_k and ws.lane_origin.get("rrf") == "fused"

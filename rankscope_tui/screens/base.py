@@ -35,10 +35,17 @@ class ViewScreen(Screen):
 
     VIEW = "overview"
     HELP = ""
+    # the layout follows the terminal: below 110 columns or 32 rows every view stacks its
+    # panes (``-narrow`` / ``-short`` in app.tcss) and scrolls; from 180×55 it uses the room
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-normal"), (180, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-mid"), (55, "-tall")]
+
+    NARROW = 110  # columns: below this the panes stack (the -narrow breakpoint)
 
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
         self._stale = True
+        self.narrow = False
         i = [m for m, _ in VIEWS].index(self.VIEW) + 1
         self.title = f"{i} {dict(VIEWS)[self.VIEW]}"
 
@@ -79,6 +86,21 @@ class ViewScreen(Screen):
     def on_screen_resume(self) -> None:
         self._refresh_if_stale()
         self.app.update_busy()
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < self.NARROW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            if not self._stale and self.is_mounted:
+                try:
+                    self.layout_changed()
+                except Exception as exc:
+                    self.log.error(f"layout_changed failed: {exc!r}")
+                    self.app.show_error(exc)
+
+    def layout_changed(self) -> None:
+        """Hook: the terminal crossed the narrow breakpoint (``self.narrow``); redraw what
+        a narrow screen shows differently (CSS does the rest)."""
 
     def _data_changed(self, _value=None) -> None:
         self._stale = True

@@ -54,6 +54,7 @@ class CompareResult:
     deltas: dict  # (candidate, metric) -> [(qid, baseline, candidate, Δ)], largest losses first
     judged: dict  # lane -> judged@10 per query code (for the per-query list)
     judged_key: str
+    ws: object = None  # the workspace it was computed on
 
 
 def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> CompareResult:
@@ -84,7 +85,7 @@ def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> Compar
     jkey = M.parse_metrics("judged@10")[0]
     judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
               for lane in (plan.baseline, *plan.candidates)}
-    return CompareResult(p, plan, res, deltas, judged, jkey.key)
+    return CompareResult(p, plan, res, deltas, judged, jkey.key, ws)
 
 
 class CompareScreen(ViewScreen):
@@ -137,6 +138,15 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self.correction, self.alternative, self.exploratory = start.correction, start.alternative, start.exploratory
         self.primary = start.primary
         with Horizontal(id="cmp-main"):
+            with VerticalScroll(id="cmp-center"):
+                yield Static("", id="cmp-family", classes="caption")
+                yield PlainTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
+                yield Static(self.waiting("loading"), id="cmp-verdict", classes="panel")
+                yield PlotextPlot(id="cmp-plot")
+                yield Static("", id="cmp-plot-key", classes="caption")
+                yield Label("Largest losses and gains (share of the total loss / gain)", classes="section-title")
+                yield QidTable(id="cmp-extremes")
+                yield Static("", id="cmp-caption", classes="caption")
             with VerticalScroll(id="cmp-controls", can_focus=False):
                 with Horizontal(classes="field"):
                     yield Label("baseline")
@@ -162,14 +172,6 @@ loss or gain). Intervals are per comparison, not simultaneous.
                     yield Input(f"{start.min_delta:g}", type="number", id="cmp-min-delta", compact=True)
                 yield Checkbox("paired interval", True, id="cmp-paired", compact=True)
                 yield Checkbox("exploratory", self.exploratory, id="cmp-exploratory", compact=True)
-            with VerticalScroll(id="cmp-center"):
-                yield Static("", id="cmp-family", classes="caption")
-                yield PlainTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
-                yield Static(self.waiting("loading"), id="cmp-verdict", classes="panel")
-                yield Label("Largest losses and gains (share of the total loss / gain)", classes="section-title")
-                yield QidTable(id="cmp-extremes")
-                yield PlotextPlot(id="cmp-plot")
-                yield Static("", id="cmp-caption", classes="caption")
             with Vertical(id="cmp-right"):
                 yield Label("Per-query Δ, largest losses first", id="cmp-deltas-title", classes="section-title")
                 yield QidTable(id="cmp-deltas")
@@ -330,7 +332,13 @@ loss or gain). Intervals are per comparison, not simultaneous.
             self.message = why
             verdict.update(why)
             return
-        self.message = None
+        was_message, self.message = self.message is not None, None
+        if self.result is not None and self.result.params == p and self.result.ws is self.ws:
+            # a revisit with the same settings on the same data: what is drawn is current
+            verdict.loading = False
+            if was_message:
+                self._draw_row()
+            return
         verdict.loading = True
         self.run_compare(self.ws, p, self.options.thresholds)
 
@@ -486,6 +494,8 @@ loss or gain). Intervals are per comparison, not simultaneous.
         plt.clear_data()
         plt.clear_figure()
         rows = [("paired", row.ci_low, row.ci_high, 2), ("unpaired", row.unpaired_ci_low, row.unpaired_ci_high, 1)]
+        # no legend in the plot (it covered the paired interval): the y axis names the two rows and
+        # the key line under the plot says what the marks are
         xs = [0.0, row.difference] + [v for _, lo, hi, _ in rows for v in (lo, hi) if v is not None and math.isfinite(v)]
         span = max(abs(min(xs)), abs(max(xs))) * 1.15 or 1.0
         for name, lo, hi, y in rows:
@@ -493,11 +503,15 @@ loss or gain). Intervals are per comparison, not simultaneous.
                 continue
             lo, hi = max(lo, -span), min(hi, span)  # a one-sided interval runs to ±∞: draw it to the edge
             on = (name == "paired") == self.paired
-            plt.plot([lo, hi], [y, y], marker="█" if on else "─", label=f"{name} {row.confidence:g} interval" + (" ◀" if on else ""))
-        plt.scatter([row.difference], [1.5], marker="●", label="mean Δ")
+            plt.plot([lo, hi], [y, y], marker="█" if on else "─")
+        plt.scatter([row.difference], [1.5], marker="●")
         plt.vline(0)
         plt.xlim(-span, span)
-        plt.ylim(0, 3)
-        plt.yticks([])
+        plt.ylim(0.5, 2.5)
+        plt.yticks([1, 2], ["unpaired", "paired"])
+        chosen = "paired" if self.paired else "unpaired"
+        self.query_one("#cmp-plot-key", Static).update(
+            f"rows: paired and unpaired {row.confidence:g} bootstrap intervals of the mean Δ (█ the one in use: "
+            f"{chosen}) · ● mean Δ {row.difference:+.4f} · vertical line: 0")
         plt.title(f"mean Δ of {row.candidate} − {row.baseline} on {row.metric} (0 = no difference)")
         plot.refresh()

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
-from ..kernel.rrf_at_k import FusedAtK, RRFExplorer
+from ..kernel.rrf_at_k import FusedAtK, RRFExplorer, best_k
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
 from .base import PlainTable, QidTable, ViewScreen, guarded
@@ -28,6 +28,12 @@ K_MIN, K_MAX = 1, 200
 CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
 QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
 SHOW = 10
+X_TICKS = (1, 50, 100, 150, 200)  # k is an integer: integer ticks
+# the input lanes' reference lines: colours that show on the dark and the light themes
+LANE_COLOURS = ("orange", "magenta", "cyan", "red", "blue", "white")
+CURVE_COLOUR, BEST_COLOUR = "yellow", "green"
+_RICH = {"orange": "dark_orange", "magenta": "magenta", "cyan": "cyan", "red": "red", "blue": "blue",
+         "white": "white", "yellow": "yellow", "green": "green"}  # the same colours in the key line
 
 
 class RRFScreen(ViewScreen):
@@ -65,13 +71,14 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._diluted_shown: tuple | None = None
 
     def compose_body(self) -> ComposeResult:
-        with Horizontal(classes="controls"):
+        with Horizontal(classes="controls", id="rrf-controls"):
             yield KSlider(60, K_MIN, K_MAX, id="rrf-k")
             yield Label("metric")
             yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
         with Horizontal(id="rrf-main"):
             with Vertical(id="rrf-left"):
                 yield PlotextPlot(id="rrf-plot")
+                yield Static("", id="rrf-best", classes="caption")
                 yield PlainTable(id="rrf-means", cursor_type="none", zebra_stripes=True)
             with Vertical(id="rrf-right"):
                 yield Static(self.waiting("fusing"), id="rrf-focus-head", classes="panel")
@@ -202,17 +209,46 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         m = self.metric
         ks = sorted(self.curve)
         ys = [self.curve[k][m] for k in ks]
+        # the legend is the key line under the plot (inside the plot it covered the curve's small k)
         if ks:
-            plt.plot(ks, ys, label=f"rrf {m}", marker="braille")
+            plt.plot(ks, ys, marker="braille", color=CURVE_COLOUR)
         ws = self.ws
-        for lane in ws.input_lanes:
-            plt.hline(ws.mean(lane, "doc", m))
+        for i, lane in enumerate(ws.input_lanes):  # a coloured reference line per input lane
+            y = ws.mean(lane, "doc", m)
+            plt.plot([K_MIN, K_MAX], [y, y], marker="─", color=LANE_COLOURS[i % len(LANE_COLOURS)])
+        best = best_k(self.curve, m)
+        if best is not None:
+            plt.scatter([best[0]], [best[1]], marker="◆", color=BEST_COLOUR)
         if self.current is not None:
-            plt.scatter([self.current.k], [self.current.means[m]], marker="●", label=f"k = {self.current.k}")
+            plt.scatter([self.current.k], [self.current.means[m]], marker="●", color=CURVE_COLOUR)
         plt.xlim(K_MIN, K_MAX)
+        plt.xticks(list(X_TICKS), [str(k) for k in X_TICKS])
         plt.xlabel("k")
-        plt.title(f"{m} (mean over {ws.positives.size} positives) against k; lines: input lanes")
+        plt.title(f"{m} (mean over {ws.positives.size} positives) against k")
         plot.refresh()
+        self._draw_best(best, ks)
+
+    def _draw_best(self, best, ks) -> None:
+        """The plot's legend, then the best k over the curve's points, read out (the kernel
+        picks it: ``best_k``)."""
+        m, ws = self.metric, self.ws
+        key = [f"[{_RICH[CURVE_COLOUR]}]⣀⣀[/] rrf {escape(m)}"]
+        for i, lane in enumerate(ws.input_lanes):
+            c = _RICH[LANE_COLOURS[i % len(LANE_COLOURS)]]
+            key.append(f"[{c}]──[/] {escape(lane)} {fmt.num(ws.mean(lane, 'doc', m))}")
+        if best is not None:
+            key.append(f"[{_RICH[BEST_COLOUR]}]◆[/] best k")
+        if self.current is not None:
+            key.append(f"[{_RICH[CURVE_COLOUR]}]●[/] k = {self.current.k} {fmt.num(self.current.means[m])}")
+        key = "legend: " + " · ".join(key)
+        if best is None:
+            text = f"best k: — (no {m} value on the curve yet)"
+        else:
+            pending = [k for k in CURVE_KS if k not in self.curve]
+            done = f", {len(pending)} still computing" if pending else ""
+            text = (f"best k on the curve: [b]{best[0]:g}[/] ({m} {fmt.num(best[1], 4)}; over the {len(ks)} k "
+                    f"plotted{done}) — chosen on these queries: in-sample")
+        self.query_one("#rrf-best", Static).update(key + "\n" + text)
 
     def _draw_means(self) -> None:
         """Input lanes once; then only the fused row's cells change with k (a full clear

@@ -79,21 +79,27 @@ document-first variant lanes.
         self._render_table()
 
     def _render_table(self) -> None:
+        """The stratum table, rebuilt with its columns (each as wide as its widest cell) on
+        every change, then the highlighted stratum's queries."""
         rep = self.report
-        block = rep["strata"][self.stratification]
-        table = self.query_one("#st-table", DataTable)
+        strata = (rep or {}).get("strata") or {}
+        if self.stratification not in strata:  # no stratification loaded or chosen: no table at all
+            self._clear_tables()
+            return
+        block = strata[self.stratification]
         lanes = self._lanes()
-        table.clear(columns=True)
-        table.add_column("stratum", key="stratum")
-        table.add_column("n", key="n")
-        for lane in lanes:
-            table.add_column(lane, key=lane)
+        # narrow: intervals as ".23–.37" (the overview's form), so three lanes fit in 80 columns
+        def cell(c):
+            return fmt.cell(c, compact=self.narrow)
+        rows = []
         for label, by_lane in block.items():
             n = next(iter(by_lane.values()))[self.level][self.metric].get("n", "")
-            table.add_row(label, str(n), *[fmt.cell(by_lane[l][self.level].get(self.metric)) for l in lanes], key=label)
+            rows.append(([label, str(n), *[cell(by_lane[l][self.level].get(self.metric)) for l in lanes]], label))
         overall = rep["lanes"]
         n = next(iter(overall.values()))[self.level][self.metric].get("n", "")
-        table.add_row("overall", str(n), *[fmt.cell(overall[l][self.level].get(self.metric)) for l in lanes], key="\0overall")
+        rows.append((["overall", str(n), *[cell(overall[l][self.level].get(self.metric)) for l in lanes]],
+                     "\0overall"))
+        self.query_one("#st-table", PlainTable).fill(["stratum", "n", *lanes], rows)
         self.query_one("#st-note", Static).update(
             f"{self.metric} at {self.level} level per stratum of [b]{self.stratification}[/]; "
             f"{rep['definitions'].get(self.metric, '')}. Descriptive: intervals per cell, not simultaneous."
@@ -102,24 +108,36 @@ document-first variant lanes.
             self.label = next(iter(block), None)
         self._render_queries()
 
+    def layout_changed(self) -> None:
+        if self.report is not None and self.stratification is not None:
+            self._render_table()
+
+    def _clear_tables(self) -> None:
+        self.query_one("#st-table", PlainTable).clear(columns=True)
+        self.query_one("#st-queries", QidTable).clear(columns=True)
+        self.label = None
+        self.query_one("#st-q-title", Label).update("Queries of the highlighted stratum (Enter: drill down)")
+        strata = (self.report or {}).get("strata") or {}
+        self.query_one("#st-note", Static).update(
+            "No stratification chosen: pick one above." if strata
+            else "No stratification loaded (--strata FILE, qid<TAB>label).")
+
     def _render_queries(self) -> None:
-        ws, rep = self.ws, self.report
+        ws = self.ws
         table = self.query_one("#st-queries", QidTable)
-        table.clear(columns=True)
         lanes = [l for l in self._lanes() if l in ws.lanes]
-        table.add_column("qid", key="qid")
-        for lane in lanes:
-            table.add_column(lane, key=lane)
-        table.add_column("text", key="text")
-        if self.label is None:
+        if self.label is None or self.stratification not in ws.strata:
+            table.clear(columns=True)
             return
         labels = ws.strata[self.stratification]
         pos = ws.positives
         codes = pos[labels[pos] == self.label]
         cols = {lane: ws.per_query(lane, self.level)[self.metric] for lane in lanes}
+        rows = []
         for q in codes.tolist():
             qid = str(ws.qids[q])
-            table.add_row(qid, *[fmt.num(cols[l][q]) for l in lanes], ws.query_text.get(qid, "")[:60], key=qid)
+            rows.append(([qid, *[fmt.num(cols[l][q]) for l in lanes], ws.query_text.get(qid, "")[:60]], qid))
+        table.fill(["qid", *lanes, "text"], rows)
         self.query_one("#st-q-title", Label).update(
             f"Positives in stratum [b]{self.label}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
 
@@ -143,7 +161,13 @@ document-first variant lanes.
 
     @on(Select.Changed)
     def _changed(self, event: Select.Changed) -> None:
-        if event.value is Select.NULL or self.report is None:
+        if self.report is None or not (self.report.get("strata") or {}):
+            return  # nothing to stratify (no --strata): the selectors have nothing to change
+        if event.select.id == "st-strat" and event.value is Select.NULL:  # "(none)": no table, not the old one
+            self.stratification = None
+            self._clear_tables()
+            return
+        if event.value is Select.NULL or self.stratification is None and event.select.id != "st-strat":
             return
         if event.select.id == "st-strat":
             self.stratification = str(event.value)

@@ -102,6 +102,10 @@ write the rules before the run and commit them.
             return
         self._judge()
 
+    def layout_changed(self) -> None:
+        if self.report is not None and self.rules:
+            self._judge()
+
     def _judge(self) -> None:
         results, errors = [], []
         for rule in self.rules:
@@ -114,19 +118,24 @@ write the rules before the run and commit them.
         table = self.query_one("#vd-table", DataTable)
         cursor = table.cursor_row
         table.clear(columns=True)
-        table.add_columns("#", "rule", "value", "interval", "against", "point", "interval verdict", "")
+        # narrow: the rule's text goes last, so the numbers and both decisions stay on screen
+        order = [0, 2, 3, 4, 5, 6, 7, 1] if self.narrow else list(range(8))
+        names = ["#", "rule", "value", "interval", "against", "point", "interval verdict", ""]
+        table.add_columns(*[names[j] for j in order])
         for i, (rule, res) in enumerate(zip(self.rules, results)):
             edited = "" if i < len(self.file_rules) and rule == self.file_rules[i] else " (edited)"
             if res is None:
-                table.add_row(str(i + 1), rule.describe() + edited, "—", "—", "—", "error", "error", "", key=str(i))
+                cells = [str(i + 1), rule.describe() + edited, "—", "—", "—", "error", "error", ""]
+                table.add_row(*[cells[j] for j in order], key=str(i))
                 continue
             other = ""
             if res.other is not None:
                 o = res.other
                 other = f"{fmt.num(o.get('value'))} {fmt.interval(o.get('low'), o.get('high'))}"
             disagree = "≠ disagree" if res.point != res.interval else ""
-            table.add_row(str(i + 1), rule.describe() + edited, fmt.num(res.value), fmt.interval(res.low, res.high) or "—",
-                          other or "—", self._verdict(res.point), self._verdict(res.interval), disagree, key=str(i))
+            cells = [str(i + 1), rule.describe() + edited, fmt.num(res.value), fmt.interval(res.low, res.high) or "—",
+                     other or "—", self._verdict(res.point), self._verdict(res.interval), disagree]
+            table.add_row(*[cells[j] for j in order], key=str(i))
         if cursor is not None and 0 <= cursor < table.row_count:
             table.move_cursor(row=cursor)
         n = RU.tally(results)
@@ -143,6 +152,8 @@ write the rules before the run and commit them.
             head.append("[$warning]edited here: these rules are not the file's (r restores them)[/]")
         self.query_one("#vd-head", Static).update("\n".join(head))
         notes = []
+        if self.narrow:  # the rule column is last (off to the right): the rules by number here
+            notes += [f"[b]{i + 1}[/] {escape(r.describe())}" for i, r in enumerate(self.rules)] + [""]
         if any(r.against for r in self.rules):
             notes.append(RU.AGAINST_NOTE)
         notes.append("Intervals are those of the report (Wilson for hit@k, percentile bootstrap otherwise).")

@@ -41,7 +41,22 @@ class ViewBar(Widget):
             self.status = status
             self.refresh()
 
+    @staticmethod
+    def short(title: str, width: int) -> str:
+        """A title cut to ``width`` characters (0: none)."""
+        return title[:width]
+
     def render(self) -> Text:
+        """Every view's number, always: the titles shorten (then only the current one is
+        spelled out) when the bar is narrower than the full list."""
+        width = self.size.width or 200
+        for cut in (99, 4, 3, 0):
+            text = self._bar(cut)
+            if text.cell_len <= width:
+                break
+        return text
+
+    def _bar(self, cut: int) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         cur = self.get_component_rich_style("viewbar--current", partial=True)
         key = self.get_component_rich_style("viewbar--key", partial=True)
@@ -53,7 +68,8 @@ class ViewBar(Widget):
             else:
                 text.append(" ")
                 text.append(str(i), style=key)
-                text.append(f" {title} ")
+                label = self.short(title, cut)
+                text.append(f" {label} " if label else " ")
             self._spans.append((start, len(text), mode))
         if self.status:
             text.append("  " + self.status, style=self.get_component_rich_style("viewbar--status", partial=True))
