@@ -180,15 +180,30 @@ class LaneShare:
     lane: str
     count: int  # positives labelled with this lane alone
     n: int  # positives
+    only_lane: bool = False  # the only input lane: every surfaced positive is "unique" to it
 
     @property
     def share(self) -> float | None:
         return self.count / self.n if self.n else None
 
+    @property
+    def meaningful(self) -> bool:
+        """False with one input lane (nothing to be unique against) or no positives."""
+        return bool(self.n) and not self.only_lane
+
+    @property
+    def reason(self) -> str | None:
+        """Why the share means nothing, or None."""
+        if self.n == 0:
+            return "no positives"
+        if self.only_lane:
+            return "not meaningful with one lane"
+        return None
+
     def as_dict(self) -> dict:
         d = {"count": self.count, "n": self.n, "share": self.share}
-        if self.n == 0:
-            d["share_reason"] = "no positives"
+        if self.reason:
+            d["share_reason"] = self.reason
         return d
 
 
@@ -291,7 +306,7 @@ def _counts(codes: np.ndarray, order: list[int], lanes: Sequence[str], assessed:
         name = _SPECIAL.get(c) or lane_combination(c, lanes)
         counts.append((name, None if (c == _CODE_NOT_INDEXED and not assessed) else int(found.get(c, 0))))
     n = int(codes.shape[0])
-    unique = tuple(LaneShare(lane, int(found.get(1 << i, 0)), n) for i, lane in enumerate(lanes))
+    unique = tuple(LaneShare(lane, int(found.get(1 << i, 0)), n, len(lanes) == 1) for i, lane in enumerate(lanes))
     return LabelCounts(n, tuple(counts), unique)
 
 

@@ -59,11 +59,27 @@ def read_corpus(path: str) -> set[str]:
 
 
 def read_texts(path: str) -> dict[str, str]:
-    """``id<TAB>text`` per line."""
+    """``id<TAB>text`` per line; an id given twice is an error naming both lines."""
+    return read_text_files([path])
+
+
+def read_text_files(paths) -> dict[str, str]:
+    """``id<TAB>text`` files merged in order (``--docs a --docs b``: the Cranfield
+    passages come in two files). An id defined twice, in one file or in two, is an
+    error naming both places: a merge that kept one text silently would show the
+    other file's text for it."""
     out: dict[str, str] = {}
-    for i, line in _tab_lines(path):
-        if "\t" not in line:
-            raise InputError("expected 'id<TAB>text' (no tab on this line)", path, i)
-        k, v = line.split("\t", 1)
-        out[k.strip()] = v.strip()
+    where: dict[str, tuple[str, int]] = {}
+    for path in paths:
+        for i, line in _tab_lines(path):
+            if "\t" not in line:
+                raise InputError("expected 'id<TAB>text' (no tab on this line)", path, i)
+            k, v = line.split("\t", 1)
+            k = k.strip()
+            if k in where:
+                fp, fl = where[k]
+                first = f"line {fl}" if fp == path else f"{fp}:{fl}"
+                raise InputError(f"id {k!r} is defined twice (first at {first})", path, i)
+            where[k] = (path, i)
+            out[k] = v.strip()
     return out
