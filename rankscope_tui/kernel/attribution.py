@@ -318,21 +318,37 @@ def _sorted_labels(values) -> list[str]:
     return labs
 
 
+def _some(values, limit: int = 8) -> str:
+    vals = list(values)
+    shown = ", ".join(repr(v) for v in vals[:limit])
+    return shown + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
+
+
 def resolve_blind(blind: str, strata: Mapping[str, np.ndarray]) -> tuple[str, str]:
     """``LABEL`` or ``STRAT=LABEL`` -> (stratification, label), checked against the
-    labels of every query (``strata``: name -> label per query)."""
+    labels of every query (``strata``: name -> label per query). Errors name the option
+    once (``--blind: ...``) and say when no ``--strata`` file is loaded."""
+    if not strata:
+        raise InputError(f"{blind!r} needs a --strata file and none is loaded (--blind LABEL or STRAT=LABEL "
+                         "picks a stratum of a --strata file)", "--blind")
+
+    def labels_of(name: str) -> list[str]:
+        return [lab for lab in _sorted_labels(np.asarray(strata[name], dtype=object).tolist()) if lab != NONE_LABEL]
+
     if "=" in blind:
         name, label = blind.split("=", 1)
         if name not in strata:
-            raise InputError(f"--blind {blind!r}: no stratification named {name!r} (have: {', '.join(strata) or 'none'})", "--blind")
+            raise InputError(f"no stratification named {name!r} (loaded: {_some(strata)})", "--blind")
         if not np.any(np.asarray(strata[name], dtype=object) == label):
-            raise InputError(f"--blind {blind!r}: stratification {name!r} has no label {label!r}", "--blind")
+            raise InputError(f"stratification {name!r} has no label {label!r} (its labels: {_some(labels_of(name))})",
+                             "--blind")
         return name, label
     hits = [name for name, labels in strata.items() if np.any(np.asarray(labels, dtype=object) == blind)]
     if not hits:
-        raise InputError(f"--blind {blind!r}: no stratification has this label", "--blind")
+        known = "; ".join(f"{name}: {_some(labels_of(name))}" for name in strata)
+        raise InputError(f"no stratification has the label {blind!r} (labels of {known})", "--blind")
     if len(hits) > 1:
-        raise InputError(f"--blind {blind!r}: label found in several stratifications ({', '.join(hits)}); "
+        raise InputError(f"the label {blind!r} is in several stratifications ({', '.join(hits)}); "
                          f"write STRAT=LABEL", "--blind")
     return hits[0], blind
 
@@ -376,7 +392,7 @@ def attribute(
     if blind is not None:
         name, label = blind
         if strata is None or name not in strata:
-            raise InputError(f"--blind: no stratification named {name!r}", "--blind")
+            raise InputError(f"no stratification named {name!r}", "--blind")
         in_blind = np.asarray(strata[name], dtype=object) == label
         miss = ~((ranks > 0) & (ranks <= window))
         block = BlindBlock(name, label, int(in_blind.sum()),

@@ -42,6 +42,20 @@ def read_strata(path: str) -> dict[str, str]:
     return out
 
 
+def qid_display_order(qids) -> list[int]:
+    """Indices of ``qids`` in the order a person reads them: numerically when every qid
+    is a decimal integer (``1, 2, 10, 100`` -- Cranfield), else as ``trec_eval -q``
+    lists queries: sorted by ``strcmp``, i.e. as bytes (``q1, q10, q2``). Equal numbers
+    (``7`` and ``007``) fall back to bytes. Files and report.json keep byte order."""
+    import re
+
+    ids = [str(q) for q in qids]
+    integer = re.compile(r"-?[0-9]+\Z")
+    if ids and all(integer.match(q) for q in ids):
+        return sorted(range(len(ids)), key=lambda i: (int(ids[i]), ids[i].encode("utf-8", "surrogatepass")))
+    return sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8", "surrogatepass"))
+
+
 def stratification_name(path: str) -> str:
     base = os.path.basename(path)
     if base.endswith(".gz"):

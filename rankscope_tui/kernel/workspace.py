@@ -378,6 +378,15 @@ class Workspace:
             self._cache["qid_index"] = {q: i for i, q in enumerate(self.qids.tolist())}
         return self._cache["qid_index"]
 
+    def in_display_order(self, codes) -> np.ndarray:
+        """Query codes reordered as a person reads their qids (``tables.qid_display_order``:
+        numerically when every one of these qids is an integer, else as bytes, as
+        trec_eval lists them). Code order itself stays byte order (the resampling protocol)."""
+        from .tables import qid_display_order
+
+        codes = np.asarray(codes, dtype=np.int64)
+        return codes[np.asarray(qid_display_order(self.qids[codes].tolist()), dtype=np.int64)]
+
     @property
     def positives(self) -> np.ndarray:
         return np.flatnonzero(self.classes == J.POSITIVE).astype(np.int32)

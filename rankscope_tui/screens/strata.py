@@ -115,7 +115,7 @@ document-first variant lanes.
             return
         labels = ws.strata[self.stratification]
         pos = ws.positives
-        codes = pos[labels[pos] == self.label]
+        codes = ws.in_display_order(pos[labels[pos] == self.label])
         cols = {lane: ws.per_query(lane, self.level)[self.metric] for lane in lanes}
         for q in codes.tolist():
             qid = str(ws.qids[q])
