@@ -293,12 +293,16 @@ class Workspace:
                 inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
                 extra_q = present & ~in_qrels
                 if extra_q.any():
+                    q, where = _first_place(qc, extra_q, r.line, r.path)
                     warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
-                                                 f"lane {r.name}: queries absent from the qrels (ignored)", r.path))
+                                                 f"lane {r.name}: queries absent from the qrels (ignored), first "
+                                                 f"{qids[q]!r}", where))
                 missing = (classes == J.POSITIVE) & ~present
                 if missing.any():
+                    q, where = _first_place(qcodes[len(raw_lanes)], missing, raw_q.line, raw_q.path)
                     warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
-                                                 f"lane {r.name}: positive queries absent from the lane (scored 0)", r.path))
+                                                 f"lane {r.name} ({r.path}): positive queries absent from the lane "
+                                                 f"(scored 0), first {qids[q]!r}", where))
             doc_ids = dictionary()
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
         if raw_ood is not None:
@@ -309,7 +313,8 @@ class Workspace:
         ):
             c = int((classes == cls_code).sum())
             if c:
-                warnings.append(InputWarning(kind, c, msg, raw_q.path))
+                q, where = _first_place(qcodes[len(raw_lanes)], classes == cls_code, raw_q.line, raw_q.path)
+                warnings.append(InputWarning(kind, c, f"{msg}, first {qids[q]!r}", where))
 
         ws = cls(settings, qids, doc_ids, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
         ws.lane_origin = {r.name: "input" for r in raw_lanes}
@@ -501,6 +506,16 @@ class Workspace:
         ws.lanes = dict(self.lanes)
         ws.lane_origin = dict(self.lane_origin)
         return ws
+
+
+def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str) -> tuple[int, str]:
+    """(query code, ``FILE:LINE``) of the first row of ``qc`` (query codes per file row)
+    whose query is in ``mask`` (bool per query code), in file order."""
+    rows = np.flatnonzero(np.asarray(mask)[np.asarray(qc)])
+    if rows.size == 0:
+        return int(np.flatnonzero(mask)[0]), path
+    i = int(rows.min())
+    return int(np.asarray(qc)[i]), f"{path}:{int(lines[i])}"
 
 
 def _judgments(raw: RawQrels, qc: np.ndarray, dc: np.ndarray, n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:

@@ -65,6 +65,10 @@ def render_text(report: dict) -> str:
         out.append(f"judged queries missing from any lane: {m['missing_from_any']} of {m['judged_queries']} "
                    + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
     out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
+    if s["positives"] == 0:
+        out.append("no positive query: means, their intervals and attribution shares are undefined (cells read n/a)")
+    elif s["positives"] == 1:
+        out.append("one positive query: bootstrap intervals need two (those cells show the value alone)")
     for title, block in _sections(report):
         header, rows = table_rows(report, block)
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
