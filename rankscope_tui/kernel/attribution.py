@@ -329,8 +329,8 @@ def resolve_blind(blind: str, strata: Mapping[str, np.ndarray]) -> tuple[str, st
     labels of every query (``strata``: name -> label per query). Errors name the option
     once (``--blind: ...``) and say when no ``--strata`` file is loaded."""
     if not strata:
-        raise InputError(f"{blind!r} needs a --strata file and none is loaded (--blind LABEL or STRAT=LABEL "
-                         "picks a stratum of a --strata file)", "--blind")
+        raise InputError(f"{blind!r} needs a --strata file and none is loaded (it names a label, or STRAT=LABEL, "
+                         "of a --strata file)", "--blind")
 
     def labels_of(name: str) -> list[str]:
         return [lab for lab in _sorted_labels(np.asarray(strata[name], dtype=object).tolist()) if lab != NONE_LABEL]
