@@ -129,9 +129,10 @@ def clean_set(d: Path) -> dict[str, str]:
 
 
 def evaluate_args(f: dict, out: Path, extra: tuple[str, ...] = ()) -> list[str]:
+    resamples = () if "--resamples" in extra else ("--resamples", "200")  # an option is given once
     return ["evaluate", "--lane", f"a={f['a']}", "--lane", f"b={f['b']}", "--qrels", f["qrels"],
             "--ood-negatives", f["ood"], "--strata", f["strata"], "--corpus", f["corpus"], "--gate-on", "a",
-            "--metrics", METRICS, "--resamples", "200", "--out", str(out), *extra]
+            "--metrics", METRICS, *resamples, "--out", str(out), *extra]
 
 
 def comparable_report(path: Path) -> dict:
