@@ -295,14 +295,13 @@ class Workspace:
                 if extra_q.any():
                     q, where = _first_place(qc, extra_q, r.line, r.path)
                     warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
-                                                 f"lane {r.name}: queries absent from the qrels (ignored), first "
-                                                 f"{qids[q]!r}", where))
+                                                 f"lane {r.name}: queries absent from the qrels (ignored)", where))
                 missing = (classes == J.POSITIVE) & ~present
                 if missing.any():
                     q, where = _first_place(qcodes[len(raw_lanes)], missing, raw_q.line, raw_q.path)
                     warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
-                                                 f"lane {r.name} ({r.path}): positive queries absent from the lane "
-                                                 f"(scored 0), first {qids[q]!r}", where))
+                                                 f"lane {r.name}: positive queries absent from the lane "
+                                                 "(scored 0)", where))
             doc_ids = dictionary()
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
         if raw_ood is not None:
@@ -314,7 +313,7 @@ class Workspace:
             c = int((classes == cls_code).sum())
             if c:
                 q, where = _first_place(qcodes[len(raw_lanes)], classes == cls_code, raw_q.line, raw_q.path)
-                warnings.append(InputWarning(kind, c, f"{msg}, first {qids[q]!r}", where))
+                warnings.append(InputWarning(kind, c, msg, where))
 
         ws = cls(settings, qids, doc_ids, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
         ws.lane_origin = {r.name: "input" for r in raw_lanes}
