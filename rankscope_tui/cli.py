@@ -20,9 +20,37 @@ class CliError(InputError):
     """A usage problem: printed as one line, exit status 2, like every input error."""
 
 
+class _StoreOnce(argparse._StoreAction):
+    """``store`` that refuses a second value: argparse keeps the last of ``--qrels a
+    --qrels b`` silently, which evaluates something other than what was asked."""
+
+    _SEEN = "_rankscope_options_given"
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault(self._SEEN, {})
+        if self.dest in seen:
+            name = "/".join(self.option_strings) if self.option_strings else self.dest
+            raise CliError(f"{name} given twice ({seen[self.dest]!r} and {values!r}); it takes one value")
+        seen[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
+    """Every rankscope parser: errors are one line (exit 2), and a single-valued option
+    given twice is an error (every option added with the default ``store`` action)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
     def error(self, message: str):  # one line, exit 2, like every other input error
         raise CliError(message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        ns, rest = super().parse_known_args(args, namespace)
+        ns.__dict__.pop(_StoreOnce._SEEN, None)
+        return ns, rest
 
 
 def _lane_arg(text: str) -> tuple[str | None, str]:
@@ -47,8 +75,10 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     g.add_argument("--qrels", required=qrels_required, metavar="PATH", help="judgments (TREC or JSON, optionally .gz)")
     g.add_argument("--strata", action="append", default=[], metavar="PATH", help="qid<TAB>label; repeatable")
     g.add_argument("--corpus", metavar="PATH", help="doc ids in the index (one per line or first TSV column)")
-    g.add_argument("--queries", metavar="PATH", help="qid<TAB>text, for the drill-down")
-    g.add_argument("--docs", metavar="PATH", help="docid<TAB>text, for the drill-down")
+    g.add_argument("--queries", action="append", default=[], metavar="PATH",
+                   help="qid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
+    g.add_argument("--docs", action="append", default=[], metavar="PATH",
+                   help="docid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
     g.add_argument("--ood-negatives", metavar="PATH", help="qrels whose queries are all out-of-domain negatives")
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
     s = p.add_argument_group("settings")
@@ -88,6 +118,9 @@ def settings_from(args):
     from .kernel.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
     from .kernel.settings import DEFAULT_METRICS, DEFAULT_RRF_K, LoadSettings
 
+    from .kernel.workspace import check_relevant
+
+    check_relevant(args.relevant)
     if args.depth is not None and args.depth < 1:
         raise InputError("--depth must be at least 1", "--depth")
     if not 0 < args.confidence <= MAX_CONFIDENCE:  # (nan fails too)
@@ -116,8 +149,8 @@ def settings_from(args):
 
 
 def input_paths(args) -> list[str]:
-    paths = [p for _, p in args.lane] + [args.qrels, args.corpus, args.queries, args.docs, args.ood_negatives, args.thresholds]
-    return [p for p in paths + list(args.strata) if p]
+    paths = [p for _, p in args.lane] + [args.qrels, args.corpus, args.ood_negatives, args.thresholds]
+    return [p for p in paths + list(args.queries) + list(args.docs) + list(args.strata) if p]
 
 
 def load_workspace(args):
@@ -126,7 +159,7 @@ def load_workspace(args):
 
     return Workspace.load(
         list(args.lane), args.qrels, settings_from(args), strata=list(args.strata), corpus=args.corpus,
-        queries=args.queries, docs=args.docs, ood_negatives=args.ood_negatives,
+        queries=tuple(args.queries), docs=tuple(args.docs), ood_negatives=args.ood_negatives,
     )
 
 

@@ -37,8 +37,8 @@ class DashboardOptions:
     qrels: str | None = None
     strata: tuple[str, ...] = ()
     corpus: str | None = None
-    queries: str | None = None
-    docs: str | None = None
+    queries: tuple[str, ...] = ()  # qid<TAB>text files, merged in order
+    docs: tuple[str, ...] = ()  # docid<TAB>text files, merged in order
     ood_negatives: str | None = None
     thresholds: str | None = None  # thresholds.json of `rankscope calibrate`
     dev_qrels: str | None = None  # the Calibrate view's fitting judgments
@@ -49,11 +49,19 @@ class DashboardOptions:
     calibration: CalibrationSettings = field(default_factory=CalibrationSettings)
     demo_dir: str | None = None  # tui-only: where the demo was written when no input was given
 
+    def __post_init__(self) -> None:  # one path given as a string is a one-file tuple
+        for name in ("queries", "docs"):
+            v = getattr(self, name)
+            if v is None or isinstance(v, str):
+                object.__setattr__(self, name, () if v is None else (v,))
+            elif not isinstance(v, tuple):
+                object.__setattr__(self, name, tuple(v))
+
     def input_paths(self) -> tuple[str, ...]:
         """Every file the dashboard reads: an output must never overwrite one of them. The
         paths of ``evaluate`` (lanes, qrels, corpus, texts, negatives, thresholds, strata) and
         the dashboard's own (dev qrels, gates)."""
-        paths = [p for _, p in self.lanes] + [self.qrels, self.corpus, self.queries, self.docs,
+        paths = [p for _, p in self.lanes] + [self.qrels, self.corpus, *self.queries, *self.docs,
                                               self.ood_negatives, self.thresholds]
         paths += list(self.strata) + [self.dev_qrels, self.gates]
         return tuple(p for p in paths if p)

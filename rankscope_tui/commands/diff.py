@@ -34,6 +34,8 @@ def run(args) -> int:
     if args.out:
         check_output_path(args.out, [args.before, args.after])
     before, after = read_report(args.before), read_report(args.after)
+    for path, report in ((args.before, before), (args.after, after)):
+        _check_positives(report, path)
     settings = DiffSettings(metrics=tuple(args.metric), min_delta=args.min_delta, resamples=args.resamples,
                             seed=args.seed, confidence=args.confidence)
     diff = diff_reports(before, after, settings, args.before, args.after)
@@ -41,3 +43,12 @@ def run(args) -> int:
     if args.out:
         write_atomic(args.out, dumps_strict(diff.as_dict()))
     return 1 if (diff.regressions and args.fail_on_regression) else 0
+
+
+def _check_positives(report: dict, path: str) -> None:
+    """A report over no positive query holds no per-query value to pair: say so, once."""
+    from ..kernel.errors import InputError
+
+    positives = (report.get("summary") or {}).get("positives")
+    if positives == 0:
+        raise InputError("the report has no positive query (summary.positives = 0): nothing to diff", path)

@@ -114,7 +114,7 @@ def options_from_args(args: argparse.Namespace) -> DashboardOptions:
 
     return DashboardOptions(
         lanes=tuple(args.lane), qrels=args.qrels, strata=tuple(args.strata), corpus=args.corpus,
-        queries=args.queries, docs=args.docs, ood_negatives=args.ood_negatives, thresholds=args.thresholds,
+        queries=tuple(args.queries), docs=tuple(args.docs), ood_negatives=args.ood_negatives, thresholds=args.thresholds,
         dev_qrels=args.dev_qrels, gates=args.gates, load=settings_from(args), gate=gate_options(args),
         demo_dir=args.demo_dir,
     )

@@ -180,15 +180,30 @@ class LaneShare:
     lane: str
     count: int  # positives labelled with this lane alone
     n: int  # positives
+    only_lane: bool = False  # the only input lane: every surfaced positive is "unique" to it
 
     @property
     def share(self) -> float | None:
         return self.count / self.n if self.n else None
 
+    @property
+    def meaningful(self) -> bool:
+        """False with one input lane (nothing to be unique against) or no positives."""
+        return bool(self.n) and not self.only_lane
+
+    @property
+    def reason(self) -> str | None:
+        """Why the share means nothing, or None."""
+        if self.n == 0:
+            return "no positives"
+        if self.only_lane:
+            return "not meaningful with one lane"
+        return None
+
     def as_dict(self) -> dict:
         d = {"count": self.count, "n": self.n, "share": self.share}
-        if self.n == 0:
-            d["share_reason"] = "no positives"
+        if self.reason:
+            d["share_reason"] = self.reason
         return d
 
 
@@ -291,7 +306,7 @@ def _counts(codes: np.ndarray, order: list[int], lanes: Sequence[str], assessed:
         name = _SPECIAL.get(c) or lane_combination(c, lanes)
         counts.append((name, None if (c == _CODE_NOT_INDEXED and not assessed) else int(found.get(c, 0))))
     n = int(codes.shape[0])
-    unique = tuple(LaneShare(lane, int(found.get(1 << i, 0)), n) for i, lane in enumerate(lanes))
+    unique = tuple(LaneShare(lane, int(found.get(1 << i, 0)), n, len(lanes) == 1) for i, lane in enumerate(lanes))
     return LabelCounts(n, tuple(counts), unique)
 
 
@@ -303,21 +318,37 @@ def _sorted_labels(values) -> list[str]:
     return labs
 
 
+def _some(values, limit: int = 8) -> str:
+    vals = list(values)
+    shown = ", ".join(repr(v) for v in vals[:limit])
+    return shown + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
+
+
 def resolve_blind(blind: str, strata: Mapping[str, np.ndarray]) -> tuple[str, str]:
     """``LABEL`` or ``STRAT=LABEL`` -> (stratification, label), checked against the
-    labels of every query (``strata``: name -> label per query)."""
+    labels of every query (``strata``: name -> label per query). Errors name the option
+    once (``--blind: ...``) and say when no ``--strata`` file is loaded."""
+    if not strata:
+        raise InputError(f"{blind!r} needs a --strata file and none is loaded (it names a label, or STRAT=LABEL, "
+                         "of a --strata file)", "--blind")
+
+    def labels_of(name: str) -> list[str]:
+        return [lab for lab in _sorted_labels(np.asarray(strata[name], dtype=object).tolist()) if lab != NONE_LABEL]
+
     if "=" in blind:
         name, label = blind.split("=", 1)
         if name not in strata:
-            raise InputError(f"--blind {blind!r}: no stratification named {name!r} (have: {', '.join(strata) or 'none'})", "--blind")
+            raise InputError(f"no stratification named {name!r} (loaded: {_some(strata)})", "--blind")
         if not np.any(np.asarray(strata[name], dtype=object) == label):
-            raise InputError(f"--blind {blind!r}: stratification {name!r} has no label {label!r}", "--blind")
+            raise InputError(f"stratification {name!r} has no label {label!r} (its labels: {_some(labels_of(name))})",
+                             "--blind")
         return name, label
     hits = [name for name, labels in strata.items() if np.any(np.asarray(labels, dtype=object) == blind)]
     if not hits:
-        raise InputError(f"--blind {blind!r}: no stratification has this label", "--blind")
+        known = "; ".join(f"{name}: {_some(labels_of(name))}" for name in strata)
+        raise InputError(f"no stratification has the label {blind!r} (labels of {known})", "--blind")
     if len(hits) > 1:
-        raise InputError(f"--blind {blind!r}: label found in several stratifications ({', '.join(hits)}); "
+        raise InputError(f"the label {blind!r} is in several stratifications ({', '.join(hits)}); "
                          f"write STRAT=LABEL", "--blind")
     return hits[0], blind
 
@@ -361,7 +392,7 @@ def attribute(
     if blind is not None:
         name, label = blind
         if strata is None or name not in strata:
-            raise InputError(f"--blind: no stratification named {name!r}", "--blind")
+            raise InputError(f"no stratification named {name!r}", "--blind")
         in_blind = np.asarray(strata[name], dtype=object) == label
         miss = ~((ranks > 0) & (ranks <= window))
         block = BlindBlock(name, label, int(in_blind.sum()),

@@ -1,8 +1,10 @@
 """The JSON input form ``{qid: {docid: value}}`` (SPEC §2), flattened to pairs.
 
-A scanner, not ``json.loads``: every (qid, doc) pair is kept with the line of its doc
-key, repeats included, so the same doc twice in one query (or two grades for one
-judgment) is reported as it is in a TREC file. Values are decoded by the standard
+A scanner, not ``json.loads``: every (qid, doc) pair is read with the line of its doc
+key. A repeated key is refused naming both lines -- a qid key twice in the file, or a
+doc key twice in one query's object -- where ``json.loads`` (and pytrec_eval,
+ir_measures, ranx after it) would keep the last silently, as the same doc twice in
+one query of a TREC run is refused. Values are decoded by the standard
 decoder, so numbers read exactly as ``json.loads`` reads them. A score must be a
 finite number; a grade an integer that fits 32 bits (as trec_eval's ``atoi`` reads a
 well-formed one).
@@ -107,9 +109,16 @@ class _JsonPairs:
                 self.value(i)  # a syntax error inside still reads as one
             self.fail("JSON must be an object {qid: {docid: " + what + "}}", i)
         outer = self.members(i + 1)
+        seen_q: dict[str, int] = {}
         try:
-            q, _, j = next(outer)
+            q, qpos, j = next(outer)
             while True:
+                qline = self.line(qpos)
+                if q in seen_q:
+                    raise InputError(f"query {q!r} appears twice as a key (first at line {seen_q[q]}); "
+                                     "give each query one object", self.path, qline)
+                seen_q[q] = qline
+                seen_d: dict[str, int] = {}
                 j = self.ws(j)
                 if t[j:j + 1] != "{":
                     self.value(j)
@@ -121,14 +130,19 @@ class _JsonPairs:
                         k = self.ws(k)
                         v, end = self.value(k)
                         self._check(q, d, v, k)
+                        dline = self.line(dpos)
+                        if d in seen_d:
+                            raise InputError(f"doc {d!r} appears twice in query {q!r} (first at line {seen_d[d]})",
+                                             self.path, dline)
+                        seen_d[d] = dline
                         qids.append(q)
                         docs.append(d)
                         vals.append(float(v) if what == "score" else int(v))
-                        lines.append(self.line(dpos))
+                        lines.append(dline)
                         d, dpos, k = inner.send(end)
                 except StopIteration as stop:
                     j = stop.value
-                q, _, j = outer.send(j)
+                q, qpos, j = outer.send(j)
         except StopIteration as stop:
             i = stop.value
         i = self.ws(i)
@@ -159,7 +173,7 @@ class _JsonPairs:
 def json_pairs(text: str, path: str, what: str):
     """Flatten ``{qid: {docid: value}}``; ``what`` is 'score' (finite number) or 'grade' (integer).
 
-    Every pair is kept with the line of its doc key, repeated keys included, so the
-    same doc twice in one query (or conflicting grades) is reported like in a TREC file.
+    Every pair is read with the line of its doc key; a repeated qid key, or a doc key
+    repeated inside one query's object, is an error naming both lines.
     """
     return _JsonPairs(text, path, what).parse()

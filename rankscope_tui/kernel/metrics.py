@@ -1,6 +1,9 @@
 """Ranking metrics for every query at once, on columns (SPEC §3, trec_eval parity).
 
-Conventions, matching trec_eval 10.0 and pytrec_eval-terrier per query:
+Conventions, matching trec_eval 10.0 per query (and pytrec_eval-terrier to 1e-9 where
+the scores are distinct as float32: pytrec_eval stores scores as float32, so two
+scores that differ only in float64 tie there and are ordered by doc id; ranx breaks
+ties by input order, not by doc id):
 
 - ``rank``: 1-based position of the first relevant hit within depth, 0 for a miss.
 - ``hit@k`` = 1 if 0 < rank <= k (trec_eval ``success.k``).
@@ -10,7 +13,10 @@ Conventions, matching trec_eval 10.0 and pytrec_eval-terrier per query:
 - ``ndcg@k``: linear gain (the grade; grades <= 0 add nothing), discount log2(i+1),
   ideal = every judged doc with grade > 0 in descending grade order, cut at k; 0 when
   the ideal is 0. Independent of the relevance level (``ndcg_cut.k``).
-- ``judged@k``: hits in the top k judged with grade >= 0, divided by k (= 1 − ``unj.k``).
+- ``judged@k``: hits in the top k judged with grade >= 0, divided by k. Equal to
+  1 − ``unj.k`` only when the list holds at least k hits and the query is in the run:
+  trec_eval counts the missing places of a short list (and a missing query) as
+  judged, rankscope as not judged.
 
 Relevant means grade >= ``relevant``; a negative grade is never relevant nor judged.
 Sums run in rank order (``np.bincount`` adds in array order), as trec_eval's loops do.
@@ -35,7 +41,10 @@ DEFINITIONS = {
     "p": "p@{k}: relevant docs in the top {k} / {k}, short lists padded with non-relevant (trec_eval P.{k}); relevant = grade >= {rel}",
     "rr": "rr: 1 / rank of the first relevant doc within depth, 0 for a miss; mean = MRR (trec_eval recip_rank); relevant = grade >= {rel}",
     "ndcg": "ndcg@{k}: linear gain (grade, grades <= 0 add nothing), discount log2(i+1), ideal over all judged docs cut at {k} (trec_eval ndcg_cut.{k}); independent of the relevant level",
-    "judged": "judged@{k}: hits in the top {k} judged with grade >= 0, divided by {k} (= 1 - trec_eval unj.{k}; ir_measures' Judged@k divides by min(k, retrieved) instead)",
+    "judged": ("judged@{k}: hits in the top {k} judged with grade >= 0, divided by {k}; a short list's missing places and "
+               "a query missing from the lane count as not judged (equals 1 - trec_eval unj.{k} only when the list holds "
+               "at least {k} hits and the query is in the run: trec_eval counts missing places as judged; ir_measures' "
+               "Judged@k divides by min(k, retrieved) instead)"),
 }
 
 

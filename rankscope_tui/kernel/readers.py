@@ -44,8 +44,10 @@ tag                    the 6th field of the last line         the same
 empty content          declines                               error (``empty file``, or ``only blank
                                                               or comment lines``)
 JSON                   not sniffed (see the note below)       ``looks_like_json``, then
-                                                              ``json_pairs``: every pair, repeats
-                                                              kept, line of each doc key
+                                                              ``json_pairs``: every pair with the
+                                                              line of its doc key; a repeated qid
+                                                              key, or doc key in one query, is an
+                                                              error naming both lines
 gzip                   by magic bytes, content in memory      the same (``files.read_bytes``)
 digest                 sha256 of the stored bytes (from       the same
                        memory, or hashed later from the file

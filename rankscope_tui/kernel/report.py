@@ -42,6 +42,10 @@ def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarra
     if boot_cols and n:
         resamples = s.resamples if n >= 2 else 0
         cells = I.bootstrap_intervals(np.column_stack(boot_cols), resamples=resamples, seed=s.seed, confidence=s.confidence)
+        if n < 2:  # not the user's --resamples 0: one query has nothing to resample
+            from dataclasses import replace
+
+            cells = [replace(c, reason="one query: no bootstrap interval") for c in cells]
         for (lane, key), cell in zip(boot_where, cells):
             out[lane][key] = cell.as_dict()
     return out

@@ -3,13 +3,19 @@
 A rule is ``{"path": "lanes.rrf.doc.hit@5", "op": ">=", "threshold": 0.6}`` or
 ``{"path": ..., "op": ">=", "against": "lanes.bm25.doc.hit@5"}``. A path is dotted
 keys into report.json (``\\.`` escapes a dot inside a key) ending at a metric object
-holding ``value``, ``low`` and ``high``.
+holding ``value``, ``low`` and ``high``, or at a scalar number of the report (a count
+or a share: ``summary.positives``, ``summary.unique_share.bm25.share``,
+``summary.judged_queries_missing_from_any_lane.missing_from_any``).
 
 - threshold rule: passes on the point when value op threshold; on the interval when
   the conservative end does (``low`` for >=, ``high`` for <=); undecided without an interval.
 - against rule: on the point, value_A op value_B. On the interval (for >=) it passes
   iff low_A > high_B, fails iff high_A < low_B, and is undecided when the intervals
   touch or overlap (mirrored for <=). Non-overlap is a conservative, unpaired screen.
+- a rule on a scalar (either side) has no interval: it is judged on the point, its
+  interval column reads "not applicable", and the point decides it in either column.
+- an undefined value (``null`` in the report, e.g. a share over no positives) leaves
+  the rule undecided, with the report's reason.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from .files import as_finite_number, load_json
 
 SCHEMA = "rankscope.verdict/1"
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
+NOT_APPLICABLE = "not applicable"  # the interval column of a rule on a scalar (no interval)
 OPS = (">=", "<=")
 AGAINST_NOTE = "interval non-overlap is a conservative, unpaired screen; use compare for a paired test"
 
@@ -46,13 +53,22 @@ class RuleResult:
     value: float | None
     low: float | None
     high: float | None
-    other: dict | None
+    other: dict | None  # the against side: value, low, high (and kind, reason)
     point: str
-    interval: str
+    interval: str  # pass | fail | undecided | not applicable (a scalar rule)
+    kind: str = "metric"  # "metric" (value with an interval) or "scalar" (a count or share)
+    reason: str | None = None  # why the value is undefined, from the report
+
+    @property
+    def deciding(self) -> str:
+        """The column that decides on the interval: the point for a scalar rule."""
+        return self.point if self.interval == NOT_APPLICABLE else self.interval
 
     def as_dict(self) -> dict:
-        d = {"path": self.rule.path, "op": self.rule.op, "value": self.value, "low": self.low, "high": self.high,
-             "point": self.point, "interval": self.interval}
+        d = {"path": self.rule.path, "op": self.rule.op, "kind": self.kind, "value": self.value, "low": self.low,
+             "high": self.high, "point": self.point, "interval": self.interval}
+        if self.reason:
+            d["value_reason"] = self.reason
         if self.rule.against is None:
             d["threshold"] = self.rule.threshold
         else:
@@ -136,9 +152,9 @@ def tally(results: list[RuleResult | None]) -> Tally:
     done = [r for r in results if r is not None]
     return Tally(
         fail_on_point=sum(1 for r in done if r.point == FAIL),
-        fail_on_interval=sum(1 for r in done if r.interval == FAIL),
-        undecided_on_interval=sum(1 for r in done if r.interval == UNDECIDED),
-        disagree=sum(1 for r in done if r.point != r.interval),
+        fail_on_interval=sum(1 for r in done if r.deciding == FAIL),
+        undecided_on_interval=sum(1 for r in done if r.deciding == UNDECIDED),
+        disagree=sum(1 for r in done if r.point != r.deciding),
     )
 
 
@@ -174,21 +190,38 @@ def _object_lines(text: str) -> list[int]:
     return lines
 
 
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def lookup(report: dict, path: str, where: tuple[str, int] | None = None) -> dict:
-    """The metric object at ``path``; ``where`` = (gates file, rule line) for error messages."""
+    """What ``path`` names, as ``{"kind", "value", "low", "high", "reason"}``: a metric
+    object (value with its interval) or a scalar number of the report (a count, a
+    share; no interval). ``where`` = (gates file, rule line) for error messages."""
     file, line = where if where else ("--gates", None)
     node = report
     for key in split_path(path):
         if not isinstance(node, dict) or key not in node:
             raise InputError(f"path {path!r} not found in the report (missing key {key!r})", file, line)
-        node = node[key]
+        parent, node = node, node[key]
+    if _number(node) or node is None:
+        why = parent.get(f"{key}_reason")  # e.g. a unique share with one lane: not meaningful
+        reason = why if isinstance(why, str) else ("undefined in the report" if node is None else None)
+        return {"kind": "scalar", "value": node, "low": None, "high": None, "reason": reason}
     if not isinstance(node, dict) or "value" not in node:
-        raise InputError(f"path {path!r} does not end at a metric (an object with value, low, high)", file, line)
+        hint = ""
+        if isinstance(node, dict):
+            nums = [k for k, v in node.items() if _number(v)]
+            hint = f" (its numbers: {', '.join(nums)})" if nums else ""
+        raise InputError(f"path {path!r} does not end at a metric (an object with value, low, high) or a number{hint}",
+                         file, line)
     for k in ("value", "low", "high"):
         v = node.get(k)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        if v is not None and not _number(v):
             raise InputError(f"path {path!r}: {k} is not a number in the report", file, line)
-    return node
+    reason = node.get("reason") or node.get("value_reason") if node.get("value") is None else None
+    return {"kind": "metric", "value": node.get("value"), "low": node.get("low"), "high": node.get("high"),
+            "reason": reason if isinstance(reason, str) else None}
 
 
 def _cmp(a: float, op: str, b: float) -> bool:
@@ -198,28 +231,38 @@ def _cmp(a: float, op: str, b: float) -> bool:
 def judge(rule: Rule, report: dict, gates_path: str = "--gates") -> RuleResult:
     where = (gates_path, rule.line)
     m = lookup(report, rule.path, where)
-    v, lo, hi = m.get("value"), m.get("low"), m.get("high")
+    v, lo, hi = m["value"], m["low"], m["high"]
     if rule.against is None:
         t = rule.threshold
-        point = UNDECIDED if v is None else (PASS if _cmp(v, rule.op, t) else FAIL)
-        end = lo if rule.op == ">=" else hi
-        interval = UNDECIDED if end is None else (PASS if _cmp(end, rule.op, t) else FAIL)
-        return RuleResult(rule, v, lo, hi, None, point, interval)
+        point = UNDECIDED if v is None or m["reason"] else (PASS if _cmp(v, rule.op, t) else FAIL)
+        if m["kind"] == "scalar":
+            interval = NOT_APPLICABLE
+        else:
+            end = lo if rule.op == ">=" else hi
+            interval = UNDECIDED if end is None else (PASS if _cmp(end, rule.op, t) else FAIL)
+        return RuleResult(rule, v, lo, hi, None, point, interval, m["kind"], m["reason"])
     o = lookup(report, rule.against, where)
-    ov, olo, ohi = o.get("value"), o.get("low"), o.get("high")
-    point = UNDECIDED if v is None or ov is None else (PASS if _cmp(v, rule.op, ov) else FAIL)
-    if None in (lo, hi, olo, ohi):
+    ov, olo, ohi = o["value"], o["low"], o["high"]
+    undefined = v is None or ov is None or m["reason"] or o["reason"]
+    point = UNDECIDED if undefined else (PASS if _cmp(v, rule.op, ov) else FAIL)
+    if "scalar" in (m["kind"], o["kind"]):
+        interval = NOT_APPLICABLE
+    elif None in (lo, hi, olo, ohi):
         interval = UNDECIDED
     elif rule.op == ">=":
         interval = PASS if lo > ohi else FAIL if hi < olo else UNDECIDED
     else:
         interval = PASS if hi < olo else FAIL if lo > ohi else UNDECIDED
-    return RuleResult(rule, v, lo, hi, {"value": ov, "low": olo, "high": ohi}, point, interval)
+    other = {"value": ov, "low": olo, "high": ohi, "kind": o["kind"]}
+    if o["reason"]:
+        other["reason"] = o["reason"]
+    kind = "scalar" if "scalar" in (m["kind"], o["kind"]) else "metric"
+    return RuleResult(rule, v, lo, hi, other, point, interval, kind, m["reason"])
 
 
 def failed(results: list[RuleResult], on: str, strict: bool) -> list[RuleResult]:
     bad = {FAIL, UNDECIDED} if strict else {FAIL}
-    return [r for r in results if (r.interval if on == "interval" else r.point) in bad]
+    return [r for r in results if (r.deciding if on == "interval" else r.point) in bad]
 
 
 def git_state(path: str) -> str | None:

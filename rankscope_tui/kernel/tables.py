@@ -42,6 +42,20 @@ def read_strata(path: str) -> dict[str, str]:
     return out
 
 
+def qid_display_order(qids) -> list[int]:
+    """Indices of ``qids`` in the order a person reads them: numerically when every qid
+    is a decimal integer (``1, 2, 10, 100`` -- Cranfield), else as ``trec_eval -q``
+    lists queries: sorted by ``strcmp``, i.e. as bytes (``q1, q10, q2``). Equal numbers
+    (``7`` and ``007``) fall back to bytes. Files and report.json keep byte order."""
+    import re
+
+    ids = [str(q) for q in qids]
+    integer = re.compile(r"-?[0-9]+\Z")
+    if ids and all(integer.match(q) for q in ids):
+        return sorted(range(len(ids)), key=lambda i: (int(ids[i]), ids[i].encode("utf-8", "surrogatepass")))
+    return sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8", "surrogatepass"))
+
+
 def stratification_name(path: str) -> str:
     base = os.path.basename(path)
     if base.endswith(".gz"):
@@ -59,11 +73,27 @@ def read_corpus(path: str) -> set[str]:
 
 
 def read_texts(path: str) -> dict[str, str]:
-    """``id<TAB>text`` per line."""
+    """``id<TAB>text`` per line; an id given twice is an error naming both lines."""
+    return read_text_files([path])
+
+
+def read_text_files(paths) -> dict[str, str]:
+    """``id<TAB>text`` files merged in order (``--docs a --docs b``: the Cranfield
+    passages come in two files). An id defined twice, in one file or in two, is an
+    error naming both places: a merge that kept one text silently would show the
+    other file's text for it."""
     out: dict[str, str] = {}
-    for i, line in _tab_lines(path):
-        if "\t" not in line:
-            raise InputError("expected 'id<TAB>text' (no tab on this line)", path, i)
-        k, v = line.split("\t", 1)
-        out[k.strip()] = v.strip()
+    where: dict[str, tuple[str, int]] = {}
+    for path in paths:
+        for i, line in _tab_lines(path):
+            if "\t" not in line:
+                raise InputError("expected 'id<TAB>text' (no tab on this line)", path, i)
+            k, v = line.split("\t", 1)
+            k = k.strip()
+            if k in where:
+                fp, fl = where[k]
+                first = f"line {fl}" if fp == path else f"{fp}:{fl}"
+                raise InputError(f"id {k!r} is defined twice (first at {first})", path, i)
+            where[k] = (path, i)
+            out[k] = v.strip()
     return out

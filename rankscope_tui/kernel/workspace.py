@@ -21,7 +21,7 @@ from .encoding import DocEncoding
 from .encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted
 from .files import sha256_of
 from .readers import RawLane, RawQrels, read_lane, read_qrels
-from .tables import read_corpus, read_strata, read_texts, stratification_name
+from .tables import read_corpus, read_strata, read_text_files, stratification_name
 from .parallel import in_background, started
 from .settings import LoadSettings
 from .ranking import RankedLane, group_codes, rank_lane
@@ -94,9 +94,27 @@ class Sources:
     settings: LoadSettings = LoadSettings()
     strata: tuple = ()
     corpus: str | None = None
-    queries: str | None = None
-    docs: str | None = None
+    queries: tuple = ()  # qid<TAB>text files, merged in order
+    docs: tuple = ()  # docid<TAB>text files, merged in order
     ood_negatives: str | None = None
+
+
+def _paths(p) -> tuple[str, ...]:
+    """A text-file option as a tuple of paths: None, one path or a sequence of paths."""
+    if p is None:
+        return ()
+    if isinstance(p, (str, bytes)) or hasattr(p, "__fspath__"):
+        return (p,)
+    return tuple(p)
+
+
+def check_relevant(relevant: int) -> None:
+    """The relevance level must be at least 1: grade 0 is judged non-relevant and a
+    negative grade means "in the pool, not judged", so a level below 1 would count
+    judged non-relevant (or unjudged) docs as relevant."""
+    if isinstance(relevant, bool) or not isinstance(relevant, (int, np.integer)) or relevant < 1:
+        raise InputError(f"must be at least 1, not {relevant} (grade 0 is judged non-relevant; a negative grade "
+                         "means in the pool but not judged)", "--relevant")
 
 
 def load(sources: Sources) -> "Workspace":
@@ -150,10 +168,12 @@ class Workspace:
         settings: LoadSettings = LoadSettings(),
         strata: list[str] = (),
         corpus: str | None = None,
-        queries: str | None = None,
-        docs: str | None = None,
+        queries=(),
+        docs=(),
         ood_negatives: str | None = None,
     ) -> "Workspace":
+        """``queries`` and ``docs``: a path or a sequence of paths (merged in order)."""
+        check_relevant(settings.relevant)
         if not lanes:
             raise InputError("at least one --lane is needed", "--lane")
         seen_paths: dict[str, str] = {}
@@ -181,8 +201,8 @@ class Workspace:
 
         prov = provenance(ws.inputs)
         ws.synthetic, ws.showcase = prov.synthetic, prov.showcase
-        ws.sources = Sources(tuple((n, p) for n, p in lanes), qrels, settings, tuple(strata), corpus, queries, docs,
-                             ood_negatives)
+        ws.sources = Sources(tuple((n, p) for n, p in lanes), qrels, settings, tuple(strata), corpus, _paths(queries),
+                             _paths(docs), ood_negatives)
         return ws
 
     @classmethod
@@ -193,8 +213,8 @@ class Workspace:
         settings: LoadSettings = LoadSettings(),
         strata: list[str] = (),
         corpus: str | None = None,
-        queries: str | None = None,
-        docs: str | None = None,
+        queries=(),
+        docs=(),
         raw_ood: RawQrels | None = None,
         *,
         release: bool = False,
@@ -203,6 +223,7 @@ class Workspace:
         lanes) each lane's string columns are dropped once encoded, so the largest
         inputs are not held through the rest of the work. Input fingerprints not yet
         taken are hashed on a background thread meanwhile."""
+        check_relevant(settings.relevant)
         digests = [r.digest for r in raw_lanes if r.digest is not None and r.digest.pending]
         with in_background([d.hexdigest for d in digests]):
             return cls._build(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release)
@@ -272,12 +293,15 @@ class Workspace:
                 inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
                 extra_q = present & ~in_qrels
                 if extra_q.any():
+                    q, where = _first_place(qc, extra_q, r.line, r.path)
                     warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
-                                                 f"lane {r.name}: queries absent from the qrels (ignored)", r.path))
+                                                 f"lane {r.name}: queries absent from the qrels (ignored)", where))
                 missing = (classes == J.POSITIVE) & ~present
                 if missing.any():
+                    q, where = _first_place(qcodes[len(raw_lanes)], missing, raw_q.line, raw_q.path)
                     warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
-                                                 f"lane {r.name}: positive queries absent from the lane (scored 0)", r.path))
+                                                 f"lane {r.name}: positive queries absent from the lane "
+                                                 "(scored 0)", where))
             doc_ids = dictionary()
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
         if raw_ood is not None:
@@ -288,7 +312,8 @@ class Workspace:
         ):
             c = int((classes == cls_code).sum())
             if c:
-                warnings.append(InputWarning(kind, c, msg, raw_q.path))
+                q, where = _first_place(qcodes[len(raw_lanes)], classes == cls_code, raw_q.line, raw_q.path)
+                warnings.append(InputWarning(kind, c, msg, where))
 
         ws = cls(settings, qids, doc_ids, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
         ws.lane_origin = {r.name: "input" for r in raw_lanes}
@@ -316,10 +341,10 @@ class Workspace:
 
             ws.corpus_mask = to_numpy(pc.is_in(doc_ids, value_set=arrow_strings(sorted(ids))))
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
-        if queries:
-            ws.query_text = read_texts(queries)
-        if docs:
-            ws.doc_text = read_texts(docs)
+        if _paths(queries):
+            ws.query_text = read_text_files(_paths(queries))
+        if _paths(docs):
+            ws.doc_text = read_text_files(_paths(docs))
         return ws
 
     # ------------------------------------------------------------------ lookups
@@ -356,6 +381,15 @@ class Workspace:
         if "qid_index" not in self._cache:
             self._cache["qid_index"] = {q: i for i, q in enumerate(self.qids.tolist())}
         return self._cache["qid_index"]
+
+    def in_display_order(self, codes) -> np.ndarray:
+        """Query codes reordered as a person reads their qids (``tables.qid_display_order``:
+        numerically when every one of these qids is an integer, else as bytes, as
+        trec_eval lists them). Code order itself stays byte order (the resampling protocol)."""
+        from .tables import qid_display_order
+
+        codes = np.asarray(codes, dtype=np.int64)
+        return codes[np.asarray(qid_display_order(self.qids[codes].tolist()), dtype=np.int64)]
 
     @property
     def positives(self) -> np.ndarray:
@@ -471,6 +505,16 @@ class Workspace:
         ws.lanes = dict(self.lanes)
         ws.lane_origin = dict(self.lane_origin)
         return ws
+
+
+def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str) -> tuple[int, str]:
+    """(query code, ``FILE:LINE``) of the first row of ``qc`` (query codes per file row)
+    whose query is in ``mask`` (bool per query code), in file order."""
+    rows = np.flatnonzero(np.asarray(mask)[np.asarray(qc)])
+    if rows.size == 0:
+        return int(np.flatnonzero(mask)[0]), path
+    i = int(rows.min())
+    return int(np.asarray(qc)[i]), f"{path}:{int(lines[i])}"
 
 
 def _judgments(raw: RawQrels, qc: np.ndarray, dc: np.ndarray, n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:

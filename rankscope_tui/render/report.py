@@ -59,13 +59,16 @@ def render_text(report: dict) -> str:
         out.append("SYNTHETIC DEMO DATA")
     s = report["summary"]
     if "unique_share" in s:
-        shares = ", ".join(f"{lane} {'—' if v['share'] is None else format(v['share'], '.3f')} ({v['count']})" for lane, v in s["unique_share"].items())
-        out.append(f"unique share (positives only this lane surfaces): {shares}")
+        out.append(f"unique share (positives only this lane surfaces): {unique_shares(s['unique_share'])}")
     m = s.get("judged_queries_missing_from_any_lane")
     if m:
         out.append(f"judged queries missing from any lane: {m['missing_from_any']} of {m['judged_queries']} "
                    + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
     out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
+    if s["positives"] == 0:
+        out.append("no positive query: means, their intervals and attribution shares are undefined (cells read n/a)")
+    elif s["positives"] == 1:
+        out.append("one positive query: bootstrap intervals need two (those cells show the value alone)")
     for title, block in _sections(report):
         header, rows = table_rows(report, block)
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
@@ -76,17 +79,47 @@ def render_text(report: dict) -> str:
             out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
     out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report)
     for w in s["warnings"]:
-        out.append(f"warning: {w['where']}: {w['message']} ({w['count']})")
+        out.append(warning_line(w))
     out.append("")
     out.append(caption(report))
     return "\n".join(out) + "\n"
 
 
+def unique_shares(shares: dict) -> str:
+    """``bm25 0.120 (14), dense 0.080 (9)``; a share that means nothing (one lane, no
+    positives) is said in words, never printed as a number."""
+    if len(shares) == 1:
+        lane, v = next(iter(shares.items()))
+        if v.get("share") is None or v.get("share_reason"):
+            return f"{lane} — ({v.get('share_reason') or 'not meaningful'})"
+    parts = []
+    for lane, v in shares.items():
+        if v.get("share") is None:
+            parts.append(f"{lane} — ({v.get('share_reason') or 'undefined'})")
+        else:
+            parts.append(f"{lane} {v['share']:.3f} ({v['count']})")
+    return ", ".join(parts)
+
+
+def warning_line(w: dict) -> str:
+    """``warning: FILE:LINE: what (count)``; without a known place, ``warning: what (count)``."""
+    where = f"{w['where']}: " if w.get("where") else ""
+    return f"warning: {where}{w['message']} ({w['count']})"
+
+
+#: the subtotal of two partition labels (printed beside the partition, not inside it)
+_SUBTOTALS = {"not_surfaced": "beyond_window + not_retrieved"}
+
+
 def _attribution_lines(report: dict) -> list[str]:
     out = []
     for level, a in report.get("attribution", {}).items():
-        labels = ", ".join(f"{k} {v}" for k, v in a["labels"].items() if not k.endswith("_reason") and v is not None)
-        out += ["", f"Attribution ({level} level, window {a['window']}): {labels}"]
+        parts = {k: v for k, v in a["labels"].items() if not k.endswith("_reason") and k not in _SUBTOTALS}
+        labels = ", ".join(f"{k} {v}" for k, v in parts.items() if v is not None)
+        subtotals = "; ".join(f"{k} {a['labels'][k]} (= {what})" for k, what in _SUBTOTALS.items()
+                              if a["labels"].get(k) is not None)
+        out += ["", f"Attribution ({level} level, window {a['window']}, {a['positives']} positives): {labels}"
+                + (f"; {subtotals}" if subtotals else "")]
         cov = a["coverage"]
         out.append(f"  coverage: {cov['not_in_corpus']} of {cov['relevant_pairs']} relevant (query, doc) pairs not in the corpus"
                    if cov.get("assessed") else "  coverage not assessed (no --corpus)")

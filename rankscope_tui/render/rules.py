@@ -1,9 +1,42 @@
 """What ``verdict`` prints: pre-registered rules judged on a report (``kernel.rules.RuleVerdicts``)
-as text — the gates file's fingerprint, both columns per rule, the deciding column."""
+as text — the gates file's fingerprint, then per rule the value and its interval, the
+threshold or the against-value with its interval, and both decisions; the deciding column."""
 
 from __future__ import annotations
 
-from ..kernel.rules import AGAINST_NOTE
+from ..kernel.rules import AGAINST_NOTE, NOT_APPLICABLE
+
+
+def _num(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return f"{v:.4f}"
+
+
+def _side(value, low, high, kind: str, reason: str | None) -> str:
+    """``0.6140 [0.5200, 0.7000]``; a scalar has no interval; an undefined value says why."""
+    if value is None:
+        return f"— ({reason})" if reason else "—"
+    if reason:  # a value the report marks as not meaningful (a share with one lane)
+        return f"{_num(value)} ({reason})"
+    if kind == "scalar":
+        return _num(value)
+    if low is None or high is None:
+        return f"{_num(value)} (no interval)"
+    return f"{_num(value)} [{_num(low)}, {_num(high)}]"
+
+
+def rule_cells(r) -> list[str]:
+    """rule, value [interval], threshold or against-value [interval], point, interval."""
+    value = _side(r.value, r.low, r.high, "scalar" if r.kind == "scalar" and r.low is None else "metric", r.reason)
+    if r.rule.against is None:
+        rhs = f"threshold {r.rule.threshold:g}"
+    else:
+        o = r.other or {}
+        rhs = "against " + _side(o.get("value"), o.get("low"), o.get("high"), o.get("kind", "metric"), o.get("reason"))
+    return [r.rule.describe(), value, rhs, r.point, r.interval]
 
 
 def render_verdict(v) -> str:
@@ -11,12 +44,15 @@ def render_verdict(v) -> str:
     lines = [f"gates {v.gates} sha256 {v.sha256}\n"]
     if v.git:
         lines.append(f"warning: the gates file is {v.git} in git; write the rules before the run and commit them\n")
-    width = max(len(r.rule.describe()) for r in results)
-    lines.append(f"{'rule'.ljust(width)}  {'point':9}  {'interval':9}\n")
-    for r in results:
-        lines.append(f"{r.rule.describe().ljust(width)}  {r.point:9}  {r.interval:9}\n")
+    header = ["rule", "value [interval]", "threshold or against-value [interval]", "point", "interval"]
+    rows = [rule_cells(r) for r in results]
+    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
+    for row in [header] + rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
     if any(r.rule.against for r in results):
         lines.append(AGAINST_NOTE + "\n")
+    if any(r.interval == NOT_APPLICABLE for r in results):
+        lines.append("a rule on a count or share (no interval) is judged on the point in either column\n")
     lines.append(f"deciding column: {v.on}{' (strict: undecided fails)' if v.strict else ''}; "
                  f"{len(failures)} of {len(results)} rules fail\n")
     return "".join(lines)

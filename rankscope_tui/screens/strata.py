@@ -131,7 +131,7 @@ document-first variant lanes.
             return
         labels = ws.strata[self.stratification]
         pos = ws.positives
-        codes = pos[labels[pos] == self.label]
+        codes = ws.in_display_order(pos[labels[pos] == self.label])
         cols = {lane: ws.per_query(lane, self.level)[self.metric] for lane in lanes}
         rows = []
         for q in codes.tolist():
