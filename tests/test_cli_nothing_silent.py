@@ -18,7 +18,7 @@ import pytest
 import support
 from rankscope_tui.kernel.errors import InputError
 
-UNREADABLE = re.compile(r"\b(None|null|nan|NaN)\b")
+UNREADABLE = re.compile(r"\b(None|nan|NaN)\b|\bnull\b(?! (floor|distribution|hypothesis))")  # "null floor" is a gate term
 
 RUN_A = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d3 3 1.0 t\nq2 Q0 d1 1 1.5 t\nq2 Q0 d4 2 0.5 t\n"
 RUN_B = "q1 Q0 d3 1 3.0 t\nq1 Q0 d1 2 2.0 t\nq2 Q0 d4 1 1.5 t\nq2 Q0 d2 2 0.5 t\n"
