@@ -26,7 +26,11 @@ def _lane_arg(text: str) -> tuple[str | None, str]:
     if "=" in text:
         name, path = text.split("=", 1)
         if "/" not in name and not (os.path.exists(text) and not os.path.exists(path)):
+            if not path:
+                raise argparse.ArgumentTypeError(f"{text}: empty path after NAME= (give --lane NAME=PATH)")
             return name, path
+    if not text:
+        raise argparse.ArgumentTypeError("empty path (give --lane [NAME=]PATH)")
     return None, text
 
 
@@ -85,6 +89,8 @@ def settings_from(args):
         raise InputError("--window must be at least 1", "--window")
     if (args.cap is not None or args.document_first) and not args.group_sep:
         raise InputError("--cap and --document-first need --group-sep", "--cap")
+    if args.group_sep == "":
+        raise InputError("--group-sep must not be empty (a doc id up to the first SEP is its group)", "--group-sep")
     if args.cap is not None and args.cap < 1:
         raise InputError("--cap must be at least 1", "--cap")
     rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (DEFAULT_RRF_K, "default")
@@ -162,8 +168,15 @@ class StageProgress:
 
 def gate_options(args):
     """The gate settings named on the command line (``kernel.settings.GateSettings``)."""
+    import math
+
+    from .kernel.errors import InputError
     from .kernel.settings import GateSettings
 
+    if args.margin is not None and not (math.isfinite(args.margin) and args.margin >= 0):
+        raise InputError(f"--margin must be a finite number >= 0, not {args.margin}", "--margin")
+    if args.mutual is not None and args.mutual < 1:
+        raise InputError(f"--mutual must be at least 1, not {args.mutual}", "--mutual")
     return GateSettings(gate_on=args.gate_on, fpir=args.fpir, conservative=args.conservative,
                         miss_rate=args.miss_rate, margin=args.margin, mutual=args.mutual)
 
@@ -241,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except (InputError, CliError) as exc:
-        msg = " ".join(str(exc).split("\n"))
+        from .render.escaping import escape_control
+
+        msg = escape_control(" ".join(str(exc).split("\n")))  # a name or path never drives the terminal
         sys.stderr.write(f"{PROG}: error: {msg}\n")
         return 2
     except KeyboardInterrupt:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .escaping import terminal_safe
+
 
 def calibrate_text(data: dict, out_path: str) -> str:
     """The summary lines: convex weights, the gate's operating floor (and why it is
@@ -21,4 +23,4 @@ def calibrate_text(data: dict, out_path: str) -> str:
         if g.get("floor_reason"):
             lines.append(f"  {g['floor_reason']}")
     lines.append(f"thresholds written to {out_path}")
-    return "".join(line + "\n" for line in lines)
+    return terminal_safe("".join(line + "\n" for line in lines))

@@ -4,6 +4,7 @@ as text — the gates file's fingerprint, both columns per rule, the deciding co
 from __future__ import annotations
 
 from ..kernel.rules import AGAINST_NOTE
+from .escaping import terminal_safe
 
 
 def render_verdict(v) -> str:
@@ -19,4 +20,4 @@ def render_verdict(v) -> str:
         lines.append(AGAINST_NOTE + "\n")
     lines.append(f"deciding column: {v.on}{' (strict: undecided fails)' if v.strict else ''}; "
                  f"{len(failures)} of {len(results)} rules fail\n")
-    return "".join(lines)
+    return terminal_safe("".join(lines))

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Label, Select, Static
 
 from ..kernel.settings import DEFAULT_METRIC
 from ..widgets import fmt
+from ..widgets.safe import escape
 from .base import PlainTable, QidTable, ViewScreen
 
 
@@ -95,7 +96,7 @@ document-first variant lanes.
         n = next(iter(overall.values()))[self.level][self.metric].get("n", "")
         table.add_row("overall", str(n), *[fmt.cell(overall[l][self.level].get(self.metric)) for l in lanes], key="\0overall")
         self.query_one("#st-note", Static).update(
-            f"{self.metric} at {self.level} level per stratum of [b]{self.stratification}[/]; "
+            f"{self.metric} at {self.level} level per stratum of [b]{escape(self.stratification)}[/]; "
             f"{rep['definitions'].get(self.metric, '')}. Descriptive: intervals per cell, not simultaneous."
         )
         if self.label not in block:
@@ -121,7 +122,7 @@ document-first variant lanes.
             qid = str(ws.qids[q])
             table.add_row(qid, *[fmt.num(cols[l][q]) for l in lanes], ws.query_text.get(qid, "")[:60], key=qid)
         self.query_one("#st-q-title", Label).update(
-            f"Positives in stratum [b]{self.label}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
+            f"Positives in stratum [b]{escape(self.label)}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
 
     def _lanes(self) -> list[str]:
         lanes = list(self.report["lanes"])
