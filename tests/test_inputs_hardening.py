@@ -205,6 +205,18 @@ def test_lanes_qrels_and_strata_through_pipes_on_the_command_line(data):
     assert res.stdout == ref.stdout
 
 
+def _line_within(proc: subprocess.Popen, seconds: float) -> str:
+    """The first stderr line of ``proc``, or a failure (and the process killed) after ``seconds``."""
+    import select
+
+    ready, _, _ = select.select([proc.stderr], [], [], seconds)
+    if not ready:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"no stderr line within {seconds} s (a FIFO without a writer must say it waits)")
+    return proc.stderr.readline()
+
+
 def test_a_fifo_waits_for_its_writer_with_a_note(data):
     """The writer comes only once the note is shown; then the FIFO is read as the file."""
     ref = cli("evaluate", "--lane", "a=a.run", "--qrels", "qrels.txt", "--resamples", "0", cwd=data)
@@ -212,7 +224,7 @@ def test_a_fifo_waits_for_its_writer_with_a_note(data):
     proc = subprocess.Popen([sys.executable, "-m", "rankscope_tui.cli", "evaluate", "--lane", "a=lane.fifo", "--qrels",
                              "qrels.txt", "--resamples", "0"], cwd=data, env=support.cli_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    note = proc.stderr.readline()
+    note = _line_within(proc, 60)
     assert note == "rankscope: note: lane.fifo: waiting for a writer on this pipe (Ctrl-C to stop)\n"
     with open(data / "lane.fifo", "wb") as fh:
         fh.write(RUN.encode())
@@ -226,7 +238,7 @@ def test_a_fifo_without_a_writer_stops_on_ctrl_c(data):
     proc = subprocess.Popen([sys.executable, "-m", "rankscope_tui.cli", "evaluate", "--lane", "never.fifo", "--qrels",
                              "qrels.txt"], cwd=data, env=support.cli_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    err = proc.stderr.readline()  # blocks until the note (the open still waits)
+    err = _line_within(proc, 60)  # the note (the open still waits)
     assert "waiting for a writer" in err
     proc.send_signal(signal.SIGINT)
     out, rest = proc.communicate(timeout=30)

@@ -63,10 +63,7 @@ def read_thresholds(path: str) -> Thresholds:
     cal = block("calibration")
     cal_sha = _calibration_qrels_sha(data, cal, path)
     qids = cal.get("qids")
-    if qids is None and cal_sha is None:
-        raise InputError("'calibration.qids' is missing and the fingerprints do not name the calibration qrels: "
-                         "which queries calibration used is unknown, so in-sample evaluation could not be told "
-                         "from held-out; re-run `rankscope calibrate`", path, 1)
+    unknown = qids is None and cal_sha is None
     qids = [] if qids is None else qids
     if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
         raise InputError("'calibration.qids' must be a list of strings", path, 1)
@@ -100,6 +97,10 @@ def read_thresholds(path: str) -> Thresholds:
     r = gate.get("mutual_r")
     if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
         raise InputError("'gate.mutual_r' must be a positive integer", path, 1)
+    if unknown:  # checked last: a malformed block above is named first
+        raise InputError("'calibration.qids' is missing and the fingerprints do not name the calibration qrels: "
+                         "which queries calibration used is unknown, so in-sample evaluation could not be told "
+                         "from held-out; re-run `rankscope calibrate`", path, 1)
     return Thresholds(path, data, frozenset(qids), cal_sha)
 
 
