@@ -13,25 +13,13 @@ ESC -- the escape is for reading, not for round trips (the JSON report keeps the
 
 from __future__ import annotations
 
-import re
+from ..kernel.encoding import escape_control
+
+__all__ = ["escape_control", "terminal_safe", "escape_latex", "escape_markdown"]
 
 LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                  "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _visible(m: re.Match) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
-def escape_control(text, keep_layout: bool = False) -> str:
-    """Control characters as visible escapes; with ``keep_layout`` tab and newline stay."""
-    pat = _CONTROL_KEEP_LAYOUT if keep_layout else _CONTROL
-    return pat.sub(_visible, str(text))
 
 
 def terminal_safe(text: str) -> str:
