@@ -51,7 +51,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-TARGETS = ["trec_lane", "json_lane", "trec_qrels", "json_qrels", "strata", "gates", "thresholds", "report"]
+TARGETS = ["trec_lane", "json_lane", "trec_qrels", "json_qrels", "strata", "gates", "thresholds", "report", "diff",
+           "compare_log", "goldens"]
 DEFAULT_OUT = HERE / "out"
 
 # ---------------------------------------------------------------------------- imports (instrumented when atheris is there)
@@ -73,7 +74,7 @@ except ImportError:
 
 
 def _import_kernel():
-    global FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, REPORT, DIFFING, LoadSettings, TH, GateSettings, CalibrationSettings
+    global GD, CMP, FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, REPORT, DIFFING, LoadSettings, TH, GateSettings, CalibrationSettings
     from rankscope_tui.kernel import report as REPORT
     from rankscope_tui.kernel import diffing as DIFFING
     from rankscope_tui.kernel import errors as ERR
@@ -87,6 +88,8 @@ def _import_kernel():
     from rankscope_tui.kernel import thresholds as TH
     from rankscope_tui.kernel import rules as RU
     from rankscope_tui.kernel import workspace as WS
+    from rankscope_tui.kernel import goldens as GD
+    from rankscope_tui.commands import compare as CMP
 
 
 if atheris is not None:
@@ -254,8 +257,60 @@ def h_report(data: bytes) -> None:
             pass
 
 
+def h_diff(data: bytes) -> None:
+    """The whole of `diff`: read_report, then diff_reports both ways and the rendered text."""
+    from rankscope_tui.kernel.settings import DiffSettings
+    from rankscope_tui.render.diff import render_diff
+
+    path = _input_file(data, ".json")
+    rep = REPORT.read_report(path)
+    good = fixtures()["report"]
+    for a, b, pa, pb in ((good, rep, "good", path), (rep, good, path, "good")):
+        try:
+            diff = DIFFING.diff_reports(a, b, DiffSettings(resamples=99, min_delta=0.0), pa, pb)
+        except InputError as exc:
+            check_input_error(exc, data) if exc.path == path else None
+            continue
+        text = render_diff(diff)
+        import re
+
+        assert not re.search(r"\b(nan|None|null)\b", text, re.I), "nan/None in the diff's text"
+        json.dumps(diff.as_dict(), allow_nan=False)
+
+
+_LOG_SHA = "ab" * 32
+_LOG_PAYLOAD = {"comparisons": [{"baseline": "a", "candidate": "b", "metric": "ndcg@10", "randomization_p": 0.5,
+                                 "verdict": "not shown"}]}
+
+
+def h_compare_log(data: bytes) -> None:
+    """`compare --log`: the log is read (its count of calls on these qrels), appended to
+    under the lock, and read again: exactly one more entry, every earlier one kept."""
+    path = _input_file(data, ".jsonl")
+    entries = CMP.read_log(path)
+    n = CMP.log_count(entries, _LOG_SHA)
+    before = CMP.append_log(path, _LOG_SHA, _LOG_PAYLOAD)
+    assert before == n, ("count under the lock differs from the count read", before, n)
+    again = CMP.read_log(path)
+    assert len(again) == len(entries) + 1 and again[:-1] == entries, "the append changed earlier entries"
+    assert CMP.log_count(again, _LOG_SHA) == n + 1
+
+
+def h_goldens(data: bytes) -> None:
+    """`goldens --check FILE`: every line recomputed; problems are one line each, naming the file."""
+    path = _input_file(data, ".txt")
+    text = FILES.read_text(path)
+    GD.check_parsable(text, path)  # what `goldens --check` refuses first (one line, exit 2)
+    problems = GD.check(text, path)
+    n = GD.count_cases(text)
+    assert len(problems) <= n, (len(problems), n)
+    for msg in problems:
+        assert "\n" not in msg and msg.startswith(path + ":"), msg[:200]
+
+
 HARNESSES = {"trec_lane": h_trec_lane, "json_lane": h_json_lane, "trec_qrels": h_qrels, "json_qrels": h_qrels,
-             "strata": h_strata, "gates": h_gates, "thresholds": h_thresholds, "report": h_report}
+             "strata": h_strata, "gates": h_gates, "thresholds": h_thresholds, "report": h_report,
+             "diff": h_diff, "compare_log": h_compare_log, "goldens": h_goldens}
 
 # ---------------------------------------------------------------------------- seeds and dictionaries
 
@@ -305,7 +360,18 @@ def seeds(target: str) -> list[bytes]:
                  "gate": {"floor": 1.0, "margin": 0.5, "mutual_r": 2}, "calibration": {"qids": ["q1", "q9"]}}
         return [OUT.dumps_strict(th).encode(), json.dumps(small).encode(),
                 json.dumps({"schema": TH.THRESHOLDS_SCHEMA, "gate": {"floor": None, "floor_reason": "-inf: accept all"}}).encode()]
-    if target == "report":
+    if target == "compare_log":
+        entry = CMP.log_entry(_LOG_SHA, _LOG_PAYLOAD)
+        other = dict(entry, qrels_sha256="cd" * 32)
+        return [b"", (json.dumps(entry) + "\n").encode(), (json.dumps(entry) + "\n" + json.dumps(other) + "\n").encode(),
+                json.dumps(other).encode(), b"\n\n" + json.dumps(entry, indent=None).encode() + b"\r\n"]
+    if target == "goldens":
+        lines = (REPO / "goldens" / "reference.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+        comments = [x for x in lines if x.startswith("#")]
+        cases = [x for x in lines if x.strip() and not x.startswith("#")]
+        picks = [cases[i] for i in range(0, len(cases), max(1, len(cases) // 40))]
+        return [("".join(comments[:3]) + c).encode() for c in picks] + ["".join(picks[:5]).encode()]
+    if target in ("report", "diff"):
         rep = fixtures()["report"]
         small = {"schema": rep["schema"], "inputs": rep["inputs"], "lanes": rep["lanes"], "per_query": rep["per_query"]}
         return [json.dumps(small).encode(), json.dumps(small, indent=1).encode()]
@@ -322,7 +388,11 @@ TOKENS = {
              '"rankscope.report/1"', '"fusion"', '"convex"', '"weights"', '"rrf_k"', '"gate"', '"floor"', '"margin"',
              '"mutual_r"', '"calibration"', '"qids"', '"floor_reason"', '"inputs"', '"qrels"', '"sha256"', '"settings"',
              '"depth"', '"relevant"', '"group_sep"', '"per_query"', '"lanes"', '"doc"', '"value"', '"low"', '"high"',
-             '"lanes.a.doc.rr"', '"lanes.b.doc.rr"', '"lanes.a\\\\.x"', '"a"', '"b"'],
+             '"lanes.a.doc.rr"', '"lanes.b.doc.rr"', '"lanes.a\\\\.x"', '"a"', '"b"', '"qrels_sha256"', '"rows"',
+             '"time"', '"verdict"'],
+    "goldens": [" -> ", '"seed"', '"resamples"', '"n"', '"alpha"', '"step"', '"n_lanes"', '"k"', '"depth"', '"run"',
+                '"qrels"', '"p"', '"x"', '"y"', '"confidence"', "1000000000", "[[[[[[[[", "bootstrap_mean", "randomization_p", "rrf",
+                "convex_fit", "grid_size", "ndcg", "holm", "conformal_k", "sweep", "paired_bootstrap", "bca", "null_floor"],
 }
 
 
@@ -333,6 +403,8 @@ def _dict_escape(token: str) -> str:
 
 def dictionary(target: str) -> list[str]:
     kinds = ["common"] + (["trec"] if target in ("trec_lane", "trec_qrels", "strata") else ["json"])
+    if target == "goldens":
+        kinds += ["goldens"]
     return [t for k in kinds for t in TOKENS[k]]
 
 

@@ -10,6 +10,11 @@ from .kernel.errors import InputError
 
 PROG = "rankscope"
 
+#: The largest --confidence: beyond it the two-sided tail (1 - c)/2 is lost in rounding.
+MAX_CONFIDENCE = 1 - 1e-12
+#: The largest --rrf-k (RRF with k = 10^9 already weighs every rank the same to 1e-9).
+MAX_RRF_K = 10**9
+
 
 class CliError(InputError):
     """A usage problem: printed as one line, exit status 2, like every input error."""
@@ -63,28 +68,40 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
+    gate = p.add_argument_group("gate", "defaults: " + _gate_defaults())
+    gate.add_argument("--gate-on", default=None, metavar="LANE",
+                      help="the lane whose top score is gated (default: the lane recorded in --thresholds, or the only lane)")
+    # None = not given: the defaults of GateSettings apply after (gate_options), so that a
+    # gate option given without a gate lane is refused instead of silently ignored
+    gate.add_argument("--fpir", type=float, default=None, help="target false-positive identification rate")
+    gate.add_argument("--conservative", action="store_true", default=None, help="pick the floor on the Wilson upper bound of FPIR")
+    gate.add_argument("--miss-rate", type=float, default=None, help="conformal miss rate alpha")
+    gate.add_argument("--margin", type=float, default=None, help="accept only when top minus runner-up >= this")
+    gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
+
+
+def _gate_defaults() -> str:
     from .kernel.settings import GateSettings as GS
 
-    gate = p.add_argument_group("gate")
-    gate.add_argument("--gate-on", default=GS.gate_on, metavar="LANE", help="the lane whose top score is gated")
-    gate.add_argument("--fpir", type=float, default=GS.fpir, help="target false-positive identification rate")
-    gate.add_argument("--conservative", action="store_true", help="pick the floor on the Wilson upper bound of FPIR")
-    gate.add_argument("--miss-rate", type=float, default=GS.miss_rate, help="conformal miss rate alpha")
-    gate.add_argument("--margin", type=float, default=GS.margin, help="accept only when top minus runner-up >= this")
-    gate.add_argument("--mutual", type=int, default=GS.mutual, metavar="R", help="mutual nearest neighbour condition")
+    return f"--fpir {GS.fpir:g}, --miss-rate {GS.miss_rate:g}, no margin, no mutual condition"
 
 
 def settings_from(args):
     from .kernel.errors import InputError
     from .kernel.metrics import parse_metrics
+    from .kernel.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
     from .kernel.settings import DEFAULT_METRICS, DEFAULT_RRF_K, LoadSettings
 
     if args.depth is not None and args.depth < 1:
         raise InputError("--depth must be at least 1", "--depth")
-    if not 0 < args.confidence < 1:
-        raise InputError("--confidence must be between 0 and 1", "--confidence")
+    if not 0 < args.confidence <= MAX_CONFIDENCE:  # (nan fails too)
+        raise InputError(f"must be between 0 and 1 (at most 1 - 1e-12), got {args.confidence!r}", "--confidence")
     if args.resamples < 0:
         raise InputError("--resamples must be >= 0", "--resamples")
+    if args.resamples > MAX_RESAMPLES:
+        raise InputError(too_many_resamples(args.resamples), "--resamples")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise InputError(f"must be an integer from 0 to 2^64 - 1, got {args.seed}"[:200], "--seed")
     if args.window < 1:
         raise InputError("--window must be at least 1", "--window")
     if (args.cap is not None or args.document_first) and not args.group_sep:
@@ -94,8 +111,8 @@ def settings_from(args):
     if args.cap is not None and args.cap < 1:
         raise InputError("--cap must be at least 1", "--cap")
     rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (DEFAULT_RRF_K, "default")
-    if rrf_k < 1:
-        raise InputError("--rrf-k must be at least 1", "--rrf-k")
+    if not 1 <= rrf_k <= MAX_RRF_K:
+        raise InputError(f"must be an integer from 1 to {MAX_RRF_K:,}, got {rrf_k}"[:200], "--rrf-k")
     return LoadSettings(
         metrics=tuple(parse_metrics(args.metrics or DEFAULT_METRICS)),
         depth=args.depth, relevant=args.relevant, group_sep=args.group_sep or None, window=args.window,
@@ -124,13 +141,11 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel.output import check_output_path, dumps_strict, write_atomic
+    from .kernel.output import check_outputs, dumps_strict, write_outputs
     from .kernel.pipeline import evaluate_report
     from .render import report as R
 
-    outs = [p for p in (args.out, args.per_query) if p]
-    for p in outs:
-        check_output_path(p, input_paths(args))
+    check_outputs([("--out", args.out), ("--per-query", args.per_query)], input_paths(args))
     progress = StageProgress()
     ws = load_workspace(args)
     progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
@@ -142,8 +157,7 @@ def cmd_evaluate(args) -> int:
         payloads.append((args.out, dumps_strict(report)))
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
-    for path, data in payloads:
-        write_atomic(path, data)
+    write_outputs(payloads)  # all or nothing
     sys.stdout.write(text)
     return 0
 
@@ -158,7 +172,7 @@ class StageProgress:
         self._clock = time.perf_counter
         self._start = self._clock()
         self._on = sys.stderr.isatty()
-        self._after = float(os.environ.get("RANKSCOPE_PROGRESS_AFTER_S", "2"))
+        self._after = progress_after()
 
     def done(self, stage: str) -> None:
         elapsed = self._clock() - self._start
@@ -166,34 +180,111 @@ class StageProgress:
             sys.stderr.write(f"{PROG}: {stage} ({elapsed:.1f} s)\n")
 
 
-def gate_options(args):
-    """The gate settings named on the command line (``kernel.settings.GateSettings``)."""
+def progress_after() -> float:
+    """``RANKSCOPE_PROGRESS_AFTER_S``: seconds before the stage lines start (default 2)."""
     import math
+
+    raw = os.environ.get("RANKSCOPE_PROGRESS_AFTER_S", "2")
+    try:
+        after = float(raw)
+    except ValueError:
+        after = math.nan
+    if math.isnan(after):
+        raise InputError(f"must be a number of seconds, got {raw!r}"[:200], "RANKSCOPE_PROGRESS_AFTER_S")
+    return after
+
+
+#: the gate options (flag, attribute of the parsed arguments) whose value the gate lane needs
+GATE_OPTIONS = (("--fpir", "fpir"), ("--conservative", "conservative"), ("--miss-rate", "miss_rate"),
+                ("--margin", "margin"), ("--mutual", "mutual"), ("--alpha", "alpha"))
+
+
+def gate_options(args):
+    """The gate settings named on the command line (``kernel.settings.GateSettings``).
+
+    The gate lane is ``--gate-on``, else the lane ``calibrate`` recorded in ``--thresholds``
+    (a ``--gate-on`` that disagrees with it is an error), else the only loaded lane. A gate
+    option given while no gate lane is known (several lanes, none named) is an error: it
+    would otherwise be silently ignored. Options not given take GateSettings' defaults."""
+    import math
+    from dataclasses import replace
 
     from .kernel.errors import InputError
     from .kernel.settings import GateSettings
 
-    if args.margin is not None and not (math.isfinite(args.margin) and args.margin >= 0):
-        raise InputError(f"--margin must be a finite number >= 0, not {args.margin}", "--margin")
-    if args.mutual is not None and args.mutual < 1:
-        raise InputError(f"--mutual must be at least 1, not {args.mutual}", "--mutual")
-    return GateSettings(gate_on=args.gate_on, fpir=args.fpir, conservative=args.conservative,
-                        miss_rate=args.miss_rate, margin=args.margin, mutual=args.mutual)
+    given = {flag: getattr(args, attr) for flag, attr in GATE_OPTIONS if getattr(args, attr, None) is not None}
+    values = {"fpir": given.get("--fpir"), "conservative": given.get("--conservative"),
+              "miss_rate": given.get("--alpha", given.get("--miss-rate")), "margin": given.get("--margin"),
+              "mutual": given.get("--mutual")}
+    for flag in ("--fpir", "--miss-rate", "--alpha"):
+        if flag in given and not 0 < given[flag] < 1:
+            raise InputError(f"{flag} must be between 0 and 1 (exclusive), got {given[flag]:g}")
+    if "--margin" in given and not math.isfinite(given["--margin"]):
+        raise InputError("--margin must be a finite number")
+    if "--alpha" in given and "--miss-rate" in given and given["--alpha"] != given["--miss-rate"]:
+        raise InputError(f"--alpha {given['--alpha']:g} and --miss-rate {given['--miss-rate']:g} disagree (they are one setting)")
+    if "--mutual" in given and given["--mutual"] < 1:
+        raise InputError(f"--mutual must be at least 1, got {given['--mutual']}")
+    settings = replace(GateSettings(gate_on=args.gate_on), **{k: v for k, v in values.items() if v is not None})
+    if getattr(args, "thresholds", None):
+        from .kernel.gate_analysis import gate_settings_with_thresholds
+        from .kernel.thresholds import read_thresholds
+
+        settings = gate_settings_with_thresholds(settings, read_thresholds(args.thresholds))
+    lanes = getattr(args, "lane", None) or []
+    if settings.gate_on is None and len(lanes) > 1 and given:
+        flag = next(iter(given))
+        raise InputError(f"{flag} needs a gate lane: {len(lanes)} lanes are loaded; name the gated one with "
+                         f"--gate-on LANE (or apply thresholds.json written by `calibrate --gate-on`)")
+    return settings
 
 
 def cmd_demo(args) -> int:
-    from .demo import write_demo
+    from .demo import FILES, write_demo
 
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        from .kernel.errors import InputError
-
-        raise InputError("exists and is not a directory", args.out)
-    os.makedirs(args.out, exist_ok=True)
-    paths = write_demo(args.out, seed=args.seed)
+    paths = write_demo_dir(args.out, write_demo, FILES, seed=args.seed)
     for role, p in paths.items():
         print(f"{role}: {p}")
     print("synthetic demo data written by rankscope's generator")
     return 0
+
+
+def write_demo_dir(out: str, write_demo, files: dict, seed: int = 7) -> dict:
+    """Write the demo (``demo.write_demo``, writing ``demo.FILES``; passed in, as only the demo
+    commands import the generator) into ``out`` (created when missing) without touching anyone's
+    files: ``out`` must be new, empty, or a previous demo (``kernel.provenance.check_demo_dir``).
+    The files are generated in a temporary directory inside ``out`` and moved into place,
+    the marker last; ``{role: path}`` as ``demo.write_demo`` returns it."""
+    import shutil
+    import tempfile
+
+    from .kernel.files import sha256_of
+    from .kernel.output import TEMP_SUFFIX, _temp_prefix, remove_stale_temps
+    from .kernel.provenance import MARKER, check_demo_dir
+
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise InputError("exists and is not a directory", out)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the directory: {exc.strerror or exc}", out) from None
+    remove_stale_temps(out)
+    check_demo_dir(out)  # before any work: a directory of someone's own files is refused now
+    try:
+        tmp = tempfile.mkdtemp(prefix=_temp_prefix(), suffix=TEMP_SUFFIX, dir=out)
+    except OSError as exc:
+        raise InputError(f"cannot write into the directory: {exc.strerror or exc}", out) from None
+    try:
+        made = write_demo(tmp, seed=seed)
+        names = sorted(files.values(), key=lambda n: n == MARKER)  # the marker last
+        check_demo_dir(out, {n: sha256_of(os.path.join(tmp, n)) for n in names})
+        for n in names:
+            os.replace(os.path.join(tmp, n), os.path.join(out, n))
+    except OSError as exc:
+        raise InputError(f"cannot write the demo: {exc.strerror or exc}", out) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {role: type(p)(os.path.join(out, os.path.basename(p))) for role, p in made.items()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -235,6 +326,51 @@ def process_setup() -> None:
     tune_allocator()
 
 
+class StdoutError(InputError):
+    """Writing the text output failed (a full disk, a closed or broken stream)."""
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a command runs: a failed write or flush becomes a
+    :class:`StdoutError` (one line, exit 2) instead of a traceback; a reader that went
+    away (``| head``) is a :class:`BrokenPipeError` as before."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guard(self, op, *a):
+        try:
+            return op(*a)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:  # ValueError: the stream was closed
+            raise StdoutError(f"cannot write the output text: {getattr(exc, 'strerror', None) or exc}", "stdout") from None
+
+    def write(self, text):
+        return self._guard(self._stream.write, text)
+
+    def flush(self):
+        return self._guard(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's own flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+#: Signals that unwind like Ctrl-C (temporary files removed, exit 130): SIGTERM (kill,
+#: a service manager) and SIGHUP (the terminal or ssh session closed).
+UNWIND_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
 
@@ -242,18 +378,27 @@ def main(argv: list[str] | None = None) -> int:
 
     from .kernel.errors import InputError
 
-    def _terminate(signum, frame):  # SIGTERM unwinds like Ctrl-C: temp files are removed
+    def _terminate(signum, frame):  # unwinds like Ctrl-C: temp files are removed
         raise KeyboardInterrupt
 
+    for name in UNWIND_SIGNALS:
+        try:
+            signal.signal(getattr(signal, name), _terminate)
+        except (ValueError, AttributeError):  # not the main thread (e.g. a test runner's worker); no such signal
+            pass
+    real_stdout = sys.stdout
     try:
-        signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread (e.g. called from a test runner's worker)
-        pass
-    try:
+        if real_stdout is None or _closed(real_stdout):
+            raise StdoutError("stdout is closed; redirect it (> /dev/null) to discard the text output", "stdout")
+        sys.stdout = _GuardedStdout(real_stdout)
         parser = build_parser()
         args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
+        rc = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return rc
     except (InputError, CliError) as exc:
+        if isinstance(exc, StdoutError):
+            _silence_stdout()
         from .render.escaping import escape_control
 
         msg = escape_control(" ".join(str(exc).split("\n")))  # a name or path never drives the terminal
@@ -262,8 +407,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (| head): not an error of ours
+        _silence_stdout()
         return 0
+    finally:
+        sys.stdout = real_stdout
+
+
+def _closed(stream) -> bool:
+    """Whether stdout is closed (``>&-``): Python then has no stream, or one on a dead descriptor."""
+    import io
+
+    try:
+        if stream.closed:
+            return True
+        fd = stream.fileno()
+    except io.UnsupportedOperation:  # a stream without a descriptor (a test's capture): open
+        return False
+    except (OSError, ValueError, AttributeError):
+        return True
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 if __name__ == "__main__":

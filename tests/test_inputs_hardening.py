@@ -387,9 +387,9 @@ def test_nonsense_options_and_contents_are_refused(data):
     bad["--min-delta nan"] = (["diff", "--before", "r.json", "--after", "r.json", "--min-delta", "nan"], "--min-delta: ",
                               "finite")
     base = ["evaluate", "--lane", "a.run", "--qrels", "qrels.txt"]
-    bad["--margin nan"] = (base + ["--margin", "nan"], "--margin: ", "finite")
-    bad["--mutual 0"] = (base + ["--mutual", "0"], "--mutual: ", "at least 1")
-    bad["--mutual -1"] = (base + ["--mutual", "-1"], "--mutual: ", "at least 1")
+    bad["--margin nan"] = (base + ["--margin", "nan"], "--margin must be a finite number", "")
+    bad["--mutual 0"] = (base + ["--mutual", "0"], "--mutual must be at least 1", "")
+    bad["--mutual -1"] = (base + ["--mutual", "-1"], "--mutual must be at least 1", "")
     bad["--group-sep ''"] = (base + ["--group-sep", ""], "--group-sep: ", "empty")
     (data / "none.tsv").write_text("q1\t(none)\nq2\tB\n")
     bad["strata (none)"] = (base + ["--strata", "none.tsv"], "none.tsv:1: label '(none)' is reserved", "")

@@ -677,8 +677,8 @@ def _small_inputs(d: Path) -> dict:
 
 
 def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatch, capsys):
-    """Spy on os.replace: every file each command writes arrives by a rename from a
-    temp file in the same directory, and no temp file stays behind."""
+    """Spy on os.replace: every file each command writes (but the appended compare log)
+    arrives by a rename from a temp file in the same directory, and no temp file stays behind."""
     from rankscope_tui import cli as C
     from rankscope_tui.kernel import output as IO
 
@@ -711,8 +711,10 @@ def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatc
         assert rc in (0, 1), (name, capsys.readouterr().err)
     capsys.readouterr()
     written = {dst for _, dst in renames}
-    for name in ["report.json", "pq.csv", "compare.json", "log.jsonl", "th.json", "verdict.json", "diff.json", "goldens.txt"]:
+    for name in ["report.json", "pq.csv", "compare.json", "th.json", "verdict.json", "diff.json", "goldens.txt"]:
         assert str(out / name) in written, f"{name} was not written by a rename"
+    # the compare log is appended to in place, one whole line under a lock (tests/test_outputs.py)
+    assert str(out / "log.jsonl") not in written and len((out / "log.jsonl").read_text().splitlines()) == 1
     for src, dst in renames:
         assert os.path.dirname(src) == os.path.dirname(dst), (src, dst)
         assert os.path.basename(src) != os.path.basename(dst)

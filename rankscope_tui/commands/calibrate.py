@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 
 from ..kernel.settings import CalibrationSettings
 
@@ -28,9 +27,7 @@ def run(args) -> int:
 
     check_output_path(args.out, input_paths(args))
     ws = load_workspace(args)
-    gate = gate_options(args)
-    if args.alpha is not None:
-        gate = replace(gate, miss_rate=args.alpha)
+    gate = gate_options(args)  # --alpha is --miss-rate
     data = calibrate(ws, gate, CalibrationSettings(step=args.step, objective=args.objective))
     write_atomic(args.out, dumps_strict(data))
     sys.stdout.write(calibrate_text(data, args.out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -37,14 +38,17 @@ def run(args) -> int:
     from ..cli import input_paths, load_workspace
     from ..kernel.comparison import compare
     from ..kernel.errors import InputError
-    from ..kernel.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.output import StagedOutputs, check_outputs, dumps_strict
     from ..kernel.pipeline import prepare
     from ..kernel.settings import CompareSettings
     from ..render.compare import log_reuse_line, render_compare
 
-    for p in (args.out, args.log):
-        if p:
-            check_output_path(p, input_paths(args))
+    if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
+        raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
+                         f"got {args.min_delta!r}", "--min-delta")
+    check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args))
+    if args.log:
+        read_log(args.log)  # a log that is not one is refused before any work
     if not args.lane:
         raise InputError("at least one --lane is needed", "--lane")
     ws = load_workspace(args)
@@ -55,37 +59,116 @@ def run(args) -> int:
         **({"metrics": tuple(args.metric)} if args.metric else {}),
     )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
     comparison = compare(ws, th, settings)
-    before = _log_count(args.log, comparison.qrels_sha256) if args.log else None
     payload = comparison.as_dict()
     text = render_compare(comparison, args.format)
-    if before is not None:
-        text += log_reuse_line(before, comparison.qrels_sha256)
-    if args.out:
-        write_atomic(args.out, dumps_strict(payload))
-    if args.log:
-        _append_log(args.log, comparison.qrels_sha256, payload)
+    out = [(args.out, dumps_strict(payload))] if args.out else []
+    # --out's temporary file is complete before the log is appended to, and renamed
+    # only after the append worked: a failure of either leaves both as they were
+    with StagedOutputs(out) as outs:
+        if args.log:
+            before = append_log(args.log, comparison.qrels_sha256, payload)
+            text += log_reuse_line(before, comparison.qrels_sha256)
+        outs.commit()
     sys.stdout.write(text)
     return 0
 
 
-def _log_count(path: str, qrels_sha: str) -> int:
-    if not os.path.exists(path):
-        return 0
-    n = 0
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                if json.loads(line).get("qrels_sha256") == qrels_sha:
-                    n += 1
-            except json.JSONDecodeError:
-                continue
-    return n
+def read_log(path: str) -> list[dict]:
+    """The entries of a ``--log`` file (none when it does not exist yet): one JSON object
+    a line, each with the ``qrels_sha256`` it was computed on. Anything else is refused
+    with its line (the log counts test-set reuse: a line it cannot read would undercount)."""
+    from ..kernel.errors import InputError
+
+    import stat
+
+    if not os.path.exists(path):  # (a symlink to a file not yet there: the append creates it)
+        return []
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: a FIFO would block the open
+            raise InputError("the log is not a regular file (a comparison log is appended to in place)", path)
+        with open(path, "rb") as fh:
+            _check_log_file(fh.fileno(), path)
+            raw = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read the log: {exc.strerror or exc}", path) from None
+    return _parse_log(raw, path)
 
 
-def _append_log(path: str, qrels_sha: str, payload: dict) -> None:
-    from ..kernel.output import write_atomic
+def _check_log_file(fd: int, path: str) -> None:
+    import stat
 
-    entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qrels_sha256": qrels_sha,
-             "rows": [{k: r[k] for k in LOG_KEYS} for r in payload["comparisons"]]}
-    old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-    write_atomic(path, old + json.dumps(entry, allow_nan=False) + "\n")
+    from ..kernel.errors import InputError
+
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise InputError("the log is not a regular file (a comparison log is appended to in place)", path)
+
+
+def _parse_log(raw: bytes, path: str) -> list[dict]:
+    from ..kernel.errors import InputError
+    from ..kernel.files import load_json
+
+    if raw[:2] == b"\x1f\x8b":
+        raise InputError("the log is gzip-compressed; a comparison log is plain text appended to in place", path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", path, raw.count(b"\n", 0, exc.start) + 1) from None
+    entries = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = load_json(line, path)
+        except InputError as exc:
+            raise InputError(f"not a comparison log line: {exc.detail}", path, lineno) from None
+        if not isinstance(entry, dict) or not isinstance(entry.get("qrels_sha256"), str):
+            raise InputError("not a comparison log line (a JSON object with a 'qrels_sha256' string expected)", path, lineno)
+        entries.append(entry)
+    return entries
+
+
+def log_count(entries: list[dict], qrels_sha: str) -> int:
+    """How many logged calls were on the qrels of this sha256."""
+    return sum(1 for e in entries if e.get("qrels_sha256") == qrels_sha)
+
+
+def log_entry(qrels_sha: str, payload: dict) -> dict:
+    return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qrels_sha256": qrels_sha,
+            "rows": [{k: r[k] for k in LOG_KEYS} for r in payload["comparisons"]]}
+
+
+def append_log(path: str, qrels_sha: str, payload: dict) -> int:
+    """Append this call's entry to the log as one whole line, under an exclusive lock
+    (``flock``) held while the log is re-read, counted and appended to: concurrent calls
+    never lose a line and each counts the calls logged before it. Returns that count."""
+    import fcntl
+
+    from ..kernel.errors import InputError
+
+    line = json.dumps(log_entry(qrels_sha, payload), allow_nan=False, ensure_ascii=False).encode("utf-8") + b"\n"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise InputError(f"cannot write the log: {exc.strerror or exc}", path) from None
+    try:
+        _check_log_file(fd, path)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            fh.seek(0)
+            raw = fh.read()
+        before = log_count(_parse_log(raw, path), qrels_sha)
+        if raw and not raw.endswith(b"\n"):  # a last line without its newline: end it first
+            line = b"\n" + line
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, len(raw))  # never leave half a line (e.g. the disk filled up)
+            raise
+        return before
+    except OSError as exc:
+        raise InputError(f"cannot write the log: {exc.strerror or exc}", path) from None
+    finally:
+        os.close(fd)  # releases the lock

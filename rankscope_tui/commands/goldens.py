@@ -20,6 +20,7 @@ def run(args) -> int:
 
     if args.check:
         text = read_text(args.check)
+        GD.check_parsable(text, args.check)  # a file that is not a goldens file: one line, exit 2
         problems = GD.check(text, args.check)
         n = GD.count_cases(text)
         for msg in problems:

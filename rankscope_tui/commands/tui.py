@@ -77,11 +77,11 @@ def ensure_demo(seed: int = DEMO_SEED, where: str | None = None) -> Path:
     """Write the demo once per generator version and seed; reuse it afterwards."""
     from .. import demo
 
-    if where:
-        d = Path(where)
-        d.mkdir(parents=True, exist_ok=True)
-        demo.write_demo(d, seed=seed)
-        return d
+    if where:  # new, empty or a previous demo: never anyone's own files (cli.write_demo_dir)
+        from ..cli import write_demo_dir
+
+        write_demo_dir(where, demo.write_demo, demo.FILES, seed=seed)
+        return Path(where)
     version = hashlib.sha256(Path(demo.__file__).read_bytes()).hexdigest()[:12]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankscope"
     d = base / f"demo-seed{seed}-{version}"

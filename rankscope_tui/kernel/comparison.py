@@ -62,8 +62,6 @@ def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings
     for c in cands + [base]:
         if c == "convex" and th is not None and in_sample_overlap(ws, th, ws.positives):
             reasons[c] = "convex weights were fitted on the compared queries"
-        if c == "rrf" and ws.settings.rrf_k_source == "chosen on these queries":
-            reasons[c] = "RRF k was chosen on the compared queries"
     if level not in ws.levels():
         raise InputError(f"level {level!r} needs --group-sep", "--level")
     return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons)

@@ -30,6 +30,16 @@ def _shape_error(path: str, what: str) -> InputError:
     return InputError(f"not a rankscope report: {what}", path, 1)
 
 
+def _finite_number(v) -> bool:
+    """A JSON number that is a finite float (an integer like 10**400 overflows: not one)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def check_report(report: dict, path: str) -> None:
     """The parts of a report `diff` reads, checked before use."""
     inputs = report.get("inputs")
@@ -52,7 +62,7 @@ def check_report(report: dict, path: str) -> None:
                 if not isinstance(vals, dict):
                     raise _shape_error(path, f"per_query.{lane}.{level}.{qid} is not an object")
                 for m, v in vals.items():
-                    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    if not _finite_number(v):
                         raise _shape_error(path, f"per_query.{lane}.{level}.{qid}.{m} is not a finite number")
 
 

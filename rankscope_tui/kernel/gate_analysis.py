@@ -19,7 +19,7 @@ the calibrated mutual r overrides the settings' (calibration fixed the lists' r)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import numpy as np
@@ -209,6 +209,28 @@ def gate_lane_name(ws: Workspace, gate_on: str | None, required: bool) -> str | 
     return None
 
 
+def calibrated_lane(th: Thresholds | None) -> str | None:
+    """The gate lane `calibrate` recorded in thresholds.json (None without a gate block)."""
+    g = (th.data.get("gate") or {}) if th is not None else {}
+    lane = g.get("lane")
+    return str(lane) if lane else None
+
+
+def gate_settings_with_thresholds(settings: GateSettings, th: Thresholds | None) -> GateSettings:
+    """``settings`` with the gate lane `calibrate` recorded in ``th`` when none is named;
+    an error (naming both lanes and the file) when the named lane is another one: the
+    floor was fitted on that lane's scores and means nothing on another's."""
+    lane = calibrated_lane(th)
+    if lane is None:
+        return settings
+    if settings.gate_on is None:
+        return replace(settings, gate_on=lane)
+    if settings.gate_on != lane:
+        raise InputError(f"--gate-on {settings.gate_on} disagrees with the gate lane {lane!r} that calibrate recorded "
+                         f"(the floor was fitted on {lane}'s scores); drop --gate-on or calibrate on {settings.gate_on}", th.path)
+    return settings
+
+
 def gate_requested(ws: Workspace, settings: GateSettings) -> bool:
     """A gate block belongs in the report when a lane is named or any negatives are loaded."""
     return bool(settings.gate_on) or any(v.size for v in negative_sets(ws).values())
@@ -261,7 +283,11 @@ def analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds |
 
 
 def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds | None, calibrating: bool) -> GateAnalysis:
-    lane = gate_lane_name(ws, settings.gate_on, required=calibrating)
+    recorded = calibrated_lane(thresholds)
+    if recorded is not None and settings.gate_on in (None, recorded) and recorded not in ws.lanes:
+        raise InputError(f"the gate lane {recorded!r} that calibrate recorded is not a loaded lane ({', '.join(ws.lanes)})",
+                         thresholds.path)
+    lane = gate_lane_name(ws, settings.gate_on or recorded, required=calibrating)
     if lane is None:
         return GateAnalysis(settings, None, "several lanes are loaded: name the gate lane with --gate-on")
     s = ws.settings

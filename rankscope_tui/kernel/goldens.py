@@ -746,10 +746,33 @@ def differs(expected: Any, got: Any, tol: float = TOLERANCE) -> str | None:
     return None
 
 
+def check_parsable(text: str, path: str = "<goldens>") -> None:
+    """Raise an ``InputError`` naming the first line (counted in LF line ends, as every
+    reader counts them) that is not ``kind {args} -> answer``
+    JSON (malformed, or nested too deeply to read); comments and blank lines are skipped."""
+    from .errors import InputError
+
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            parse_line(line)
+        except RecursionError:
+            raise InputError("not a goldens line (JSON nested too deeply)", path, lineno) from None
+        except ValueError as exc:
+            raise InputError(f"not a goldens line ({str(exc)[:200]})", path, lineno) from None
+
+
+def _show(x: Any) -> str:
+    """A value for a mismatch message: compact JSON (a file's 1e400 or NaN shown as read)."""
+    return json.dumps(x, separators=(",", ":"), sort_keys=True, allow_nan=True)
+
+
 def check(text: str, path: str = "<goldens>") -> list[str]:
     """Recompute every case of a goldens file; one message per mismatching line."""
     problems: list[str] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -757,6 +780,9 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
             kind, args, expected = parse_line(line)
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             problems.append(f"{path}:{lineno}: unparsable line ({exc})")
+            continue
+        except RecursionError:
+            problems.append(f"{path}:{lineno}: unparsable line (JSON nested too deeply)")
             continue
         if kind not in KINDS:
             problems.append(f"{path}:{lineno}: unknown kind {kind!r}")
@@ -768,9 +794,9 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
             continue
         why = differs(expected, got)
         if why:
-            problems.append(f"{path}:{lineno}: {kind}: {why}: file {dumps(expected)}, kernel {dumps(got)}")
+            problems.append(f"{path}:{lineno}: {kind}: {why}: file {_show(expected)}, kernel {_show(got)}")
     return problems
 
 
 def count_cases(text: str) -> int:
-    return sum(1 for raw in text.splitlines() if raw.strip() and not raw.strip().startswith("#"))
+    return sum(1 for raw in text.split("\n") if raw.strip() and not raw.strip().startswith("#"))

@@ -42,8 +42,8 @@ NOTE_NO_VARIATION = "not informative (no variation)"
 def check_confidence(confidence: float) -> float:
     """Return ``confidence`` as a float, or raise ``InputError`` unless 0 < c < 1."""
     c = float(confidence)
-    if not (0.0 < c < 1.0) or math.isnan(c):
-        raise InputError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    if not (0.0 < c < 1.0) or 1.0 - (1.0 - c) / 2 >= 1.0:  # nan fails too; so does a tail lost in rounding
+        raise InputError(f"confidence must be strictly between 0 and 1 (with a tail 1 - (1 - c)/2 < 1), got {confidence!r}")
     return c
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import report as R
 from .errors import InputError
 from .settings import GateSettings
-from .thresholds import Thresholds, in_sample_overlap, read_thresholds
+from .thresholds import Thresholds, in_sample_overlap, read_thresholds, settings_warnings
 from .workspace import Workspace
 
 
@@ -113,7 +113,8 @@ def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_
     report["inputs"]["settings"]["gate"] = gate.as_dict()
     if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
         report["summary"]["warnings"] += [w.as_dict() for w in analysis.warnings]
-    if th is not None:
+    if th is not None:  # thresholds applied under other settings than they were fitted with
+        report["summary"]["warnings"] += [w.as_dict() for w in settings_warnings(ws.settings, th)]
         report["inputs"]["thresholds"] = {"path": th.path, "sha256": _sha(th.path)}
     return report
 

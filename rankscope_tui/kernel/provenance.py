@@ -44,3 +44,54 @@ def provenance(inputs: list) -> Provenance:
         if isinstance(shown, dict):
             showcase.update(shown)
     return Provenance(True, showcase) if checked else Provenance()
+
+
+def read_marker(directory: str) -> dict | None:
+    """The demo marker of ``directory`` as a dict, or None when there is none (or it is not one)."""
+    try:
+        with open(os.path.join(directory, MARKER), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("synthetic") is not True or not isinstance(data.get("files"), dict):
+        return None
+    return data
+
+
+def check_demo_dir(directory: str, written: dict[str, str] | None = None) -> None:
+    """Refuse to write the demo into ``directory`` unless it is empty or holds a previous
+    demo (its :data:`MARKER`), so a user's own files are never overwritten.
+
+    With ``written`` (file name -> sha256 of the bytes about to be written), also refuse
+    when a file of that name is there but is neither the one the marker lists (edited
+    since the demo was written) nor the one about to be written (a demo of the same
+    seed, written again). rankscope's own temporary entries (``.rankscope-*``) are not
+    counted."""
+    from .errors import InputError
+    from .files import sha256_of
+    from .output import TEMP_PREFIX
+
+    try:
+        entries = [n for n in os.listdir(directory) if not n.startswith(TEMP_PREFIX)]
+    except OSError as exc:
+        raise InputError(f"cannot list the directory: {exc.strerror or exc}", directory) from None
+    if not entries:
+        return
+    marker = read_marker(directory)
+    if marker is None:
+        raise InputError(f"the directory is not empty and holds no rankscope demo (no {MARKER}); refusing to "
+                         "overwrite files in it: give a new or empty directory", directory)
+    listed = marker["files"]
+    for name, sha in (written or {}).items():
+        p = os.path.join(directory, name)
+        if name == MARKER or not os.path.lexists(p):
+            continue
+        if os.path.islink(p) or not os.path.isfile(p):
+            raise InputError("is not a regular file written by the demo; refusing to replace it", p)
+        try:
+            current = sha256_of(p)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", p) from None
+        if current != listed.get(name) and current != sha:
+            raise InputError("was changed since the demo was written; refusing to overwrite it "
+                             "(move it away, or give a new directory)", p)

@@ -63,6 +63,22 @@ _BLOCK_ELEMENTS = 1 << 16
 
 _NO_HALVES = np.empty(0, dtype=np.uint32)
 
+#: The most resamples one procedure draws. The draws stream in blocks (memory flat in
+#: B), but the replicates are kept for the percentile and BCa intervals: 8 bytes per
+#: resample per column, so 1,000,000 resamples of 17 metrics hold 136 MB (10^9 would
+#: need 136 GB). A p-value's resolution at the maximum is 1e-6.
+MAX_RESAMPLES = 1_000_000
+
+#: Seeds are non-negative integers below 2^64 (numpy's ``default_rng`` refuses negative ones).
+MAX_SEED = 2**64 - 1
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int, or an ``InputError`` unless 0 <= seed <= 2^64 - 1."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise InputError(f"seed must be an integer from 0 to 2^64 - 1, got {seed!r}"[:200])
+    return int(seed)
+
 
 class HalfStream:
     """The 32-bit draws ``next_uint32`` would return, in order, from a fresh ``default_rng(seed)``.
@@ -74,7 +90,7 @@ class HalfStream:
     """
 
     def __init__(self, seed: int, start: int = 0):
-        self._bitgen = np.random.default_rng(seed).bit_generator
+        self._bitgen = np.random.default_rng(check_seed(seed)).bit_generator
         self._spare = np.empty(0, dtype=np.uint32)
         if start:
             self._bitgen.advance(start // 2)
@@ -366,8 +382,20 @@ def bootstrap_means(
 
 
 def check_resamples(resamples: int) -> int:
-    if int(resamples) != resamples or resamples < 0:
-        raise InputError(f"resamples must be a non-negative integer, got {resamples!r}")
-    return int(resamples)
+    """B as an int: a non-negative integer of at most :data:`MAX_RESAMPLES`."""
+    try:
+        B = int(resamples)
+    except (TypeError, ValueError, OverflowError):
+        B = None
+    if B is None or B != resamples or B < 0:
+        raise InputError(f"resamples must be a non-negative integer, got {resamples!r}"[:200])
+    if B > MAX_RESAMPLES:
+        raise InputError(too_many_resamples(B))
+    return B
+
+
+def too_many_resamples(B: int) -> str:
+    return (f"resamples = {B} is more than the {MAX_RESAMPLES:,} rankscope draws (the replicates are kept: "
+            f"8 bytes per resample and metric; p resolves to 1e-6 at the maximum)")
 
 

@@ -117,6 +117,44 @@ def _calibration_qrels_sha(data: dict, cal: dict, path: str) -> str | None:
     return sha.lower() if sha else None
 
 
+#: settings a fitted quantity depends on: (key in the settings block, command-line flag, words when unset)
+FITTED_UNDER = (
+    ("depth", "--depth", "no --depth (full lists)"),
+    ("relevant", "--relevant", None),
+    ("group_sep", "--group-sep", "no --group-sep"),
+    ("confidence", "--confidence", None),
+)
+
+
+def _setting_words(flag: str, value, unset: str | None) -> str:
+    if value is None:
+        return unset or f"no {flag}"
+    return f"{flag} {value!r}" if isinstance(value, str) else f"{flag} {value:g}"
+
+
+def settings_warnings(settings, th: Thresholds) -> list:
+    """Warnings (``InputWarning``) when ``th`` is applied under other settings than it was
+    fitted with: depth, relevant level, group separator, confidence (the conservative
+    floor's Wilson bound), and a convex objective metric the report does not compute."""
+    from .errors import InputWarning
+
+    fitted = th.data.get("settings") or {}
+    now = settings.as_dict()
+    out = []
+    for key, flag, unset in FITTED_UNDER:
+        if key not in fitted or fitted[key] == now[key]:
+            continue
+        was, is_ = _setting_words(flag, fitted[key], unset), _setting_words(flag, now[key], unset)
+        out.append(InputWarning("thresholds_settings", 1, f"thresholds fitted with {was} are applied with {is_}: "
+                                "the fitted floors and weights may not hold under these settings", th.path))
+    conv = (th.data.get("fusion") or {}).get("convex") or {}
+    name = (conv.get("objective") or {}).get("name")
+    if name and name not in now["metrics"]:
+        out.append(InputWarning("thresholds_settings", 1, f"convex weights were fitted to maximise {name}, which this "
+                                f"report does not compute (metrics {', '.join(now['metrics'])})", th.path))
+    return out
+
+
 def in_sample_overlap(ws, th: Thresholds, queries: np.ndarray) -> int:
     """How many evaluated queries were also calibration queries: all of them when the
     evaluated qrels are the calibration qrels (the same sha256 in the file's
@@ -136,20 +174,32 @@ def calibrate(ws, gate: GateSettings, calibration: CalibrationSettings = Calibra
     from .pipeline import add_derived_lanes
 
     s = ws.settings
+    cal_queries = np.sort(np.concatenate([ws.positives, ws.negatives]))
     out: dict = {"schema": THRESHOLDS_SCHEMA, "settings": s.as_dict(),
                  "fingerprints": {f.path: f.sha256 for f in ws.inputs},
                  "calibration": {"qrels": next(f.path for f in ws.inputs if f.role == "qrels"),
-                                 "qids": [str(q) for q in ws.qids[np.sort(np.concatenate([ws.positives, ws.negatives]))].tolist()],
+                                 "qids": [str(q) for q in ws.qids[cal_queries].tolist()],
                                  "positives": int(ws.positives.size), "negatives": int(ws.negatives.size)}}
     fusion: dict = {"rrf_k": s.rrf_k, "rrf_k_source": s.rrf_k_source}
     if len(ws.input_lanes) >= 2:
         fit = fit_convex(ws, calibration.step, calibration.objective)
         fusion["convex"] = fit.as_dict()
+        # the fit's own count is over every query of the lanes; thresholds.json counts
+        # the calibration queries (positives and in-domain negatives) with a fused hit
+        fusion["convex"]["fused_queries"] = fused_calibration_queries(ws, cal_queries)
     out["fusion"] = fusion
     if gate_requested(ws, gate):
         add_derived_lanes(ws)
         out["gate"] = gate_thresholds(analyse_gate(ws, gate, calibrating=True))
     return out
+
+
+def fused_calibration_queries(ws, queries: np.ndarray) -> int:
+    """How many of ``queries`` have a hit in at least one input lane (so a fused list)."""
+    has = np.zeros(ws.n_queries, dtype=bool)
+    for name in ws.input_lanes:
+        has |= np.diff(ws.lanes[name].offsets) > 0
+    return int(np.count_nonzero(has[queries]))
 
 
 def gate_thresholds(a) -> dict:
@@ -167,9 +217,12 @@ def gate_thresholds(a) -> dict:
         d = op.as_dict()
         gate["operating_point"] = d
         gate["floor"] = d.get("floor")
-        gate["floor_reason"] = d.get("floor_reason") or (None if d.get("floor") is not None else "+inf: reject all (unattainable)")
+        if d.get("floor") is None:  # +inf (reject all): the operating point says why
+            gate["floor_reason"] = op.reason or "+inf (reject all): no finite floor meets the target"
     else:
-        gate["floor"], gate["floor_reason"] = None, "no negatives to pick a floor on"
+        gate["floor"], gate["floor_reason"] = None, "no negatives to pick a floor on: +inf (reject all)"
+    if a.mutual_summary is not None:  # the calibration batch the lists were built from
+        gate["mutual"] = a.mutual_summary
     if a.operating_margin is not None:
         m = a.operating_margin.as_dict()
         gate["operating_margin"] = m

@@ -188,6 +188,21 @@ def _decision_words(flag: bool) -> str:
     return "established" if flag else "not established"
 
 
+def _superiority_words(p_sup: float, conf: float) -> str:
+    """What p_superiority (the share of bootstrap replicates with Δ* = candidate − baseline > 0)
+    says, naming the tail it crosses the ``conf`` bar in, if any."""
+    up, down = 100 * p_sup, 100 * (1 - p_sup)
+    head = f"p_superiority = {p_sup:.4f} = P(Δ* > 0), the share of bootstrap replicates with candidate − baseline > 0: "
+    if p_sup >= conf:
+        return head + (f"{up:.1f} % of replicates favour the candidate (upper tail: past the {conf:g} bar "
+                       "for the candidate)")
+    if p_sup <= 1 - conf:
+        return head + (f"{down:.1f} % of replicates favour the baseline or tie (lower tail: past the {conf:g} bar "
+                       f"in the baseline's direction, P(Δ* > 0) <= {1 - conf:.2g})")
+    return head + (f"{up:.1f} % of replicates favour the candidate and {down:.1f} % the baseline or tie "
+                   f"(neither tail reaches the {conf:g} bar)")
+
+
 def _check_rows(inputs: Sequence[RowInput], primary: str | None) -> PairedStats:
     """All rows share confidence, resamples, seed and alternative; ``primary`` is compared.
     Returns the first row's stats (the shared settings)."""
@@ -364,10 +379,7 @@ def _agreement(s: PairedStats, p: _Placement, bca, alpha: float, conf: float) ->
         crossed = s.p_superiority >= conf or s.p_superiority <= 1.0 - conf
         boot_agrees = crossed == decision
         if not boot_agrees:
-            disagreements.append(
-                f"p_superiority = {s.p_superiority:.4f} {'crosses' if crossed else 'does not cross'} "
-                f"the {conf:g} bar while {what} is {_decision_words(decision)}"
-            )
+            disagreements.append(f"{_superiority_words(s.p_superiority, conf)} while {what} is {_decision_words(decision)}")
     return _Agreement(t_agrees, interval_agrees, boot_agrees, tuple(disagreements), reasons)
 
 

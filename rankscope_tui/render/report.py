@@ -59,7 +59,7 @@ def render_text(report: dict) -> str:
         out.append("SYNTHETIC DEMO DATA")
     s = report["summary"]
     if "unique_share" in s:
-        shares = ", ".join(f"{lane} {v['share']:.3f} ({v['count']})" for lane, v in s["unique_share"].items())
+        shares = ", ".join(f"{lane} {'—' if v['share'] is None else format(v['share'], '.3f')} ({v['count']})" for lane, v in s["unique_share"].items())
         out.append(f"unique share (positives only this lane surfaces): {shares}")
     m = s.get("judged_queries_missing_from_any_lane")
     if m:
@@ -110,31 +110,162 @@ def _fusion_lines(report: dict) -> list[str]:
     return out
 
 
-def _gate_lines(report: dict) -> list[str]:
+# --------------------------------------------------------------------------- the gate
+# Formatting only: every number is the gate block's (``GateAnalysis.as_dict()``) or
+# thresholds.json's; an infinite floor (null in strict JSON) is printed in words.
+
+NEG_WORDS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
+CONDITION_WORDS = {"floor": "floor alone"}
+
+
+def gate_score(x, infinity: str = "+inf") -> str:
+    """A floor or margin, rounded to 6 significant digits; null (strict JSON's infinity) as
+    ``+inf (reject all)`` or, with ``infinity="-inf"``, ``-inf (accept every retrieved query)``."""
+    if x is None:
+        return "-inf (accept every retrieved query)" if infinity == "-inf" else "+inf (reject all)"
+    return f"{float(x):.6g}"
+
+
+def _infinity_of(reason) -> str:
+    """The sign a null floor stands for, from the ``floor_reason`` the kernel wrote beside it."""
+    return "-inf" if str(reason or "").startswith("-inf") else "+inf"
+
+
+def gate_rate(r: dict | None) -> str:
+    """A rate dict (k, n, value, low, high) as ``k/n = v [lo, hi]``."""
+    if not r:
+        return "—"
+    if not r.get("n"):
+        return f"{r.get('k', 0)}/0 (no queries)"
+    return f"{r['k']}/{r['n']} = {r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+
+
+def _neg(name: str) -> str:
+    return NEG_WORDS.get(name, name)
+
+
+def null_floor_line(name: str, nf: dict) -> str:
+    head = f"null floor ({_neg(name)} negatives, n {nf['n']}): "
+    if nf.get("floor") is None:
+        return head + f"none: {nf.get('floor_reason', 'undefined')}"
+    fp = ", ".join(f"{_neg(k)} {gate_rate(v)}" for k, v in nf.get("fpir", {}).items())
+    return head + f"{gate_score(nf['floor'])} = {gate_score(nf['mean'])} + 3 x {gate_score(nf['sd'])}; FPIR {fp}"
+
+
+def conformal_floor_line(cf: dict) -> str:
+    out = (f"conformal floor (miss rate {cf['alpha']:g}, n {cf['n']}, k {cf['k']}): "
+           f"{gate_score(cf.get('floor'), '-inf')}")
+    if cf.get("label"):
+        out += f" ({cf['label']})"
+    if cf.get("reason"):
+        out += f": {cf['reason']}"
+    return out
+
+
+def outcome_line(name: str, o: dict) -> str:
+    """One condition's FNIR [Wilson] (with its parts) and FPIR per negative set."""
+    fpir = ", ".join(f"{_neg(k)} {gate_rate(v)}" for k, v in o["fpir"].items()) or "no negatives"
+    fnir = gate_rate(o["fnir"]) if o["positives"] else "no positives"
+    return (f"{CONDITION_WORDS.get(name, name)}: FNIR {fnir} (rejected {o['rejected']}, wrong accept {o['wrong_accept']}); "
+            f"FPIR {fpir}")
+
+
+def mutual_line(ms: dict) -> str:
+    share = "—" if ms.get("vacuous_share") is None else f"{100 * ms['vacuous_share']:.1f} %"
+    return (f"mutual r = {ms['r']} (tie rule {ms['tie_rule']}): lists built from a batch of {ms['built_from']} queries; "
+            f"vacuous for {ms['vacuous_queries']} ({share}): their top doc was retrieved by at most r of these "
+            "queries, so the condition cannot reject them")
+
+
+def gate_lines(report: dict) -> list[str]:
+    """The gate section, unindented (text indents it, markdown and LaTeX list it)."""
     g = report.get("gate")
     if not g:
         return []
     if g.get("skipped"):
-        return ["", f"Gate: {g['skipped_reason']}"]
-    out = ["", f"Gate on {g['lane']}: " + ", ".join(f"{k} negatives {v}" for k, v in g["negatives"].items()) + f", positives {g['positives']}"]
+        return [f"Gate: {g['skipped_reason']}"]
+    asked = (report.get("inputs", {}).get("settings", {}).get("gate") or {})
+    out = [f"Gate on {g['lane']}: " + ", ".join(f"{_neg(k)} negatives {v}" for k, v in g["negatives"].items())
+           + f", positives {g['positives']}"]
+    sub: list[str] = []
     for name, nf in g["null_floor"].items():
-        fl = "null" if nf.get("floor") is None else f"{nf['floor']:.6g}"
-        out.append(f"  null floor ({name} negatives): {fl}")
-    cf = g["conformal_floor"]
-    out.append(f"  conformal floor: {'-inf' if cf.get('floor') is None else format(cf['floor'], '.6g')}"
-               + (f" ({cf['label']})" if cf.get("label") else ""))
+        sub.append(null_floor_line(name, nf))
+    sub.append(conformal_floor_line(g["conformal_floor"]))
     for name, op in (g.get("operating_point") or {}).items():
-        fl = "+inf" if op.get("floor") is None else f"{op['floor']:.6g}"
-        out.append(f"  operating floor at FPIR <= {op['target_fpir']:g} on {name} negatives: {fl} [{op.get('label', '')}]")
+        basis = op.get("basis", "point estimate")
+        line = (f"operating floor at FPIR <= {op['target_fpir']:g} on {_neg(name)} negatives ({basis}): "
+                f"{gate_score(op.get('floor'))} [{op.get('label', '')}]")
+        if op.get("floor") is None and op.get("reason"):
+            line += f": {op['reason']}"
+        sub.append(line)
     if "applied" in g:
         a = g["applied"]
-        out.append(f"  applied from {a['from']}: floor {a['floor']}, margin {a['margin']} [{a['label']}]")
-    o = g.get("outcome", {}).get("combined")
-    if o:
-        fpir = ", ".join(f"{k} {v['value']:.3f} [{v['low']:.3f}, {v['high']:.3f}]" for k, v in o["fpir"].items())
-        out.append(f"  FNIR {o['fnir']['value']:.3f} [{o['fnir']['low']:.3f}, {o['fnir']['high']:.3f}] "
-                   f"(rejected {o['rejected']}, wrong accept {o['wrong_accept']}); FPIR {fpir}")
-    return out
+        if a.get("margin") is None:
+            margin = "off"
+        else:
+            margin = gate_score(a["margin"]) + (" (--margin)" if asked.get("margin") is not None else " (calibrated)")
+        mutual = "off" if a.get("mutual_r") is None else f"r = {a['mutual_r']}"
+        inf = _infinity_of((g.get("outcome") or {}).get("floor_reason"))
+        sub.append(f"applied from {a['from']} [{a['label']}]: floor {gate_score(a.get('floor'), inf)}, "
+                   f"margin {margin}, mutual {mutual}")
+    elif g.get("outcome"):
+        o = g["outcome"]
+        margin = "off" if o.get("margin") is None else gate_score(o["margin"])
+        mutual = "off" if o.get("mutual_r") is None else f"r = {o['mutual_r']}"
+        sub.append(f"gate floor {gate_score(o.get('floor'), _infinity_of(o.get('floor_reason')))} [{g.get('floor_label', 'tuning')}], "
+                   f"margin {margin}, mutual {mutual}")
+    if g.get("unattainable_reason"):
+        sub.append(f"floor +inf (reject all) because: {g['unattainable_reason']}")
+    conds = g.get("outcome_by_condition") or {}
+    if conds:
+        sub.append("outcome at the gate's floor (the floor alone, then ANDed with each active condition):")
+        sub += ["  " + outcome_line(name, o) for name, o in conds.items()]
+    elif "operating_point" in g and not g.get("outcome"):
+        sub.append("no floor applied: no in-domain negatives to pick one on")
+    if g.get("mutual"):
+        sub.append(mutual_line(g["mutual"]))
+    return out + ["  " + line for line in sub]
+
+
+def _gate_lines(report: dict) -> list[str]:
+    lines = gate_lines(report)
+    return [""] + lines if lines else []
+
+
+def _md_prose(text: str) -> str:
+    """Escape what markdown reads as markup inside a list item's text (a line never starts
+    with the text, so ``+``, ``-``, ``#`` and parentheses print as themselves)."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>|$~" else ch for ch in str(text))
+
+
+def _gate_markdown(report: dict) -> list[str]:
+    lines = gate_lines(report)
+    if not lines:
+        return []
+    head, _, rest = lines[0].partition(":")
+    out = [f"### {escape_markdown(head)}", "", "- " + _md_prose(rest.strip())]
+    for line in lines[1:]:
+        depth = (len(line) - len(line.lstrip(" "))) // 2 - 1
+        out.append("  " * max(depth, 0) + "- " + _md_prose(line.strip()))
+    return out + [""]
+
+
+def _gate_latex(report: dict) -> list[str]:
+    lines = gate_lines(report)
+    if not lines:
+        return []
+    out = [r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}", escape_latex(lines[0].split(":", 1)[1].strip()),
+           r"\begin{itemize}"]
+    nested = False
+    for line in lines[1:]:
+        deep = line.startswith("    ")
+        if deep != nested:
+            out.append(r"\begin{itemize}" if deep else r"\end{itemize}")
+            nested = deep
+        out.append(r"\item " + escape_latex(line.strip()))
+    if nested:
+        out.append(r"\end{itemize}")
+    return out + [r"\end{itemize}", ""]
 
 
 def render_markdown(report: dict) -> str:
@@ -149,6 +280,7 @@ def render_markdown(report: dict) -> str:
         for r in rows:
             out.append("| " + " | ".join(escape_markdown(c) for c in r) + " |")
         out.append("")
+    out += _gate_markdown(report)
     out.append("*" + escape_markdown(caption(report)) + "*")
     return "\n".join(out) + "\n"
 
@@ -171,6 +303,7 @@ def render_latex(report: dict) -> str:
         out.append(r"\caption{" + escape_latex(title + ". " + caption(report, block)) + "}")
         out.append(r"\end{table}")
         out.append("")
+    out += _gate_latex(report)
     return "\n".join(out)
 
 
@@ -179,17 +312,52 @@ RENDERERS = {k: (lambda report, f=f: terminal_safe(f(report)))  # every format: 
              for k, f in {"text": render_text, "markdown": render_markdown, "latex": render_latex}.items()}
 
 
+#: A text field of the per-query CSV that starts with one of these is written with a
+#: leading ``'``: a spreadsheet then shows it as text instead of running it as a formula
+#: (``=``, ``+``, ``-``, ``@``, TAB, CR; CWE-1236). A field that itself starts with ``'``
+#: gets one too, so the rule is reversible: drop one leading ``'`` from a field that
+#: starts with ``'`` to get the id back (:func:`csv_text_value`).
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_text_field(text: str) -> str:
+    """A lane, level or qid as the per-query CSV writes it (formula prefixes neutralised)."""
+    return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text
+
+
+def csv_text_value(field: str) -> str:
+    """The id a per-query CSV text field holds (undoes :func:`csv_text_field`)."""
+    return field[1:] if field.startswith("'") else field
+
+
 def per_query_csv(report: dict) -> str:
-    """``lane,level,qid`` then one column per metric key; one row per (lane, level, positive qid)."""
+    """``lane,level,qid`` then one column per metric key; one row per (lane, level, positive qid).
+
+    RFC 4180 quoting: a field holding a comma, a double quote, CR or LF is quoted (quotes
+    doubled), so a bare CR in a qid never splits a row; lines end in LF. Text fields that
+    a spreadsheet would run as a formula get a leading ``'`` (:data:`CSV_FORMULA_PREFIXES`)."""
     import csv
     import io
 
+    class Dialect(csv.excel):
+        lineterminator = "\n"
+        quoting = csv.QUOTE_MINIMAL
+
     metrics = report["inputs"]["settings"]["metrics"]
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["lane", "level", "qid"] + metrics)
+    w = csv.writer(buf, Dialect)
+
+    def row(fields: list[str]) -> None:
+        # csv quotes only the characters of its lineterminator (LF): quote a CR by hand
+        if any("\r" in f for f in fields):
+            buf.write(",".join('"' + f.replace('"', '""') + '"' if any(c in f for c in ',"\r\n') else f
+                               for f in fields) + "\n")
+        else:
+            w.writerow(fields)
+
+    row(["lane", "level", "qid"] + [csv_text_field(m) for m in metrics])
     for lane, levels in report["per_query"].items():
         for level, rows in levels.items():
             for qid, vals in rows.items():
-                w.writerow([lane, level, qid] + [repr(vals[m]) for m in metrics])
+                row([csv_text_field(lane), csv_text_field(level), csv_text_field(qid)] + [repr(vals[m]) for m in metrics])
     return buf.getvalue()

@@ -357,7 +357,7 @@ conservative.
             return []
         warn = ap.label is GateLabel.IN_SAMPLE
         tag = f"[b reverse {'$warning' if warn else '$success'}] {escape(ap.label.value)} [/]"
-        floor = fmt.num(ap.stored_floor, 4) if ap.stored_floor is not None else f"— ({ap.floor_reason or 'none'})"
+        floor = fmt.num(ap.floor, 4) + ("" if math.isfinite(ap.floor) else " (reject all)" if ap.floor > 0 else " (accept every retrieved query)")
         margin = fmt.num(ap.margin, 4) if ap.margin is not None else "off"
         mutual = ap.mutual_r if ap.mutual_r is not None else "off"
         lines = [f"[b]Applied thresholds[/] from {escape(os.path.basename(str(ap.source)))}: {tag}"

@@ -135,7 +135,7 @@ class ConformalFloor:
     def as_dict(self) -> dict:
         d: dict = {
             "method": "split conformal, k = ceil((1 - alpha)(n + 1)) exact, floor = -s_(k)",
-            "alpha": self.alpha,
+            "alpha": float(self.alpha),  # a number (the exact rational is read back through str)
             "n": self.n,
             "n_unretrieved": self.n_unretrieved,
             "k": self.k,
