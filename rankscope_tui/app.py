@@ -27,6 +27,7 @@ from .screens import VIEWS, view_screens
 from .screens.palette import RankscopeCommands
 from .state import DashboardState, error_line, evaluate, load_workspace
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, SearchDialog
+from .widgets.safe import escape as safe_escape, escape_control
 
 
 class RankscopeApp(App):
@@ -68,7 +69,7 @@ class RankscopeApp(App):
         self.input_lane_names: list[str] = []
         self.previous_mode = "overview"
         self.exported: list[str] = []  # paths written this session (tests read it)
-        self.sub_title = ("SYNTHETIC demo data — " if self.state.synthetic else "") + self.state.source_label
+        self.sub_title = ("SYNTHETIC demo data — " if self.state.synthetic else "") + escape_control(self.state.source_label)
 
     # ------------------------------------------------------------------ loading
 
@@ -160,7 +161,7 @@ class RankscopeApp(App):
     def open_query(self, qid: str) -> None:
         """Drill into one query (Enter from any list, `/`, the palette)."""
         if self.ws is None or qid not in self.ws.qid_index:
-            self.notify(f"no query {qid!r}", severity="warning")
+            self.notify(safe_escape(f"no query {qid!r}"), severity="warning")
             return
         self.qid = qid
         if self.current_mode != "query":
@@ -264,7 +265,7 @@ class RankscopeApp(App):
 
     def _exported(self, path: str) -> None:
         self.exported.append(path)
-        self.notify(f"wrote {os.path.abspath(path)}", title="export")
+        self.notify(safe_escape(f"wrote {os.path.abspath(path)}"), title="export")
 
 
 def run(state: DashboardState) -> int:

@@ -59,7 +59,11 @@ def _lane_arg(text: str) -> tuple[str | None, str]:
     if "=" in text:
         name, path = text.split("=", 1)
         if "/" not in name and not (os.path.exists(text) and not os.path.exists(path)):
+            if not path:
+                raise argparse.ArgumentTypeError(f"{text}: empty path after NAME= (give --lane NAME=PATH)")
             return name, path
+    if not text:
+        raise argparse.ArgumentTypeError("empty path (give --lane [NAME=]PATH)")
     return None, text
 
 
@@ -135,6 +139,8 @@ def settings_from(args):
         raise InputError("--window must be at least 1", "--window")
     if (args.cap is not None or args.document_first) and not args.group_sep:
         raise InputError("--cap and --document-first need --group-sep", "--cap")
+    if args.group_sep == "":
+        raise InputError("--group-sep must not be empty (a doc id up to the first SEP is its group)", "--group-sep")
     if args.cap is not None and args.cap < 1:
         raise InputError("--cap must be at least 1", "--cap")
     rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (DEFAULT_RRF_K, "default")
@@ -426,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, CliError) as exc:
         if isinstance(exc, StdoutError):
             _silence_stdout()
-        msg = " ".join(str(exc).split("\n"))
+        from .render.escaping import escape_control
+
+        msg = escape_control(" ".join(str(exc).split("\n")))  # a name or path never drives the terminal
         sys.stderr.write(f"{PROG}: error: {msg}\n")
         return 2
     except KeyboardInterrupt:

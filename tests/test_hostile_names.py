@@ -343,3 +343,108 @@ def test_a_backslash_in_a_lane_name_given_on_the_command_line_is_accepted(render
     res = rendered["backslash_in_name"]
     assert res.returncode == 0, res.stderr
     assert list(json.loads((rendered["dir"] / "bs.json").read_text())["lanes"]) == ["a\\b"]
+
+
+# ============================================================================ terminal injection (issue 14, item 20)
+
+ESCAPES = {"\x1b": "\\x1b", "\x07": "\\x07", "\x9b": "\\x9b", "\u202e": "\\u202e", "\x7f": "\\x7f"}
+HOSTILE_QID = "q[/]\x1b]0;pwned\x07"          # sets a terminal title; closes Rich markup
+HOSTILE_QIDS = [HOSTILE_QID, "q\x9b31m[link=http://x]a", "q\x1b[2Jb", "q\u202ec"]
+HOSTILE_DOC = "d\x1b[2J\x7f"
+HOSTILE_LABEL = "lab\x1b[31m"
+
+
+def _hostile_data(d: Path) -> dict[str, str]:
+    d.mkdir(parents=True, exist_ok=True)
+    run = []
+    for qi, q in enumerate(HOSTILE_QIDS):
+        for i, doc in enumerate([HOSTILE_DOC, "d2", "d3", "d4"]):
+            tie = qi == 0 and i < 2  # one query with a tie: the Overview's parsed order shows it
+            run.append(f"{q} Q0 {doc} {i + 1} {1.0 if tie else 1.0 - 0.1 * i - 0.01 * qi} t\n")
+    (d / "a.run").write_text("".join(run), encoding="utf-8")
+    (d / "b.run").write_text("".join(reversed(run)), encoding="utf-8")
+    (d / "qrels.txt").write_text("".join(f"{q} 0 d2 1\n{q} 0 {HOSTILE_DOC} 0\n" for q in HOSTILE_QIDS), encoding="utf-8")
+    (d / "kind.tsv").write_text("".join(f"{q}\t{HOSTILE_LABEL}{i % 2}\n" for i, q in enumerate(HOSTILE_QIDS)),
+                                encoding="utf-8")
+    return {k: str(d / f) for k, f in (("a", "a.run"), ("b", "b.run"), ("qrels", "qrels.txt"), ("strata", "kind.tsv"))}
+
+
+def _no_raw_controls(text: str, where: str) -> None:
+    for c in list(ESCAPES) + [chr(i) for i in range(0x80, 0xa0)] + [chr(i) for i in range(0x20) if chr(i) not in "\t\n"]:
+        assert c not in text, (where, repr(c))
+
+
+def test_hostile_ids_never_reach_the_terminal_raw(tmp_path):
+    p = _hostile_data(tmp_path / "h")
+    base = ["--lane", p["a"], "--lane", p["b"], "--qrels", p["qrels"], "--strata", p["strata"]]
+    jobs = {f"evaluate {fmt}": (["evaluate", *base, "--resamples", "0", "--format", fmt], tmp_path, None)
+            for fmt in ("text", "markdown", "latex")}
+    jobs["compare"] = (["compare", *base, "--resamples", "999"], tmp_path, None)
+    jobs["compare markdown"] = (["compare", *base, "--resamples", "999", "--format", "markdown"], tmp_path, None)
+    res = cli_many(jobs)
+    for name, r in res.items():
+        assert r.returncode == 0, (name, r.stderr)
+        _no_raw_controls(r.stdout, name)
+        _no_raw_controls(r.stderr, name)
+    assert "lab\\x1b[31m0" in res["evaluate text"].stdout  # the label, shown escaped
+
+
+def test_a_hostile_path_in_an_error_is_escaped(tmp_path):
+    res = cli_many({"missing": (["evaluate", "--lane", "a=x\x1b]0;pwned\x07.run", "--qrels", "q"], tmp_path, None)})
+    r = res["missing"]
+    assert r.returncode == 2
+    _no_raw_controls(r.stderr, "error line")
+    assert "x\\x1b]0;pwned\\x07.run: no such file" in r.stderr
+
+
+def test_lane_names_with_control_characters_are_refused(tmp_path):
+    p = _hostile_data(tmp_path / "h")
+    res = cli_many({"lane": (["evaluate", "--lane", "a\x1b[2J=" + p["a"], "--qrels", p["qrels"]], tmp_path, None)})
+    msg = assert_one_line_error(res["lane"], contains=("control characters",))
+    _no_raw_controls(msg, "lane error")
+
+
+def test_escaping_helpers():
+    from rankscope_tui.render.escaping import escape_control, escape_latex, escape_markdown, terminal_safe
+
+    assert escape_control("a\x1b[2J\x9b\u202e\tb\n") == "a\\x1b[2J\\x9b\\u202e\\x09b\\x0a"
+    assert terminal_safe("a\x1b\tb\nc\x07") == "a\\x1b\tb\nc\\x07"
+    assert escape_markdown("q\x1b[") == "q\\\\x1b\\["
+    assert escape_latex("q\x1b") == "q\\textbackslash{}x1b"
+
+
+def test_the_overview_renders_a_hostile_qid_as_text(tmp_path):
+    """A qid ``[/]`` (closing markup) with an OSC title sequence: the Overview's parsed-order
+    title shows it escaped, nothing raises MarkupError, and no rendered label holds a raw control."""
+    import asyncio
+
+    from textual.widgets import Static
+
+    from rankscope_tui.app import RankscopeApp
+    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.state import DashboardOptions, DashboardState
+
+    p = _hostile_data(tmp_path / "h")
+    options = DashboardOptions(lanes=((None, p["a"]),), qrels=p["qrels"], strata=(p["strata"],),
+                               load=LoadSettings(resamples=0))
+
+    async def run():
+        app = RankscopeApp(DashboardState(options, source_label="hostile\x1b]0;x\x07"))
+        async with app.run_test(size=(120, 36)) as pilot:
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if app.state.report is not None and not any(w.is_running for w in app.workers):
+                    break
+            await pilot.pause(0.2)
+            assert app.is_running and app.current_mode == "overview"
+            texts = [str(w.render()) for w in app.screen.query(Static)]
+            for w in app.screen.query("DataTable"):
+                for row in range(w.row_count):
+                    texts += [str(c) for c in w.get_row_at(row)]
+            texts.append(app.sub_title)
+            return texts
+
+    texts = asyncio.run(run())
+    for t in texts:
+        _no_raw_controls(t, t[:80])
+    assert any("query q[/]\\x1b]0;pwned\\x07 " in t for t in texts), [t[:120] for t in texts]

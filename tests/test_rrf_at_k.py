@@ -110,7 +110,8 @@ def test_calibration_comparison_fits_what_calibrate_fits(demo, tmp_path):
 
 def test_a_calibrated_rrf_k_makes_a_new_workspace(demo, tmp_path):
     th = tmp_path / "th.json"
-    th.write_text(json.dumps({"schema": THRESHOLDS_SCHEMA, "fusion": {"rrf_k": 20, "rrf_k_source": "chosen on the command line"}}))
+    th.write_text(json.dumps({"schema": THRESHOLDS_SCHEMA, "calibration": {"qids": []},
+                              "fusion": {"rrf_k": 20, "rrf_k_source": "chosen on the command line"}}))
     ws = load(_sources(demo))
     before = ws.settings
     got, thr = P.prepare(ws, str(th))

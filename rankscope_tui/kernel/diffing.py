@@ -214,6 +214,9 @@ class Diff:
 def diff_reports(before: dict, after: dict, settings: DiffSettings, before_path: str = "--before",
                  after_path: str = "--after") -> Diff:
     """The diff of two report dicts: refuse incomparable reports, match, test every row."""
+    if not (isinstance(settings.min_delta, (int, float)) and math.isfinite(settings.min_delta)
+            and settings.min_delta >= 0):
+        raise InputError(f"--min-delta must be a finite number >= 0, not {settings.min_delta}", "--min-delta")
     comparable(before, after, before_path, after_path)
     items = diff_inputs(before, after, settings.metrics, before_path, after_path)
     rows = diff_rows(items, resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence,

@@ -18,13 +18,16 @@ only ever declines; every error message comes from the general reader (or from
 =====================  =====================================  ========================================
 encoding               UTF-8 (incremental check; pure ASCII   UTF-8 strict (``files.decode_text``);
                        ids read as binary, viewed as string)  not UTF-8 or a NUL byte: error, line
-BOM                    declines                               dropped
+BOM                    declines (at the start, and anywhere   dropped at the start; anywhere else an
+                       else: U+FEFF seen while decoding)      error naming the line
 field separator        one byte, from the first line: a tab   any run of ASCII whitespace
                        (no space there) or a space (no tab);
                        any other byte below 0x21 declines
 empty fields           declines (two separators touching,     impossible (runs of whitespace split)
                        a line starting with one)
-CR (CRLF files)        declines                               stripped (whitespace)
+CR                     declines                               CRLF: the CR is stripped (whitespace);
+                                                              a lone CR is a line end
+                                                              (``files.decode_text`` makes it LF)
 blank lines            declines (two newlines touching)       skipped, still counted
 comments (``#...``)    declines (``#`` first on a line)       skipped, still counted
 line numbers           row i is line i + 1 (``RowLines``),    each ``\\n`` counts, 1-based, kept rows
@@ -48,7 +51,11 @@ JSON                   not sniffed (see the note below)       ``looks_like_json`
                                                               line of its doc key; a repeated qid
                                                               key, or doc key in one query, is an
                                                               error naming both lines
-gzip                   by magic bytes, content in memory      the same (``files.read_bytes``)
+compression            by magic bytes (gzip, bzip2, xz, zstd, the same (``files.read_bytes``)
+                       lz4), content in memory, at most
+                       ``files.input_size_limit()`` bytes
+pipes, FIFOs           read whole into memory (bounded as     the same
+                       compressed content), then as gzip
 digest                 sha256 of the stored bytes (from       the same
                        memory, or hashed later from the file
                        for a plain run: ``files.Digest``)
@@ -76,7 +83,7 @@ import pyarrow.csv as pcsv
 
 from .arrow import arrow_ints, arrow_mask, arrow_strings, string_lengths, to_numpy
 from .errors import InputError, InputWarning
-from .files import Digest, check_file, decode_text, read_bytes
+from .files import Digest, check_file, compression_of, decode_text, read_bytes, strip_compressed_suffix
 from .json_pairs import INT32_MAX, INT32_MIN, json_pairs
 
 
@@ -154,24 +161,32 @@ class RawLane:
 
 
 def lane_name_from_path(path: str) -> str:
-    """``bm25.run.gz`` → ``bm25``: drop ``.gz`` and then one suffix."""
-    base = os.path.basename(path)
-    if base.endswith(".gz"):
-        base = base[:-3]
+    """``bm25.run.gz`` → ``bm25``: drop a compression suffix (``.gz``, ``.bz2``, ``.xz``,
+    ``.zst``, ``.lz4``) and then one suffix."""
+    base = strip_compressed_suffix(os.path.basename(path))
     stem, dot, _ = base.rpartition(".")
     return stem if dot and stem else base
 
 
 def check_lane_name(name: str, where: str) -> None:
+    """A lane name is non-empty, without '.', '=', whitespace or control characters, and
+    without '+': ``NAME+capN`` / ``NAME+docfirst`` are the variant lanes' names, so a lane
+    called ``bm25+cap2`` would shadow one."""
     if not name or any(c in name for c in ".=") or any(c.isspace() for c in name):
         raise InputError(f"lane name {name!r} must be non-empty and contain no '.', '=' or whitespace", where)
+    if "+" in name:
+        raise InputError(f"lane name {name!r} must not contain '+' (reserved for variant lanes such as "
+                         f"NAME+cap2); name it with NAME=PATH", where)
+    if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in name):
+        raise InputError(f"lane name {name!r} must not contain control characters", where)
 
 
 def read_lane(path: str, name: str | None = None) -> RawLane:
     """Read a TREC run (``qid Q0 docid rank score tag``) or JSON ``{qid: {docid: score}}``."""
     lane_name = name if name is not None else lane_name_from_path(path)
     check_lane_name(lane_name, path)
-    scan = _scan_plain(path)
+    # a pipe (``<(zcat x.gz)``, a FIFO) is read once, into memory, like compressed content
+    scan = _scan_plain(path) if check_file(path) == "regular" else None
     if scan is not None:  # not compressed: one streaming pass of checks, then pyarrow reads the file
         digest = Digest(path=path)
         fast = _parse_run(path, scan.delim, scan.clean) if scan.clean is not False else None
@@ -277,7 +292,7 @@ class _ChunkCheck:
     byte of the previous one): no two separators (``delim`` or newline) touch, the
     content does not start with a separator or end with ``delim``, no byte below 0x21
     other than the separators (so no CR, NUL, other whitespace), no line starts with
-    ``#``, and the bytes are UTF-8. ``result``: True (all ASCII), None (clean, some
+    ``#``, and the bytes are UTF-8 with no BOM (U+FEFF). ``result``: True (all ASCII), None (clean, some
     UTF-8 beyond ASCII), False (leave the file to the general reader)."""
 
     def __init__(self, delim: int):
@@ -319,7 +334,9 @@ class _ChunkCheck:
 
                 self.utf8 = codecs.getincrementaldecoder("utf-8")()
             try:
-                self.utf8.decode(c[lo:].tobytes())
+                if "\ufeff" in self.utf8.decode(c[lo:].tobytes()):  # a BOM past the start
+                    self.ok = False
+                    return
             except UnicodeDecodeError:
                 self.ok = False
                 return
@@ -391,13 +408,12 @@ def _scan_plain(path: str) -> _Scan | None:
     fast path's byte checks and the tag of its last line -- without holding or
     mapping the whole file (pyarrow then reads it itself). A large file is checked
     as two halves split after a newline, on two threads; the verdict is the same.
-    None for gzip."""
-    check_file(path)
+    None for compressed content."""
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
             head = fh.read(_SCAN_STEP)
-            if head[:2] == b"\x1f\x8b":
+            if compression_of(head[:6]) is not None:
                 return None
             nl = head.find(b"\n")
             delim = None if head[:3] == b"\xef\xbb\xbf" else _delimiter(head[:nl] if nl >= 0 else head)
@@ -582,7 +598,8 @@ class Fields:
 def split_fields(text: str) -> Fields:
     """Split text into lines and ASCII-whitespace fields; drop blank and ``#`` lines.
 
-    Line numbers count every ``\n`` (CRLF is fine: ``\r`` is whitespace).
+    Line numbers count every ``\n`` (CRLF is fine: ``\r`` is whitespace; a lone CR was
+    made a line end by ``files.decode_text``).
     """
     pa, pc = _pa()
     data = text.encode("utf-8")

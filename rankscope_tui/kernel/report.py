@@ -161,4 +161,54 @@ def read_report(path: str) -> dict:
     report = load_json(read_text(path), path)
     if not isinstance(report, dict) or not str(report.get("schema", "")).startswith("rankscope.report/"):
         raise InputError("not a rankscope report (no 'schema': 'rankscope.report/1')", path, 1)
+    if report["schema"] != SCHEMA:
+        raise InputError(f"report schema {str(report['schema'])[:60]!r} is not the one this version reads "
+                         f"({SCHEMA!r})", path, 1)
+    check_report_values(report, path)
     return report
+
+
+def check_report_values(report: dict, path: str) -> None:
+    """What ``diff`` and ``verdict`` read must be possible: every metric value (per query, and
+    the lanes' cells with their intervals) a finite number in [0, 1] (every metric is a
+    proportion), an interval's low <= high, a per-query rank an integer >= 0."""
+    import math
+
+    from .errors import InputError
+
+    def bad(where: str, what: str):
+        return InputError(f"not a rankscope report: {where} {what}"[:300], path, 1)
+
+    def unit(v, where: str) -> None:
+        if v is None:
+            return
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise bad(where, "is not a finite number")
+        if not 0 <= v <= 1:
+            raise bad(where, f"is {v!r}, outside [0, 1] (metrics are proportions)")
+
+    lanes = report.get("lanes")
+    if isinstance(lanes, dict):
+        for lane, levels in lanes.items():
+            for level, cells in (levels.items() if isinstance(levels, dict) else ()):
+                for m, c in (cells.items() if isinstance(cells, dict) else ()):
+                    if not isinstance(c, dict):
+                        continue
+                    where = f"lanes.{lane}.{level}.{m}"
+                    for k in ("value", "low", "high"):
+                        unit(c.get(k), f"{where}.{k}")
+                    lo, hi = c.get("low"), c.get("high")
+                    if lo is not None and hi is not None and lo > hi:
+                        raise bad(where, f"has low {lo!r} above high {hi!r}")
+    pq = report.get("per_query")
+    if isinstance(pq, dict):
+        for lane, levels in pq.items():
+            for level, rows in (levels.items() if isinstance(levels, dict) else ()):
+                for qid, vals in (rows.items() if isinstance(rows, dict) else ()):
+                    for m, v in (vals.items() if isinstance(vals, dict) else ()):
+                        where = f"per_query.{lane}.{level}.{qid}.{m}"
+                        if m == "rank":
+                            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                                raise bad(where, "is not an integer >= 0 (0: no relevant hit)")
+                        else:
+                            unit(v, where)

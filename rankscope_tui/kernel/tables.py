@@ -1,8 +1,10 @@
 """Small tables beside the runs: strata (``qid<TAB>label``), a corpus (doc ids) and
 texts (``id<TAB>text``), read whole by the line.
 
-Lines are numbered from 1 counting every ``\n``; a trailing CR is dropped; blank
-lines are skipped; strata also skip ``#`` comment lines (as runs and qrels do).
+Lines are numbered from 1 counting every line end (LF, CRLF, or a lone CR: see
+``files.decode_text``); a trailing CR is dropped; blank lines and ``#`` comment lines
+are skipped in every table (as in runs and qrels), so a corpus line ``# header`` is not
+a doc id. A strata label may not be ``(none)``: that names the unlabelled bucket.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ from __future__ import annotations
 import os
 
 from .errors import InputError
-from .files import read_text
+from .files import read_text, strip_compressed_suffix
+
+NONE_LABEL = "(none)"  # the bucket of queries without a label (workspace.NONE_LABEL)
 
 
 def _tab_lines(path: str):
     text = read_text(path)
     for i, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("#"):  # blank, or a comment
             continue
         yield i, line
 
@@ -26,14 +30,15 @@ def read_strata(path: str) -> dict[str, str]:
     """``qid<TAB>label`` per line; a line without a tab, or a qid given two labels, is an error."""
     out: dict[str, str] = {}
     for i, line in _tab_lines(path):
-        if line.lstrip().startswith("#"):  # a comment, as in runs and qrels
-            continue
         if "\t" not in line:
             raise InputError("expected 'qid<TAB>label' (no tab on this line)", path, i)
         q, label = line.split("\t", 1)
         q, label = q.strip(), label.strip()
         if not q or not label:
             raise InputError("empty qid or label", path, i)
+        if label == NONE_LABEL:
+            raise InputError(f"label {NONE_LABEL!r} is reserved for queries without a label; use another word",
+                             path, i)
         if out.get(q, label) != label:
             raise InputError(f"query {q!r} has two labels: {out[q]!r} and {label!r}", path, i)
         out[q] = label
@@ -57,14 +62,12 @@ def qid_display_order(qids) -> list[int]:
 
 
 def stratification_name(path: str) -> str:
-    base = os.path.basename(path)
-    if base.endswith(".gz"):
-        base = base[:-3]
+    base = strip_compressed_suffix(os.path.basename(path))
     return base.rsplit(".", 1)[0] if "." in base else base
 
 
 def read_corpus(path: str) -> set[str]:
-    """Doc ids: one per line, or the first column of a TSV."""
+    """Doc ids: one per line, or the first column of a TSV (``#`` lines are comments)."""
     ids = {line.split("\t", 1)[0].strip() for _, line in _tab_lines(path)}
     ids.discard("")
     if not ids:

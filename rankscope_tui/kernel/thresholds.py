@@ -29,6 +29,7 @@ class Thresholds:
     path: str
     data: dict
     calibration_qids: frozenset = field(default_factory=frozenset)
+    calibration_qrels_sha256: str | None = None  # from the file's fingerprints, when they name it
 
     @property
     def convex_weights(self) -> dict | None:
@@ -60,14 +61,23 @@ def read_thresholds(path: str) -> Thresholds:
         return b
 
     cal = block("calibration")
-    qids = cal.get("qids", [])
+    cal_sha = _calibration_qrels_sha(data, cal, path)
+    qids = cal.get("qids")
+    unknown = qids is None and cal_sha is None
+    qids = [] if qids is None else qids
     if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
         raise InputError("'calibration.qids' must be a list of strings", path, 1)
+    counts = [cal.get(k) for k in ("positives", "negatives")]
+    if "qids" in cal and all(isinstance(c, int) and not isinstance(c, bool) for c in counts) \
+            and sum(counts) != len(set(qids)):
+        raise InputError(f"'calibration.qids' lists {len(set(qids))} queries but 'calibration' counts "
+                         f"{counts[0]} positives + {counts[1]} negatives: the file was edited or is incomplete",
+                         path, 1)
     fusion = block("fusion")
     if fusion.get("rrf_k") is not None:
         k = as_finite_number(fusion["rrf_k"], "'fusion.rrf_k'", path, 1)
-        if not 0 <= k <= 1e6:
-            raise InputError("'fusion.rrf_k' must be between 0 and 1e6", path, 1)
+        if not 1 <= k <= 1e6:  # as --rrf-k: at least 1
+            raise InputError("'fusion.rrf_k' must be between 1 and 1e6", path, 1)
     conv = fusion.get("convex")
     if conv is not None:
         if not isinstance(conv, dict) or not isinstance(conv.get("weights"), dict):
@@ -87,7 +97,24 @@ def read_thresholds(path: str) -> Thresholds:
     r = gate.get("mutual_r")
     if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
         raise InputError("'gate.mutual_r' must be a positive integer", path, 1)
-    return Thresholds(path, data, frozenset(qids))
+    if unknown:  # checked last: a malformed block above is named first
+        raise InputError("'calibration.qids' is missing and the fingerprints do not name the calibration qrels: "
+                         "which queries calibration used is unknown, so in-sample evaluation could not be told "
+                         "from held-out; re-run `rankscope calibrate`", path, 1)
+    return Thresholds(path, data, frozenset(qids), cal_sha)
+
+
+def _calibration_qrels_sha(data: dict, cal: dict, path: str) -> str | None:
+    """sha256 of the calibration qrels, from ``fingerprints[calibration.qrels]``; None when
+    the file does not say (no fingerprints, or none for that path)."""
+    fp = data.get("fingerprints")
+    if fp is None:
+        return None
+    if not isinstance(fp, dict) or not all(isinstance(v, str) for v in fp.values()):
+        raise InputError("'fingerprints' must be an object {path: sha256}", path, 1)
+    q = cal.get("qrels")
+    sha = fp.get(q) if isinstance(q, str) else None
+    return sha.lower() if sha else None
 
 
 #: settings a fitted quantity depends on: (key in the settings block, command-line flag, words when unset)
@@ -129,7 +156,13 @@ def settings_warnings(settings, th: Thresholds) -> list:
 
 
 def in_sample_overlap(ws, th: Thresholds, queries: np.ndarray) -> int:
-    """How many evaluated queries were also calibration queries."""
+    """How many evaluated queries were also calibration queries: all of them when the
+    evaluated qrels are the calibration qrels (the same sha256 in the file's
+    fingerprints), else those the file lists as calibration queries."""
+    if th.calibration_qrels_sha256 is not None:
+        evaluated = next((f.sha256 for f in ws.inputs if f.role == "qrels"), None)
+        if evaluated is not None and evaluated.lower() == th.calibration_qrels_sha256:
+            return int(np.asarray(queries).size)
     return sum(1 for q in ws.qids[queries].tolist() if q in th.calibration_qids)
 
 

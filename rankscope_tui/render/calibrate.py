@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .escaping import terminal_safe
 from .report import conformal_floor_line, gate_rate, gate_score, null_floor_line
 
 
@@ -69,4 +70,4 @@ def calibrate_text(data: dict, out_path: str) -> str:
                        f"{ms.get('vacuous_queries', '—')} ({share})")
         lines += ["  " + s for s in sub]
     lines.append(f"thresholds written to {out_path}")
-    return "".join(line + "\n" for line in lines)
+    return terminal_safe("".join(line + "\n" for line in lines))

@@ -5,7 +5,7 @@ and the caption."""
 from __future__ import annotations
 
 from ..kernel.randomization import format_p
-from .escaping import escape_latex, escape_markdown
+from .escaping import escape_latex, escape_markdown, terminal_safe
 
 
 def _f(x, digits: int = 4) -> str:
@@ -60,7 +60,7 @@ def render_compare(comparison, fmt: str = "text") -> str:
         lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(escape_markdown(c) for c in r) + " |" for r in rows]
         lines += [""] + [f"- {escape_markdown(n)}" for n in notes] + ["", "*" + escape_markdown(cap) + "*"]
-        return "\n".join(lines) + "\n"
+        return terminal_safe("\n".join(lines) + "\n")
     if fmt == "latex":
         lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lll" + "r" * (len(header) - 3) + "}", r"\toprule",
                  " & ".join(escape_latex(h) for h in header) + r" \\", r"\midrule"]
@@ -71,7 +71,7 @@ def render_compare(comparison, fmt: str = "text") -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines += [""] + notes + ["", cap]
-    return "\n".join(lines) + "\n"
+    return terminal_safe("\n".join(lines) + "\n")
 
 
 def log_reuse_line(earlier: int, qrels_sha256: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .escaping import terminal_safe
+
 
 def render_diff(diff) -> str:
     header = f"{'lane':14} {'level':6} {'metric':11} {'n':>5} {'before':>8} {'after':>8} {'delta':>8} {'p':>8} {'adj p':>8}  status"
@@ -13,4 +15,4 @@ def render_diff(diff) -> str:
         lines.append(f"{r.lane:14} {r.level:6} {r.metric:11} {r.n:5d} {r.before_mean:8.4f} {r.after_mean:8.4f} "
                      f"{r.difference:+8.4f} {p:>8} {ap:>8}  {status}\n")
     lines.append(f"{len(diff.rows)} rows tested (Holm over the rows); {len(diff.regressions)} established regression(s)\n")
-    return "".join(lines)
+    return terminal_safe("".join(lines))

@@ -1,21 +1,43 @@
-"""Escaping names for LaTeX and markdown tables: a lane, qid or stratum prints as itself."""
+"""Escaping names for terminals, LaTeX and markdown: a lane, qid or stratum prints as itself,
+and never as a control sequence.
+
+``escape_control`` shows every control character as a visible escape (``\\x1b``,
+``\\x9b``, ``\\u202e``): C0 (U+0000-U+001F) except the structural tab and newline of a
+rendered text, DEL, C1 (U+0080-U+009F) and the bidirectional overrides/isolates
+(U+202A-U+202E, U+2066-U+2069, which reorder what a terminal shows). Every text
+renderer passes its whole output through it (``terminal_safe``); markdown and LaTeX
+cells escape every control character, tab and newline included, before their own
+escapes. A name holding a backslash followed by ``x1b`` prints the same as one holding
+ESC -- the escape is for reading, not for round trips (the JSON report keeps the bytes).
+"""
 
 from __future__ import annotations
+
+from ..kernel.encoding import escape_control
+
+__all__ = ["escape_control", "terminal_safe", "escape_latex", "escape_markdown"]
 
 LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                  "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
+def terminal_safe(text: str) -> str:
+    """A rendered text for a terminal: its lines and tabs kept, every other control shown escaped."""
+    return escape_control(text, keep_layout=True)
+
+
 def escape_latex(text: str) -> str:
-    """Every LaTeX special character as its text-mode command (``|`` prints as a bar)."""
-    return "".join(LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    """Every LaTeX special character as its text-mode command (``|`` prints as a bar);
+    control characters as visible escapes first."""
+    return "".join(LATEX_SPECIAL.get(ch, ch) for ch in escape_control(text))
 
 
 def escape_markdown(text: str) -> str:
-    """A backslash before every character markdown could read as markup."""
+    """A backslash before every character markdown could read as markup; control
+    characters as visible escapes first."""
     out = []
-    for ch in str(text):
+    for ch in escape_control(text):
         if ch in "\\`*_{}[]()#+-.!|<>$%&~":
             out.append("\\" + ch)
         else:

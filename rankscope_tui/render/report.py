@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .escaping import escape_latex, escape_markdown
+from .escaping import escape_latex, escape_markdown, terminal_safe
 
 
 def _fmt_cell(cell: dict) -> str:
@@ -341,7 +341,8 @@ def render_latex(report: dict) -> str:
 
 
 #: ``evaluate --format`` → renderer
-RENDERERS = {"text": render_text, "markdown": render_markdown, "latex": render_latex}
+RENDERERS = {k: (lambda report, f=f: terminal_safe(f(report)))  # every format: no control sequence reaches a terminal
+             for k, f in {"text": render_text, "markdown": render_markdown, "latex": render_latex}.items()}
 
 
 #: A text field of the per-query CSV that starts with one of these is written with a

@@ -5,6 +5,7 @@ threshold or the against-value with its interval, and both decisions; the decidi
 from __future__ import annotations
 
 from ..kernel.rules import AGAINST_NOTE, NOT_APPLICABLE
+from .escaping import terminal_safe
 
 
 def _num(v) -> str:
@@ -55,4 +56,4 @@ def render_verdict(v) -> str:
         lines.append("a rule on a count or share (no interval) is judged on the point in either column\n")
     lines.append(f"deciding column: {v.on}{' (strict: undecided fails)' if v.strict else ''}; "
                  f"{len(failures)} of {len(results)} rules fail\n")
-    return "".join(lines)
+    return terminal_safe("".join(lines))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.markup import escape
+from ..widgets.safe import escape
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 

@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
+from ..widgets.safe import escape
 from textual.widgets import Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 

@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
+from ..widgets.safe import escape
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot

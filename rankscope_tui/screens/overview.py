@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 from textual import on
-from textual.markup import escape
+from ..widgets.safe import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -170,7 +170,7 @@ drills into the current query.
         doc, score, rank = lane.doc[rows], lane.score[rows], lane.rank[rows]
         n = min(PARSED_ROWS, doc.size)
         grades = ws.judgments.grade_of(np.full(n, q), doc[:n])
-        title.update(f"Parsed order — lane [b]{self.parsed_lane}[/], query [b]{self.parsed_qid}[/] "
+        title.update(f"Parsed order — lane [b]{escape(self.parsed_lane)}[/], query [b]{escape(self.parsed_qid)}[/] "
                      f"({doc.size} hits; ties broken on doc id descending)")
         for i in range(n):
             same_prev = i > 0 and score[i] == score[i - 1]

@@ -7,7 +7,7 @@ import numpy as np
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.markup import escape
+from ..widgets.safe import escape
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Static
@@ -87,7 +87,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         levels = []
         for level in self.ws.levels():
             att = A.attribute_workspace(self.ws, level)  # cached in the workspace
-            levels.append(f"{att.label_of(self.ws.n_queries)[q]} ({level})")
+            levels.append(f"{escape(att.label_of(self.ws.n_queries)[q])} ({level})")
         return ", ".join(levels)
 
     def _render_head(self, q: int) -> None:
@@ -98,7 +98,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         if ws.ood_negatives is not None and q in set(ws.ood_negatives.tolist()):
             cls = "out-of-domain negative"
         nrel = int(relevant_counts(ws.judgments, ws.n_queries, ws.settings.relevant)[q])
-        strata = " · ".join(f"{name} = {labels[q]}" for name, labels in ws.strata.items())
+        strata = " · ".join(f"{escape(name)} = {escape(labels[q])}" for name, labels in ws.strata.items())
         text = ws.query_text.get(qid, "")
         lines = [f"[b]Query {escape(qid)}[/]  {cls} · {nrel} relevant judged" + (f" · {strata}" if strata else ""),
                  f"attribution (window {ws.settings.window}): [b]{self._attribution_label(q)}[/]"]

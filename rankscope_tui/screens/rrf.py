@@ -14,7 +14,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.markup import escape
+from ..widgets.safe import escape, text as safe_text
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
@@ -279,7 +279,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             g = int(grades[i])
             rel = g != NO_JUDGMENT and g >= ws.settings.relevant
             d = str(ws.doc_id(doc[i]))
-            t.add_row(str(i + 1), Text(d, style="bold reverse") if rel else d, "·" if g == NO_JUDGMENT else str(g))
+            t.add_row(str(i + 1), safe_text(d, style="bold reverse") if rel else d, "·" if g == NO_JUDGMENT else str(g))
 
     def _draw_focus(self) -> None:
         ws, r = self.ws, self.current

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Label, Select, Static
 
 from ..kernel.settings import DEFAULT_METRIC
 from ..widgets import fmt
+from ..widgets.safe import escape
 from .base import PlainTable, QidTable, ViewScreen
 
 
@@ -101,7 +102,7 @@ document-first variant lanes.
                      "\0overall"))
         self.query_one("#st-table", PlainTable).fill(["stratum", "n", *lanes], rows)
         self.query_one("#st-note", Static).update(
-            f"{self.metric} at {self.level} level per stratum of [b]{self.stratification}[/]; "
+            f"{self.metric} at {self.level} level per stratum of [b]{escape(self.stratification)}[/]; "
             f"{rep['definitions'].get(self.metric, '')}. Descriptive: intervals per cell, not simultaneous."
         )
         if self.label not in block:
@@ -139,7 +140,7 @@ document-first variant lanes.
             rows.append(([qid, *[fmt.num(cols[l][q]) for l in lanes], ws.query_text.get(qid, "")[:60]], qid))
         table.fill(["qid", *lanes, "text"], rows)
         self.query_one("#st-q-title", Label).update(
-            f"Positives in stratum [b]{self.label}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
+            f"Positives in stratum [b]{escape(self.label)}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
 
     def _lanes(self) -> list[str]:
         lanes = list(self.report["lanes"])

@@ -9,7 +9,7 @@ from dataclasses import replace
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.markup import escape
+from ..widgets.safe import escape
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static

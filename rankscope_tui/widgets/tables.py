@@ -5,19 +5,21 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from .safe import text as _plain
+
 
 class PlainTable(DataTable):
     """A DataTable whose string cells are plain text (doc ids and query texts are data, not markup)."""
 
     def add_row(self, *cells, **kw):
-        return super().add_row(*[Text(c) if isinstance(c, str) else c for c in cells], **kw)
+        return super().add_row(*[_plain(c) if isinstance(c, str) else c for c in cells], **kw)
 
     def fill(self, columns: list[str], rows: list[tuple[list, str | None]]) -> None:
         """Clear and refill: ``rows`` are (cells, row key). Each column gets a fixed width (its
         widest cell), so a frame drawn before the table measures its new rows cannot keep
         the old widths and cut the new cells."""
         self.clear(columns=True)
-        cells = [[Text(c) if isinstance(c, str) else c for c in row] for row, _ in rows]
+        cells = [[_plain(c) if isinstance(c, str) else c for c in row] for row, _ in rows]
         for i, name in enumerate(columns):
             self.add_column(name, width=max([Text(name).cell_len] + [row[i].cell_len for row in cells]))
         for row, (_, key) in zip(cells, rows):
