@@ -20,6 +20,7 @@ from .multiplicity import adjust_p
 from .paired import aligned
 from .randomization import check_resamples, randomization_test
 from .settings import DiffSettings
+from .settings import DEFAULT_CONFIDENCE
 
 SCHEMA = "rankscope.diff/1"
 #: The correction over the rows of a diff (SPEC §8).
@@ -126,7 +127,7 @@ def diff_rows(
     *,
     resamples: int = 9999,
     seed: int = 0,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     min_delta: float = 0.0,
     chunk: int | None = None,
     threads: int | None = None,

@@ -30,6 +30,7 @@ from .errors import InputError, InputWarning
 from .settings import GateSettings
 from .thresholds import Thresholds, in_sample_overlap
 from .workspace import Workspace
+from .settings import DEFAULT_CONFIDENCE
 
 #: report.json's gate definitions (kept word for word: the report is compared byte for byte).
 DEFINITIONS = {
@@ -80,7 +81,7 @@ class GateAnalysis:
     settings: GateSettings
     lane: str | None
     skipped_reason: str | None = None
-    confidence: float = 0.95
+    confidence: float = DEFAULT_CONFIDENCE
     top: G.TopScores | None = None
     positives: np.ndarray | None = None
     negatives: dict = field(default_factory=dict)  # name -> query codes

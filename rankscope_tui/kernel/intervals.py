@@ -24,6 +24,7 @@ import numpy as np
 
 from .errors import InputError
 from .resampling import Progress, as_matrix, bootstrap_means, check_resamples
+from .settings import DEFAULT_CONFIDENCE
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
@@ -166,7 +167,7 @@ def _check_counts(k: int, n: int) -> tuple[int, int]:
     return k, n
 
 
-def wilson(k: int, n: int, confidence: float = 0.95) -> Interval:
+def wilson(k: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
     """Wilson score interval for k events in n trials.
 
     centre = (p̂ + z²/2n) / (1 + z²/n), half-width = z·√(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n),
@@ -189,7 +190,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Interval:
     return Interval(p, low, high, "wilson", n, c)
 
 
-def wald(k: int, n: int, confidence: float = 0.95) -> Interval:
+def wald(k: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
     """Normal-approximation (Wald) interval p̂ ± z·√(p̂(1−p̂)/n), clipped to [0, 1].
 
     Shown only beside Wilson: at k = 0 (or k = n) its width is zero, which
@@ -214,14 +215,14 @@ def rule_of_three(n: int) -> float:
     return 3.0 / n
 
 
-def wilson_upper_zero(n: int, confidence: float = 0.95) -> float:
+def wilson_upper_zero(n: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
     """Wilson upper limit after 0 events: z²/(n + z²), a one-sided (1+c)/2 bound (97.5 % at c = 0.95)."""
     _, n = _check_counts(0, n)
     z2 = z_value(confidence) ** 2
     return z2 / (n + z2)
 
 
-def zero_event_bounds(n: int, confidence: float = 0.95) -> tuple[Interval, Interval, Interval]:
+def zero_event_bounds(n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[Interval, Interval, Interval]:
     """The lesson-04 row for 0 events in n trials: Wilson, rule of three and Wald, each labelled with its level."""
     c = check_confidence(confidence)
     w = wilson(0, n, c)
@@ -230,7 +231,7 @@ def zero_event_bounds(n: int, confidence: float = 0.95) -> tuple[Interval, Inter
     return w1, r3, wald(0, n, c)
 
 
-def negatives_needed(t: float, confidence: float = 0.95) -> tuple[int, int]:
+def negatives_needed(t: float, confidence: float = DEFAULT_CONFIDENCE) -> tuple[int, int]:
     """Negatives needed to bound a false-accept rate by t after zero false accepts.
 
     Returns (⌈z²(1−t)/t⌉, ⌈3/t⌉): the smallest n whose Wilson upper limit
@@ -343,7 +344,7 @@ def bootstrap_intervals(
     values: np.ndarray | Sequence[float],
     resamples: int = 9999,
     seed: int = 0,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     chunk: int | None = None,
     alternative: str = "two-sided",
     method_name: str = "percentile bootstrap",

@@ -27,6 +27,7 @@ from .errors import InputError
 from .intervals import BcaParts, bca_bounds, bca_parts, check_alternative, check_confidence, finite_or_none, percentile_bounds
 from .resampling import GATHER_MODE, Progress, block_rows, row_means, walk_stream
 from .randomization import FlipCounter, check_resamples
+from .settings import DEFAULT_CONFIDENCE
 
 #: How many largest losses and largest gains a pair lists.
 LARGEST = 5
@@ -299,7 +300,7 @@ def paired_statistics(
     *,
     resamples: int = 9999,
     seed: int = 0,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     alternative: str = "two-sided",
     chunk: int | None = None,
     threads: int | None = None,

@@ -20,6 +20,9 @@ DEFAULT_CONFIDENCE = 0.95
 #: Bootstrap and sign-flip resamples.
 DEFAULT_RESAMPLES = 9999
 DEFAULT_RRF_K = 60
+#: The gate's target false-positive identification rate and conformal miss rate.
+DEFAULT_FPIR = 0.05
+DEFAULT_MISS_RATE = 0.05
 
 
 def _default_metrics() -> tuple:
@@ -69,9 +72,9 @@ class GateSettings:
     """The gate's conditions and how its operating point is picked (SPEC §6)."""
 
     gate_on: str | None = None  # the gate lane; None = the only input lane
-    fpir: float = 0.05  # target false-positive identification rate
+    fpir: float = DEFAULT_FPIR  # target false-positive identification rate
     conservative: bool = False  # pick on the Wilson upper bound of FPIR
-    miss_rate: float = 0.05  # conformal alpha
+    miss_rate: float = DEFAULT_MISS_RATE  # conformal alpha
     margin: float | None = None  # top minus runner-up must be >= this
     mutual: int | None = None  # mutual-nearest-neighbour r
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import InputError
 from .rates import Rate, _put
 from .scores import TopScores, _mask, _neg_sets
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_MISS_RATE
 
 INF = math.inf
 
@@ -53,7 +54,7 @@ def null_floor(
     negatives: np.ndarray,
     name: str = "in_domain",
     evaluate_on: Mapping[str, np.ndarray] | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> NullFloor:
     """Null floor fitted on one negative set, with its FPIR on each set in ``evaluate_on``
     (default: the fitting set itself)."""
@@ -76,7 +77,7 @@ def null_floor(
     return NullFloor(name, n, n_absent, mean, sd, floor, None, fpir)
 
 
-def null_floors(top: TopScores, negatives: Mapping[str, np.ndarray], confidence: float = 0.95) -> dict[str, NullFloor]:
+def null_floors(top: TopScores, negatives: Mapping[str, np.ndarray], confidence: float = DEFAULT_CONFIDENCE) -> dict[str, NullFloor]:
     """One null floor per negative set, each evaluated on every set (the lesson-09 table:
     an out-of-domain floor quoted on in-domain negatives, and vice versa)."""
     sets = _neg_sets(negatives, top.n_queries)
@@ -150,7 +151,7 @@ class ConformalFloor:
         return d
 
 
-def conformal_floor(top: TopScores, positives: np.ndarray, miss_rate=0.05, in_sample: bool = False) -> ConformalFloor:
+def conformal_floor(top: TopScores, positives: np.ndarray, miss_rate=DEFAULT_MISS_RATE, in_sample: bool = False) -> ConformalFloor:
     """Conformal floor over **every** calibration positive (SPEC §6).
 
     Never falls back to the sample minimum (coverage n/(n+1) only): when the order

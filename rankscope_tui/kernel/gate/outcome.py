@@ -16,6 +16,7 @@ import numpy as np
 from .mutual import MutualNN
 from .rates import Rate, _put
 from .scores import TopScores, _mask, _neg_sets
+from ..settings import DEFAULT_CONFIDENCE
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Outcome:
     rejected: int
     wrong_accept: int
     fpir: dict[str, Rate]
-    confidence: float = 0.95
+    confidence: float = DEFAULT_CONFIDENCE
 
     @property
     def fnir(self) -> Rate:
@@ -93,7 +94,7 @@ def gate_outcome(
     margin: float | None = None,
     mutual: MutualNN | None = None,
     r: int | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> GateOutcome:
     """Outcome of the gate ``t >= floor AND margin >= m AND position <= r`` (inactive
     conditions are None). Absent queries are rejected by every condition."""
@@ -126,7 +127,7 @@ def condition_outcomes(
     margin: float | None = None,
     mutual: MutualNN | None = None,
     r: int | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> dict[str, Outcome]:
     """The outcome of the floor alone and of the floor ANDed with each active condition:
     ``floor``, ``floor AND margin``, ``floor AND mutual`` and, with both, ``floor AND margin

@@ -16,6 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import intervals as _iv
+from ..settings import DEFAULT_CONFIDENCE
 
 INF = math.inf
 
@@ -50,7 +51,7 @@ def _wilson_arrays(k, n, confidence: float):
     return p, low, high
 
 
-def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+def wilson_interval(k: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
     """(low, high) of :func:`intervals.wilson` as floats; NaNs when n == 0."""
     iv = _iv.wilson(int(k), int(n), confidence)
     return (math.nan, math.nan) if iv.low is None else (float(iv.low), float(iv.high))
@@ -89,7 +90,7 @@ class Rate:
 
     k: int
     n: int
-    confidence: float = 0.95
+    confidence: float = DEFAULT_CONFIDENCE
 
     @property
     def wilson(self) -> "_iv.Interval":
@@ -116,13 +117,13 @@ class Rate:
         return {"k": int(self.k), **self.wilson.as_dict()}
 
 
-def negatives_needed(target: float, confidence: float = 0.95) -> int:
+def negatives_needed(target: float, confidence: float = DEFAULT_CONFIDENCE) -> int:
     """Smallest n whose Wilson upper bound after 0 false accepts in n is <= target:
     n >= z²(1 − t)/t (73 at t = 0.05, c = 0.95). See :func:`intervals.negatives_needed`."""
     return _iv.negatives_needed(target, confidence)[0]
 
 
-def rule_of_three_table(targets: Iterable[float] = (0.1, 0.05, 0.02, 0.01, 0.005, 0.001), confidence: float = 0.95) -> list[dict]:
+def rule_of_three_table(targets: Iterable[float] = (0.1, 0.05, 0.02, 0.01, 0.005, 0.001), confidence: float = DEFAULT_CONFIDENCE) -> list[dict]:
     """Negatives needed to bound a false-accept rate t with zero false accepts: Wilson
     (one-sided (1+c)/2 bound, ⌈z²(1−t)/t⌉) beside the rule of three (one-sided 95 %, ⌈3/t⌉)."""
     z = _z(confidence)

@@ -18,6 +18,7 @@ from ..ranking import distinct
 from .mutual import MutualNN
 from .rates import INF, Rate, _num_list, _put, _wilson_arrays, negatives_needed
 from .scores import TopScores, _mask, _neg_sets
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_FPIR
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,7 +40,7 @@ class Sweep:
     rejected: np.ndarray
     accepted: dict[str, np.ndarray]
     n_negatives: dict[str, int]
-    confidence: float = 0.95
+    confidence: float = DEFAULT_CONFIDENCE
 
     @property
     def floor(self) -> np.ndarray:
@@ -156,7 +157,7 @@ def sweep(
     margin: float | None = None,
     mutual: MutualNN | None = None,
     r: int | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Sweep:
     """Floor sweep. Candidates: the distinct finite top scores of every evaluated query
     (positives and every negative set) plus +inf. Optional margin / mutual conditions are
@@ -173,7 +174,7 @@ def margin_sweep(
     top: TopScores,
     positives: np.ndarray,
     negatives: Mapping[str, np.ndarray] | np.ndarray | None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Sweep:
     """Sweep of the margin **alone** (no floor): candidates are the distinct finite
     margins of the evaluated queries plus +inf; accept iff present and margin >= m.
@@ -248,9 +249,9 @@ class OperatingPoint:
 
 def operating_point(
     sw: Sweep,
-    target_fpir: float = 0.05,
+    target_fpir: float = DEFAULT_FPIR,
     conservative: bool = False,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     negative_set: str | None = None,
 ) -> OperatingPoint:
     """Smallest candidate floor whose FPIR on ``negative_set`` (default: the first set,
@@ -337,9 +338,9 @@ class OperatingMargin:
 
 def operating_margin(
     msw: Sweep,
-    target_fpir: float = 0.05,
+    target_fpir: float = DEFAULT_FPIR,
     conservative: bool = False,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     negative_set: str | None = None,
 ) -> OperatingMargin:
     """Operating margin from a :func:`margin_sweep`. At m = +inf the accepted negatives
