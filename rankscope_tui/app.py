@@ -252,6 +252,13 @@ class RankscopeApp(App):
             return AwaitComplete(nothing())
         return super().pop_screen()
 
+    async def _check_bindings(self, key: str, priority: bool = False) -> bool:
+        """Keys that arrive after `q` (one burst: `q` then `e`) or before the first screen are
+        dropped: there is no screen left to bind them to."""
+        if self.closing or not self._screen_stacks or not self.screen_stack:
+            return True
+        return await super()._check_bindings(key, priority)
+
     async def run_action(self, action, default_namespace=None) -> bool:
         """Every key's action: one that raises does not end the app. A fault in our code is
         shown in the error dialog; a widget's own glitch on an edge (page down in an empty
@@ -377,6 +384,8 @@ class RankscopeApp(App):
         o = self.state.options
         if req.kind == "lane":
             o = replace(o, lanes=o.lanes + ((None, req.path),))
+        elif req.kind == "lanes":
+            o = replace(o, lanes=((None, req.path),))
         elif req.kind == "strata":
             o = replace(o, strata=o.strata + (req.path,))
         else:

@@ -63,6 +63,9 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
 
     def refresh_view(self) -> None:
         ws, qid = self.ws, self.app.qid
+        if ws is None and self.state.report_error is not None:
+            self.query_one("#q-head", Static).update(escape(self.waiting("loading")))
+            return
         if ws is None or qid is None or qid not in ws.qid_index:
             self.query_one("#q-head", Static).update("no query selected — press / to find one")
             return

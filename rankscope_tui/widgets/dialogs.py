@@ -275,6 +275,7 @@ class ExportDialog(Dialog):
 
 OPEN_KINDS = [
     ("lane (a run to add)", "lane"),
+    ("lane (replaces every lane)", "lanes"),
     ("qrels (replaces the judgments)", "qrels"),
     ("strata (a stratification to add)", "strata"),
     ("query texts (replaces --queries)", "queries"),
