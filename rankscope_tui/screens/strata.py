@@ -80,6 +80,7 @@ document-first variant lanes.
 
     def _render_table(self) -> None:
         rep = self.report
+        if rep is None or self.stratification not in (rep.get("strata") or {}): return  # none loaded (issue 14.7)
         block = rep["strata"][self.stratification]
         table = self.query_one("#st-table", DataTable)
         lanes = self._lanes()
