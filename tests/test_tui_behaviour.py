@@ -481,7 +481,8 @@ def _cranfield_options(strata: bool) -> DashboardOptions | None:
 
 
 @pytest.mark.parametrize("data,seed", [("demo", 1), ("cranfield", 2), ("cranfield+strata", 3)])
-async def test_random_key_storm_leaves_the_app_alive(data, seed, demo_options, loaded):
+async def test_random_key_storm_leaves_the_app_alive(data, seed, demo_options, loaded, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # what the storm types into the export dialog is written here
     if data == "demo":
         app = make_app(demo_options, loaded)
     else:
