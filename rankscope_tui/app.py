@@ -15,18 +15,24 @@ Invariants (see tests/test_tui.py):
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
+import threading
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from .screens import VIEWS, view_screens
-from .screens.palette import RankscopeCommands
+from .screens.palette import RankscopeCommands, RankscopePalette
 from .state import DashboardState, error_line, evaluate, load_workspace
-from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, SearchDialog
+from .widgets.dialogs import (ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest,
+                              SearchDialog)
 from .widgets.safe import escape as safe_escape, escape_control
 
 
@@ -46,6 +52,9 @@ class RankscopeApp(App):
         ],
         Binding("e", "export", "Export", id="app.export", tooltip="Write report.json (same as evaluate --out)"),
         Binding("slash", "search", "Find query", id="app.search", tooltip="Go to a query by qid or text"),
+        Binding("o", "open", "Open", id="app.open", tooltip="Open a lane, qrels, strata or texts (reloads)"),
+        Binding("escape", "leave_input", "Leave input", id="app.leave_input",
+                tooltip="Stop typing into this field: the view keys work again"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="What this view teaches, and its keys"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
@@ -79,13 +88,37 @@ class RankscopeApp(App):
         elif self.state.has_inputs:
             self.load()
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="loading inputs")
-    def load(self) -> None:
-        ws = load_workspace(self.state.options)
-        self.call_from_thread(self._loaded, ws)
+    @work(exclusive=True, group="load", exit_on_error=False, description="loading inputs")
+    async def load(self) -> None:
+        """Read the inputs in a daemon thread the worker awaits: quitting (or a new load)
+        cancels the worker and abandons the thread, so an input that blocks (a FIFO with no
+        writer, a stalled network file) never keeps the dashboard from quitting."""
+        options = self.state.options
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+
+        def settle(ok: bool, value) -> None:
+            if not done.done():
+                (done.set_result if ok else done.set_exception)(value)
+
+        def read() -> None:
+            try:
+                result, ok = load_workspace(options), True
+            except BaseException as exc:  # handed to the worker, which reports it
+                result, ok = exc, False
+            try:
+                loop.call_soon_threadsafe(settle, ok, result)
+            except RuntimeError:  # the app has gone: nobody is waiting
+                pass
+
+        threading.Thread(target=read, name="rankscope-load", daemon=True).start()
+        ws = await done
+        if options is self.state.options:  # not a load the user has since replaced
+            self._loaded(ws)
 
     def _loaded(self, ws) -> None:
         self.state.base_workspace = ws
+        self.state.load_error = None
         self.ws = ws.snapshot()
         self._sync_lanes()
         if self.qid is None:
@@ -132,12 +165,36 @@ class RankscopeApp(App):
             if event.worker.group == "report":
                 self.state.report_error = event.worker.error
                 self.report_version += 1
+            if event.worker.group == "load":
+                self.state.load_error = event.worker.error
+                if self.state.base_workspace is None:  # nothing to show: every view says why
+                    self.state.report_error = event.worker.error
+                    self._show_load_error_everywhere()
+                self.report_version += 1
             self.show_error(event.worker.error)
         self.update_busy()
+
+    def _show_load_error_everywhere(self) -> None:
+        """Every view composed so far replaces its "⟳ loading…" by the error (the views
+        composed later say it themselves, and the view bar of every view carries it)."""
+        from textual.markup import escape
+        from textual.widgets import Static
+
+        text = escape(f"The inputs could not be loaded:\n{error_line(self.state.load_error)}\n\nPress o to open other files.")
+        for stack in getattr(self, "_screen_stacks", {}).values():
+            for screen in stack:
+                for st in screen.query(Static):
+                    try:
+                        if str(st.content).startswith("⟳"):
+                            st.update(text)
+                    except Exception:
+                        pass
 
     def update_busy(self) -> None:
         running = [w.description or w.name for w in self.workers if w.is_running and w.state == WorkerState.RUNNING]
         status = ("⟳ " + ", ".join(dict.fromkeys(running))) if running else ""
+        if not running and self.state.load_error is not None:
+            status = f"load failed: {error_line(self.state.load_error)} — press o to open other files"
         try:
             from .widgets.viewbar import ViewBar
 
@@ -151,15 +208,104 @@ class RankscopeApp(App):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_mode" and parameters and parameters[0] == self.current_mode:
             return None
+        if action == "leave_input":
+            return isinstance(self.focused, Input)  # shown in the footer only while typing
         return True
 
+    @property
+    def dialog_open(self) -> bool:
+        """A modal (dialog, palette, help) is on top of the current view."""
+        try:
+            return isinstance(self.screen, ModalScreen)
+        except Exception:  # no screen yet, or shutting down
+            return True
+
+    @property
+    def closing(self) -> bool:
+        return bool(getattr(self, "_exit", False)) or not self.is_running
+
+    def _may_open_dialog(self) -> bool:
+        """One dialog at a time, and none while quitting (a key burst after `q`)."""
+        return not self.closing and not self.dialog_open
+
     def switch_mode(self, mode: str):
+        from textual.await_complete import AwaitComplete
+
+        if self.closing or (self._screen_stacks and len(self.screen_stack) > 1):
+            # a dialog is open on this view (or the app is quitting): a queued switch (a row's
+            # Enter, a number key typed into a dialog's burst) would strand the dialog under
+            # another view; the dialog keeps the keys until it is closed
+            async def nothing() -> None:
+                return None
+
+            if not self.closing:
+                self.notify(f"a dialog is open: close it (Esc) to go to the {mode} view", severity="warning", timeout=2)
+            return AwaitComplete(nothing())
         if self.current_mode and self.current_mode != "query" and mode == "query":
             self.previous_mode = self.current_mode
         return super().switch_mode(mode)
 
+    def pop_screen(self):
+        from textual.await_complete import AwaitComplete
+
+        if len(self.screen_stack) <= 1:  # a late dismiss: nothing of ours to pop
+            async def nothing() -> None:
+                return None
+
+            return AwaitComplete(nothing())
+        return super().pop_screen()
+
+    async def _check_bindings(self, key: str, priority: bool = False) -> bool:
+        """Keys that arrive after `q` (one burst: `q` then `e`) or before the first screen are
+        dropped: there is no screen left to bind them to."""
+        if self.closing or not self._screen_stacks or not self.screen_stack:
+            return True
+        return await super()._check_bindings(key, priority)
+
+    async def run_action(self, action, default_namespace=None) -> bool:
+        """Every key's action: one that raises does not end the app. A fault in our code is
+        shown in the error dialog; a widget's own glitch on an edge (page down in an empty
+        option list) is logged and the key ignored."""
+        try:
+            return await super().run_action(action, default_namespace)
+        except Exception as exc:
+            import traceback
+
+            frames = traceback.extract_tb(exc.__traceback__)
+            ours = bool(frames) and "rankscope_tui" in frames[-1].filename.replace("\\", "/").split("/")
+            self.log.error(f"action {action!r} failed: {exc!r}")
+            if ours:
+                self.show_error(exc)
+            return True
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and self._may_open_dialog():
+            self.push_screen(RankscopePalette(id="--command-palette"))
+
+    def action_leave_input(self) -> None:
+        """Esc in a text field: leave it (the value stays); the view's keys work again."""
+        focused = self.focused
+        if isinstance(focused, Input):
+            name = focused.id or "the field"
+            self.screen.set_focus(None)
+            self.refresh_bindings()
+            self.notify(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again",
+                        title="input", timeout=3)
+
+    def on_descendant_focus(self, event) -> None:
+        self._refresh_footer()  # the footer shows "esc Leave input" while a field has focus
+
+    def on_descendant_blur(self, event) -> None:
+        self._refresh_footer()
+
+    def _refresh_footer(self) -> None:
+        if not self.closing and self._screen_stacks and self.screen_stack:
+            self.refresh_bindings()
+
     def open_query(self, qid: str) -> None:
         """Drill into one query (Enter from any list, `/`, the palette)."""
+        if self.closing:
+            return
         if self.ws is None or qid not in self.ws.qid_index:
             self.notify(safe_escape(f"no query {qid!r}"), severity="warning")
             return
@@ -197,6 +343,8 @@ class RankscopeApp(App):
         return [(q, f"{q}  {qt.get(q, '')[:70]}") for q in hits]
 
     def action_search(self) -> None:
+        if not self._may_open_dialog():
+            return
         if self.ws is None:
             self.notify("no data loaded yet", severity="warning")
             return
@@ -204,6 +352,8 @@ class RankscopeApp(App):
 
     def action_help(self) -> None:
         """`?`: the view's lesson, then its keys (keys sharing an action on one line)."""
+        if not self._may_open_dialog():
+            return
         screen = self.screen
         doc = getattr(screen, "HELP", None) or "rankscope"
         groups: dict[tuple[str, str], list[str]] = {}
@@ -219,13 +369,52 @@ class RankscopeApp(App):
         for (where, desc), keys in rows:
             lines.append(f"| {' '.join(f'`{k}`' for k in dict.fromkeys(keys))} | {desc} | {where} |")
         lines.append("| `1`–`9` | switch view | app |")
-        lines.append("| `ctrl+p` | command palette: views, go to query, set k, export | app |")
+        lines.append("| `ctrl+p` | command palette: views, go to query, set k, open, export | app |")
+        lines.append("| `escape` | leave a text field (its value stays) | app |")
         self.push_screen(HelpScreen("\n".join(lines)))
 
     # ------------------------------------------------------------------ export
 
+    def action_open(self) -> None:
+        if self._may_open_dialog():
+            self.push_screen(OpenDialog(), self._open_chosen)
+
+    def _open_chosen(self, req: OpenRequest | None) -> None:
+        if req is not None and not self.closing:
+            self.open_file(req)
+
+    def open_file(self, req: OpenRequest) -> None:
+        """Reload the dashboard with one more lane or strata file, or other qrels / texts /
+        corpus (loaded in the load worker exactly as `evaluate` would load them)."""
+        from dataclasses import replace
+
+        o = self.state.options
+        if req.kind == "lane":
+            o = replace(o, lanes=o.lanes + ((None, req.path),))
+        elif req.kind == "lanes":
+            o = replace(o, lanes=((None, req.path),))
+        elif req.kind == "strata":
+            o = replace(o, strata=o.strata + (req.path,))
+        else:
+            o = replace(o, **{req.kind: req.path})
+        if not o.lanes or not o.qrels:
+            missing = "a lane" if not o.lanes else "qrels"
+            self.state.options = o  # kept: the next open completes it
+            self.notify(f"opened {req.kind} {req.path}; open {missing} too to load", title="open", timeout=6)
+            return
+        self.state.options = o
+        self.state.base_workspace = None
+        self.state.report = None
+        self.state.report_error = self.state.load_error = None
+        self.ws = None
+        self._sync_lanes()
+        self.data_version += 1
+        self.notify(f"opened {req.kind} {req.path}: reloading", title="open")
+        self.load()
+
     def action_export(self) -> None:
-        self.push_screen(ExportDialog(), self._export_chosen)
+        if self._may_open_dialog():
+            self.push_screen(ExportDialog(), self._export_chosen)
 
     def _export_chosen(self, req: ExportRequest | None) -> None:
         if req is not None:
@@ -237,12 +426,17 @@ class RankscopeApp(App):
         from .kernel.output import check_output_path, dumps_strict, write_atomic
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
+        exploratory = self.call_from_thread(self.exploratory_state)
         if req.format == "json":
+            if exploratory:  # after the report's own keys, never inside them
+                report = {**report, "exploratory": exploratory}
             data = dumps_strict(report)
         elif req.format == "csv":
-            data = R.per_query_csv(report)
+            data = R.per_query_csv(report)  # per-query numbers of the pre-registered settings only
         else:
             data = R.RENDERERS[req.format](report)
+            if exploratory:
+                data = data.rstrip("\n") + "\n\n" + exploratory_text(exploratory, req.format)
         write_atomic(req.path, data)
         self.call_from_thread(self._exported, req.path)
 
@@ -263,11 +457,99 @@ class RankscopeApp(App):
             time.sleep(0.05)
         return self.state.report
 
+    def exploratory_state(self) -> dict:
+        """What the user changed in the dashboard and the numbers shown under it, apart from
+        the pre-registered report: the RRF k on the slider, the verdict rules edited, the
+        weights fitted on the test set. Empty when nothing was changed."""
+        out: dict = {}
+        stacks = getattr(self, "_screen_stacks", {})
+
+        def view(mode):
+            stack = stacks.get(mode) or []
+            return stack[0] if stack else None
+
+        rrf = view("rrf")
+        ws = self.ws
+        if rrf is not None and ws is not None and getattr(rrf, "is_mounted", False):
+            try:
+                k = int(rrf.k)
+            except Exception:
+                k = None
+            if k is not None and k != int(ws.settings.rrf_k):
+                cur = getattr(rrf, "current", None)
+                entry = {"k": k, "pre_registered_k": int(ws.settings.rrf_k)}
+                if cur is not None and int(cur.k) == k:
+                    entry["means"] = {m: _finite(v) for m, v in cur.means.items()}
+                out["rrf"] = entry
+        vd = view("verdicts")
+        if vd is not None:
+            rules, file_rules = list(getattr(vd, "rules", [])), list(getattr(vd, "file_rules", []))
+            if rules and rules != file_rules:
+                out["verdict_rules"] = {"edited": [r.describe() for r in rules],
+                                        "file": [r.describe() for r in file_rules]}
+        cal = view("calibrate")
+        if cal is not None and getattr(cal, "fit_on_test", False) and getattr(cal, "result", None) is not None:
+            r = cal.result
+            m = r.settings.objective
+            entry = {"fitted_on": "test (in-sample: flattering)", "step": r.settings.step, "objective": m,
+                     "weights": dict(zip(r.fit_test.lanes, map(float, r.fit_test.weights))),
+                     "test_" + m: _finite(r.fit_test.objective)}
+            if r.fit_dev is not None:
+                entry["optimism"] = _finite(r.optimism)
+            out["fit_on_test"] = entry
+        if out:
+            out = {"label": "exploratory: chosen interactively in the dashboard after seeing the data; "
+                            "not pre-registered, not part of the numbers above", **out}
+        return out
+
     def _exported(self, path: str) -> None:
         self.exported.append(path)
         self.notify(safe_escape(f"wrote {os.path.abspath(path)}"), title="export")
 
 
+def _finite(x):
+    import math
+
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def exploratory_text(block: dict, fmt: str) -> str:
+    """The exploratory block as a labelled section after the report (text, markdown, LaTeX)."""
+    import json
+
+    lines = [block["label"]]
+    for key, value in block.items():
+        if key != "label":
+            lines.append(f"{key}: {json.dumps(value, sort_keys=False, ensure_ascii=False)}")
+    if fmt == "markdown":
+        return "## exploratory\n\n" + "\n".join(f"- {l}" for l in lines) + "\n"
+    if fmt == "latex":
+        def tex(t: str) -> str:
+            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                         ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+                t = t.replace(a, b)
+            return t
+        return "% exploratory\n\\paragraph{exploratory}\n" + "\n\n".join(tex(l) for l in lines) + "\n"
+    return "== exploratory ==\n" + "\n".join(lines) + "\n"
+
+
+def exit_status(app: RankscopeApp) -> int:
+    """The dashboard's exit status: 0 when it loaded its inputs (or was left on purpose with
+    the return code it set), 2 when it never loaded (the error, or why, goes to stderr)."""
+    state = app.state
+    if state.base_workspace is None and (state.has_inputs or state.load_error is not None):
+        why = error_line(state.load_error) if state.load_error is not None else \
+            "rankscope: error: the dashboard quit before its inputs were loaded"
+        print(why, file=sys.stderr)
+        return 2
+    return app.return_code or 0
+
+
 def run(state: DashboardState) -> int:
-    RankscopeApp(state).run()
-    return 0
+    app = RankscopeApp(state)
+    app.run()
+    return exit_status(app)

@@ -109,6 +109,7 @@ class DashboardState:
     base_workspace: object | None = None  # kernel Workspace the report is computed on
     report: dict | None = None  # ``evaluate(options, base_workspace)``
     report_error: BaseException | None = None  # why the report could not be computed
+    load_error: BaseException | None = None  # why the inputs could not be loaded (the last load)
 
     @property
     def error_wording(self) -> str | None:

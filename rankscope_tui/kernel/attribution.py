@@ -433,3 +433,44 @@ def compute_attribution(ws, level: str = "doc") -> Attribution:
 def query_labels(ws, level: str = "doc") -> np.ndarray:
     """Attribution label per query code ("" for queries that are not positives)."""
     return attribute_workspace(ws, level).label_of(ws.n_queries)
+
+
+@dataclass(frozen=True)
+class JudgedDoc:
+    """One judged doc of one query, for the drill-down: its grade, whether it is relevant at
+    the workspace's level, the rank each input lane gives it (0 = not retrieved within the
+    lane's depth), and whether it is in the corpus (None when no corpus was given)."""
+
+    doc: str
+    grade: int
+    relevant: bool
+    ranks: dict  # lane -> rank (0: not retrieved)
+    indexed: bool | None
+
+    @property
+    def retrieved(self) -> bool:
+        return any(r > 0 for r in self.ranks.values())
+
+
+def judged_docs(ws, q: int, lanes: Sequence[str] | None = None) -> list[JudgedDoc]:
+    """The judged docs of query code ``q`` (grades >= 0; a negative grade is "in the pool, not
+    judged"), relevant first then by grade and doc id, with each lane's rank of them."""
+    j = ws.judgments
+    lo, hi = np.searchsorted(j.qid, [q, q + 1])
+    docs, grades = j.doc[lo:hi], j.grade[lo:hi]
+    keep = grades >= 0
+    docs, grades = docs[keep], grades[keep]
+    lanes = list(ws.input_lanes) if lanes is None else list(lanes)
+    rank_of: dict = {}
+    for lane in lanes:
+        L = ws.lanes[lane]
+        rows = L.rows_of(q)
+        rank_of[lane] = dict(zip(L.doc[rows].tolist(), L.rank[rows].tolist()))
+    rel = ws.settings.relevant
+    out = []
+    for d, g in zip(docs.tolist(), grades.tolist()):
+        indexed = None if ws.corpus_mask is None else bool(ws.corpus_mask[d]) if d < ws.corpus_mask.size else False
+        out.append(JudgedDoc(str(ws.doc_id(d)), int(g), g >= rel, {lane: int(rank_of[lane].get(d, 0)) for lane in lanes},
+                             indexed))
+    out.sort(key=lambda x: (not x.relevant, -x.grade, x.doc))
+    return out

@@ -138,6 +138,39 @@ class GateAnalysis:
         op = self.in_domain_operating
         return op.reason if op is not None else None
 
+    def decision(self, q: int) -> "QueryGateDecision | None":
+        """The gate's decision for query code ``q`` under the applied floor and conditions
+        (None when the gate is skipped or there is no floor to apply)."""
+        if self.lane is None or self.top is None or self.floor is None:
+            return None
+        t = self.top
+        present = bool(t.present[q])
+        top = float(t.top[q]) if present else None
+        checks = []
+        checks.append(("floor", present and top >= self.floor,
+                       f"top score {_num(top)} {'≥' if present and top >= self.floor else '<'} floor {_num(self.floor)}"
+                       if present else "absent from the gate lane: rejected"))
+        if self.margin is not None:
+            m = float(t.margin[q]) if present else None
+            ok = present and m >= self.margin
+            what = "lone hit (margin +inf)" if present and math.isinf(m) and m > 0 else f"margin {_num(m)}"
+            checks.append(("margin", ok, f"{what} {'≥' if ok else '<'} {_num(self.margin)}" if present else "absent"))
+        if self.mutual_r is not None and self.mutual is not None:
+            pos = int(self.mutual.position[q])
+            ok = present and 1 <= pos <= self.mutual_r
+            checks.append(("mutual", ok, (f"position {pos} in its top doc's reverse list {'≤' if ok else '>'} r = "
+                                          f"{self.mutual_r}") if pos >= 1 else "outside the mutual lists: rejected"))
+        accepted = present and all(ok for _, ok, _ in checks)
+        is_pos = bool(np.isin(q, self.positives)) if self.positives is not None else False
+        top_rel = bool(t.top_relevant[q]) if present else False
+        if accepted:
+            verdict = ("accepted, top hit relevant (correct)" if top_rel else "accepted, top hit not relevant (wrong accept: a miss)") \
+                if is_pos else "accepted (a false accept: the corpus holds no answer)"
+        else:
+            verdict = "rejected (a miss: the query has an answer)" if is_pos else "rejected (correct: no answer in the corpus)"
+        return QueryGateDecision(self.lane, self.label.kind, top, accepted, tuple(checks), verdict)
+
+
     def as_dict(self) -> dict:
         """report.json's ``gate`` block."""
         if self.skipped:
@@ -186,6 +219,27 @@ class GateAnalysis:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _num(x) -> str:
+    if x is None:
+        return "—"
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x:.4g}"
+
+
+@dataclass(frozen=True)
+class QueryGateDecision:
+    """One query through the gate: each active condition (name, passed, in words) and the
+    outcome (accepted or rejected, and what that means for this query's class)."""
+
+    lane: str
+    label: str  # tuning / threshold / in-sample
+    top_score: float | None  # None: absent from the gate lane
+    accepted: bool
+    checks: tuple  # (condition, passed, words)
+    verdict: str
 
 
 def negative_sets(ws: Workspace) -> dict[str, np.ndarray]:

@@ -62,6 +62,12 @@ class MetricKey:
         """Per-query 0/1 values: the mean gets a Wilson interval."""
         return self.kind == "hit"
 
+    @property
+    def needs_relevant(self) -> bool:
+        """Undefined on a query with no relevant doc (recall, rr and nDCG divide by or look for
+        one); hit, precision and judged are defined on every query."""
+        return self.kind in ("recall", "rr", "ndcg")
+
     def definition(self, relevant: int) -> str:
         return DEFINITIONS[self.kind].format(k=self.k, rel=relevant)
 

@@ -140,8 +140,8 @@ Highlight a label to list its queries; Enter drills into one.
 
     @on(DataTable.RowHighlighted, "#att-counts")
     def _label(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value and event.row_key.value != self.label and self.result is not None:
-            self.label = str(event.row_key.value)
+        if getattr(event.row_key, "value", None) and getattr(event.row_key, "value", None) != self.label and self.result is not None:
+            self.label = str(getattr(event.row_key, "value", None))
             self._queries()
 
     @on(Select.Changed, "#att-level")

@@ -133,13 +133,13 @@ class ViewScreen(Screen):
 
     @on(DataTable.RowSelected, "QidTable")
     def _drill(self, event: DataTable.RowSelected) -> None:
-        key = event.row_key.value
+        key = getattr(event.row_key, "value", None)
         if key is not None and not str(key).startswith("\0"):
             event.stop()
             self.app.open_query(str(key))
 
     def waiting(self, what: str) -> str:
-        if self.state.report_error is not None and "report" in what:
+        if self.state.report_error is not None and ("report" in what or self.state.base_workspace is None):
             return f"The report could not be computed:\n{self.state.error_wording}"
         return f"⟳ {what}…"
 

@@ -21,6 +21,7 @@ from ..kernel.calibration import CalibrationComparison, compare_calibration
 from ..kernel.settings import CalibrationSettings
 from ..state import load_dev_workspace
 from ..widgets import fmt
+from ..widgets.kslider import KSlider
 from .base import PlainTable, ViewScreen, guarded
 
 STEPS = [("0.5", 0.5), ("0.25", 0.25), ("0.2", 0.2), ("0.1", 0.1), ("0.05", 0.05)]
@@ -38,6 +39,12 @@ in ascending lexicographic order; the first maximum of the mean objective wins.
 Fit on one query set (dev, `--dev-qrels`) and score on another (the loaded `--qrels`).
 `f` fits on the **test** set instead: the score it reports is in-sample and flatters the
 fusion — the gap is the optimism. Choose the grid step and the objective above.
+
+With three or more lanes the plot runs over the grid in visiting order: the **grid point**
+slider (←/→ when focused) highlights one point and prints its weights and scores; with
+three lanes a heat map of the grid (rows: weight of the first lane, columns: of the
+second, the third takes the rest) shows where the objective is high (◉ highlighted,
+● dev fit, ✖ test fit).
 """
     BINDINGS = [Binding("f", "toggle_fit_on_test", "Fit on test", id="calibrate.fit_on_test")]
 
@@ -49,6 +56,7 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         self.step = 0.1
         self.objective: str | None = None
         self.fit_on_test = False
+        self.point: int | None = None  # index (0-based) of the highlighted grid point
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
@@ -61,6 +69,9 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         with Horizontal(id="cal-main"):
             with Vertical(id="cal-left"):
                 yield PlotextPlot(id="cal-plot")
+                yield KSlider(1, 1, 2, label="grid point", id="cal-point")
+                yield Static("", id="cal-highlight", classes="caption")
+                yield Static("", id="cal-heat", classes="caption")
             with VerticalScroll(id="cal-right"):
                 yield Static(self.waiting("loading"), id="cal-summary", classes="panel")
                 yield Label("Scores of the fused lane (means over positives)", classes="section-title")
@@ -123,7 +134,22 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
             return
         self.result = r
         self.query_one("#cal-summary", Static).loading = False
+        n = r.fit_test.n_points
+        best = [c for c, _ in (r.fit_dev or r.fit_test).points].index((r.fit_dev or r.fit_test).composition)
+        self.point = best if self.point is None or self.point >= n else self.point
+        slider = self.query_one("#cal-point", KSlider)
+        with self.prevent(KSlider.Changed):
+            slider.maximum = max(1, n)
+            slider.value = self.point + 1
+        slider.refresh()
         self._draw()
+
+    @on(KSlider.Changed, "#cal-point")
+    def _point_changed(self, event: KSlider.Changed) -> None:
+        if self.result is None:
+            return
+        self.point = int(event.value) - 1
+        self._plot(self.result, self.result.fit_dev is not None, self.fit_on_test or self.result.fit_dev is None)
 
     @on(Select.Changed)
     def _select(self, event: Select.Changed) -> None:
@@ -202,6 +228,67 @@ fusion — the gap is the optimism. Choose the grid step and the objective above
         if cheat:
             j = [c for c, _ in r.fit_test.points].index(r.fit_test.composition)
             plt.scatter([xs[j]], [r.fit_test.points[j][1]], marker="✖", label="test fit (in-sample)")
-        plt.xlabel(f"weight of {r.lanes[0]}" if two else "grid point (visiting order)")
+        p = self.point if self.point is not None and 0 <= self.point < len(xs) else None
+        if p is not None:
+            plt.vline(xs[p], "orange")
+        plt.xlabel(f"weight of {r.lanes[0]}" if two else "grid point (visiting order; the slider below highlights one)")
         plt.title(f"mean {m} over the weight grid")
         plot.refresh()
+        self._draw_highlight(r, honest)
+        self._draw_heat(r, honest, cheat)
+
+    def _draw_highlight(self, r: CalibrationComparison, honest: bool) -> None:
+        """The highlighted grid point: its weights and its objective on dev and test."""
+        box = self.query_one("#cal-highlight", Static)
+        p = self.point
+        if p is None or not (0 <= p < r.fit_test.n_points):
+            box.update("")
+            return
+        n = round(1 / r.settings.step)
+        comp = r.fit_test.points[p][0]
+        weights = ", ".join(f"{escape(lane)} {c / n:g}" for lane, c in zip(r.lanes, comp))
+        m = r.settings.objective
+        scores = [f"test {m} {fmt.num(r.fit_test.points[p][1], 4)}"]
+        if honest:
+            scores.insert(0, f"dev {m} {fmt.num(r.fit_dev.points[p][1], 4)}")
+        box.update(f"[b]point {p + 1}/{r.fit_test.n_points}[/]: {weights} → " + ", ".join(scores))
+
+    def _draw_heat(self, r: CalibrationComparison, honest: bool, cheat: bool) -> None:
+        """Three lanes: the grid as a heat map of the objective the fit reads (dev when there is
+        a dev split, else test); rows: weight of the first lane, columns: of the second."""
+        box = self.query_one("#cal-heat", Static)
+        if len(r.lanes) != 3:
+            box.display = False
+            return
+        box.display = True
+        fit = r.fit_dev if honest else r.fit_test
+        n = round(1 / r.settings.step)
+        value = {c: v for c, v in fit.points}
+        vals = [v for v in value.values() if v is not None and v == v]
+        lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
+        shades = " ·░▒▓█"
+        hl = r.fit_test.points[self.point][0] if self.point is not None and 0 <= self.point < r.fit_test.n_points else None
+        marks = {fit.composition: "●"}
+        if cheat and honest:
+            marks.setdefault(r.fit_test.composition, "✖")
+        if hl is not None:
+            marks[hl] = "◉"  # the highlighted point wins its cell
+        from rich.text import Text
+
+        out = Text(no_wrap=True, overflow="crop")
+        out.append(f"{'dev' if honest else 'test'} {r.settings.objective}, from {fmt.num(lo, 3)} (blank) to {fmt.num(hi, 3)} (█); "
+                   f"rows: {r.lanes[0]} 1→0, columns: {r.lanes[1]} 0→1, {r.lanes[2]} the rest\n")
+        for a in range(n, -1, -1):
+            out.append(f"{a / n:>5.2f} ")
+            for b in range(0, n - a + 1):
+                c = (a, b, n - a - b)
+                v = value.get(c)
+                if c in marks:
+                    out.append(marks[c] + " ", style="bold")
+                elif v is None or v != v:
+                    out.append("  ")
+                else:
+                    i = 0 if hi == lo else int(round((v - lo) / (hi - lo) * (len(shades) - 1)))
+                    out.append(shades[i] * 2)
+            out.append("\n")
+        box.update(out)

@@ -409,7 +409,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
 
     @on(DataTable.RowHighlighted, "#cmp-rows")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if self.result is None or event.row_key.value is None or event.cursor_row != event.data_table.cursor_row:
+        if self.result is None or getattr(event.row_key, "value", None) is None or event.cursor_row != event.data_table.cursor_row:
             return  # a highlight from refilling the table, overtaken by the cursor put back on the chosen row
         row = self.result.result.rows[int(event.row_key.value)]
         if (row.candidate, row.metric) != self.selected:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual import work
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
+from textual.css.query import NoMatches
+
+from ..widgets.dialogs import safe_dismiss
 
 from . import VIEWS
 
@@ -21,6 +25,7 @@ class RankscopeCommands(Provider):
             yield f"view: {i} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {i})"
         yield "export report…", app.action_export, "write report.json, markdown, LaTeX, text or per-query CSV (key e)"
         yield "go to query…", app.action_search, "find a query by qid or text (key /)"
+        yield "open file…", app.action_open, "open a lane, qrels, strata, query or doc texts, corpus (key o)"
 
     async def discover(self) -> Hits:
         for text, cb, help_text in self._static():
@@ -50,3 +55,33 @@ class RankscopeCommands(Provider):
         for qid, label in app.search_queries(words, limit=15):
             text = f"go to query {label}"
             yield Hit(max(matcher.match(text), 0.5), text, partial(app.open_query, qid), help="open the drill-down")
+
+
+class RankscopePalette(CommandPalette):
+    """Textual's command palette, dismissed safely: a selection that arrives after a mode
+    switch or after another dialog came on top closes the palette where it is instead of
+    popping the screen shown (``ScreenStackError`` on a fast Enter, Ctrl+P, Enter)."""
+
+    def dismiss(self, result=None):
+        return safe_dismiss(self, result, super().dismiss)
+
+    # A palette closed while its search was running (Esc or a view key right after Ctrl+P)
+    # has no command list any more: the search stops there instead of ending the app.
+    @work(exclusive=True, group=CommandPalette._GATHER_COMMANDS_GROUP, exit_on_error=False)
+    async def _gather_commands(self, search_value: str) -> None:
+        try:
+            await CommandPalette._gather_commands.__wrapped__(self, search_value)
+        except NoMatches:
+            pass
+
+    def _watch__list_visible(self) -> None:
+        try:
+            super()._watch__list_visible()
+        except NoMatches:
+            pass
+
+    async def _watch__show_busy(self) -> None:
+        try:
+            await super()._watch__show_busy()
+        except NoMatches:
+            pass

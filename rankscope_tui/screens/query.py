@@ -51,8 +51,11 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         with Vertical(id="q-main"):
             yield Static("no query selected — press / to find one", id="q-head", classes="panel")
             yield PlainTable(id="q-first", cursor_type="none", zebra_stripes=True)
+            yield Static("", id="q-gate", classes="panel")
             yield Horizontal(id="q-lanes")
             yield Static("", id="q-doc", classes="panel")
+            yield Label("Judged docs of this query", classes="section-title")
+            yield PlainTable(id="q-judged", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -60,6 +63,9 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
 
     def refresh_view(self) -> None:
         ws, qid = self.ws, self.app.qid
+        if ws is None and self.state.report_error is not None:
+            self.query_one("#q-head", Static).update(escape(self.waiting("loading")))
+            return
         if ws is None or qid is None or qid not in ws.qid_index:
             self.query_one("#q-head", Static).update("no query selected — press / to find one")
             return
@@ -68,6 +74,8 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         self._render_head(q)
         self._render_first(q)
         self._render_lanes(q)
+        self._render_gate(q)
+        self._render_judged(q)
 
     def _lanes(self) -> list[str]:
         names = self.app.lane_names or list(self.ws.lanes)
@@ -117,9 +125,10 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         table.add_column("hits")
         for level in levels:
             table.add_column(f"first relevant ({level})")
-        metrics = [m.key for m in ws.settings.metrics][:6]
-        for m in metrics:
-            table.add_column(m)
+        keys = list(ws.settings.metrics)  # every metric of the workspace, in its order
+        for m in keys:
+            table.add_column(m.key)
+        positive = int(ws.classes[q]) == 1
         for lane in self._lanes():
             L = ws.lanes[lane]
             ranks = []
@@ -128,7 +137,9 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
                 ranks.append(str(r) if r > 0 else "miss")
             pq = ws.per_query(lane, "doc")
             n = L.rows_of(q)
-            table.add_row(lane, str(n.stop - n.start), *ranks, *[fmt.num(pq[m][q]) for m in metrics])
+            # a metric that needs a relevant doc is undefined on a query without one: —, not 0.000
+            values = [fmt.num(pq[m.key][q]) if positive or not m.needs_relevant else "—" for m in keys]
+            table.add_row(lane, str(n.stop - n.start), *ranks, *values)
 
     def _render_lanes(self, q: int) -> None:
         box = self.query_one("#q-lanes", Horizontal)
@@ -166,9 +177,63 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
             if doc.size == 0:
                 table.add_row("", "(query absent from lane)", "", "")
 
+    def gate_decision(self, q: int):
+        """The kernel's gate decision for query code ``q`` under the loaded gate settings and
+        thresholds (the report's own analysis, cached in the workspace); None without a gate."""
+        from ..kernel.gate_analysis import analyse_gate
+        from ..kernel.thresholds import read_thresholds
+
+        o = self.options
+        th = read_thresholds(o.thresholds) if o.thresholds else None
+        analysis = analyse_gate(self.ws, o.gate, th)
+        if analysis.skipped:
+            return None, analysis.skipped_reason
+        d = analysis.decision(q)
+        return d, None if d is not None else "no floor to apply (no in-domain negatives)"
+
+    def _render_gate(self, q: int) -> None:
+        box = self.query_one("#q-gate", Static)
+        try:
+            d, why = self.gate_decision(q)
+        except Exception as exc:  # the gate cannot be analysed on these inputs: say so
+            from ..state import error_line
+
+            box.update(f"[b]Gate[/]: not available — {escape(error_line(exc))}")
+            return
+        if d is None:
+            box.update(f"[b]Gate[/]: not applied — {escape(str(why))}")
+            return
+        word = "[b $success]ACCEPTED[/]" if d.accepted else "[b $error]REJECTED[/]"
+        lines = [f"[b]Gate[/] on {escape(d.lane)} ({d.label}): {word} — {escape(d.verdict)}"]
+        for name, ok, words in d.checks:
+            lines.append(f"    {'✓' if ok else '✗'} {name}: {escape(words)}")
+        box.update("\n".join(lines))
+
+    def _render_judged(self, q: int) -> None:
+        """Every judged doc of the query: grade, text, which lanes retrieved it (rank), indexed."""
+        ws = self.ws
+        docs = A.judged_docs(ws, q)
+        lanes = list(ws.input_lanes)
+        table = self.query_one("#q-judged", DataTable)
+        table.clear(columns=True)
+        table.add_columns("doc", "grade", *lanes, "retrieved", "text")
+        for jd in docs:
+            if jd.indexed is False:
+                status = "not indexed"
+            elif jd.retrieved:
+                status = "by " + ", ".join(l for l in lanes if jd.ranks[l] > 0)
+            else:
+                status = "no lane"
+            grade = Text(str(jd.grade), style="bold reverse") if jd.relevant else str(jd.grade)
+            text = ws.doc_text.get(jd.doc, "")
+            table.add_row(jd.doc, grade, *[str(jd.ranks[l]) if jd.ranks[l] else "—" for l in lanes], status,
+                          Text(text[:80] or "(no text)", no_wrap=True), key="\0" + jd.doc)
+        if not docs:
+            table.add_row("(no judged doc: the query is not in the qrels)", "", *["" for _ in lanes], "", "")
+
     @on(DataTable.RowHighlighted, ".q-lane-table")
     def _doc_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        doc = event.row_key.value
+        doc = getattr(event.row_key, "value", None)
         if doc is None:
             return
         text = self.ws.doc_text.get(doc, "")

@@ -343,6 +343,6 @@ Enter drills into the query shown (or, in the list, the highlighted one).
     def _highlight(self, event: QidTable.RowHighlighted) -> None:
         if not event.data_table.has_focus:  # refilling the table is not a choice
             return
-        if event.row_key.value and event.row_key.value != self.focus_qid and self.current is not None:
-            self.focus_qid = str(event.row_key.value)
+        if getattr(event.row_key, "value", None) and getattr(event.row_key, "value", None) != self.focus_qid and self.current is not None:
+            self.focus_qid = str(getattr(event.row_key, "value", None))
             self._draw_focus()

@@ -155,7 +155,7 @@ document-first variant lanes.
 
     @on(DataTable.RowHighlighted, "#st-table")
     def _stratum_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.row_key.value
+        key = getattr(event.row_key, "value", None)
         if key and not key.startswith("\0") and key != self.label:
             self.label = key
             self._render_queries()

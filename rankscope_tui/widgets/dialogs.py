@@ -6,6 +6,7 @@ Each is a ``ModalScreen[T]`` that hands its result to the caller's callback thro
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -13,7 +14,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
+from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, Markdown, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
@@ -51,7 +54,122 @@ _DIALOG_CSS = """
 """
 
 
-class ErrorDialog(ModalScreen[None]):
+class Dialog(ModalScreen):
+    """A modal that dismisses itself only while it is the screen shown: a dismiss that arrives
+    after a mode switch or another dialog came on top (a fast key burst) closes this dialog
+    where it is instead of popping whatever screen is current."""
+
+    def dismiss(self, result=None) -> AwaitComplete:
+        return safe_dismiss(self, result, super().dismiss)
+
+
+def safe_dismiss(screen: ModalScreen, result, dismiss) -> AwaitComplete:
+    app = screen.app
+    if screen is app.screen:
+        return dismiss(result)
+
+    async def gone() -> None:
+        await app._replace_screen(screen)
+
+    for stack in app._screen_stacks.values():
+        if screen in stack:  # a dialog left behind under another screen: drop it and its callback
+            stack.remove(screen)
+            screen._pop_result_callback()
+            return AwaitComplete(gone()).call_next(app)
+
+    async def nothing() -> None:
+        return None
+
+    return AwaitComplete(nothing()).call_next(app)
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def check_input_path(path: str) -> str | None:
+    """Why ``path`` cannot be opened as an input file (None when it can): missing, a
+    directory, not a regular file (a FIFO or a device would block or never end), unreadable."""
+    if not path.strip():
+        return "give a path"
+    p = os.path.expanduser(path.strip())
+    if not os.path.exists(p):
+        return f"{path}: no such file"
+    if os.path.isdir(p):
+        return f"{path}: is a directory"
+    import stat
+
+    if not stat.S_ISREG(os.stat(p).st_mode):
+        return f"{path}: not a regular file (a FIFO or a device is not read here)"
+    if not os.access(p, os.R_OK):
+        return f"{path}: permission denied"
+    return None
+
+
+def check_output_path(path: str) -> str | None:
+    """Why ``path`` cannot be written (None when it can): its folder is missing or not
+    writable, it is a directory, or it exists and is not a regular file."""
+    if not path.strip():
+        return "give a path"
+    p = os.path.expanduser(path.strip())
+    folder = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(folder):
+        return f"{path}: folder {folder} does not exist"
+    if os.path.isdir(p):
+        return f"{path}: is a directory"
+    if os.path.lexists(p):
+        import stat
+
+        if os.path.islink(p) or not stat.S_ISREG(os.lstat(p).st_mode):
+            return f"{path}: exists and is not a regular file (refusing to replace it)"
+        if not os.access(p, os.W_OK):
+            return f"{path}: permission denied"
+    elif not os.access(folder, os.W_OK):
+        return f"{path}: folder {folder} is not writable"
+    return None
+
+
+def path_matches(text: str, limit: int = 200) -> list[str]:
+    """Entries of the folder of ``text`` whose name starts with its last part (folders end in
+    ``/``; hidden entries only when the part starts with a dot), sorted."""
+    expanded = os.path.expanduser(text)
+    folder, part = os.path.split(expanded)
+    try:
+        names = sorted(os.listdir(folder or "."))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if not name.startswith(part) or (name.startswith(".") and not part.startswith(".")):
+            continue
+        full = os.path.join(folder, name)
+        shown = os.path.join(os.path.split(text)[0], name)
+        out.append(shown + ("/" if os.path.isdir(full) else ""))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def complete_path(text: str) -> str:
+    """``text`` extended by the longest prefix its matches share (Tab in a path field)."""
+    matches = path_matches(text)
+    if not matches:
+        return text
+    common = os.path.commonprefix(matches)
+    return common if len(common) > len(text) else text
+
+
+class PathSuggester(Suggester):
+    """Suggests the completion of a path as you type (→ accepts it)."""
+
+    def __init__(self) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+
+    async def get_suggestion(self, value: str) -> str | None:
+        matches = path_matches(value, limit=2)
+        return matches[0] if len(matches) == 1 and matches[0] != value else None
+
+
+class ErrorDialog(Dialog):
     """Shows one error line (the CLI's wording); the app keeps running."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ErrorDialog") + """
@@ -94,11 +212,10 @@ class ExportRequest:
     format: str
 
 
-class ExportDialog(ModalScreen[ExportRequest | None]):
+class ExportDialog(Dialog):
     """Asks where and in which format to write the report."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ExportDialog")
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
 
     def __init__(self, default_path: str = "report.json", fmt: str = "json") -> None:
         super().__init__()
@@ -108,17 +225,30 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         with Vertical():
             yield Label("Export the report", classes="dialog-title")
             yield Label("Path")
-            yield Input(self.default_path, id="export-path", placeholder="report.json")
+            yield Input(self.default_path, id="export-path", placeholder="report.json", suggester=PathSuggester())
+            yield Static("", id="export-problem", classes="dialog-problem", markup=False)
             yield Label("Format")
             yield Select(EXPORT_FORMATS, value=self.default_format, allow_blank=False, id="export-format")
-            yield Static("Written atomically; the loaded settings (command-line flags), not interactive choices.",
-                         classes="dialog-note")
+            yield Static("Written atomically: the report of the loaded settings (command-line flags), byte for byte "
+                         "what `evaluate --out` writes; what you changed here (RRF k, edited rules, the fit on test) "
+                         "follows in a separate block labelled exploratory.", classes="dialog-note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Export", variant="primary", id="export")
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
+                Binding("tab", "complete", "Complete path", id="dialog.complete", priority=True)]
+
+    def action_complete(self) -> None:
+        inp = self.query_one("#export-path", Input)
+        if self.focused is inp:
+            inp.value = complete_path(inp.value)
+            inp.cursor_position = len(inp.value)
+        else:
+            self.focus_next()
 
     @on(Select.Changed, "#export-format")
     def _format_changed(self, event: Select.Changed) -> None:
@@ -131,9 +261,11 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
     @on(Button.Pressed, "#export")
     def _submit(self) -> None:
         path = self.query_one("#export-path", Input).value.strip()
-        if not path:
-            self.notify("give a path", severity="warning")
+        problem = check_output_path(path)
+        self.query_one("#export-problem", Static).update(problem or "")
+        if problem:
             return
+        path = os.path.expanduser(path)
         self.dismiss(ExportRequest(path, str(self.query_one("#export-format", Select).value)))
 
     @on(Button.Pressed, "#cancel")
@@ -141,7 +273,89 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         self.dismiss(None)
 
 
-class SearchDialog(ModalScreen[str | None]):
+OPEN_KINDS = [
+    ("lane (a run to add)", "lane"),
+    ("lane (replaces every lane)", "lanes"),
+    ("qrels (replaces the judgments)", "qrels"),
+    ("strata (a stratification to add)", "strata"),
+    ("query texts (replaces --queries)", "queries"),
+    ("doc texts (replaces --docs)", "docs"),
+    ("corpus (replaces --corpus)", "corpus"),
+]
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    kind: str  # one of OPEN_KINDS' values
+    path: str
+
+
+class OpenDialog(Dialog):
+    """Open a file from inside the dashboard: what it is, and its path (Tab completes, the
+    matches are listed, the path is checked before the dialog closes)."""
+
+    DEFAULT_CSS = _DIALOG_CSS.format(name="OpenDialog") + """
+    OpenDialog #open-matches { height: auto; max-height: 8; color: $text-muted; }
+    OpenDialog #open-problem { color: $error; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
+                Binding("tab", "complete", "Complete path", id="dialog.complete", priority=True)]
+
+    def __init__(self, kind: str = "lane", path: str = "") -> None:
+        super().__init__()
+        self.kind, self.initial = kind, path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Open a file (reloads the dashboard)", classes="dialog-title")
+            yield Label("What it is")
+            yield Select(OPEN_KINDS, value=self.kind, allow_blank=False, id="open-kind")
+            yield Label("Path (Tab completes)")
+            yield Input(self.initial, id="open-path", placeholder="path/to/file", suggester=PathSuggester())
+            yield Static("", id="open-problem", markup=False)
+            yield Static("", id="open-matches", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel", id="cancel")
+                yield Button("Open", variant="primary", id="open")
+
+    def on_mount(self) -> None:
+        self.query_one("#open-path", Input).focus()
+
+    def action_complete(self) -> None:
+        inp = self.query_one("#open-path", Input)
+        if self.focused is not inp:
+            self.focus_next()
+            return
+        inp.value = complete_path(inp.value)
+        inp.cursor_position = len(inp.value)
+        self._show_matches(inp.value)
+
+    def _show_matches(self, text: str) -> None:
+        matches = path_matches(text, limit=9)
+        shown = "\n".join(matches[:8]) + ("\n…" if len(matches) > 8 else "")
+        self.query_one("#open-matches", Static).update(shown)
+
+    @on(Input.Changed, "#open-path")
+    def _changed(self, event: Input.Changed) -> None:
+        self.query_one("#open-problem", Static).update("")
+        self._show_matches(event.value)
+
+    @on(Input.Submitted, "#open-path")
+    @on(Button.Pressed, "#open")
+    def _submit(self) -> None:
+        path = self.query_one("#open-path", Input).value.strip()
+        problem = check_input_path(path)
+        self.query_one("#open-problem", Static).update(problem or "")
+        if problem:
+            return
+        self.dismiss(OpenRequest(str(self.query_one("#open-kind", Select).value), os.path.expanduser(path)))
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SearchDialog(Dialog):
     """Find a query by qid or by text; Enter opens it in the drill-down."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="SearchDialog") + """
@@ -201,7 +415,7 @@ class SearchDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ValueDialog(ModalScreen[float | None]):
+class ValueDialog(Dialog):
     """Edit one number (a verdict threshold, a target FPIR)."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ValueDialog")
@@ -236,7 +450,7 @@ class ValueDialog(ModalScreen[float | None]):
         self.dismiss(None)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog):
     """`?`: what the current view teaches, and its keys."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="HelpScreen") + """
