@@ -48,17 +48,21 @@ def read_strata(path: str) -> dict[str, str]:
 
 
 def qid_display_order(qids) -> list[int]:
-    """Indices of ``qids`` in the order a person reads them: numerically when every qid
-    is a decimal integer (``1, 2, 10, 100`` -- Cranfield), else as ``trec_eval -q``
-    lists queries: sorted by ``strcmp``, i.e. as bytes (``q1, q10, q2``). Equal numbers
-    (``7`` and ``007``) fall back to bytes. Files and report.json keep byte order."""
+    """Indices of ``qids`` in the order a person reads them: runs of digits compare as
+    numbers, the rest as text (``1, 2, 10, 100``; ``q2, q9, q10, q102``; ``cisi-2, cisi-10``),
+    ties (``7`` and ``007``) by the bytes. Files and report.json keep byte order (the
+    order of the resampling protocol)."""
     import re
 
     ids = [str(q) for q in qids]
-    integer = re.compile(r"-?[0-9]+\Z")
-    if ids and all(integer.match(q) for q in ids):
-        return sorted(range(len(ids)), key=lambda i: (int(ids[i]), ids[i].encode("utf-8", "surrogatepass")))
-    return sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8", "surrogatepass"))
+    runs = re.compile(r"([0-9]+)")
+
+    def key(i: int):
+        parts = runs.split(ids[i])  # text, number, text, number, ..., text
+        return ([(0, int(p), "") if k % 2 else (1, 0, p) for k, p in enumerate(parts) if p],
+                ids[i].encode("utf-8", "surrogatepass"))
+
+    return sorted(range(len(ids)), key=key)
 
 
 def stratification_name(path: str) -> str:
