@@ -468,3 +468,20 @@ def test_a_corrupt_compressed_lane_names_its_compression(tmp_path, magic, name):
     p.write_bytes(magic + b"garbage")
     with pytest.raises(InputError, match=rf"bad.run: truncated or corrupt {name}"):
         read_lane(str(p))
+
+
+@pytest.mark.parametrize("name, text", [
+    ("gates.json", '[{"path": "lanes.a.doc.rr", "op": ">=", "threshold": 0.9,\n  "threshold": 0.1}]'),
+    ("thresholds.json", '{"schema": "rankscope.thresholds/1",\n "gate": {"floor": 3.0},\n "gate": {"floor": 1.0}}'),
+])
+def test_a_json_file_repeating_a_key_is_refused(tmp_path, name, text):
+    """json.loads keeps the last of two equal keys: a rule's threshold (or a fitted floor)
+    would be weakened invisibly. The second key's line is named."""
+    from rankscope_tui.kernel.errors import InputError
+    from rankscope_tui.kernel.files import load_json
+
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_json(text, str(p))
+    assert str(e.value) == f"{p}:{2 if name == 'gates.json' else 3}: key {'threshold' if name == 'gates.json' else 'gate'!r} appears twice in one object"

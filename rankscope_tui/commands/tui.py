@@ -22,7 +22,7 @@ def add_tui_options(p: argparse.ArgumentParser) -> None:
 
     add_loading_options(p, qrels_required=False)
     t = p.add_argument_group("dashboard")
-    t.add_argument("--gates", metavar="gates.json", help="rules for the Verdicts view (SPEC §8)")
+    t.add_argument("--gates", metavar="gates.json", help="pre-registered rules for the Verdicts view (as rankscope verdict --gates)")
     t.add_argument("--dev-qrels", metavar="PATH",
                    help="calibration judgments for the Calibrate view (weights fitted here, scored on --qrels)")
     t.add_argument("--demo-dir", metavar="DIR", help="where to write the demo when no inputs are given (default: a cache dir)")

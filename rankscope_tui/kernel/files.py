@@ -343,14 +343,32 @@ def load_json(text: str, path: str):
     def no_constants(name: str):
         raise InputError(f"{name} is not a JSON number", path, 1)
 
+    def no_repeats(pairs: list) -> dict:
+        # json.loads keeps the last of two equal keys: a pre-registered rule or a fitted
+        # threshold could be weakened invisibly, so a repeat is refused.
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise InputError(f"key {key!r} appears twice in one object"[:200], path, _line_of_repeat(text, key))
+            out[key] = value
+        return out
+
     try:
-        return json.loads(text, parse_constant=no_constants)
+        return json.loads(text, parse_constant=no_constants, object_pairs_hook=no_repeats)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", path, 1) from None
     except ValueError as exc:  # e.g. an integer literal with more than 4300 digits
         raise InputError(f"invalid JSON: {exc}", path, 1) from None
+
+
+def _line_of_repeat(text: str, key: str) -> int:
+    """The line of the second occurrence of ``key`` as a JSON string (1 when not found as written)."""
+    quoted = json.dumps(key)
+    first = text.find(quoted)
+    second = text.find(quoted, first + 1) if first >= 0 else -1
+    return text.count("\n", 0, second) + 1 if second >= 0 else 1
 
 
 def as_finite_number(value, what: str, path: str, line: int) -> float:
