@@ -35,6 +35,7 @@ from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
 
 from support import SHARED_DATA
+from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 
 SIZE = (120, 36)
 FAST = ["--resamples", "999"]
@@ -46,27 +47,6 @@ def cli_main(argv: list[str]) -> int:
     from rankscope_tui import cli
 
     return cli.main(argv)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def short_debounce():
-    from rankscope_tui.screens import compare, gate, rrf
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(compare, "DEBOUNCE", 0.03)
-        mp.setattr(gate, "DEBOUNCE", 0.03)
-        mp.setattr(rrf, "QUIET", 0.03)
-        yield
-
-
-@pytest.fixture(scope="module")
-def demo_options(demo_dir) -> DashboardOptions:
-    return state_from_args(parse_args(demo_argv(demo_dir) + FAST), synthetic=True).options
-
-
-@pytest.fixture(scope="module")
-def loaded(demo_options):
-    return evaluate(demo_options, load_workspace(demo_options))
 
 
 def make_app(options, loaded=None, *, synthetic: bool = True, source_label: str = "test") -> RankscopeApp:

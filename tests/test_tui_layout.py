@@ -23,34 +23,11 @@ from rankscope_tui.screens import VIEWS
 from rankscope_tui.widgets import fmt
 from support import SHARED_DATA
 
-from test_tui import FAST, KEY, make_app, settle  # the one way these tests build and drive the app
+from test_tui import FAST, KEY, demo_options, loaded, make_app, settle, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
 
 SMALL, LARGE, SNAP = (80, 24), (200, 60), (140, 45)
 C = SHARED_DATA / "cranfield"
 needs_cranfield = pytest.mark.skipif(not C.exists(), reason=f"shared data not found: {C}")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def short_debounce():
-    from rankscope_tui.screens import compare, gate, rrf
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(compare, "DEBOUNCE", 0.03)
-        mp.setattr(gate, "DEBOUNCE", 0.03)
-        mp.setattr(rrf, "QUIET", 0.03)
-        yield
-
-
-@pytest.fixture(scope="module")
-def demo_options(demo_dir):
-    return state_from_args(parse_args(demo_argv(demo_dir) + FAST), synthetic=True).options
-
-
-@pytest.fixture(scope="module")
-def loaded(demo_options):
-    from rankscope_tui.state import evaluate, load_workspace
-
-    return evaluate(demo_options, load_workspace(demo_options))
 
 
 def shown(widget) -> str:

@@ -24,7 +24,9 @@ import numpy as np
 
 from .errors import InputError
 from .intervals import check_alternative
-from .resampling import MAX_RESAMPLES, too_many_resamples, FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows, resolve_threads, row_means
+from .resampling import (FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows,
+                         resolve_threads, row_means)
+from .resampling import check_resamples as resampling_count
 
 MIN_RESAMPLES = 999
 _TIE_TOL = 100.0 * float(np.finfo(np.float64).eps)
@@ -32,14 +34,7 @@ _TIE_TOL = 100.0 * float(np.finfo(np.float64).eps)
 
 def check_resamples(resamples: int) -> int:
     """B for ``compare``/``diff``: 0 (skip resampling) or 999 (SPEC §3) to :data:`MAX_RESAMPLES`."""
-    try:
-        B = int(resamples)
-    except (TypeError, ValueError, OverflowError):
-        B = None
-    if B is None or B != resamples or B < 0:
-        raise InputError(f"resamples must be a non-negative integer, got {resamples!r}"[:200])
-    if B > MAX_RESAMPLES:
-        raise InputError(too_many_resamples(B))
+    B = resampling_count(resamples)
     if 0 < B < MIN_RESAMPLES:
         raise InputError(
             f"resamples = {B} is too few for a comparison: use at least {MIN_RESAMPLES} "
