@@ -90,6 +90,17 @@ async def _dashboard(d: Path, steps: int) -> dict:
     from rankscope_tui.screens.rrf import RRFScreen
     from rankscope_tui.widgets.kslider import KSlider
 
+    from textual.worker import WorkerCancelled
+
+    async def settle() -> None:
+        """Wait for the workers (an exclusive worker cancelled by its successor is fine)."""
+        while True:
+            try:
+                await app.workers.wait_for_complete()
+                return
+            except WorkerCancelled:
+                continue
+
     stages = []
 
     def mark(name: str) -> None:
@@ -100,13 +111,13 @@ async def _dashboard(d: Path, steps: int) -> dict:
     mark("start")
     app = RankscopeApp(state_from_args(parse_args(lane_args(d) + ["--resamples", "0"]), source_label="synthetic"))
     async with app.run_test(size=(160, 50)) as pilot:
-        await app.workers.wait_for_complete()
+        await settle()
         await pilot.pause()
         mark("loaded")
         await pilot.press("4")
         screen = app.screen
         assert isinstance(screen, RRFScreen), type(screen)
-        await app.workers.wait_for_complete()
+        await settle()
         await pilot.pause()
         while screen.drawn_k is None:
             await asyncio.sleep(0.05)
@@ -123,7 +134,7 @@ async def _dashboard(d: Path, steps: int) -> dict:
                 raise RuntimeError(f"k={k_next} was not drawn within 120 s")
             if (i + 1) in (1, 10, 25, 50) or i + 1 == steps:
                 mark(f"after {i + 1} steps")
-        await app.workers.wait_for_complete()
+        await settle()
         mark("end")
         kept = list(screen._explorer.kept) if screen._explorer is not None else []
         rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
@@ -155,6 +166,7 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     py = sys.executable
     cli = peak_of([py, "-m", "rankscope_tui.cli", "evaluate", *lane_args(d), "--resamples", "0"])
+    print(f"CLI peak {cli['peak_bytes'] / 2**30:.2f} GiB in {cli['seconds']:.0f} s", file=sys.stderr, flush=True)
     if cli["exit"] != 0:
         print(cli["output"][-3000:], file=sys.stderr)
         return 1
