@@ -112,6 +112,28 @@ def test_the_explorer_keeps_only_the_head_of_each_fused_lane_and_the_whole_lanes
         RRFExplorer(ws, head=0)
 
 
+def test_an_explorer_over_large_inputs_fuses_from_the_lanes_with_the_same_numbers(demo, monkeypatch):
+    """Issue 14 item 9: past ``EXPLORER_PREPARE_ROWS`` input rows (no depth cut) the explorer
+    holds no prepared table; its lanes, means and dilution are the prepared path's."""
+    import numpy as np
+
+    from rankscope_tui.kernel import rrf_at_k as R
+
+    ws = load(_sources(demo))
+    prepared = RRFExplorer(ws, head=None)
+    assert prepared.prepares
+    monkeypatch.setattr(R, "EXPLORER_PREPARE_ROWS", 0)
+    direct = RRFExplorer(ws, head=None)
+    assert not direct.prepares
+    for k in (1, 17, 200):
+        a, b = prepared.at(k), direct.at(k)
+        assert a.means == b.means and _dilution_qids(ws, a) == _dilution_qids(ws, b)
+        for col in ("qid", "doc", "score", "rank", "offsets"):
+            assert np.array_equal(getattr(a.lane, col), getattr(b.lane, col))
+    assert direct._table is None
+    assert RRFExplorer(load(_sources(demo, depth=50))).prepares  # a depth cut: the table pays
+
+
 def test_calibration_comparison_fits_what_calibrate_fits(demo, tmp_path):
     test, dev = load(_sources(demo)), load(_sources(demo, "qrels_dev"))
     cmp = compare_calibration(test, dev, CalibrationSettings(step=0.1, objective="ndcg@10"))

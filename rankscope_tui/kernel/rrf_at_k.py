@@ -34,6 +34,10 @@ EXPLORER_LIMIT = 4
 #: first 10): a whole fused lane is as large as the inputs (2 × 7M lines: ~0.2 GB each),
 #: its head is not. The means and the dilution are always computed on the whole lane.
 EXPLORER_HEAD = 100
+#: Input rows up to which an explorer prepares a ``fusion.FusionTable`` without a depth cut
+#: (fast steps, small matrices); beyond, each k is fused from the lanes (``fusion.rrf``):
+#: the same lane, without the table's matrices held beside the workspace.
+EXPLORER_PREPARE_ROWS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,8 @@ def _is_own(ws, k) -> bool:
 class RRFExplorer:
     """RRF at any k over one workspace, for a slider: the input lanes are prepared once
     (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
-    dropped), so memory stays bounded however many k are visited. A result's ``lane`` is
+    dropped), so memory stays bounded however many k are visited (large inputs without a
+    depth cut are fused from the lanes at each k instead: see :attr:`prepares`). A result's ``lane`` is
     the head of the fused lane: its first ``head`` ranks per query (None: the whole lane);
     its means and dilution are those of the whole lane (:func:`rrf_at_k`'s numbers). One
     fusion runs at a time (the slider's and the curve's workers share the explorer), so
@@ -125,6 +130,15 @@ class RRFExplorer:
         """The k of the results held now (oldest first)."""
         with self._lock:
             return tuple(self._kept)
+
+    @property
+    def prepares(self) -> bool:
+        """Does the explorer fuse from a prepared table? With a depth cut (RRF then reads
+        only the table's first columns) or small inputs; otherwise the table's matrices
+        would cost more memory than the whole evaluation, so each k is fused from the lanes."""
+        ws = self.ws
+        rows = sum(ws.lanes[n].n_rows for n in ws.input_lanes)
+        return ws.settings.depth is not None or rows <= EXPLORER_PREPARE_ROWS
 
     def table(self) -> F.FusionTable:
         with self._fusing:
@@ -156,7 +170,7 @@ class RRFExplorer:
             hit = self._hit(k)  # fused by another thread while this one waited
             if hit is not None:
                 return hit
-            table = None if _is_own(self.ws, k) else self._prepared()
+            table = None if _is_own(self.ws, k) or not self.prepares else self._prepared()
             r = rrf_at_k(self.ws, k, table=table)
             if self.head is not None and r.lane.n_rows and int(r.lane.rank.max()) > self.head:
                 r = replace(r, lane=F._head(r.lane, self.head))
