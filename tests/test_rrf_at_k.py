@@ -4,7 +4,8 @@ comparison (kernel/calibration.py), over the built-in demo.
 - at the report's k, the entry point's means and dilution are `evaluate --out`'s (the
   fused lane's means in ``lanes.rrf``, the dilution in ``fusion.rrf``), and so are those
   of the slider's prepared path (``RRFExplorer``);
-- an explorer keeps at most its limit of fused lanes, however many k are visited;
+- an explorer keeps at most its limit of fused lanes, however many k are visited, each cut
+  to its head (the means and dilution stay the whole lane's);
 - the calibration comparison fits what `calibrate` fits, and its optimism is the gap;
 - a calibrated RRF k makes a new workspace (``prepare`` never mutates one);
 - the demo is recognised from its marker file by the kernel, which never imports the demo.
@@ -87,6 +88,50 @@ def test_the_explorer_keeps_at_most_its_limit_of_fused_lanes(demo):
     again = ex.at(3)  # dropped, recomputed: the same numbers
     assert again.means == seen[3] and ex.kept == (18, 19, 20, 3)
     assert seen[1] != seen[20]
+
+
+def test_the_explorer_keeps_only_the_head_of_each_fused_lane_and_the_whole_lanes_numbers(demo):
+    """Issue 14 item 9: the slider's results hold the first ``head`` ranks per query of the
+    fused lane (what the view lists), not the whole lane; the means and the dilution are
+    still those of the whole lane, and the kept rows are the whole lane's first rows."""
+    import numpy as np
+
+    ws = load(_sources(demo))
+    for k in (5, 60, 100):
+        full = rrf_at_k(ws, k)
+        got = RRFExplorer(ws, head=3).at(k)
+        assert got.means == full.means and _dilution_qids(ws, got) == _dilution_qids(ws, full)
+        assert int(got.lane.rank.max()) == 3 < int(full.lane.rank.max())
+        for q in range(ws.n_queries):  # the head is the whole lane's first three rows, in order
+            a, b = got.lane.rows_of(q), full.lane.rows_of(q)
+            assert np.array_equal(got.lane.doc[a], full.lane.doc[b][:3])
+            assert np.array_equal(got.lane.score[a], full.lane.score[b][:3])
+    whole = RRFExplorer(ws, head=None).at(5)
+    assert whole.lane.n_rows == rrf_at_k(ws, 5).lane.n_rows
+    with pytest.raises(ValueError):
+        RRFExplorer(ws, head=0)
+
+
+def test_an_explorer_over_large_inputs_fuses_from_the_lanes_with_the_same_numbers(demo, monkeypatch):
+    """Issue 14 item 9: past ``EXPLORER_PREPARE_ROWS`` input rows (no depth cut) the explorer
+    holds no prepared table; its lanes, means and dilution are the prepared path's."""
+    import numpy as np
+
+    from rankscope_tui.kernel import rrf_at_k as R
+
+    ws = load(_sources(demo))
+    prepared = RRFExplorer(ws, head=None)
+    assert prepared.prepares
+    monkeypatch.setattr(R, "EXPLORER_PREPARE_ROWS", 0)
+    direct = RRFExplorer(ws, head=None)
+    assert not direct.prepares
+    for k in (1, 17, 200):
+        a, b = prepared.at(k), direct.at(k)
+        assert a.means == b.means and _dilution_qids(ws, a) == _dilution_qids(ws, b)
+        for col in ("qid", "doc", "score", "rank", "offsets"):
+            assert np.array_equal(getattr(a.lane, col), getattr(b.lane, col))
+    assert direct._table is None
+    assert RRFExplorer(load(_sources(demo, depth=50))).prepares  # a depth cut: the table pays
 
 
 def test_calibration_comparison_fits_what_calibrate_fits(demo, tmp_path):

@@ -21,15 +21,23 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import fusion as F
 from .ranking import RankedLane
 
-#: Fused lanes an explorer keeps (each is a whole lane: memory grows with the inputs).
+#: Results an explorer keeps (least recently used dropped).
 EXPLORER_LIMIT = 4
+#: Ranks per query an explorer's results keep of their fused lane (the RRF view lists the
+#: first 10): a whole fused lane is as large as the inputs (2 × 7M lines: ~0.2 GB each),
+#: its head is not. The means and the dilution are always computed on the whole lane.
+EXPLORER_HEAD = 100
+#: Input rows up to which an explorer prepares a ``fusion.FusionTable`` without a depth cut
+#: (fast steps, small matrices); beyond, each k is fused from the lanes (``fusion.rrf``):
+#: the same lane, without the table's matrices held beside the workspace.
+EXPLORER_PREPARE_ROWS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -96,41 +104,76 @@ def _is_own(ws, k) -> bool:
 class RRFExplorer:
     """RRF at any k over one workspace, for a slider: the input lanes are prepared once
     (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
-    dropped), so memory stays bounded however many k are visited. Thread-safe; the
-    workspace is only read (its lanes, its cached input-lane numbers)."""
+    dropped), so memory stays bounded however many k are visited (large inputs without a
+    depth cut are fused from the lanes at each k instead: see :attr:`prepares`). A result's ``lane`` is
+    the head of the fused lane: its first ``head`` ranks per query (None: the whole lane);
+    its means and dilution are those of the whole lane (:func:`rrf_at_k`'s numbers). One
+    fusion runs at a time (the slider's and the curve's workers share the explorer), so
+    a fusion's temporaries are held once. Thread-safe; the workspace is only read (its
+    lanes, its cached input-lane numbers)."""
 
-    def __init__(self, ws, limit: int = EXPLORER_LIMIT) -> None:
+    def __init__(self, ws, limit: int = EXPLORER_LIMIT, head: int | None = EXPLORER_HEAD) -> None:
         if limit < 1:
             raise ValueError("an explorer keeps at least one fused lane")
+        if head is not None and head < 1:
+            raise ValueError("an explorer keeps at least one rank per query")
         self.ws = ws
         self.limit = int(limit)
+        self.head = None if head is None else int(head)
         self._table: F.FusionTable | None = None
         self._kept: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the kept results
+        self._fusing = threading.Lock()  # one fusion (and the table's preparation) at a time
 
     @property
     def kept(self) -> tuple:
-        """The k of the fused lanes held now (oldest first)."""
+        """The k of the results held now (oldest first)."""
         with self._lock:
             return tuple(self._kept)
 
-    def table(self) -> F.FusionTable:
-        with self._lock:
-            if self._table is None:
-                ws = self.ws
-                self._table = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
-                                                  doc_ids=ws.doc_order)
-            return self._table
+    @property
+    def prepares(self) -> bool:
+        """Does the explorer fuse from a prepared table? With a depth cut (RRF then reads
+        only the table's first columns) or small inputs; otherwise the table's matrices
+        would cost more memory than the whole evaluation, so each k is fused from the lanes."""
+        ws = self.ws
+        rows = sum(ws.lanes[n].n_rows for n in ws.input_lanes)
+        return ws.settings.depth is not None or rows <= EXPLORER_PREPARE_ROWS
 
-    def at(self, k: float) -> FusedAtK:
-        """:func:`rrf_at_k` of the workspace at ``k`` (the workspace's metrics)."""
+    def table(self) -> F.FusionTable:
+        with self._fusing:
+            return self._prepared()
+
+    def _prepared(self) -> F.FusionTable:
+        if self._table is None:
+            ws = self.ws
+            # the best-rank column order only pays with a depth cut (RRF then reads the first
+            # columns); without one it is a second copy of the matrices while building
+            self._table = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries,
+                                              doc_ids=ws.doc_order, by_best_rank=ws.settings.depth is not None)
+        return self._table
+
+    def _hit(self, k: float) -> FusedAtK | None:
         with self._lock:
             hit = self._kept.get(k)
             if hit is not None:
                 self._kept.move_to_end(k)
+            return hit
+
+    def at(self, k: float) -> FusedAtK:
+        """:func:`rrf_at_k` of the workspace at ``k`` (the workspace's metrics), its lane
+        cut to the explorer's ``head``."""
+        hit = self._hit(k)
+        if hit is not None:
+            return hit
+        with self._fusing:
+            hit = self._hit(k)  # fused by another thread while this one waited
+            if hit is not None:
                 return hit
-        table = None if _is_own(self.ws, k) else self.table()
-        r = rrf_at_k(self.ws, k, table=table)
+            table = None if _is_own(self.ws, k) or not self.prepares else self._prepared()
+            r = rrf_at_k(self.ws, k, table=table)
+            if self.head is not None and r.lane.n_rows and int(r.lane.rank.max()) > self.head:
+                r = replace(r, lane=F._head(r.lane, self.head))
         with self._lock:
             self._kept[k] = r
             self._kept.move_to_end(k)
