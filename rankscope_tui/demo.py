@@ -35,8 +35,12 @@ Statistical lessons come from the generator's design: the lexical lane fails the
 ``no-overlap`` stratum (colloquial symptom queries), the dense lane fails ``keyword``
 (part-number queries); in-domain negatives reach dense top scores close to the
 positives' while out-of-domain negatives score clearly lower, so a floor fitted on
-them looks safe and is not; dev and test are drawn from the same design, so fusion
-weights fitted on dev transfer to test.
+them looks safe and is not; dev and test are drawn from the same design with slightly
+different lane strengths (:data:`_SPLIT_SHIFT`), so fusion weights fitted on dev transfer
+to test while weights fitted on test score higher there (the Calibrate view's "fit on test"
+cheat is optimistic); every query carries a difficulty shared by both lanes
+(:data:`_DIFFICULTY`, :data:`_CONFUSION`), so per-query scores correlate across lanes and
+the paired compare interval is narrower than the unpaired one.
 """
 
 from __future__ import annotations
@@ -779,7 +783,10 @@ not indexed            {s['not_indexed']}, {s['not_indexed_2']} (test), {s['not_
 unjudged lane queries  {', '.join(s['unjudged'])}: in both runs, in no qrels file.
 strata                 lexical misses no-overlap queries, dense misses keyword ones.
 negatives              in-domain vs out-of-domain: see qrels-ood-negatives.txt above.
-dev/test               convex fusion weights fitted on dev transfer to test.
+dev/test               convex fusion weights fitted on dev transfer to test; fitting
+                       them on test scores higher on test (optimism).
+pairing                a query hard for one lane is hard for the other, so the paired
+                       compare interval is narrower than the unpaired one.
 
 Try
 ---
