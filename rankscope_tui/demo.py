@@ -35,8 +35,12 @@ Statistical lessons come from the generator's design: the lexical lane fails the
 ``no-overlap`` stratum (colloquial symptom queries), the dense lane fails ``keyword``
 (part-number queries); in-domain negatives reach dense top scores close to the
 positives' while out-of-domain negatives score clearly lower, so a floor fitted on
-them looks safe and is not; dev and test are drawn from the same design, so fusion
-weights fitted on dev transfer to test.
+them looks safe and is not; dev and test are drawn from the same design with slightly
+different lane strengths (:data:`_SPLIT_SHIFT`), so fusion weights fitted on dev transfer
+to test while weights fitted on test score higher there (the Calibrate view's "fit on test"
+cheat is optimistic); every query carries a difficulty shared by both lanes
+(:data:`_DIFFICULTY`, :data:`_CONFUSION`), so per-query scores correlate across lanes and
+the paired compare interval is narrower than the unpaired one.
 """
 
 from __future__ import annotations
@@ -97,8 +101,8 @@ SHOWCASE: dict[str, str | tuple[str, ...]] = {
 N_QUERIES = 178
 # (split, stratum) -> count, showcases included
 _SLOTS = {
-    ("test", "keyword"): 22, ("test", "paraphrase"): 22, ("test", "no-overlap"): 20,
-    ("dev", "keyword"): 19, ("dev", "paraphrase"): 19, ("dev", "no-overlap"): 18,
+    ("test", "keyword"): 16, ("test", "paraphrase"): 32, ("test", "no-overlap"): 16,
+    ("dev", "keyword"): 14, ("dev", "paraphrase"): 28, ("dev", "no-overlap"): 14,
     ("test", "negative"): 16, ("dev", "negative"): 16,
     ("ood", "negative-ood"): 24, ("none", "unjudged"): 2,
 }
@@ -114,8 +118,20 @@ _FIXED_ROLES = {
 
 # lane behaviour per stratum: (probability a relevant passage is retrieved, mean latent)
 _LANE_MODEL = {
-    "lexical": {"keyword": (1.0, 3.6), "paraphrase": (0.95, 2.3), "no-overlap": (0.8, 0.4)},
-    "dense": {"keyword": (0.9, 0.6), "paraphrase": (1.0, 2.7), "no-overlap": (1.0, 3.1)},
+    "lexical": {"keyword": (1.0, 4.8), "paraphrase": (0.95, 4.3), "no-overlap": (0.8, -1.6)},
+    "dense": {"keyword": (0.9, -1.2), "paraphrase": (1.0, 4.6), "no-overlap": (1.0, 4.4)},
+}
+
+# the per-query difficulty shared by both lanes: sd, per stratum, of a latent shift of every
+# relevant passage (smaller where one lane must stay strong: keyword for lexical, no-overlap for dense)
+_DIFFICULTY = {"keyword": 2.0, "paraphrase": 4.0, "no-overlap": 2.0}
+# how far a query's difficulty lifts (hard) or sinks (easy) the candidates both lanes share
+_CONFUSION = 0.8
+# dev and test are drawn from slightly different lane strengths, so the convex grid's optimum
+# moves between them: fitting on test scores higher on test than the dev fit does (optimism)
+_SPLIT_SHIFT = {
+    (split, kind): {"lexical": sign * 0.25, "dense": -sign * 0.25}
+    for split, sign in (("dev", 1.0), ("test", -1.0)) for kind in ("keyword", "paraphrase", "no-overlap")
 }
 
 _PRODUCTS = [
@@ -550,6 +566,9 @@ def write_demo(out_dir: str | Path, seed: int = 7) -> dict[str, Path]:
         n_own = (len(drawn) - n_shared) // 2
         own = {"lexical": range(n_shared, n_shared + n_own),
                "dense": range(n_shared + n_own, n_shared + 2 * n_own)}
+        # a query's difficulty, shared by both lanes: a hard query is hard for every system,
+        # so per-query scores correlate across lanes and pairing narrows the interval
+        hard = _DIFFICULTY.get(lane_kind, 0.0) * float(rng.standard_normal())
         for lane in LANES:
             if lane == "dense" and q in (SHOWCASE["missing_from_dense"], SHOWCASE["missing_from_dense_dev"]):
                 continue
@@ -557,10 +576,12 @@ def write_demo(out_dir: str | Path, seed: int = 7) -> dict[str, Path]:
             cand = [drawn[i] for i in sel]
             t = t_all[sel]
             z = 0.75 * t + 0.66 * rng.standard_normal(len(cand))
+            z[:n_shared] -= _CONFUSION * hard  # a hard query's look-alikes score high in both lanes
             docs_l = list(cand)
             zl = list(z.tolist())
             if lane_kind in _LANE_MODEL[lane] and lane not in bare:
                 p_ret, mu = _LANE_MODEL[lane][lane_kind]
+                mu += _SPLIT_SHIFT.get((split, lane_kind), {}).get(lane, 0.0) + hard
                 for p, g in rel_for_lanes.items():
                     if p in not_indexed or rng.random() >= p_ret:
                         continue
@@ -687,10 +708,10 @@ def _write(path: Path, text: str) -> None:
 
 
 _GATES = [
-    {"path": "lanes.rrf.doc.hit@5", "op": ">=", "threshold": 0.8},
+    {"path": "lanes.rrf.doc.hit@5", "op": ">=", "threshold": 0.55},
     {"path": "lanes.rrf.doc.hit@5", "op": ">=", "against": "lanes.lexical.doc.hit@5"},
     {"path": "lanes.rrf.doc.hit@1", "op": ">=", "against": "lanes.dense.doc.hit@1"},
-    {"path": "lanes.dense.doc.hit@10", "op": ">=", "threshold": 0.6},
+    {"path": "lanes.dense.doc.hit@10", "op": ">=", "threshold": 0.55},
     {"path": "lanes.lexical.doc.hit@1", "op": ">=", "threshold": 0.5},
 ]
 
@@ -762,7 +783,10 @@ not indexed            {s['not_indexed']}, {s['not_indexed_2']} (test), {s['not_
 unjudged lane queries  {', '.join(s['unjudged'])}: in both runs, in no qrels file.
 strata                 lexical misses no-overlap queries, dense misses keyword ones.
 negatives              in-domain vs out-of-domain: see qrels-ood-negatives.txt above.
-dev/test               convex fusion weights fitted on dev transfer to test.
+dev/test               convex fusion weights fitted on dev transfer to test; fitting
+                       them on test scores higher on test (optimism).
+pairing                a query hard for one lane is hard for the other, so the paired
+                       compare interval is narrower than the unpaired one.
 
 Try
 ---

@@ -519,3 +519,53 @@ def test_gates_point_and_interval_disagree(demo7):
     rrf_rule = next(r for r in demo7.gates if r["path"] == "lanes.rrf.doc.hit@5" and "threshold" in r)
     v, lo, _ = _hit_values(demo7, rrf_rule["path"])
     assert lo < rrf_rule["threshold"] <= v  # passes on the point, fails on the interval
+
+
+# --------------------------------------------------------------------------------------
+# issue 13.25: what the instrument shows on the demo (through the kernel, on purpose: the
+# lesson is the number the Calibrate and Compare views print), plus a hand check of the cause
+# --------------------------------------------------------------------------------------
+
+def _kernel_ws(root, qrels_role):
+    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.workspace import Workspace
+
+    return Workspace.load([(lane, str(Path(root) / FILES[lane])) for lane in LANE_NAMES],
+                          str(Path(root) / FILES[qrels_role]), LoadSettings())
+
+
+def test_fitting_on_test_is_optimistic(demo7):
+    """Seed 003, lesson 'fit on test': the test-fitted convex weights differ from the dev-fitted
+    ones and score higher on test, so the cheat shows a positive optimism."""
+    from rankscope_tui.kernel.calibration import compare_calibration
+
+    cmp = compare_calibration(_kernel_ws(demo7.root, "qrels_test"), _kernel_ws(demo7.root, "qrels_dev"))
+    assert cmp.fit_dev.weights != cmp.fit_test.weights
+    assert cmp.optimism > 0.005
+    # the same on the hand-computed grid (independent of the kernel's fusion and metrics)
+    grid = [(i / 10, (10 - i) / 10) for i in range(11)]
+    dev = [_mean_ndcg(demo7, demo7.dev, w) for w in grid]
+    test = [_mean_ndcg(demo7, demo7.test, w) for w in grid]
+    best_dev = max(range(11), key=lambda i: (dev[i], -i))
+    assert max(test) - test[best_dev] > 0.005
+
+
+def _per_query_ndcg(demo, lane):
+    return [ndcg10(demo.lane(lane, q), demo.test[q]) for q in positives(demo.test)]
+
+
+@pytest.mark.parametrize("baseline,candidate", [("lexical", "dense"), ("lexical", "rrf")])
+def test_pairing_narrows_the_compare_interval(demo7, baseline, candidate):
+    """Seed 003, lesson 12: pairing removes query difficulty, so the paired bootstrap interval
+    of mean delta (ndcg@10, test) is narrower than the unpaired one."""
+    from rankscope_tui.kernel import comparison, pipeline
+    from rankscope_tui.kernel.settings import CompareSettings
+
+    ws, th = pipeline.prepare(_kernel_ws(demo7.root, "qrels_test"))
+    row = comparison.compare(ws, th, CompareSettings(baseline=baseline, candidates=(candidate,),
+                                                     metrics=("ndcg@10",))).result.rows[0]
+    assert (row.candidate, row.metric) == (candidate, "ndcg@10")
+    assert row.ci_high - row.ci_low < row.unpaired_ci_high - row.unpaired_ci_low
+    # the cause, by hand: per-query scores of the two lanes are positively correlated
+    b, c = _per_query_ndcg(demo7, baseline), _per_query_ndcg(demo7, candidate)
+    assert statistics.covariance(b, c) > 0
