@@ -485,3 +485,18 @@ def test_a_json_file_repeating_a_key_is_refused(tmp_path, name, text):
     with pytest.raises(InputError) as e:
         load_json(text, str(p))
     assert str(e.value) == f"{p}:{2 if name == 'gates.json' else 3}: key {'threshold' if name == 'gates.json' else 'gate'!r} appears twice in one object"
+
+
+@pytest.mark.parametrize("role", ["lane", "qrels"])
+def test_an_id_with_a_line_break_is_refused(tmp_path, role):
+    """Only JSON can carry a line break inside an id; it would split a printed row, a CSV
+    row or a terminal line, so it is refused with the file and line."""
+    from rankscope_tui.kernel.errors import InputError
+    from rankscope_tui.kernel.readers import read_lane, read_qrels
+
+    p = tmp_path / f"{role}.json"
+    value = "1.5" if role == "lane" else "1"
+    p.write_text('{"q1": {"d1": %s},\n "q\\nx": {"d2": %s}}' % (value, value))
+    with pytest.raises(InputError) as e:
+        (read_lane if role == "lane" else read_qrels)(str(p))
+    assert str(e.value).startswith(f"{p}:2: ") and "may not contain a line break" in str(e.value)

@@ -154,6 +154,10 @@ class _JsonPairs:
 
     def _check(self, q: str, d: str, v, pos: int) -> None:
         what = self.what
+        if "\n" in q or "\r" in q or "\n" in d or "\r" in d:
+            # a TREC line cannot hold one; in printed tables, CSV rows and terminals it would
+            # split a line, so an id from JSON may not either
+            self.fail(f"query {q!r}, doc {d!r}: an id may not contain a line break", pos)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.fail(f"{what} for query {q!r}, doc {d!r} is not a number: {v!r}", pos)
         if what == "score":
