@@ -35,7 +35,7 @@ from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
 
 from support import SHARED_DATA
-from test_tui import demo_options, loaded, make_app, test_timing  # noqa: F401 (the shared demo fixtures, app builder and short debounce)
+from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 
 SIZE = (120, 36)
 FAST = ["--resamples", "999"]
@@ -47,6 +47,14 @@ def cli_main(argv: list[str]) -> int:
     from rankscope_tui import cli
 
     return cli.main(argv)
+
+
+def make_app(options, loaded=None, *, synthetic: bool = True, source_label: str = "test") -> RankscopeApp:
+    if not isinstance(options, DashboardOptions):
+        options = state_from_args(options).options
+    ws, report = loaded if loaded is not None else (None, None)
+    return RankscopeApp(DashboardState(options, synthetic=synthetic, source_label=source_label,
+                                       base_workspace=ws, report=report))
 
 
 async def settle(app, pilot, extra: float = 0.0) -> None:
