@@ -260,7 +260,22 @@ class RankscopeApp(App):
         dropped: there is no screen left to bind them to."""
         if self.closing or not self._screen_stacks or not self.screen_stack:
             return True
+        if priority and key == "q" and self._q_will_quit():
+            # `q` reaches its (non-priority) binding only after bubbling up from the focused
+            # widget, while a priority key of the same burst (ctrl+p) is handled at once: the
+            # palette would open first and take the `q`. Quit as soon as the app sees it.
+            self.exit()
+            return True
         return await super()._check_bindings(key, priority)
+
+    def _q_will_quit(self) -> bool:
+        """`q` quits unless it is typed into a field, an open select list (type to search) or a
+        dialog on top (there it is text or the dialog's own key); the same test the binding
+        would pass after bubbling."""
+        from textual.widgets import TextArea
+        from textual.widgets._select import SelectOverlay
+
+        return not self.dialog_open and not isinstance(self.focused, (Input, TextArea, SelectOverlay))
 
     async def run_action(self, action, default_namespace=None) -> bool:
         """Every key's action: one that raises does not end the app. A fault in our code is
