@@ -74,6 +74,47 @@ class RankscopePalette(CommandPalette):
         except NoMatches:
             pass
 
+    async def _on_message(self, message) -> None:
+        """A message that reaches a palette already being taken down (its no-matches timer, an
+        Enter typed in the same burst as Esc) finds no command list; it is dropped there. While
+        the palette is whole, every error still surfaces."""
+        try:
+            await super()._on_message(message)
+        except NoMatches:
+            if self._whole():
+                raise
+
+    def _start_no_matches_countdown(self, search_value: str) -> None:
+        """Textual's countdown to "No matches found", run only on a palette still whole (its
+        timer can fire after the command list was taken down)."""
+        from rich.align import Align
+        from rich.text import Text
+        from textual.command import CommandList
+        from textual.widgets.option_list import Option
+
+        self._stop_no_matches_countdown()
+
+        def show_no_matches() -> None:
+            if not self._whole():
+                return
+            if search_value:
+                self.query_one(CommandList).add_option(
+                    Option(Align.center(Text("No matches found", style="not bold")), disabled=True, id=self._NO_MATCHES))
+                self._list_visible = True
+            else:  # discover mode: nothing to announce
+                self._list_visible = False
+
+        self._no_matches_timer = self.set_timer(self._NO_MATCHES_COUNTDOWN, show_no_matches)
+
+    def _whole(self) -> bool:
+        from textual.command import CommandList
+
+        try:
+            self.query_one(CommandList)
+        except NoMatches:
+            return False
+        return self.is_attached
+
     def _watch__list_visible(self) -> None:
         try:
             super()._watch__list_visible()
