@@ -313,3 +313,35 @@ def test_compare_says_which_tail_p_superiority_crosses(p_sup, words):
     assert "crosses the" not in text
     for w in words:
         assert w in text, (w, text)
+
+
+def test_calibrate_without_positives_fits_no_convex_weights(data, tmp_path):
+    """With no relevant document among the calibration queries every grid point scores 0:
+    the weights would be the tie rule's first point, so none are written, and evaluate with
+    that file has no convex lane."""
+    d, lanes, _ = data
+    (tmp_path / "q0.txt").write_text("".join(f"{q} 0 d999 0\n" for q in DEV_NEG))
+    cal = run_cli("calibrate", *lanes, "--qrels", tmp_path / "q0.txt", "--gate-on", "b", "--out", tmp_path / "th.json",
+                  cwd=d)
+    assert cal.returncode == 0, cal.stderr
+    readable(cal)
+    th = json.loads((tmp_path / "th.json").read_text())
+    assert "convex" not in th["fusion"] and th["fusion"]["convex_reason"].startswith("not fitted")
+    assert "convex weights: not fitted: no calibration query has a relevant document" in cal.stdout
+    ev = run_cli("evaluate", *lanes, "--qrels", "qrels-test.txt", "--thresholds", tmp_path / "th.json",
+                 "--resamples", "0", "--out", tmp_path / "r.json", cwd=d)
+    assert ev.returncode == 0, ev.stderr
+    assert "convex" not in json.loads((tmp_path / "r.json").read_text())["lanes"]
+
+
+def test_calibrate_warns_when_every_grid_point_ties(data, tmp_path):
+    """Positives no lane retrieves: every weight scores 0.0000 and the fit says it carries no
+    information (the weights are still written: the queries exist, the lanes missed them)."""
+    d, lanes, _ = data
+    (tmp_path / "qm.txt").write_text("".join(f"{q} 0 nowhere 1\n" for q in DEV_POS))
+    cal = run_cli("calibrate", *lanes, "--qrels", tmp_path / "qm.txt", "--gate-on", "b", "--out", tmp_path / "th.json",
+                  cwd=d)
+    assert cal.returncode == 0, cal.stderr
+    c = json.loads((tmp_path / "th.json").read_text())["fusion"]["convex"]
+    assert {p["objective"] for p in c["grid"]["values"]} == {0.0}
+    assert "warning: every grid point scores 0.0000: the weights are the first point by the tie rule" in cal.stdout

@@ -181,12 +181,20 @@ def calibrate(ws, gate: GateSettings, calibration: CalibrationSettings = Calibra
                                  "qids": [str(q) for q in ws.qids[cal_queries].tolist()],
                                  "positives": int(ws.positives.size), "negatives": int(ws.negatives.size)}}
     fusion: dict = {"rrf_k": s.rrf_k, "rrf_k_source": s.rrf_k_source}
-    if len(ws.input_lanes) >= 2:
+    if len(ws.input_lanes) >= 2 and ws.positives.size == 0:
+        # every grid point would score 0 and the tie rule would pick the first: weights
+        # that carry no information are not written (evaluate then has no convex lane)
+        fusion["convex_reason"] = ("not fitted: no calibration query has a relevant document, so every weight "
+                                   "would score 0")
+    elif len(ws.input_lanes) >= 2:
         fit = fit_convex(ws, calibration.step, calibration.objective)
         fusion["convex"] = fit.as_dict()
         # the fit's own count is over every query of the lanes; thresholds.json counts
         # the calibration queries (positives and in-domain negatives) with a fused hit
         fusion["convex"]["fused_queries"] = fused_calibration_queries(ws, cal_queries)
+        if len({v for _, v in fit.points}) == 1:
+            fusion["convex"]["tie"] = (f"every grid point scores {fit.objective:.4f}: the weights are the first point "
+                                       "by the tie rule and carry no information")
     out["fusion"] = fusion
     if gate_requested(ws, gate):
         add_derived_lanes(ws)

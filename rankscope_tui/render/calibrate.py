@@ -26,6 +26,10 @@ def calibrate_text(data: dict, out_path: str) -> str:
         lines.append(f"convex weights: {w} (maximise {c['objective']['name']}: {c['objective']['value']:.4f} mean over "
                      f"{cal['positives']} calibration positives; {c['grid']['points']} grid points, step {c['step']:g}; "
                      f"{c['fused_queries']} calibration queries fused)")
+        if c.get("tie"):
+            lines.append(f"  warning: {c['tie']}")
+    elif fusion.get("convex_reason"):
+        lines.append(f"convex weights: {fusion['convex_reason']}")
     lines.append(f"RRF k: {fusion['rrf_k']:g} ({fusion['rrf_k_source']})")
     g = data.get("gate")
     if g:
