@@ -136,3 +136,25 @@ def parse_metrics(spec: str | list[str]) -> list[MetricKey]:
     if not out:
         raise InputError("no metric given", "--metrics")
     return out
+
+
+def resolve_metric_path(report: dict, keys: list[str]) -> list[str]:
+    """A rule's dotted path with the metric named as a user types it (``lanes.bm25.doc.map``,
+    ``lanes.bm25.doc.ndcg_cut.10``, whose dot splits the name) rewritten to the report's
+    canonical key. Keys found in the report as written are kept; anything else is left for
+    the caller's "not found" error."""
+    node = report
+    for i, key in enumerate(keys):
+        if not isinstance(node, dict):
+            return keys
+        if key not in node:
+            for j in range(len(keys), i, -1):
+                try:
+                    c = canonical_key(".".join(keys[i:j]))
+                except InputError:
+                    continue
+                if c in node:
+                    return keys[:i] + [c] + keys[j:]
+            return keys
+        node = node[key]
+    return keys
