@@ -128,3 +128,16 @@ def test_refused_name_on_the_command_line_is_one_error_line(tmp_path, capsys, na
     assert len(lines) == 1 and lines[0].startswith("rankscope: error: --metrics: "), err
     assert name in lines[0] and "Traceback" not in err
     assert not out.exists()
+
+
+def test_readme_measures_table_lists_every_accepted_spelling():
+    from pathlib import Path
+
+    from rankscope_tui.kernel.measures import known_spellings
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Measures", 1)[1].split("\n## ", 1)[0]
+    missing = [s for s in known_spellings() if f"`{s}`" not in section]
+    assert not missing, missing
+    for kind in REGISTRY:
+        assert f"`{kind}" in section, kind
