@@ -107,6 +107,12 @@ class CompareSettings:
     seed: int | None = None
     confidence: float | None = None
 
+    def __post_init__(self):
+        # names as other tools write them (AP, RR@10, ndcg_cut.10) become the canonical keys rows carry
+        object.__setattr__(self, "metrics", canonical_keys(self.metrics))
+        if self.primary is not None:
+            object.__setattr__(self, "primary", canonical_keys([self.primary])[0])
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["candidates"] = list(self.candidates)
@@ -141,6 +147,9 @@ class CalibrationSettings:
 
     step: float = 0.1
     objective: str = DEFAULT_METRIC
+
+    def __post_init__(self):
+        object.__setattr__(self, "objective", canonical_keys([self.objective])[0])
 
     def as_dict(self) -> dict:
         return asdict(self)
