@@ -94,3 +94,17 @@ def test_compare_and_diff_take_the_names_users_type(files, capsys):
     assert code == 0, capsys.readouterr().err
     d = json.loads((files / "d.json").read_text())
     assert {row["metric"] for row in d["rows"]} == {"ap", "bpref"}
+
+
+def test_a_rel_override_is_undefined_where_the_query_has_no_doc_at_that_level():
+    """The drill-down shows — for a measure that needs a relevant doc on a query with none at
+    its own level: q holds grade 1 only, so rr(rel=2)@10 and ap(rel=2) are undefined there,
+    p(rel=2)@3 (defined on every query) and rr (level 1) are defined."""
+    from rankscope_tui.kernel.measures import Ideal, defined_on
+
+    ideal = Ideal(np.array([0, 0, 1], dtype=np.int32), np.array([1, 0, 2], dtype=np.int64))
+    keys = parse_metrics("rr,RR(rel=2)@10,AP(rel=2),P(rel=2)@3,ndcg@3")
+    d = defined_on(keys, ideal, 2, 1)
+    assert d["rr"].tolist() == [True, True]
+    assert d["rr(rel=2)@10"].tolist() == [False, True] and d["ap(rel=2)"].tolist() == [False, True]
+    assert d["p(rel=2)@3"].tolist() == [True, True] and d["judged@3"].tolist() == [True, True]

@@ -399,18 +399,24 @@ def test_new_measures_doc_level_match_pytrec_eval(tmp_path, seed, relevant, dept
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("depth", [None, 6])
-def test_per_measure_rel_overrides_relevant(tmp_path, seed, depth):
-    """``AP(rel=2)``-style keys at --relevant 1 equal pytrec_eval at relevance_level 2,
-    on the queries positive at level 2 (the means' queries stay those of --relevant)."""
-    qrels, lanes, texts = generate(seed)
+@pytest.mark.parametrize("level", ["doc", "group"])
+def test_per_measure_rel_overrides_relevant(tmp_path, seed, depth, level):
+    """``AP(rel=2)``-style keys at --relevant 1 equal pytrec_eval at relevance_level 2
+    (group level: through SPEC §3's construction), on the queries positive at level 2."""
+    group = level == "group"
+    qrels, lanes, texts = generate(seed, group_sep=group)
     qpath, lane_args = write(tmp_path, qrels, texts)
     spec = "AP(rel=2),Rprec(rel=2),Bpref(rel=2)," + ",".join(f"AP(rel=2)@{k},RR(rel=2)@{k}" for k in NEW_KS)
     metrics = tuple(parse_metrics(spec))
     keys = [m.key for m in metrics]
     assert "ap(rel=2)" in keys and "rr(rel=2)@10" in keys
-    ws = Workspace.load(lanes=lane_args, qrels=qpath, settings=LoadSettings(metrics=metrics, relevant=1, depth=depth))
-    oracles = [new_oracle(qrels, cut(run, depth), 2) for run in lanes]
-    compared, bad = _compare_new(ws, lane_args, lanes, oracles, positives_of(qrels, 2), "doc", keys)
+    ws = Workspace.load(lanes=lane_args, qrels=qpath, settings=LoadSettings(
+        metrics=metrics, relevant=1, depth=depth, group_sep="#" if group else None))
+    if group:
+        oracles = [new_oracle(gq, gr, 2) for gr, gq in (group_construction(run, qrels, depth, "#") for run in lanes)]
+    else:
+        oracles = [new_oracle(qrels, cut(run, depth), 2) for run in lanes]
+    compared, bad = _compare_new(ws, lane_args, lanes, oracles, positives_of(qrels, 2), level, keys)
     assert compared > 0
     assert not bad, "\n".join(bad[:20])
 

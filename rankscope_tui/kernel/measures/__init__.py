@@ -68,8 +68,25 @@ def ceilings(ideal: Ideal, n_queries: int, metrics: list[MetricKey], relevant: i
     return out
 
 
+def defined_on(metrics: list[MetricKey], ideal: Ideal, n_queries: int, relevant: int) -> dict[str, np.ndarray]:
+    """``{key: bool[n_queries]}``: where each measure is defined. A measure that needs a
+    relevant doc (recall, rr, ndcg, ap, rprec, bpref, ...) is undefined on a query with none
+    at its own level (``rel=N`` or ``relevant``); the others are defined everywhere."""
+    out = {}
+    cache: dict[int, np.ndarray] = {}
+    for key in metrics:
+        if not key.needs_relevant:
+            out[key.key] = np.ones(n_queries, dtype=bool)
+            continue
+        L = relevant if key.rel is None or not key.measure.takes_rel else key.rel
+        if L not in cache:
+            cache[L] = np.bincount(ideal.qid, weights=(ideal.grade >= L), minlength=n_queries) > 0
+        out[key.key] = cache[L]
+    return out
+
+
 __all__ = [
     "Columns", "DEFINITIONS", "ENTRIES", "Hits", "Ideal", "Measure", "MetricKey", "Name", "REFUSED", "REGISTRY",
-    "canonical_key", "ceilings", "compute", "doc_level", "first_relevant_rank", "group_level", "known_spellings",
+    "canonical_key", "ceilings", "compute", "defined_on", "doc_level", "first_relevant_rank", "group_level", "known_spellings",
     "parse_metrics", "parse_name",
 ]
