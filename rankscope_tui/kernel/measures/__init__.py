@@ -20,14 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import registry as _registry
 from .columns import Columns, Hits, Ideal, doc_level, group_level
+from .names import REFUSED, canonical_key, known_spellings, parse_metrics, parse_name, resolve_metric_path
 from .registry import ENTRIES, REGISTRY, Measure, MetricKey, Name
-
-_registry._load()
-ENTRIES = _registry.ENTRIES
-
-from .names import REFUSED, canonical_key, known_spellings, parse_metrics, parse_name  # noqa: E402
 
 #: ``{kind: definition template}`` (the cut form where a cutoff is optional).
 DEFINITIONS = {m.kind: m.definition for m in ENTRIES}
@@ -88,5 +83,5 @@ def defined_on(metrics: list[MetricKey], ideal: Ideal, n_queries: int, relevant:
 __all__ = [
     "Columns", "DEFINITIONS", "ENTRIES", "Hits", "Ideal", "Measure", "MetricKey", "Name", "REFUSED", "REGISTRY",
     "canonical_key", "ceilings", "compute", "defined_on", "doc_level", "first_relevant_rank", "group_level", "known_spellings",
-    "parse_metrics", "parse_name",
+    "parse_metrics", "parse_name", "resolve_metric_path",
 ]

@@ -87,22 +87,6 @@ class MetricKey:
         return out
 
 
-def _entries() -> list[Measure]:
-    from . import (ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr)
-
-    return [m.MEASURE for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref, ndcg_exp, calibrated_recall)]
-
-
-ENTRIES: tuple[Measure, ...] = ()
-REGISTRY: dict[str, Measure] = {}
-
-
-def _load() -> None:
-    global ENTRIES
-    ENTRIES = tuple(_entries())
-    REGISTRY.update({m.kind: m for m in ENTRIES})
-
-
 def ceiling_min_r_over_k(n_rel: np.ndarray, k: int) -> np.ndarray:
     """min(R, k) / k: the best p@k given R relevant docs."""
     return np.minimum(n_rel, k) / k
@@ -111,3 +95,16 @@ def ceiling_min_r_over_k(n_rel: np.ndarray, k: int) -> np.ndarray:
 def ceiling_min_r_over_r(n_rel: np.ndarray, k: int) -> np.ndarray:
     """min(R, k) / R (0 when R = 0): the best recall@k and ap@k given R relevant docs."""
     return np.divide(np.minimum(n_rel, k), n_rel, out=np.zeros(n_rel.shape[0]), where=n_rel > 0)
+
+
+def _entries() -> list[Measure]:
+    # one module per measure; each defines MEASURE (imported here, after the classes above exist)
+    from . import (ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr)
+
+    return [m.MEASURE for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref, ndcg_exp, calibrated_recall)]
+
+
+#: Every measure, in the order the README's table lists them.
+ENTRIES: tuple[Measure, ...] = tuple(_entries())
+#: ``{kind: Measure}``.
+REGISTRY: dict[str, Measure] = {m.kind: m for m in ENTRIES}
