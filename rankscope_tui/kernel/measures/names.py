@@ -11,6 +11,7 @@ An unknown name gets the closest known spelling in its error.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 
 from ..errors import InputError
@@ -28,6 +29,7 @@ REFUSED: dict[str, str] = {
 }
 
 
+@functools.cache
 def _bases() -> dict[str, list[tuple[R.Measure, R.Name]]]:
     out: dict[str, list] = {}
     for m in R.ENTRIES:
@@ -52,7 +54,9 @@ def _closest(raw: str) -> str:
     probe = (raw[: m.start()] + "k") if m else raw
     probe = re.sub(r"\(.*\)", "", probe)
     pool = known_spellings()
-    low = {s.lower(): s for s in pool}
+    low: dict[str, str] = {}
+    for s in pool:
+        low.setdefault(s.lower(), s)  # rankscope's own spelling first
     hits = difflib.get_close_matches(probe.lower(), list(low), n=1, cutoff=0.4)
     if not hits:
         return ""
