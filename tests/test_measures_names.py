@@ -102,6 +102,7 @@ REFUSED = {
     "mrrr@10": ("unknown metric", "closest known name: mrr@10"),
     "ndcg@x": ("unknown metric", "closest known name"),
     "ERR@20": ("unknown metric",),
+    "P.5,10": ("bare cutoff", "P.5,P.10"),
 }
 
 

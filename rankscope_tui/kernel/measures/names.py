@@ -131,6 +131,9 @@ def parse_metrics(spec: str | list[str]) -> list[MetricKey]:
     for raw in items:
         if not raw.strip():
             continue
+        if raw.strip().isdigit() and out:  # trec_eval's P.5,10: one measure, several cutoffs
+            raise InputError(f"metric {raw.strip()!r}: a bare cutoff; trec_eval's multi-cutoff form (P.5,10) is written "
+                             f"one name per cutoff here (P.5,P.10)", "--metrics")
         key = parse_name(raw)
         if key not in out:
             out.append(key)
