@@ -63,19 +63,20 @@ from typing import Any
 
 import numpy as np
 
+from .measures import REGISTRY
+
 TOLERANCE = 1e-9
 
+#: One per-query kind per registered measure (a new measure needs its golden cases), plus rank_of.
+METRIC_KINDS: tuple[str, ...] = ("rank_of", *REGISTRY)
 KINDS: tuple[str, ...] = (
-    "rank_of", "hit", "recall", "p", "rr", "ndcg", "judged",
-    "ap", "rprec", "bpref", "ndcg_exp", "calibrated_recall", "trec_order",
+    *METRIC_KINDS, "trec_order",
     "wilson", "wald", "wilson_upper_zero", "rule_of_three", "negatives_needed",
     "rrf", "rrf_order", "minmax", "convex", "convex_order", "convex_fit", "grid_size",
     "null_floor", "conformal_k", "conformal_min_n", "conformal_floor", "sweep", "operating_point",
     "mutual_nn", "bootstrap_mean", "paired_bootstrap", "unpaired_bootstrap", "bca",
     "randomization_p", "t_test", "holm", "bonferroni", "holm_thresholds",
 )  # fmt: skip
-METRIC_KINDS: tuple[str, ...] = ("rank_of", "hit", "recall", "p", "rr", "ndcg", "judged",
-                                 "ap", "rprec", "bpref", "ndcg_exp", "calibrated_recall")
 
 HEADER = """\
 # rankscope goldens: reference vectors (SPEC §8). One case a line: kind args -> answer.
