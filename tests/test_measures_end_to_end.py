@@ -34,6 +34,7 @@ def files(tmp_path_factory):
             for r, doc in enumerate(docs, start=1):
                 runs[lane].append(f"{q} Q0 d{doc} {r} {20 - r + rng.random():.6f} {lane}\n")
     (d / "qrels.txt").write_text("".join(qrels))
+    (d / "kind.tsv").write_text("".join(f"q{i}\t{'short' if i % 3 else 'long'}\n" for i in range(40)))
     for lane, lines in runs.items():
         (d / f"{lane}.run").write_text("".join(lines))
     return d
@@ -42,7 +43,7 @@ def files(tmp_path_factory):
 def _evaluate(d, name, metrics):
     code = cli.main(["evaluate", "--lane", f"a={d / 'a.run'}", "--lane", f"b={d / 'b.run'}", "--qrels", str(d / "qrels.txt"),
                      "--metrics", metrics, "--resamples", "999", "--out", str(d / f"{name}.json"),
-                     "--per-query", str(d / f"{name}.csv")])
+                     "--per-query", str(d / f"{name}.csv"), "--strata", str(d / "kind.tsv")])
     assert code == 0
     return json.loads((d / f"{name}.json").read_text())
 
@@ -57,6 +58,9 @@ def test_report_and_csv_carry_canonical_keys_with_definitions_and_intervals(file
         assert cell["value"] is not None and cell["low"] <= cell["value"] <= cell["high"]
     assert rep["lanes"]["a"]["doc"]["hit@3"]["method"].lower().startswith("wilson")
     assert "bootstrap" in rep["lanes"]["a"]["doc"]["ap"]["method"].lower()
+    for label in ("short", "long"):  # strata carry every new measure too
+        cells = rep["strata"]["kind"][label]["a"]["doc"]
+        assert all(cells[key]["value"] is not None for key in KEYS), label
     with open(files / "r1.csv", newline="") as fh:
         header = next(csv.reader(fh))
     for key in KEYS:
