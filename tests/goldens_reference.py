@@ -86,16 +86,19 @@ def group_of(doc: str, sep: str) -> str:
     return doc.split(sep, 1)[0]
 
 
-def judged_units(hits, grades: dict, level: str, sep: str | None):
+def judged_units(hits, grades: dict, level: str, sep: str | None, repeats: list | None = None):
     """The ranked list as units with grades (None = unjudged), and the judged unit grades.
 
     Doc level: a unit is a doc, its grade the qrels grade when >= 0.
     Group level: the equivalent construction of SPEC §3 -- each group's first occurrence
     carries the group's grade (max judged grade of its docs); a later occurrence has
-    grade 0 when its group is judged, and is unjudged otherwise.
+    grade 0 when its group is judged, and is unjudged otherwise. ``repeats``, when given,
+    receives True for each later occurrence (bpref skips them).
     """
     if level == "doc":
         graded = {d: g for d, g in grades.items() if g >= 0}
+        if repeats is not None:
+            repeats.extend(False for _ in hits)
         return [graded.get(d) for d, _ in hits], list(graded.values())
     group_grade: dict[str, int] = {}
     for d, g in grades.items():
@@ -106,6 +109,8 @@ def judged_units(hits, grades: dict, level: str, sep: str | None):
     units = []
     for d, _ in hits:
         k = group_of(d, sep)
+        if repeats is not None:
+            repeats.append(k in seen)
         if k in seen:
             units.append(0 if k in group_grade else None)
         else:
@@ -114,10 +119,19 @@ def judged_units(hits, grades: dict, level: str, sep: str | None):
     return units, list(group_grade.values())
 
 
-def metric_value(kind: str, units, judged_grades, k, relevant: int):
+def dcg_of(gains) -> float:
+    total = 0.0
+    for i, g in enumerate(gains, start=1):
+        if g > 0:
+            total += g / math.log2(i + 1)
+    return total
+
+
+def metric_value(kind: str, units, judged_grades, k, relevant: int, repeats=None):
     def is_rel(g):
         return g is not None and g >= relevant
 
+    n_rel = sum(1 for g in judged_grades if g >= relevant)
     if kind in ("rank_of", "rr"):
         rank = 0
         for i, g in enumerate(units, start=1):
@@ -126,37 +140,61 @@ def metric_value(kind: str, units, judged_grades, k, relevant: int):
                 break
         if kind == "rank_of":
             return rank
+        if k is not None and rank > k:
+            return 0.0
         return 1.0 / rank if rank else 0.0
+    if kind == "ap":
+        found, total = 0, 0.0
+        for i, g in enumerate(units if k is None else units[:k], start=1):
+            if is_rel(g):
+                found += 1
+                total += found / i
+        return total / n_rel if n_rel else 0.0
+    if kind == "rprec":
+        return sum(1 for g in units[:n_rel] if is_rel(g)) / n_rel if n_rel else 0.0
+    if kind == "bpref":
+        n_nonrel = sum(1 for g in judged_grades if 0 <= g < relevant)
+        above, total = 0, 0.0
+        for j, g in enumerate(units):
+            if g is None or (repeats and repeats[j]):
+                continue
+            if g >= relevant:
+                total += 1.0 - min(above, n_rel) / min(n_nonrel, n_rel) if above else 1.0
+            else:
+                above += 1
+        return total / n_rel if n_rel else 0.0
+    if kind in ("ndcg", "ndcg_exp"):
+        def gain(g):
+            if g is None or g <= 0:
+                return 0.0
+            return float(g) if kind == "ndcg" else 2.0 ** g - 1.0
+        ranked_gains = [gain(g) for g in (units if k is None else units[:k])]
+        ideal = sorted((gain(g) for g in judged_grades), reverse=True)
+        idcg = dcg_of(ideal if k is None else ideal[:k])
+        return dcg_of(ranked_gains) / idcg if idcg > 0 else 0.0
     top = units[:k]
     if kind == "hit":
         return 1.0 if any(is_rel(g) for g in top) else 0.0
     if kind == "p":
         return sum(1 for g in top if is_rel(g)) / k
     if kind == "recall":
-        n_rel = sum(1 for g in judged_grades if g >= relevant)
         return sum(1 for g in top if is_rel(g)) / n_rel if n_rel else 0.0
+    if kind == "calibrated_recall":
+        return sum(1 for g in top if is_rel(g)) / min(k, n_rel) if n_rel else 0.0
     if kind == "judged":
         return sum(1 for g in top if g is not None) / k
-    if kind == "ndcg":
-        dcg = 0.0
-        for i, g in enumerate(top, start=1):
-            if g is not None and g > 0:
-                dcg += g / math.log2(i + 1)
-        ideal = sorted((g for g in judged_grades if g > 0), reverse=True)[:k]
-        idcg = 0.0
-        for i, g in enumerate(ideal, start=1):
-            idcg += g / math.log2(i + 1)
-        return dcg / idcg if idcg > 0 else 0.0
     raise KeyError(kind)
 
 
 def metric_answer(kind: str, a: dict):
-    relevant = a.get("relevant", 1)
+    relevant = a.get("rel", a.get("relevant", 1))  # a measure's own rel=N overrides the call's level
+    k = None if kind in ("rprec", "bpref") else a.get("k")
     out = []
     for q in qrels_qids(a["qrels"]):
         hits = ranked(a["run"].get(q, []), a.get("depth"))
-        units, judged_grades = judged_units(hits, a["qrels"][q], a.get("level", "doc"), a.get("sep"))
-        out.append(metric_value(kind, units, judged_grades, a.get("k"), relevant))
+        repeats: list = []
+        units, judged_grades = judged_units(hits, a["qrels"][q], a.get("level", "doc"), a.get("sep"), repeats)
+        out.append(metric_value(kind, units, judged_grades, k, relevant, repeats))
     return out
 
 
@@ -609,7 +647,8 @@ def stats_answer(kind: str, a: dict):
 
 
 def answer(kind: str, a: dict):
-    if kind in ("rank_of", "hit", "recall", "p", "rr", "ndcg", "judged"):
+    if kind in ("rank_of", "hit", "recall", "p", "rr", "ndcg", "judged", "ap", "rprec", "bpref", "ndcg_exp",
+                "calibrated_recall"):
         return metric_answer(kind, a)
     if kind == "trec_order":
         index = doc_index([a["run"]])

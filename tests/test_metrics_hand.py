@@ -322,7 +322,60 @@ def test_parse_metrics_default_set_is_the_spec_list():
     ]
 
 
-@pytest.mark.parametrize("spec", ["map", "ndcg", "ndcg@x", "p@0", "recall@-1", "mrr", "ndcg@10,bogus@3", ""])
+@pytest.mark.parametrize("spec", ["ndcg@x", "p@0", "recall@-1", "judged", "ndcg@10,bogus@3", "", "Judged@10"])
 def test_parse_metrics_unknown_is_an_input_error(spec):
     with pytest.raises(InputError):
         parse_metrics(spec)
+
+
+# ---------------------------------------------------------------- issue 15: the new measures by hand
+
+
+def test_ap_rprec_bpref_rr_at_k_and_uncut_ndcg_by_hand(tmp_path):
+    """Ranked: n1 (0), r1 (1), u (unjudged), r2 (2), n2 (0), r3 (1); judged also r4 (1), n3 (0).
+    R = 4 relevant, N = 3 judged non-relevant.
+    ap = (1/2 + 2/4 + 3/6) / 4 = 0.375; ap@4 = (1/2 + 2/4) / 4 = 0.25 (denominator R, not min(4, R));
+    rprec: relevant in the top 4 = 2 -> 2/4; rr = 1/2, rr@1 = 0, rr@2 = 1/2;
+    bpref: r1 has 1 non-relevant above, r2 1, r3 2; min(N, R) = 3 ->
+      (1 - 1/3) + (1 - 1/3) + (1 - 2/3) = 5/3, / 4 = 5/12;
+    ndcg (uncut): DCG = 1/log2 3 + 2/log2 5 + 1/log2 7; ideal 2, 1, 1, 1 over log2(2..5)."""
+    run = {"q": ranked([("n1", 0), ("r1", 0), ("u", 0), ("r2", 0), ("n2", 0), ("r3", 0)])}
+    qrels = {"q": {"n1": 0, "r1": 1, "r2": 2, "n2": 0, "r3": 1, "r4": 1, "n3": 0}}
+    ws = load(tmp_path, run, qrels, "ap,ap@4,rprec,bpref,rr,rr@1,rr@2,ndcg,ndcg@3")
+    assert value(ws, "q", "ap") == pytest.approx(0.375, abs=1e-12)
+    assert value(ws, "q", "ap@4") == pytest.approx(0.25, abs=1e-12)
+    assert value(ws, "q", "rprec") == pytest.approx(0.5, abs=1e-12)
+    assert value(ws, "q", "bpref") == pytest.approx(5 / 12, abs=1e-12)
+    assert value(ws, "q", "rr") == pytest.approx(0.5) and value(ws, "q", "rr@1") == 0.0 and value(ws, "q", "rr@2") == 0.5
+    d = 1 / math.log2(3) + 2 / math.log2(5) + 1 / math.log2(7)
+    ideal = 2 + 1 / math.log2(3) + 1 / math.log2(4) + 1 / math.log2(5)
+    assert value(ws, "q", "ndcg") == pytest.approx(d / ideal, abs=1e-12)
+    assert value(ws, "q", "ndcg") != pytest.approx(value(ws, "q", "ndcg@3"), abs=1e-3)
+
+
+def test_per_measure_rel_by_hand(tmp_path):
+    """At --relevant 1, P(rel=2)@3 counts only grade 2: r2 -> 1/3; RR(rel=2)@10 = 1/4."""
+    run = {"q": ranked([("n1", 0), ("r1", 0), ("u", 0), ("r2", 0)])}
+    qrels = {"q": {"n1": 0, "r1": 1, "r2": 2}}
+    ws = load(tmp_path, run, qrels, "P@3,P(rel=2)@3,RR(rel=2)@10,rr")
+    assert value(ws, "q", "p@3") == pytest.approx(1 / 3)
+    assert value(ws, "q", "p(rel=2)@3") == 0.0
+    assert value(ws, "q", "rr(rel=2)@10") == pytest.approx(1 / 4)
+    assert value(ws, "q", "rr") == pytest.approx(1 / 2)
+
+
+def test_group_bpref_skips_later_occurrences(tmp_path):
+    """Group level, query a: D1#p1 (group D1 judged non-relevant), D1#p2 (a repeat), D2#p1 and
+    D3#p1 (relevant); judged also D4 (non-relevant): R = 2, N = 2.
+    The repeat skipped: each relevant group has 1 non-relevant above -> (1/2 + 1/2) / 2 = 0.5
+    (were the repeat counted as non-relevant: 2 above each -> 0). Query b: relevant first -> 1."""
+    _write_run(tmp_path / "lane.run", {"a": ranked([("D1#p1", 0), ("D1#p2", 0), ("D2#p1", 0), ("D3#p1", 0)]),
+                                       "b": ranked([("D2#p1", 0), ("D2#p2", 0), ("D1#p1", 0)])})
+    _write_qrels(tmp_path / "qrels.txt", {"a": {"D1#p1": 0, "D4#p1": 0, "D2#p1": 1, "D3#p1": 1},
+                                          "b": {"D1#p1": 0, "D2#p1": 1}})
+    ws = Workspace.load(lanes=[("lane", str(tmp_path / "lane.run"))], qrels=str(tmp_path / "qrels.txt"),
+                        settings=LoadSettings(metrics=tuple(parse_metrics("bpref,p@2")), group_sep="#"))
+    assert value(ws, "a", "bpref", level="group") == pytest.approx(0.5, abs=1e-12)
+    assert value(ws, "b", "bpref", level="group") == 1.0
+    # the repeat still counts as non-relevant for precision, as SPEC §3 says
+    assert value(ws, "b", "p@2", level="group") == pytest.approx(0.5)

@@ -333,3 +333,191 @@ def test_group_level_credits_the_right_document_found_through_another_passage(tm
     assert grp["ndcg@10"][q2] == pytest.approx(1.0, abs=1e-12)
     # judged@2: doc level only p1 is judged; group level both occurrences of the judged group D1 count
     assert doc["judged@2"][q2] == pytest.approx(0.5) and grp["judged@2"][q2] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ issue 15: ap, ap@k, rprec, bpref, ndcg, rr@k
+
+NEW_KS = (1, 3, 5, 10, 20)
+NEW = ",".join(["ap", "rprec", "bpref", "ndcg"] + [f"ap@{k}" for k in NEW_KS] + [f"rr@{k}" for k in NEW_KS])
+NEW_PYTREC = {"map", "Rprec", "bpref", "ndcg", f"map_cut.{','.join(map(str, NEW_KS))}", "recip_rank"}
+NEW_NAME = {"ap": "map", "rprec": "Rprec", "bpref": "bpref", "ndcg": "ndcg"}
+
+
+def _strip_rel(key: str) -> str:
+    return key.replace("(rel=2)", "")
+
+
+def new_oracle(qrels: dict, run: dict, relevant: int) -> dict[str, dict[str, float]]:
+    """{qid: {our key: pytrec_eval value}}: map/Rprec/bpref/ndcg/map_cut on the run, and
+    rr@k as recip_rank on the run cut at k in trec_eval order."""
+    ev = pytrec_eval.RelevanceEvaluator(oracle_qrels(qrels), NEW_PYTREC, relevance_level=relevant)
+    full = ev.evaluate(run)
+    out: dict[str, dict[str, float]] = {}
+    for q, vals in full.items():
+        d = out.setdefault(q, {})
+        for ours, theirs in NEW_NAME.items():
+            d[ours] = vals[theirs]
+        for k in NEW_KS:
+            d[f"ap@{k}"] = vals[f"map_cut_{k}"]
+    for k in NEW_KS:
+        for q, vals in ev.evaluate(cut(run, k)).items():
+            out.setdefault(q, {})[f"rr@{k}"] = vals["recip_rank"]
+    return out
+
+
+def _compare_new(ws, lane_args, lanes, oracles, positives, level, keys) -> tuple[int, list[str]]:
+    compared, bad = 0, []
+    for (name, _), oracle in zip(lane_args, oracles):
+        pq = ws.per_query(name, level)
+        for q in sorted(positives):
+            code = ws.qid_index[q]
+            for key in keys:
+                want = oracle.get(q, {}).get(_strip_rel(key), 0.0)
+                got = float(pq[key][code])
+                compared += 1
+                if abs(got - want) > TOL:
+                    bad.append(f"{name} {level} q={q} {key}: pytrec_eval {want!r}, rankscope {got!r}")
+    return compared, bad
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("relevant", [1, 2])
+@pytest.mark.parametrize("depth", [None, 4, 12])
+def test_new_measures_doc_level_match_pytrec_eval(tmp_path, seed, relevant, depth):
+    """ap, ap@k, rprec, bpref, ndcg, rr@k per query at 1e-9, on the adversarial generator
+    (ties, byte vs numeric ids, negative and zero grades, short lists, missing queries)."""
+    qrels, lanes, texts = generate(seed)
+    qpath, lane_args = write(tmp_path, qrels, texts)
+    keys = [m.key for m in parse_metrics(NEW)]
+    ws = Workspace.load(lanes=lane_args, qrels=qpath,
+                        settings=LoadSettings(metrics=tuple(parse_metrics(NEW)), relevant=relevant, depth=depth))
+    oracles = [new_oracle(qrels, cut(run, depth), relevant) for run in lanes]
+    compared, bad = _compare_new(ws, lane_args, lanes, oracles, positives_of(qrels, relevant), "doc", keys)
+    assert compared > 0
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("depth", [None, 6])
+@pytest.mark.parametrize("level", ["doc", "group"])
+def test_per_measure_rel_overrides_relevant(tmp_path, seed, depth, level):
+    """``AP(rel=2)``-style keys at --relevant 1 equal pytrec_eval at relevance_level 2
+    (group level: through SPEC §3's construction), on the queries positive at level 2."""
+    group = level == "group"
+    qrels, lanes, texts = generate(seed, group_sep=group)
+    qpath, lane_args = write(tmp_path, qrels, texts)
+    spec = "AP(rel=2),Rprec(rel=2),Bpref(rel=2)," + ",".join(f"AP(rel=2)@{k},RR(rel=2)@{k}" for k in NEW_KS)
+    metrics = tuple(parse_metrics(spec))
+    keys = [m.key for m in metrics]
+    assert "ap(rel=2)" in keys and "rr(rel=2)@10" in keys
+    ws = Workspace.load(lanes=lane_args, qrels=qpath, settings=LoadSettings(
+        metrics=metrics, relevant=1, depth=depth, group_sep="#" if group else None))
+    if group:
+        oracles = [new_oracle(gq, gr, 2) for gr, gq in (group_construction(run, qrels, depth, "#") for run in lanes)]
+    else:
+        oracles = [new_oracle(qrels, cut(run, depth), 2) for run in lanes]
+    compared, bad = _compare_new(ws, lane_args, lanes, oracles, positives_of(qrels, 2), level, keys)
+    assert compared > 0
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("relevant", [1, 2])
+@pytest.mark.parametrize("depth", [None, 5])
+def test_new_measures_group_level_match_the_trec_eval_construction(tmp_path, seed, relevant, depth):
+    """SPEC §3's construction (later occurrences get fresh ids): for bpref those ids are
+    unjudged, i.e. skipped, which is bpref's stated group rule."""
+    qrels, lanes, texts = generate(seed, group_sep=True)
+    qpath, lane_args = write(tmp_path, qrels, texts)
+    keys = [m.key for m in parse_metrics(NEW)]
+    ws = Workspace.load(lanes=lane_args, qrels=qpath, settings=LoadSettings(
+        metrics=tuple(parse_metrics(NEW)), relevant=relevant, depth=depth, group_sep="#"))
+    oracles = []
+    for run in lanes:
+        g_run, g_qrels = group_construction(run, qrels, depth, "#")
+        oracles.append(new_oracle(g_qrels, g_run, relevant))
+    compared, bad = _compare_new(ws, lane_args, lanes, oracles, positives_of(qrels, relevant), "group", keys)
+    assert compared > 0
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_new_measure_generators_reach_the_cases_that_separate_the_measures():
+    """bpref needs judged non-relevant docs above relevant ones, rr@k misses below k, and
+    ap@k cuts some relevant docs: the generator produces all three."""
+    nonrel_above = rr_cut = ap_cut = 0
+    for seed in SEEDS:
+        qrels, lanes, _ = generate(seed)
+        for run in lanes:
+            for q, hits in run.items():
+                grades = qrels.get(q, {})
+                order = [grades.get(d, -9) for d in trec_sorted(hits)]
+                rel = [i for i, g in enumerate(order) if g >= 1]
+                if rel and any(0 <= g < 1 for g in order[: rel[-1]]):
+                    nonrel_above += 1
+                if rel and rel[0] >= 3:
+                    rr_cut += 1
+                if rel and rel[-1] >= 5:
+                    ap_cut += 1
+    assert min(nonrel_above, rr_cut, ap_cut) > 5
+
+
+# ------------------------------------------------------------------ issue 15 on real data (Cranfield)
+
+
+def _plain_run(path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in Path(path).read_text().splitlines():
+        f = line.split()
+        if f:
+            run.setdefault(f[0], {})[f[2]] = float(f[4])
+    return run
+
+
+def _plain_qrels(path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in Path(path).read_text().splitlines():
+        f = line.split()
+        if f:
+            qrels.setdefault(f[0], {})[f[2]] = int(f[3])
+    return qrels
+
+
+def _float32_distinct(hits: dict[str, float]) -> bool:
+    """pytrec_eval orders by float32 scores: compare only where float32 keeps float64's order."""
+    v = np.array(list(hits.values()))
+    return np.unique(v.astype(np.float32)).size == np.unique(v).size
+
+
+@pytest.mark.parametrize("level", ["doc", "group"])
+def test_new_measures_on_cranfield_match_pytrec_eval(level):
+    """The Cranfield lanes (passages D<n>#p<m>, graded qrels): every new measure per query
+    at 1e-9, doc level directly and group level through SPEC §3's construction."""
+    from support import shared_path
+
+    c = shared_path("cranfield")
+    qrels = _plain_qrels(c / "qrels-test.txt")
+    names = ["bm25", "dense"]
+    lanes = [_plain_run(c / "lanes" / f"{n}.run") for n in names]
+    keys = [m.key for m in parse_metrics(NEW)]
+    ws = Workspace.load(lanes=[(n, str(c / "lanes" / f"{n}.run")) for n in names], qrels=str(c / "qrels-test.txt"),
+                        settings=LoadSettings(metrics=tuple(parse_metrics(NEW)), group_sep="#" if level == "group" else None,
+                                              resamples=0))
+    compared, bad = 0, []
+    for name, run in zip(names, lanes):
+        if level == "group":
+            g_run, g_qrels = group_construction(run, qrels, None, "#")
+            oracle = new_oracle(g_qrels, g_run, 1)
+        else:
+            oracle = new_oracle(qrels, run, 1)
+        pq = ws.per_query(name, level)
+        for q in sorted(positives_of(qrels, 1)):
+            if q in run and not _float32_distinct(run[q]):
+                continue
+            code = ws.qid_index[q]
+            for key in keys:
+                want = oracle.get(q, {}).get(key, 0.0)
+                compared += 1
+                if abs(float(pq[key][code]) - want) > TOL:
+                    bad.append(f"{name} {level} q={q} {key}: pytrec_eval {want!r}, rankscope {float(pq[key][code])!r}")
+    assert compared > 1000
+    assert not bad, "\n".join(bad[:20])

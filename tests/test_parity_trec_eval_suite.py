@@ -23,8 +23,9 @@ SUITE = shared_path("trec_eval_test")  # skips this module, naming the path, whe
 TOL = 5e-5
 
 # trec_eval output name -> (rankscope key, transform of the trec_eval value)
-_NAME = re.compile(r"^(ndcg_cut|P|recall|success|unj)_(\d+)$|^(recip_rank)$")
-_KIND = {"ndcg_cut": "ndcg", "P": "p", "recall": "recall", "success": "hit", "unj": "judged"}
+_NAME = re.compile(r"^(ndcg_cut|P|recall|success|unj|map_cut)_(\d+)$|^(recip_rank|map|Rprec|bpref|ndcg)$")
+_KIND = {"ndcg_cut": "ndcg", "P": "p", "recall": "recall", "success": "hit", "unj": "judged", "map_cut": "ap"}
+_UNCUT = {"recip_rank": "rr", "map": "ap", "Rprec": "rprec", "bpref": "bpref", "ndcg": "ndcg"}
 
 
 def read_expected(path: Path) -> dict[tuple[str, str], float]:
@@ -50,7 +51,7 @@ def rankscope_key(measure: str) -> tuple[str, bool] | None:
     if not m:
         return None
     if m.group(3):
-        return "rr", False
+        return _UNCUT[m.group(3)], False
     kind, k = m.group(1), int(m.group(2))
     return f"{_KIND[kind]}@{k}", kind == "unj"
 
@@ -178,3 +179,21 @@ def test_judged_equals_one_minus_unj_where_present():
             assert abs(pq[f"judged@{k}"][ws.qid_index[q]] - (1.0 - v)) <= TOL, (name, m, q)
     # the comparison is not vacuous: grade -1 lines ("in pool, unjudged") make unj_10 of 303 0.5 under qrels.rel_level
     assert read_expected(SUITE / "out.test.aql")[("unj_10", "303")] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("expected_file, qrels, run, relevant", [
+    ("out.test.aq", "qrels.test", "results.test", 1),
+    ("out.test.aql", "qrels.rel_level", "results.test", 2),
+    ("out.test.aqc", "qrels.test", "results.trunc", 1),
+])
+def test_map_rprec_bpref_ndcg_per_query(expected_file, qrels, run, relevant):
+    """Issue 15, must show 2: ap (map), ap@k (map_cut), rprec (Rprec), bpref and uncut ndcg
+    per query against trec_eval's own expected output at 5e-5."""
+    ws, mapped, mismatches = evaluate_suite(expected_file, qrels, run, relevant, skip_unj_for={"302"})
+    assert not mismatches, "\n".join(mismatches)
+    measures = {m for m, _ in mapped}
+    for needed in ("map", "Rprec", "bpref", "ndcg", "map_cut_10", "map_cut_1000"):
+        assert needed in measures, needed
+    # not vacuous: the values move between queries and differ from 0
+    values = [v for (m, q), (_, v) in mapped.items() if m in ("map", "Rprec", "bpref", "ndcg")]
+    assert len(set(values)) > 4 and max(values) > 0

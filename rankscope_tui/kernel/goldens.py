@@ -27,6 +27,9 @@ File format
 Kinds (answer):
   rank_of, hit, recall, p, rr, ndcg, judged   per-query values; ``level`` doc|group
                                                (group needs ``sep``); ``k`` except rr/rank_of
+  ap, rprec, bpref, ndcg_exp, calibrated_recall  per-query values of the issue-15 measures;
+                    ``k`` optional for rr, ndcg and ap (absent = uncut), ignored by rprec and
+                    bpref; ``rel`` = the measure's own level (``P(rel=2)@10``), else ``relevant
   trec_order        order of each query's ranked, depth-cut list
   wilson, wald      [low, high] for k of n at ``confidence``
   wilson_upper_zero z²/(n+z²); rule_of_three 3/n; negatives_needed [wilson n, 3/t n]
@@ -60,17 +63,20 @@ from typing import Any
 
 import numpy as np
 
+from .measures import REGISTRY
+
 TOLERANCE = 1e-9
 
+#: One per-query kind per registered measure (a new measure needs its golden cases), plus rank_of.
+METRIC_KINDS: tuple[str, ...] = ("rank_of", *REGISTRY)
 KINDS: tuple[str, ...] = (
-    "rank_of", "hit", "recall", "p", "rr", "ndcg", "judged", "trec_order",
+    *METRIC_KINDS, "trec_order",
     "wilson", "wald", "wilson_upper_zero", "rule_of_three", "negatives_needed",
     "rrf", "rrf_order", "minmax", "convex", "convex_order", "convex_fit", "grid_size",
     "null_floor", "conformal_k", "conformal_min_n", "conformal_floor", "sweep", "operating_point",
     "mutual_nn", "bootstrap_mean", "paired_bootstrap", "unpaired_bootstrap", "bca",
     "randomization_p", "t_test", "holm", "bonferroni", "holm_thresholds",
 )  # fmt: skip
-METRIC_KINDS: tuple[str, ...] = ("rank_of", "hit", "recall", "p", "rr", "ndcg", "judged")
 
 HEADER = """\
 # rankscope goldens: reference vectors (SPEC §8). One case a line: kind args -> answer.
@@ -226,12 +232,12 @@ def _metric(kind: str, args: dict) -> list[float]:
         hits, ideal = M.doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, j.n_docs)
     if kind == "rank_of":
         key, keys = "rank", [M.MetricKey("rr", None)]
-    elif kind == "rr":
-        key = "rr"
-        keys = [M.MetricKey("rr", None)]
     else:
-        key = f"{kind}@{int(args['k'])}"
-        keys = M.parse_metrics(key)
+        measure = M.REGISTRY[kind]
+        k = args.get("k")
+        k = None if k is None or measure.cutoff == "none" else int(k)
+        mk = M.MetricKey(kind, k, args.get("rel"))
+        key, keys = mk.key, [mk]
     values = M.compute(hits, ideal, su.n_queries, keys, rel)[key]
     return [values[c].item() for c in su.qrels_codes()]
 
@@ -487,6 +493,21 @@ def _metric_cases() -> list[tuple[str, dict]]:
     out.append(("judged", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "k": 10}))
     out.append(("rr", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "relevant": 2}))
     out.append(("ndcg", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 3, "depth": 4}))
+    # issue 15: ap, ap@k, rprec, bpref, uncut ndcg, rr@k, ndcg_exp@k, calibrated_recall@k, rel=N
+    for level, run, qrels, sep in fixtures + g_fixtures:
+        for kind, extra in (("ap", {}), ("ap", {"k": 3}), ("rprec", {}), ("bpref", {}), ("ndcg", {}), ("rr", {"k": 2}),
+                            ("ndcg_exp", {"k": 3}), ("calibrated_recall", {"k": 2})):
+            out.append((kind, base(level, run, qrels, sep, **extra)))
+    out.append(("ap", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "relevant": 2}))
+    out.append(("bpref", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "relevant": 2}))
+    out.append(("bpref", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "depth": 3}))
+    out.append(("rprec", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "rel": 2}))
+    out.append(("p", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "k": 3, "rel": 2}))
+    out.append(("rr", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "k": 3, "rel": 2}))
+    out.append(("ap", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 5, "rel": 2}))
+    out.append(("bpref", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "rel": 2}))
+    out.append(("calibrated_recall", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "k": 1, "relevant": 2}))
+    out.append(("ndcg_exp", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 2, "depth": 3}))
     return out
 
 

@@ -200,7 +200,9 @@ def lookup(report: dict, path: str, where: tuple[str, int] | None = None) -> dic
     share; no interval). ``where`` = (gates file, rule line) for error messages."""
     file, line = where if where else ("--gates", None)
     node = report
-    for key in split_path(path):
+    from .measures.names import resolve_metric_path
+
+    for key in resolve_metric_path(report, split_path(path)):  # metric names as other tools write them
         if not isinstance(node, dict) or key not in node:
             raise InputError(f"path {path!r} not found in the report (missing key {key!r})", file, line)
         parent, node = node, node[key]

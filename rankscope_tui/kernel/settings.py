@@ -25,6 +25,13 @@ DEFAULT_FPIR = 0.05
 DEFAULT_MISS_RATE = 0.05
 
 
+def canonical_keys(names) -> tuple[str, ...]:
+    """Each typed metric name as its canonical key (``measures.canonical_key``), order kept."""
+    from .measures import canonical_key
+
+    return tuple(dict.fromkeys(canonical_key(n) for n in names))
+
+
 def _default_metrics() -> tuple:
     from .metrics import parse_metrics
 
@@ -35,7 +42,7 @@ def _default_metrics() -> tuple:
 class LoadSettings:
     """Settings of one workspace; recorded in report.json's ``settings`` block."""
 
-    metrics: tuple = field(default_factory=_default_metrics)  # tuple[metrics.MetricKey, ...]
+    metrics: tuple = field(default_factory=_default_metrics)  # tuple[measures.MetricKey, ...] (parse_metrics)
     depth: int | None = None
     relevant: int = 1
     group_sep: str | None = None
@@ -100,6 +107,12 @@ class CompareSettings:
     seed: int | None = None
     confidence: float | None = None
 
+    def __post_init__(self):
+        # names as other tools write them (AP, RR@10, ndcg_cut.10) become the canonical keys rows carry
+        object.__setattr__(self, "metrics", canonical_keys(self.metrics))
+        if self.primary is not None:
+            object.__setattr__(self, "primary", canonical_keys([self.primary])[0])
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["candidates"] = list(self.candidates)
@@ -118,6 +131,10 @@ class DiffSettings:
     seed: int = 0
     confidence: float = DEFAULT_CONFIDENCE
 
+    def __post_init__(self):
+        # a name as another tool writes it (map_cut.10, nDCG@10) selects the report's canonical key
+        object.__setattr__(self, "metrics", canonical_keys(self.metrics))
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["metrics"] = list(self.metrics)
@@ -130,6 +147,9 @@ class CalibrationSettings:
 
     step: float = 0.1
     objective: str = DEFAULT_METRIC
+
+    def __post_init__(self):
+        object.__setattr__(self, "objective", canonical_keys([self.objective])[0])
 
     def as_dict(self) -> dict:
         return asdict(self)

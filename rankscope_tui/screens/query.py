@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Label, Static
 
 from ..widgets import fmt
 from ..kernel import attribution as A
+from ..kernel import measures as M
 from .base import PlainTable, ViewScreen
 
 SHOW_ROWS = 100
@@ -128,7 +129,8 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         keys = list(ws.settings.metrics)  # every metric of the workspace, in its order
         for m in keys:
             table.add_column(m.key)
-        positive = int(ws.classes[q]) == 1
+        # a measure that needs a relevant doc is undefined on a query without one at its level (rel=N or --relevant)
+        defined = M.defined_on(keys, ws.hits(ws.input_lanes[0], "doc")[1], ws.n_queries, ws.settings.relevant)
         for lane in self._lanes():
             L = ws.lanes[lane]
             ranks = []
@@ -137,8 +139,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
                 ranks.append(str(r) if r > 0 else "miss")
             pq = ws.per_query(lane, "doc")
             n = L.rows_of(q)
-            # a metric that needs a relevant doc is undefined on a query without one: —, not 0.000
-            values = [fmt.num(pq[m.key][q]) if positive or not m.needs_relevant else "—" for m in keys]
+            values = [fmt.num(pq[m.key][q]) if defined[m.key][q] else "—" for m in keys]  # —, not 0.000
             table.add_row(lane, str(n.stop - n.start), *ranks, *values)
 
     def _render_lanes(self, q: int) -> None:

@@ -1,0 +1,167 @@
+"""The names users type for a measure, each mapped to one canonical ``MetricKey``.
+
+A name is ``BASE[(rel=N)][SEP k]`` with SEP one of ``@`` (rankscope, ir_measures, ranx),
+``.`` or ``_`` (trec_eval as typed and as pytrec_eval prints it) and ``_at_`` (MTEB).
+The bases are the ``Name`` entries of the registry, matched without regard to case, except
+where two tools use one spelling for different things: ir_measures' ``Judged@k`` (÷ min(k,
+retrieved)) is refused with the difference stated, never read as our ``judged@k`` (÷ k).
+An unknown name gets the closest known spelling in its error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+
+from ..errors import InputError
+from . import registry as R
+from .registry import MetricKey
+
+_NAME = re.compile(r"^(?P<base>[A-Za-z][A-Za-z_\-]*?)(?:\((?P<params>[^()]*)\))?(?:(?P<sep>_at_|@|\.|_)(?P<k>[0-9]+))?$")
+
+# Spellings whose meaning differs from ours: (base as the tool writes it, case-sensitive) -> why refused.
+REFUSED: dict[str, str] = {
+    "Judged": ("ir_measures' Judged@k divides by min(k, retrieved); rankscope's judged@k divides by k (a short list's "
+               "missing places count as unjudged): write judged@{k} for ours"),
+    "unj": ("trec_eval's unj.k is the unjudged share and counts a short list's missing places as judged; rankscope's "
+            "judged@k counts judged hits / k: write judged@{k}"),
+}
+
+
+@functools.cache
+def _bases() -> dict[str, list[tuple[R.Measure, R.Name]]]:
+    out: dict[str, list] = {}
+    for m in R.ENTRIES:
+        for n in m.names:
+            out.setdefault(n.base.lower(), []).append((m, n))
+    return out
+
+
+def known_spellings() -> list[str]:
+    """Every accepted spelling as the README shows it (``k`` = a cutoff)."""
+    seen = []
+    for m in R.ENTRIES:
+        for n in m.names:
+            if n.shown not in seen:
+                seen.append(n.shown)
+    return seen
+
+
+def _closest(raw: str) -> str:
+    m = re.search(r"([0-9]+)$", raw)
+    number = m.group(1) if m else None
+    probe = (raw[: m.start()] + "k") if m else raw
+    probe = re.sub(r"\(.*\)", "", probe)
+    pool = known_spellings()
+    low: dict[str, str] = {}
+    for s in pool:
+        low.setdefault(s.lower(), s)  # rankscope's own spelling first
+    hits = difflib.get_close_matches(probe.lower(), list(low), n=1, cutoff=0.4)
+    if not hits:
+        return ""
+    best = low[hits[0]]
+    if number is not None and best.endswith("k") and best[-2:-1] in ("@", ".", "_"):
+        best = best[:-1] + number
+    return f"; closest known name: {best}"
+
+
+def _error(raw: str, what: str) -> InputError:
+    return InputError(f"metric {raw!r}: {what}", "--metrics")
+
+
+def parse_name(raw: str) -> MetricKey:
+    """One typed name → its canonical key; ``InputError`` (one line, ``--metrics``) otherwise."""
+    text = raw.strip()
+    m = _NAME.match(text)
+    if not m:
+        raise InputError(f"unknown metric {text!r}{_closest(text)} (the README's Measures table lists every name)",
+                         "--metrics")
+    base, params, k = m.group("base"), m.group("params"), m.group("k")
+    if base in REFUSED:
+        raise _error(text, REFUSED[base].format(k=k or "k"))
+    entries = _bases().get(base.lower())
+    if not entries:
+        raise InputError(f"unknown metric {text!r}{_closest(text)} (the README's Measures table lists every name)",
+                         "--metrics")
+    measure = entries[0][0]
+    rules = {n.cutoff or me.cutoff for me, n in entries}
+    kk = None
+    if k is not None:
+        if rules == {R.NONE}:
+            cut = f", or {measure.kind}@{k} for the cut form" if measure.cutoff == R.OPTIONAL else ""
+            raise _error(text, f"{base} takes no cutoff (write {base}{cut})")
+        kk = int(k)
+        if kk < 1:
+            raise _error(text, "the cutoff must be at least 1")
+    elif rules == {R.REQUIRED}:
+        shown = next(n.shown for _, n in entries if n.shown.endswith("k"))
+        raise _error(text, f"{base} needs a cutoff, e.g. {shown[:-1]}10")
+    rel = None
+    if params is not None:
+        rel = _rel_param(text, base, params, measure)
+    return MetricKey(measure.kind, kk, rel)
+
+
+def _rel_param(text: str, base: str, params: str, measure: R.Measure) -> int:
+    p = params.replace(" ", "")
+    pm = re.fullmatch(r"rel=(-?[0-9]+)", p)
+    if not pm:
+        extra = " (for exponential gains write ndcg_exp@k)" if "dcg" in p else ""
+        raise _error(text, f"the only parameter rankscope reads is rel=N, not {params!r}{extra}")
+    if not measure.takes_rel:
+        why = "it counts judged docs" if measure.kind == "judged" else "its gain is the grade"
+        raise _error(text, f"{base} takes no rel=: it does not depend on the relevance level ({why})")
+    rel = int(pm.group(1))
+    if rel < 1:
+        raise _error(text, f"rel must be at least 1, not {rel} (grade 0 is judged non-relevant)")
+    return rel
+
+
+def canonical_key(name: str) -> str:
+    """The canonical key of one typed name (``'ndcg_cut.10'`` → ``'ndcg@10'``)."""
+    return parse_name(name).key
+
+
+def parse_metrics(spec: str | list[str]) -> list[MetricKey]:
+    """``'ndcg@10,RR@10,map'`` → keys; every ``ndcg@k`` (and ``ndcg_exp@k``) brings
+    ``judged@k`` with it. Order kept, no repeats (two spellings of one measure are one)."""
+    items = spec.split(",") if isinstance(spec, str) else [x for s in spec for x in s.split(",")]
+    out: list[MetricKey] = []
+    for raw in items:
+        if not raw.strip():
+            continue
+        if raw.strip().isdigit() and out:  # trec_eval's P.5,10: one measure, several cutoffs
+            raise InputError(f"metric {raw.strip()!r}: a bare cutoff; trec_eval's multi-cutoff form (P.5,10) is written "
+                             f"one name per cutoff here (P.5,P.10)", "--metrics")
+        key = parse_name(raw)
+        if key not in out:
+            out.append(key)
+    for key in list(out):
+        if key.measure.brings_judged and key.k is not None and MetricKey("judged", key.k) not in out:
+            out.append(MetricKey("judged", key.k))
+    if not out:
+        raise InputError("no metric given", "--metrics")
+    return out
+
+
+def resolve_metric_path(report: dict, keys: list[str]) -> list[str]:
+    """A rule's dotted path with the metric named as a user types it (``lanes.bm25.doc.map``,
+    ``lanes.bm25.doc.ndcg_cut.10``, whose dot splits the name) rewritten to the report's
+    canonical key. Keys found in the report as written are kept; anything else is left for
+    the caller's "not found" error."""
+    node = report
+    for i, key in enumerate(keys):
+        if not isinstance(node, dict):
+            return keys
+        if key not in node:
+            for j in range(len(keys), i, -1):
+                try:
+                    c = canonical_key(".".join(keys[i:j]))
+                except InputError:
+                    continue
+                if c in node:
+                    return keys[:i] + [c] + keys[j:]
+            return keys
+        node = node[key]
+    return keys

@@ -1,0 +1,27 @@
+"""recall@k (trec_eval ``recall.k``): relevant in the top k / all relevant judged (R, not min(k, R)).
+
+Group level: relevant groups in the top k (first occurrences) / relevant judged groups."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import REQUIRED, Measure, Name, ceiling_min_r_over_r
+
+
+def per_query(cols, k, rel):
+    cnt = cols.count_rel_top(k, rel).astype(np.float64)
+    n_rel = cols.n_rel(rel)
+    return np.divide(cnt, n_rel, out=np.zeros(cols.n), where=n_rel > 0)
+
+
+MEASURE = Measure(
+    kind="recall", cutoff=REQUIRED, takes_rel=True, per_query=per_query, ceiling=ceiling_min_r_over_r,
+    definition=("{key}: relevant docs in the top {k} / all relevant docs judged for the query (trec_eval recall.{k}); "
+                "relevant = grade >= {rel}"),
+    formula="relevant in the top k / R (all relevant judged)",
+    peers="trec_eval recall.k; ir_measures R@k; ranx recall@k; MTEB recall_at_k",
+    names=(Name("recall", "rankscope", "recall@k"), Name("R", "ir_measures", "R@k"), Name("recall", "trec_eval", "recall.k"),
+           Name("recall", "trec_eval", "recall_k"), Name("recall", "ranx", "recall@k"),
+           Name("recall", "MTEB", "recall_at_k")),
+)

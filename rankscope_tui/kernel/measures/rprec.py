@@ -1,0 +1,27 @@
+"""R-precision (trec_eval ``Rprec``): relevant in the top R / R, R = relevant judged; 0 when R = 0.
+
+Group level: relevant groups (first occurrences) in the top R / R relevant judged groups."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import NONE, Measure, Name
+
+
+def per_query(cols, k, rel):
+    n_rel = cols.n_rel(rel)
+    m = cols.is_rel(rel) & (cols.rank <= n_rel[cols.qid])
+    cnt = np.bincount(cols.qid[m], minlength=cols.n).astype(np.float64)
+    return np.divide(cnt, n_rel, out=np.zeros(cols.n), where=n_rel > 0)
+
+
+MEASURE = Measure(
+    kind="rprec", cutoff=NONE, takes_rel=True, per_query=per_query,
+    definition=("{key}: R-precision, relevant docs in the top R / R where R = all relevant docs judged for the query "
+                "(trec_eval Rprec); relevant = grade >= {rel}"),
+    formula="relevant in the top R / R",
+    peers="trec_eval Rprec; ir_measures Rprec; ranx r-precision",
+    names=(Name("rprec", "rankscope", "rprec"), Name("Rprec", "ir_measures", "Rprec"), Name("Rprec", "trec_eval", "Rprec"),
+           Name("r-precision", "ranx", "r-precision")),
+)
