@@ -26,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--min-delta", type=float, default=d.min_delta, help="smallest mean delta worth calling better")
     p.add_argument("--correction", choices=["holm", "bonferroni", "none"], default=d.correction)
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default=d.alternative)
+    p.add_argument("--test", choices=["randomization", "t"], default=d.test,
+                   help="the deciding test (default randomization); the other is reported as an agreement flag")
     p.add_argument("--exploratory", action="store_true", help="label every row exploratory (chosen after seeing results)")
     p.add_argument("--primary", default=None, metavar="METRIC", help="only this metric's rows form the tested family")
     p.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
@@ -55,7 +57,7 @@ def run(args) -> int:
     ws, th = prepare(ws, args.thresholds)
     settings = CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
-        correction=args.correction, alternative=args.alternative, exploratory=args.exploratory, primary=args.primary,
+        correction=args.correction, alternative=args.alternative, test=args.test, exploratory=args.exploratory, primary=args.primary,
         **({"metrics": tuple(args.metric)} if args.metric else {}),
     )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
     comparison = compare(ws, th, settings)

@@ -17,7 +17,7 @@ from .paired import paired_statistics
 from .thresholds import Thresholds, in_sample_overlap
 from .randomization import check_resamples
 from .settings import CompareSettings
-from .verdict import CompareResult, ComparisonRow, RowInput, decide
+from .verdict import CompareResult, ComparisonRow, RowInput, check_test, decide
 from .workspace import Workspace
 
 #: The judged@k both lanes' largest losses and gains carry (SPEC §7).
@@ -86,6 +86,7 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings) -> 
     """
     settings = resolve_settings(ws, settings)
     check_resamples(settings.resamples)
+    check_test(settings.test)
     keys = [M.parse_metrics(m)[0].key for m in plan.metrics]
     primary = settings.primary
     if primary is not None:
@@ -108,7 +109,8 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings) -> 
                                       judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]))
             expl = "*" in reasons or cand in reasons or plan.baseline in reasons
             rows.append(RowInput(plan.baseline, cand, metric, stats, expl))
-    return decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta)
+    return decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
+                  test=settings.test)
 
 
 @dataclass(frozen=True)

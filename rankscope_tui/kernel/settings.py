@@ -99,6 +99,7 @@ class CompareSettings:
     resamples: int | None = None
     seed: int | None = None
     confidence: float | None = None
+    test: str = "randomization"  # the deciding test: randomization | t (the other is a check)
 
     def as_dict(self) -> dict:
         d = asdict(self)
