@@ -28,6 +28,8 @@ def register(sub) -> None:
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default=d.alternative)
     p.add_argument("--test", choices=["randomization", "t"], default=d.test,
                    help="the deciding test (default randomization); the other is reported as an agreement flag")
+    p.add_argument("--unit", default=None, metavar="FILE",
+                   help="qid<TAB>unit: queries of one unit (variants of a topic) count once; statistics run on unit means")
     p.add_argument("--exploratory", action="store_true", help="label every row exploratory (chosen after seeing results)")
     p.add_argument("--primary", default=None, metavar="METRIC", help="only this metric's rows form the tested family")
     p.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
@@ -48,7 +50,7 @@ def run(args) -> int:
     if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
         raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
                          f"got {args.min_delta!r}", "--min-delta")
-    check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args))
+    check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args) + ([args.unit] if args.unit else []))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work
     if not args.lane:
@@ -57,7 +59,7 @@ def run(args) -> int:
     ws, th = prepare(ws, args.thresholds)
     settings = CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
-        correction=args.correction, alternative=args.alternative, test=args.test, exploratory=args.exploratory, primary=args.primary,
+        correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit, exploratory=args.exploratory, primary=args.primary,
         **({"metrics": tuple(args.metric)} if args.metric else {}),
     )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
     comparison = compare(ws, th, settings)

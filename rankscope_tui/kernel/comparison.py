@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from . import metrics as M
 from .errors import InputError
 from .paired import paired_statistics
 from .thresholds import Thresholds, in_sample_overlap
 from .randomization import check_resamples
 from .settings import CompareSettings
+from .units import UnitFile, read_units, unit_means
 from .verdict import CompareResult, ComparisonRow, RowInput, check_test, decide
 from .workspace import Workspace
 
@@ -78,11 +81,12 @@ def resolve_settings(ws: Workspace, settings: CompareSettings) -> CompareSetting
     )
 
 
-def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings) -> CompareResult:
+def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, unit_file: UnitFile | None = None) -> CompareResult:
     """Paired statistics for every (baseline, candidate, metric) over the positives, then the verdicts.
 
     A row is exploratory when every row is (``*``) or its candidate or baseline was tuned
-    on the compared queries.
+    on the compared queries. With ``settings.units`` (or ``unit_file``, already read) every
+    statistic runs on unit means (``units``).
     """
     settings = resolve_settings(ws, settings)
     check_resamples(settings.resamples)
@@ -95,6 +99,11 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings) -> 
             raise InputError(f"--primary {primary} is not among the compared metrics", "--primary")
     q = ws.positives
     qids = ws.qids[q].tolist()
+    if unit_file is None and settings.units is not None:
+        unit_file = read_units(settings.units)
+    units = None if unit_file is None else unit_file.units_of(qids)
+    if units is not None:
+        unit_means(units, np.zeros(len(qids)))  # fewer than two units: refused before any resampling
     rows = []
     needed = tuple(dict.fromkeys(list(ws.settings.metrics) + M.parse_metrics(",".join(keys + [JUDGED]))))
     base_pq = ws.per_query(plan.baseline, plan.level, needed)
@@ -106,7 +115,7 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings) -> 
             stats = paired_statistics(base_v, cand_pq[metric][q], qids, resamples=settings.resamples,
                                       seed=settings.seed, confidence=settings.confidence,
                                       alternative=settings.alternative,
-                                      judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]))
+                                      judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]), units=units)
             expl = "*" in reasons or cand in reasons or plan.baseline in reasons
             rows.append(RowInput(plan.baseline, cand, metric, stats, expl))
     return decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
@@ -137,6 +146,8 @@ class Comparison:
             "resamples": s.resamples,
             "seed": s.seed,
             "alternative": s.alternative,
+            "units": s.units,
+            "sampling_unit": "unit" if s.units is not None else "query",
             "exploratory_reasons": dict(self.plan.exploratory_reasons),
             "queries": self.queries,
             "qrels_sha256": self.qrels_sha256,
@@ -156,15 +167,19 @@ def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSetti
     """
     settings = resolve_settings(ws, settings)
 
+    unit_file = None if settings.units is None else read_units(settings.units)
+
     def compute() -> Comparison:
         plan = plan_compare(ws, thresholds, settings)
-        result = run_compare(ws, plan, settings)
+        result = run_compare(ws, plan, settings, unit_file)
         qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
         return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha)
 
     # computed once per settings on this workspace (the CLI, the report and the Compare view
     # share it): the key holds the resolved settings, the lanes present and the thresholds
-    return ws.derived("compare", (settings, _lanes_key(ws), _thresholds_key(thresholds)), compute)
+    # (the unit file's pairs too: the file may change between two calls on one workspace)
+    units_key = None if unit_file is None else unit_file.pairs
+    return ws.derived("compare", (settings, _lanes_key(ws), _thresholds_key(thresholds), units_key), compute)
 
 
 def _lanes_key(ws: Workspace) -> tuple:

@@ -100,6 +100,7 @@ class CompareSettings:
     seed: int | None = None
     confidence: float | None = None
     test: str = "randomization"  # the deciding test: randomization | t (the other is a check)
+    units: str | None = None  # a qid<TAB>unit file: every paired statistic runs on unit means
 
     def as_dict(self) -> dict:
         d = asdict(self)

@@ -439,15 +439,15 @@ def _row_warnings(s: PairedStats, p: _Placement, B: int, test: str = "randomizat
     warnings: list[str] = []
     if s.n_nonzero < MIN_QUERIES_FOR_COVERAGE:
         warnings.append(
-            f"only {s.n_nonzero} of {s.n} queries differ: the randomization null distribution is coarse"
+            f"only {s.n_nonzero} of {s.n_units} {s.sampled} differ: the randomization null distribution is coarse"
         )
     if test == "randomization" and B and p.in_family and 1.0 / (B + 1) > p.threshold:
         warnings.append(
             f"the smallest attainable p with B = {B:,} is {1 / (B + 1):.4g}, above this row's "
             f"threshold {p.threshold:.4g}: it cannot be established"
         )
-    if s.n < MIN_QUERIES_FOR_COVERAGE:
-        warnings.append(f"bootstrap intervals on {s.n} queries cover less often than their level")
+    if s.n_units < MIN_QUERIES_FOR_COVERAGE:
+        warnings.append(f"bootstrap intervals on {s.n_units} {s.sampled} cover less often than their level")
     return tuple(warnings)
 
 
