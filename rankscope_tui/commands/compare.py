@@ -32,6 +32,8 @@ def register(sub) -> None:
                    help="qid<TAB>unit: queries of one unit (variants of a topic) count once; statistics run on unit means")
     p.add_argument("--exploratory", action="store_true", help="label every row exploratory (chosen after seeing results)")
     p.add_argument("--primary", default=None, metavar="METRIC", help="only this metric's rows form the tested family")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="the randomised Tukey HSD over every pair of lanes on one metric, with a letters table")
     p.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     p.add_argument("--log", metavar="FILE", help="append this call to a log of comparisons on the same qrels")
     p.add_argument("--out", metavar="FILE.json")
@@ -62,6 +64,8 @@ def run(args) -> int:
         correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit, exploratory=args.exploratory, primary=args.primary,
         **({"metrics": tuple(args.metric)} if args.metric else {}),
     )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
+    if args.all_pairs:
+        return run_all_pairs(args, ws, th, settings)
     comparison = compare(ws, th, settings)
     payload = comparison.as_dict()
     text = render_compare(comparison, args.format)
@@ -73,6 +77,30 @@ def run(args) -> int:
             before = append_log(args.log, comparison.qrels_sha256, payload)
             text += log_reuse_line(before, comparison.qrels_sha256)
         outs.commit()
+    sys.stdout.write(text)
+    return 0
+
+
+#: compare options --all-pairs does not use, with their defaults: given, they are refused
+#: (the Tukey HSD holds the family-wise rate itself and has no baseline, primary or min-delta)
+_NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "primary", None),
+                       ("--min-delta", "min_delta", 0.0), ("--exploratory", "exploratory", False),
+                       ("--log", "log", None))
+
+
+def run_all_pairs(args, ws, th, settings) -> int:
+    from ..kernel.comparison import compare_all_pairs
+    from ..kernel.errors import InputError
+    from ..kernel.output import dumps_strict, write_outputs
+    from ..render.tukey import render_all_pairs
+
+    for flag, attr, default in _NOT_WITH_ALL_PAIRS:
+        if getattr(args, attr) != default:
+            raise InputError("does not apply to --all-pairs (the randomised Tukey HSD controls the family-wise "
+                             "rate over every pair itself)", flag)
+    result = compare_all_pairs(ws, th, settings)
+    text = render_all_pairs(result, args.format)
+    write_outputs([(args.out, dumps_strict(result.as_dict()))] if args.out else [])
     sys.stdout.write(text)
     return 0
 

@@ -206,3 +206,58 @@ def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, leve
     qids = ws.qids[q]
     order = sorted(range(q.size), key=lambda i: (d[i], qids[i].encode()))
     return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]
+
+
+def all_pairs_lanes(ws: Workspace, settings: CompareSettings) -> tuple[str, ...]:
+    """The lanes ``--all-pairs`` compares: the baseline (default the first lane) and the
+    candidates when given, else every lane but the variants, in workspace order."""
+    if settings.baseline == "best":
+        raise InputError("--all-pairs compares every pair: there is no baseline to choose as the best", "--baseline")
+    if settings.candidates:
+        base = settings.baseline or ws.input_lanes[0]
+        names = list(dict.fromkeys([base, *settings.candidates]))
+    else:
+        names = [n for n in ws.lanes if ws.lane_origin.get(n) != "variant"]
+        if settings.baseline:
+            names = list(dict.fromkeys([settings.baseline, *names]))
+    for name in names:
+        if name not in ws.lanes:
+            raise InputError(f"unknown lane {name!r}; loaded: {', '.join(ws.lanes)}", "--candidate")
+    if len(names) < 2:
+        raise InputError("--all-pairs needs at least two lanes", "--lane")
+    return tuple(names)
+
+
+def compare_all_pairs(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings):
+    """``compare --all-pairs``: the randomised Tukey HSD (``tukey``) over the lanes of
+    ``all_pairs_lanes`` on the one metric of ``settings.metrics``, over the positives
+    (unit means with ``settings.units``). Resamples, seed and confidence as ``compare``.
+    The test is two-sided and controls the family-wise rate itself: a one-sided
+    alternative or ``--test t`` is refused rather than ignored."""
+    from .tukey import tukey_hsd
+
+    settings = resolve_settings(ws, settings)
+    check_resamples(settings.resamples)
+    if len(settings.metrics) != 1:
+        raise InputError(f"--all-pairs compares the lanes on one metric, got {len(settings.metrics)}", "--metric")
+    if settings.alternative != "two-sided":
+        raise InputError("--all-pairs is two-sided (the range of the system means): drop --alternative", "--alternative")
+    if settings.test != "randomization":
+        raise InputError("--all-pairs runs the randomised Tukey HSD; --test t does not apply", "--test")
+    if settings.level not in ws.levels():
+        raise InputError(f"level {settings.level!r} needs --group-sep", "--level")
+    unit_file = None if settings.units is None else read_units(settings.units)
+    key = M.parse_metrics(settings.metrics[0])[0]
+    names = all_pairs_lanes(ws, settings)
+
+    def compute():
+        needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
+        q = ws.positives
+        qids = ws.qids[q].tolist()
+        units = None if unit_file is None else unit_file.units_of(qids)
+        x = np.column_stack([ws.per_query(n, settings.level, needed)[key.key][q] for n in names])
+        return tukey_hsd(x, names, metric=key.key, resamples=settings.resamples, seed=settings.seed,
+                         confidence=settings.confidence, units=units)
+
+    units_key = None if unit_file is None else unit_file.pairs
+    return ws.derived("all_pairs", (settings, names, _lanes_key(ws), units_key), compute)
