@@ -30,6 +30,10 @@ def register(sub) -> None:
                    help="the deciding test (default randomization); the other is reported as an agreement flag")
     p.add_argument("--unit", default=None, metavar="FILE",
                    help="qid<TAB>unit: queries of one unit (variants of a topic) count once; statistics run on unit means")
+    p.add_argument("--seed-runs", action="store_true",
+                   help="lanes named SYSTEM@SEED are runs of SYSTEM retrained under SEED: adds the retraining column")
+    p.add_argument("--shared-seeds", action="store_true",
+                   help="with --seed-runs: the seed controls something both systems share, so pair runs by seed")
     p.add_argument("--exploratory", action="store_true", help="label every row exploratory (chosen after seeing results)")
     p.add_argument("--primary", default=None, metavar="METRIC", help="only this metric's rows form the tested family")
     p.add_argument("--all-pairs", action="store_true",
@@ -48,6 +52,7 @@ def run(args) -> int:
     from ..kernel.pipeline import prepare
     from ..kernel.settings import CompareSettings
     from ..render.compare import log_reuse_line, render_compare
+    from ..render.sentences import with_sentences
 
     if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
         raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
@@ -61,13 +66,14 @@ def run(args) -> int:
     ws, th = prepare(ws, args.thresholds)
     settings = CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
-        correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit, exploratory=args.exploratory, primary=args.primary,
+        correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
+        seed_runs=args.seed_runs, shared_seeds=args.shared_seeds, exploratory=args.exploratory, primary=args.primary,
         **({"metrics": tuple(args.metric)} if args.metric else {}),
     )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
     if args.all_pairs:
         return run_all_pairs(args, ws, th, settings)
     comparison = compare(ws, th, settings)
-    payload = comparison.as_dict()
+    payload = with_sentences(comparison.as_dict())
     text = render_compare(comparison, args.format)
     out = [(args.out, dumps_strict(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
@@ -85,7 +91,8 @@ def run(args) -> int:
 #: (the Tukey HSD holds the family-wise rate itself and has no baseline, primary or min-delta)
 _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "primary", None),
                        ("--min-delta", "min_delta", 0.0), ("--exploratory", "exploratory", False),
-                       ("--log", "log", None))
+                       ("--log", "log", None), ("--seed-runs", "seed_runs", False),
+                       ("--shared-seeds", "shared_seeds", False))
 
 
 def run_all_pairs(args, ws, th, settings) -> int:

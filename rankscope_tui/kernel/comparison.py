@@ -36,14 +36,40 @@ class ComparePlan:
     metrics: tuple[str, ...]
     level: str = "doc"
     exploratory_reasons: dict = field(default_factory=dict)  # candidate or "*" -> reason
+    seed_runs: dict = field(default_factory=dict)  # system -> {seed: lane} (with --seed-runs)
+
+    def runs_of(self, lane: str) -> dict:
+        """{seed: lane} of the system whose representative ``lane`` is, or {} for a plain lane."""
+        for runs in self.seed_runs.values():
+            if lane == next(iter(runs.values())):
+                return runs
+        return {}
 
 
 def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings) -> ComparePlan:
     """Resolve names; ``--baseline best`` and anything tuned on the compared queries are exploratory.
 
     No baseline = the first input lane; no candidates = every other lane but the variants.
+    With ``seed_runs`` a system of ``SYSTEM@SEED`` lanes is named by SYSTEM and compared
+    through its smallest seed's run (the one trained model the interval describes); its
+    other runs feed the retraining column, never rows of their own.
     """
     baseline, candidates, metrics, level = settings.baseline, settings.candidates, settings.metrics, settings.level
+    groups: dict = {}
+    hidden: set = set()
+    if settings.seed_runs:
+        from .seeds import seed_groups
+
+        groups = seed_groups(list(ws.lanes))
+        if not groups:
+            raise InputError("no lane is named SYSTEM@SEED (give --lane NAME@SEED=PATH for each retraining run)",
+                             "--seed-runs")
+        rep = {system: next(iter(runs.values())) for system, runs in groups.items()}
+        hidden = {lane for runs in groups.values() for lane in list(runs.values())[1:]}
+        baseline = rep.get(baseline, baseline) if baseline not in (None, "", "best") else baseline
+        candidates = tuple(rep.get(c, c) for c in candidates)
+    elif settings.shared_seeds:
+        raise InputError("--shared-seeds needs --seed-runs", "--shared-seeds")
     reasons: dict = {}
     if settings.exploratory:
         reasons["*"] = "labelled exploratory on the command line"
@@ -51,7 +77,7 @@ def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings
         base = ws.input_lanes[0]
     elif baseline == "best":
         m = metrics[0]
-        base = max(ws.lanes, key=lambda n: (ws.mean(n, level, m), n))
+        base = max((n for n in ws.lanes if n not in hidden), key=lambda n: (ws.mean(n, level, m), n))
         reasons["*"] = f"baseline chosen as the best lane on {m} over the compared queries"
     else:
         base = baseline
@@ -59,7 +85,8 @@ def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings
         if name not in ws.lanes:
             hint = " (convex needs --thresholds)" if name == "convex" else ""
             raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", "--candidate")
-    cands = list(candidates) or [n for n in ws.lanes if n != base and ws.lane_origin.get(n) != "variant"]
+    cands = list(candidates) or [n for n in ws.lanes
+                                 if n != base and ws.lane_origin.get(n) != "variant" and n not in hidden]
     if not cands:
         raise InputError("nothing to compare: give --candidate or a second --lane", "--candidate")
     for c in cands + [base]:
@@ -67,7 +94,7 @@ def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings
             reasons[c] = "convex weights were fitted on the compared queries"
     if level not in ws.levels():
         raise InputError(f"level {level!r} needs --group-sep", "--level")
-    return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons)
+    return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons, groups)
 
 
 def resolve_settings(ws: Workspace, settings: CompareSettings) -> CompareSettings:
@@ -117,9 +144,27 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, uni
                                       alternative=settings.alternative,
                                       judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]), units=units)
             expl = "*" in reasons or cand in reasons or plan.baseline in reasons
-            rows.append(RowInput(plan.baseline, cand, metric, stats, expl))
+            spread = _retraining(ws, plan, settings, cand, metric, needed, qids, units)
+            rows.append(RowInput(plan.baseline, cand, metric, stats, expl, spread))
     return decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
                   test=settings.test)
+
+
+def _retraining(ws, plan: ComparePlan, settings: CompareSettings, cand: str, metric: str, needed, qids, units):
+    """The retraining column of one row (``seeds``), or None when neither lane has seed runs."""
+    b_runs, c_runs = plan.runs_of(plan.baseline), plan.runs_of(cand)
+    if len(b_runs) < 2 and len(c_runs) < 2:
+        return None
+    from .seeds import retraining_spread
+
+    q = ws.positives
+
+    def values(runs: dict, lane: str) -> dict:
+        return {s: ws.per_query(n, plan.level, needed)[metric][q] for s, n in (runs or {0: lane}).items()}
+
+    return retraining_spread(values(b_runs, plan.baseline), values(c_runs, cand), qids, shared=settings.shared_seeds,
+                             resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence,
+                             units=units)
 
 
 @dataclass(frozen=True)
@@ -131,6 +176,7 @@ class Comparison:
     result: CompareResult
     queries: int  # the positives compared
     qrels_sha256: str
+    definitions: dict = field(default_factory=dict)  # metric key -> its definition (the checklist's first point)
 
     @property
     def rows(self) -> tuple[ComparisonRow, ...]:
@@ -147,10 +193,13 @@ class Comparison:
             "seed": s.seed,
             "alternative": s.alternative,
             "units": s.units,
+            "seed_runs": {system: list(runs) for system, runs in self.plan.seed_runs.items()},
+            "shared_seeds": s.shared_seeds,
             "sampling_unit": "unit" if s.units is not None else "query",
             "exploratory_reasons": dict(self.plan.exploratory_reasons),
             "queries": self.queries,
             "qrels_sha256": self.qrels_sha256,
+            "definitions": dict(self.definitions),
         }
 
     def as_dict(self) -> dict:
@@ -173,7 +222,8 @@ def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSetti
         plan = plan_compare(ws, thresholds, settings)
         result = run_compare(ws, plan, settings, unit_file)
         qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
-        return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha)
+        definitions = {k.key: k.definition(ws.settings.relevant) for k in M.parse_metrics(",".join(plan.metrics))}
+        return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha, definitions)
 
     # computed once per settings on this workspace (the CLI, the report and the Compare view
     # share it): the key holds the resolved settings, the lanes present and the thresholds

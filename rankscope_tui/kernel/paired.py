@@ -10,6 +10,7 @@ Conventions:
 * sd(Δ) is the sample standard deviation (ddof = 1); effect size = Δ̄ / sd(Δ)
   (paired; not Cohen's d), None when sd = 0.
 * wins / losses / ties count Δ > 0 / Δ < 0 / Δ = 0; ``n_nonzero`` = wins + losses.
+* relative gain = Δ̄ / baseline mean (None when the baseline mean is 0).
 * One walk over the seed's 32-bit stream gives the sign flips (the randomization
   test), the paired bootstrap indices I and the unpaired J (see ``paired_statistics``).
 * With ``units`` (``--unit FILE``, see ``units``) each unit's rows are first reduced to
@@ -135,6 +136,7 @@ class PairedStats:
     candidate_mean: float
     difference: float
     median_difference: float
+    relative_gain: float | None  # difference / baseline_mean; None when the baseline mean is 0
     wins: int
     losses: int
     ties: int
@@ -365,6 +367,7 @@ def paired_statistics(
         candidate_mean=float(np.mean(sc)),
         difference=k.mean,
         median_difference=float(np.median(sd)),
+        relative_gain=k.mean / float(np.mean(sb)) if float(np.mean(sb)) != 0.0 else None,
         wins=k.wins,
         losses=k.losses,
         ties=k.ties,

@@ -101,6 +101,8 @@ class CompareSettings:
     confidence: float | None = None
     test: str = "randomization"  # the deciding test: randomization | t (the other is a check)
     units: str | None = None  # a qid<TAB>unit file: every paired statistic runs on unit means
+    seed_runs: bool = False  # lanes named SYSTEM@SEED are retraining runs of SYSTEM
+    shared_seeds: bool = False  # both systems' seeds control something shared: pair runs by seed
 
     def as_dict(self) -> dict:
         d = asdict(self)

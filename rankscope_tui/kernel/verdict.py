@@ -56,6 +56,7 @@ class RowInput:
     metric: str
     stats: PairedStats
     exploratory: bool = False
+    retraining: object | None = None  # seeds.RetrainingSpread, with --seed-runs
 
 
 def _after(key: str) -> dict:
@@ -95,6 +96,8 @@ class ComparisonRow:
     # the deciding test, and the randomization test's agreement when the t-test decides
     test: str = field(default="randomization", metadata=_after("bootstrap_agrees"))
     randomization_agrees: bool | None = None
+    # the spread over retraining seeds (seeds.RetrainingSpread), a separate quantity from the interval
+    retraining: object | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
@@ -122,6 +125,8 @@ class ComparisonRow:
             value = getattr(self, key)
             if key in ("largest_losses", "largest_gains"):
                 out[key] = [x.as_dict() for x in value]
+            elif key == "retraining":
+                out[key] = None if value is None else value.as_dict()
             elif isinstance(value, (bool, np.bool_)):
                 out[key] = bool(value)
             elif isinstance(value, str):
@@ -363,6 +368,8 @@ def _null_reasons(s: PairedStats, bca, B: int) -> dict[str, str]:
         reasons["t_p"] = "undefined: sd of the differences is 0"
     if s.effect_size is None:
         reasons["effect_size"] = "undefined: sd of the differences is 0"
+    if s.relative_gain is None:
+        reasons["relative_gain"] = "undefined: the baseline mean is 0"
     for key in ("ci_low", "ci_high", "p_superiority", "randomization_p", "unpaired_ci_low", "unpaired_ci_high"):
         if getattr(s, key) is None:
             reasons[key] = "no resampling (resamples = 0)"
@@ -490,15 +497,17 @@ def decide(
         reasons = {**_null_reasons(s, bca, B), **agree.reasons}
         if place.adjusted_reason is not None:
             reasons["adjusted_p"] = place.adjusted_reason
+        if r.retraining is None:
+            reasons["retraining"] = "no retraining runs of either lane (compare --seed-runs with SYSTEM@SEED lanes)"
         rows.append(ComparisonRow(
             baseline=r.baseline, candidate=r.candidate, metric=r.metric, stats=s,
             adjusted_p=place.adjusted, bca_level=place.level,
             bca_low=None if bca is None else bca[0], bca_high=None if bca is None else bca[1],
             correction=correction, exploratory=r.exploratory, verdict=place.verdict,
             t_agrees=agree.t_agrees, interval_agrees=agree.interval_agrees, bootstrap_agrees=agree.bootstrap_agrees,
-            test=test, randomization_agrees=agree.randomization_agrees,
+            test=test, randomization_agrees=agree.randomization_agrees, retraining=r.retraining,
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
-            warnings=_row_warnings(s, place, B, test), reasons=tuple(sorted(reasons.items())),
+            warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
     return CompareResult(tuple(rows), fam.size, alpha, correction, primary, min_delta,
                          _call_warnings(B, fam.size, alpha, test), test=test)
