@@ -74,7 +74,11 @@ def _test_words(row: dict, settings: dict) -> str:
 
 
 def _p(p: float, row: dict, decides_t: bool) -> str:
-    return format_p(p, None if decides_t else row["resamples"]).removeprefix("p = ").split(",")[0]
+    """A resampled p as ``format_p`` prints it (without its floor clause: the sentence says
+    that itself); a t p, which has no floor, to 4 decimals, or 3 significant digits below 0.0001."""
+    if decides_t:
+        return f"{p:.4f}" if p >= 1e-4 else f"{p:.3g}"
+    return format_p(p, row["resamples"]).removeprefix("p = ").split(",")[0]
 
 
 def _counts_words(row: dict, settings: dict) -> str:

@@ -16,6 +16,12 @@ def _interval(lo, hi) -> str:
     return f"[{lo:+.4f}, {hi:+.4f}]"
 
 
+def _p(p: float, B: int) -> str:
+    """A Tukey p as ``format_p`` prints it; at the floor 1/(B + 1) marked "(floor)" (the caption says what it is)."""
+    text = format_p(p, B).removeprefix("p = ").split(",")[0]
+    return text + " (floor)" if p == 1 / (B + 1) else text
+
+
 def letters_table(res) -> tuple[list[str], list[list[str]]]:
     header = ["", "lane", f"mean {res.metric}", "beats"]
     rows = [[letter, lane, f"{mean:.4f}", ", ".join(res.beats(lane)) or "—"]
@@ -28,7 +34,7 @@ def pairs_table(res) -> tuple[list[str], list[list[str]]]:
     rows = []
     for p in res.pairs:
         rows.append([f"{p.b} − {p.a}", f"{p.difference:+.4f}", _interval(p.ci_low, p.ci_high),
-                     "—" if p.p is None else format_p(p.p, res.resamples).removeprefix("p = "),
+                     "—" if p.p is None else _p(p.p, res.resamples),
                      f"{p.wins}/{p.losses}/{p.ties}", f"yes: {p.winner}" if p.winner else "no"])
     return header, rows
 
@@ -38,7 +44,7 @@ def caption(res) -> str:
     return (f"Randomised Tukey HSD over {len(res.lanes)} lanes on {res.metric}, B = {res.resamples:,} permutations "
             f"of each of the {res.n_units:,} {unit}' scores across the lanes (seed {res.seed}); a lane beats another "
             f"when its mean is higher and the pair's p ≤ α = {res.alpha:.4g} (family-wise over all "
-            f"{len(res.pairs)} pairs). Intervals are per pair, not simultaneous, and describe variation over "
+            f"{len(res.pairs)} pairs; \"(floor)\" marks the minimum attainable p, 1/(B + 1) = {1 / (res.resamples + 1):.4g}). Intervals are per pair, not simultaneous, and describe variation over "
             f"{unit} for these fixed runs, not over training seeds.")
 
 
