@@ -134,3 +134,22 @@ def test_cli_all_pairs(demo_dir, tmp_path):
     for extra in (["--correction", "bonferroni"], ["--alternative", "greater"], ["--metric", "rr", "--metric", "ndcg@10"]):
         bad = run_cli(*args, *extra)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1, (extra, bad.stderr)
+
+
+def test_fewer_queries_than_permutations_take_the_gather_path_and_still_match():
+    rng = np.random.default_rng(4)
+    x = rng.choice([0.0, 0.25, 0.5, 1.0], size=(12, 4))  # 4! = 24 codes > 12 queries
+    res = tk.tukey_hsd(x, ["a", "b", "c", "d"], resamples=999, seed=3)
+    slow = slow_tukey_p(x, 999, 3)
+    assert [p.p for p in res.pairs] == [slow[k] for k in itertools.combinations(range(4), 2)]
+
+
+def test_units_reduce_the_rows_to_unit_means_first(four_lanes):
+    x = four_lanes
+    units = [f"u{i // 4}" for i in range(x.shape[0])]  # ten units of four queries
+    res = tk.tukey_hsd(x, ["a0", "a1", "a2", "a3"], resamples=999, seed=2, units=units)
+    labels = sorted(set(units))
+    xu = np.array([[np.mean(x[[i for i, u in enumerate(units) if u == lab], j]) for j in range(4)] for lab in labels])
+    slow = slow_tukey_p(xu, 999, 2)
+    assert [p.p for p in res.pairs] == [slow[k] for k in itertools.combinations(range(4), 2)]
+    assert (res.n, res.n_units, res.sampling_unit) == (40, 10, "unit")
