@@ -25,6 +25,8 @@ def compare_table(result) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``)."""
     header = ["baseline", "candidate", "metric", "n", "base", "cand", "delta", "CI", "p", "adj p", "t p", "BCa (level)",
               "effect", "unpaired CI", "W/L/T", "verdict"]
+    if getattr(result, "test", "randomization") == "t":
+        header[9] = "adj t p"  # --test t: the adjusted p that decides is the t-test's
     rows = []
     for r in result.rows:
         bca = _interval(r.bca_low, r.bca_high) + f" ({r.bca_level:.4f})"
