@@ -59,7 +59,8 @@ def _test_words(row: dict, settings: dict) -> str:
     else:
         raw, name = row["randomization_p"], f"paired {side} randomization test with {_count(B)} resamples"
     if raw is None:
-        return f"{name}: no p-value ({'sd of the differences is 0' if decides_t else 'resamples = 0'})"
+        return ("paired t-test: no p-value (sd of the differences is 0)" if decides_t
+                else "no randomization test was run (resamples = 0)")
     if row["verdict"] == "exploratory":
         text = f"{name}, raw p = {_p(raw, row, decides_t)} (exploratory: not adjusted, never established)"
     elif row["verdict"] == "descriptive":
@@ -133,8 +134,12 @@ def methods_paragraph(payload: dict) -> str:
         f"over those queries; all systems were evaluated on identical queries and judgments. "
         f"To compare a candidate with a baseline we formed paired differences, {over}, and report their mean."]
     if s.get("test") == "t":
-        parts.append(f"Statistical significance was decided by a paired {side} t-test on those differences; a paired "
-                     f"randomization test with {_count(B)} sign assignments is reported beside it as a check.")
+        check = (f"a paired randomization test with {_count(B)} sign assignments is reported beside it as a check"
+                 if B else "no randomization test was run (resamples = 0)")
+        parts.append(f"Statistical significance was decided by a paired {side} t-test on those differences; {check}.")
+    elif not B:
+        parts.append("No randomization test was run and no bootstrap interval computed (resamples = 0), so no "
+                     "comparison can be established; the paired t-test is reported for reference only.")
     else:
         parts.append(
             f"Statistical significance was assessed with a paired {side} randomization test: under the null hypothesis "
@@ -142,8 +147,9 @@ def methods_paragraph(payload: dict) -> str:
             f"arbitrary, so we drew B = {_count(B)} uniform sign assignments and report the Monte Carlo p-value, one plus "
             f"the number of assignments at least as extreme as the observed mean difference, divided by B plus one "
             f"(Smucker et al., 2007; Phipson and Smyth, 2010). A paired t-test is reported beside it as a check.")
-    parts.append(f"Uncertainty in the effect size is reported as a {side} {level} percentile confidence interval from "
-                 f"a paired bootstrap over {sampled} with {_count(B)} replicates (Efron, 1979).")
+    if B:
+        parts.append(f"Uncertainty in the effect size is reported as a {side} {level} percentile confidence interval "
+                     f"from a paired bootstrap over {sampled} with {_count(B)} replicates (Efron, 1979).")
     J = s.get("family_size", 0)
     primary = f" (the rows of the primary metric {s['primary']})" if s.get("primary") else ""
     if J:
@@ -188,7 +194,9 @@ def checklist(payload: dict) -> list[str]:
     unit = s.get("sampling_unit", "query")
     out = ["1. metric: " + "; ".join(defs.get(m, f"{m}: definition not recorded") for m in metrics)]
     out.append("2. direction and size: each results sentence leads with the mean difference (candidate − baseline)")
-    if rows:
+    if rows and rows[0]["ci_low"] is None and rows[0]["ci_high"] is None:
+        out.append("3. interval and level: missing — no bootstrap interval (resamples = 0)")
+    elif rows:
         alt = s.get("alternative", "two-sided")
         out.append(f"3. interval and level: paired-bootstrap percentile interval, {rows[0]['confidence'] * 100:g}% "
                    f"{'two-sided' if alt == 'two-sided' else 'one-sided (' + alt + ')'} (per comparison, not simultaneous)")
@@ -199,7 +207,12 @@ def checklist(payload: dict) -> list[str]:
         counts = ", ".join(sorted({f"n = {_count(r['n'])}" for r in rows}))
         out.append(f"4. sampling unit: the query ({counts}; n_nonzero per row in the sentences)")
     test = "paired t-test" if s.get("test") == "t" else f"paired randomization test, B = {_count(s['resamples'])}"
-    out.append(f"5. test: {test}; p-values {_CORRECTION[s['correction']]} over a family of {s.get('family_size', 0)}")
+    if s.get("test") != "t" and not s["resamples"]:
+        test = "missing — no randomization test was run (resamples = 0)"
+    J = s.get("family_size", 0)
+    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}" if J
+              else "no row was tested (every row exploratory or descriptive)")
+    out.append(f"5. test: {test}; {family}")
     if any(r.get("retraining") for r in rows):
         out.append("6. seeds: the intervals describe one trained model per system; the retraining spread is reported "
                    "beside them as a separate quantity")
