@@ -124,3 +124,15 @@ def test_seeds_and_primary_fill_their_points():
     assert "missing" not in points[5] and "missing" not in points[6]
     table = se.retraining_table({**p, "comparisons": [row]})
     assert table[1][0][6:8] == ["0.47", "10.4%"]
+
+
+def test_without_resamples_the_words_say_nothing_was_tested():
+    p = _payload(resamples=0, family_size=1)
+    row = dict(p["comparisons"][0], resamples=0, ci_low=None, ci_high=None, randomization_p=None, adjusted_p=None)
+    s = se.results_sentence(row, p["settings"])
+    assert "no bootstrap interval (resamples = 0)" in s and "no randomization test was run (resamples = 0)" in s
+    assert "B = 0" not in se.methods_paragraph({**p, "comparisons": [row]})
+    points = se.checklist({**p, "comparisons": [row]})
+    assert points[2].startswith("3. interval and level: missing") and "missing" in points[4]
+    for text in [s, *points]:
+        assert "None" not in text and "nan" not in text and "null" not in text
