@@ -146,8 +146,15 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, uni
             expl = "*" in reasons or cand in reasons or plan.baseline in reasons
             spread = _retraining(ws, plan, settings, cand, metric, needed, qids, units)
             rows.append(RowInput(plan.baseline, cand, metric, stats, expl, spread))
-    return decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
-                  test=settings.test)
+    result = decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
+                    test=settings.test)
+    fused = [n for n in dict.fromkeys([plan.baseline, *plan.candidates]) if ws.lane_origin.get(n) == "fused"]
+    if plan.seed_runs and fused:
+        runs = sum(len(r) for r in plan.seed_runs.values())
+        result = replace(result, warnings=result.warnings + (
+            f"{', '.join(fused)} fuse{'s' if len(fused) == 1 else ''} every input lane, the {runs} retraining runs "
+            f"({', '.join(f'{s}@SEED' for s in plan.seed_runs)}) included, one lane per seed",))
+    return result
 
 
 def _retraining(ws, plan: ComparePlan, settings: CompareSettings, cand: str, metric: str, needed, qids, units):
