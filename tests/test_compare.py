@@ -503,3 +503,95 @@ def test_diff_flags_a_regression_after_holm():
     assert rows[1].randomization_p == rz.randomization_test(same - before, 9999, 0).p
     strict = df.diff_rows([df.DiffInput("bm25", "doc", "ndcg@10", q, before, worse)], min_delta=1.0)
     assert not strict[0].regression
+
+
+# --- the deciding test as a setting (--test randomization|t) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def family_inputs():
+    """Four real rows: two clear gains, one small one, one null — the t-test and the
+    randomization test computed by the kernel on each."""
+    rng = np.random.default_rng(23)
+    n = 60
+    b = rng.random(n)
+    shifts = [0.08, 0.03, 0.025, 0.0]
+    rows = []
+    for k, shift in enumerate(shifts):
+        c = b + rng.normal(shift, 0.12, n)
+        rows.append((b, c, vd.RowInput("base", f"c{k}", "ndcg@10", pa.paired_statistics(b, c, qids_for(n), resamples=1999))))
+    return rows
+
+
+def test_test_t_decides_with_the_t_p_holm_adjusted_as_statsmodels(family_inputs):
+    inputs = [r for _, _, r in family_inputs]
+    t_raw = [stats.ttest_rel(c, b).pvalue for b, c, _ in family_inputs]
+    res = vd.decide(inputs, test="t")
+    want = multipletests(t_raw, method="holm")[1]
+    assert [r.adjusted_p for r in res.rows] == pytest.approx(list(want), rel=1e-12)
+    assert res.settings_dict()["test"] == "t" and all(r.test == "t" for r in res.rows)
+    thr = mt.thresholds(t_raw, 0.05, "holm")
+    assert [r.bca_level for r in res.rows] == pytest.approx(list(1 - thr))
+    for r, adj in zip(res.rows, want):
+        assert r.verdict == ("better" if adj <= 0.05 and r.difference > 0 else "inconclusive")
+        # the randomization test is now the check: Holm-adjusted randomization p <= alpha matches?
+        assert r.t_agrees is None and r.randomization_agrees is not None
+    rand_adj = multipletests([r.stats.randomization_p for r in inputs], method="holm")[1]
+    assert [r.randomization_agrees for r in res.rows] == [
+        bool(ra <= 0.05) == bool(ta <= 0.05) for ra, ta in zip(rand_adj, want)]
+    d = res.rows[0].as_dict(reasons=True)
+    assert d["test"] == "t" and d["t_agrees"] is None and "decides" in d["t_agrees_reason"]
+    default = vd.decide(inputs)
+    assert [r.adjusted_p for r in default.rows] == pytest.approx(list(rand_adj), rel=1e-12)
+    assert all(r.randomization_agrees is None and r.t_agrees is not None for r in default.rows)
+    with pytest.raises(InputError):
+        vd.decide(inputs, test="wilcoxon")
+
+
+def test_test_t_disagreement_names_the_randomization_test(template):
+    s = fake(template, p=0.3, diff=0.05, t_p=0.001)
+    row = vd.decide([vd.RowInput("a", "b", "m", s)], test="t").rows[0]
+    assert row.verdict == "better" and row.adjusted_p == pytest.approx(0.001)
+    assert row.randomization_agrees is False
+    assert any("randomization test disagrees" in x for x in row.disagreements)
+    flipped = vd.decide([vd.RowInput("a", "b", "m", s)]).rows[0]
+    assert flipped.verdict == "inconclusive" and flipped.t_agrees is False
+
+
+def test_test_t_decides_without_resamples():
+    rng = np.random.default_rng(2)
+    b = rng.random(50)
+    c = b + rng.normal(0.1, 0.1, 50)
+    s = pa.paired_statistics(b, c, qids_for(50), resamples=0)
+    res = vd.decide([vd.RowInput("a", "b", "m", s)], test="t")
+    assert res.rows[0].verdict == "better" and res.warnings == ()
+    assert res.rows[0].adjusted_p == pytest.approx(stats.ttest_rel(c, b).pvalue, rel=1e-12)
+    assert vd.decide([vd.RowInput("a", "b", "m", s)]).rows[0].verdict == "inconclusive"
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_one_sided_bca_follows_the_alternative(pair, alternative):
+    b, c, q, _ = pair
+    s = pa.paired_statistics(b, c, q, resamples=9999, seed=0, alternative=alternative)
+    ref = stats.bootstrap((c - b,), np.mean, method="BCa", alternative=alternative,
+                          rng=np.random.default_rng(0)).confidence_interval
+    lo, hi = s.bca_interval(0.95)
+    assert (lo, hi) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
+    assert (hi if alternative == "greater" else lo) in (math.inf, -math.inf)
+    u_lo, u_hi = s.unpaired_ci_low, s.unpaired_ci_high
+    assert (u_hi if alternative == "greater" else u_lo) in (math.inf, -math.inf)
+
+
+def test_cli_test_t_records_the_deciding_test(demo_dir, tmp_path):
+    from tests.support import run_cli
+
+    out = tmp_path / "c.json"
+    r = run_cli("compare", "--lane", demo_dir / "lexical.run", "--lane", demo_dir / "dense.run", "--qrels",
+                demo_dir / "qrels-test.txt", "--resamples", "999", "--test", "t", "--out", out)
+    assert r.returncode == 0, r.stderr
+    payload = json.loads(out.read_text())
+    assert payload["settings"]["test"] == "t"
+    row = payload["comparisons"][0]
+    assert row["test"] == "t" and row["t_agrees"] is None and isinstance(row["randomization_agrees"], bool)
+    bad = run_cli("compare", "--lane", demo_dir / "lexical.run", "--qrels", demo_dir / "qrels-test.txt", "--test", "z")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -26,8 +26,18 @@ def register(sub) -> None:
     p.add_argument("--min-delta", type=float, default=d.min_delta, help="smallest mean delta worth calling better")
     p.add_argument("--correction", choices=["holm", "bonferroni", "none"], default=d.correction)
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default=d.alternative)
+    p.add_argument("--test", choices=["randomization", "t"], default=d.test,
+                   help="the deciding test (default randomization); the other is reported as an agreement flag")
+    p.add_argument("--unit", default=None, metavar="FILE",
+                   help="qid<TAB>unit: queries of one unit (variants of a topic) count once; statistics run on unit means")
+    p.add_argument("--seed-runs", action="store_true",
+                   help="lanes named SYSTEM@SEED are runs of SYSTEM retrained under SEED: adds the retraining column")
+    p.add_argument("--shared-seeds", action="store_true",
+                   help="with --seed-runs: the seed controls something both systems share, so pair runs by seed")
     p.add_argument("--exploratory", action="store_true", help="label every row exploratory (chosen after seeing results)")
     p.add_argument("--primary", default=None, metavar="METRIC", help="only this metric's rows form the tested family")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="the randomised Tukey HSD over every pair of lanes on one metric, with a letters table")
     p.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     p.add_argument("--log", metavar="FILE", help="append this call to a log of comparisons on the same qrels")
     p.add_argument("--out", metavar="FILE.json")
@@ -42,11 +52,12 @@ def run(args) -> int:
     from ..kernel.pipeline import prepare
     from ..kernel.settings import CompareSettings
     from ..render.compare import log_reuse_line, render_compare
+    from ..render.sentences import with_sentences
 
     if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
         raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
                          f"got {args.min_delta!r}", "--min-delta")
-    check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args))
+    check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args) + ([args.unit] if args.unit else []))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work
     if not args.lane:
@@ -55,11 +66,14 @@ def run(args) -> int:
     ws, th = prepare(ws, args.thresholds)
     settings = CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
-        correction=args.correction, alternative=args.alternative, exploratory=args.exploratory, primary=args.primary,
+        correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
+        seed_runs=args.seed_runs, shared_seeds=args.shared_seeds, exploratory=args.exploratory, primary=args.primary,
         **({"metrics": tuple(args.metric)} if args.metric else {}),
     )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
+    if args.all_pairs:
+        return run_all_pairs(args, ws, th, settings)
     comparison = compare(ws, th, settings)
-    payload = comparison.as_dict()
+    payload = with_sentences(comparison.as_dict())
     text = render_compare(comparison, args.format)
     out = [(args.out, dumps_strict(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
@@ -69,6 +83,31 @@ def run(args) -> int:
             before = append_log(args.log, comparison.qrels_sha256, payload)
             text += log_reuse_line(before, comparison.qrels_sha256)
         outs.commit()
+    sys.stdout.write(text)
+    return 0
+
+
+#: compare options --all-pairs does not use, with their defaults: given, they are refused
+#: (the Tukey HSD holds the family-wise rate itself and has no baseline, primary or min-delta)
+_NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "primary", None),
+                       ("--min-delta", "min_delta", 0.0), ("--exploratory", "exploratory", False),
+                       ("--log", "log", None), ("--seed-runs", "seed_runs", False),
+                       ("--shared-seeds", "shared_seeds", False))
+
+
+def run_all_pairs(args, ws, th, settings) -> int:
+    from ..kernel.comparison import compare_all_pairs
+    from ..kernel.errors import InputError
+    from ..kernel.output import dumps_strict, write_outputs
+    from ..render.tukey import render_all_pairs
+
+    for flag, attr, default in _NOT_WITH_ALL_PAIRS:
+        if getattr(args, attr) != default:
+            raise InputError("does not apply to --all-pairs (the randomised Tukey HSD controls the family-wise "
+                             "rate over every pair itself)", flag)
+    result = compare_all_pairs(ws, th, settings)
+    text = render_all_pairs(result, args.format)
+    write_outputs([(args.out, dumps_strict(result.as_dict()))] if args.out else [])
     sys.stdout.write(text)
     return 0
 

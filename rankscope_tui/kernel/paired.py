@@ -10,8 +10,15 @@ Conventions:
 * sd(Δ) is the sample standard deviation (ddof = 1); effect size = Δ̄ / sd(Δ)
   (paired; not Cohen's d), None when sd = 0.
 * wins / losses / ties count Δ > 0 / Δ < 0 / Δ = 0; ``n_nonzero`` = wins + losses.
+* relative gain = Δ̄ / baseline mean (None when the baseline mean is 0).
 * One walk over the seed's 32-bit stream gives the sign flips (the randomization
   test), the paired bootstrap indices I and the unpaired J (see ``paired_statistics``).
+* With ``units`` (``--unit FILE``, see ``units``) each unit's rows are first reduced to
+  their means — Δ̄_u = mean of the unit's Δ, and the baseline and candidate unit means —
+  and every number above runs on the U unit means (units sorted by label as bytes):
+  W/L/T, ``n_nonzero`` and the tie rate count units; ``n`` stays the number of rows
+  (queries) and ``n_units`` = U (= n without units). The largest losses and gains
+  stay per query (they point at rows to read).
 """
 
 from __future__ import annotations
@@ -123,11 +130,13 @@ class PairedStats:
 
     n: int
     n_nonzero: int
+    n_units: int
     tie_rate: float
     baseline_mean: float
     candidate_mean: float
     difference: float
     median_difference: float
+    relative_gain: float | None  # difference / baseline_mean; None when the baseline mean is 0
     wins: int
     losses: int
     ties: int
@@ -149,6 +158,12 @@ class PairedStats:
     alternative: str = field(metadata=NOT_IN_ROW)
     bca: BcaParts | None = field(metadata=NOT_IN_ROW)
     replicates: np.ndarray | None = field(default=None, repr=False, metadata=NOT_IN_ROW)
+    sampling_unit: str = field(default="query", metadata=NOT_IN_ROW)  # "query", or "unit" with --unit
+
+    @property
+    def sampled(self) -> str:
+        """What the statistics were sampled over, for a sentence: "queries" or "units"."""
+        return "units" if self.sampling_unit == "unit" else "queries"
 
     def bca_interval(self, level: float) -> tuple[float, float] | None:
         """BCa bounds at ``level`` (following the alternative); None if degenerate or B = 0."""
@@ -306,6 +321,7 @@ def paired_statistics(
     threads: int | None = None,
     progress: Progress | None = None,
     judged: tuple[np.ndarray, np.ndarray] | None = None,
+    units: Sequence[str] | None = None,
 ) -> PairedStats:
     """All per-pair numbers of SPEC §7 from two aligned per-query arrays.
 
@@ -315,7 +331,8 @@ def paired_statistics(
     losses and gains. ``threads`` ≥ 2 pipelines drawing and gathering (same numbers);
     ``progress(fraction)`` is called as the walk advances. ``judged`` = (baseline
     judged@k, candidate judged@k) per query, aligned like the values, is copied into
-    the largest losses/gains.
+    the largest losses/gains. ``units`` (one label per qid) reduces every statistic to
+    unit means first (module doc).
     """
     b, c, q = aligned(baseline, candidate, qids)
     conf = check_confidence(confidence)
@@ -324,19 +341,33 @@ def paired_statistics(
     judged_arrays = _judged_arrays(judged, b)
     d = c - b
     n = d.size
-    k = _counts(d)
+    # the sampled values: the rows themselves, or each unit's mean (Δ̄_u is the mean of
+    # the unit's Δ, not the difference of its two means: the same up to rounding)
+    sb, sc, sd = b, c, d
+    if units is not None:
+        from .units import unit_means
+
+        if len(units) != n:
+            raise InputError(f"units must be aligned with the qids ({len(units)} units for {n} queries)")
+        um = unit_means(units, b, c, d)
+        sb, sc, sd = um.columns
+    u = sd.size
+    k = _counts(sd)
     resampled = _ResampledNumbers()
     if B:
-        walk = _resample(b, c, d, B=B, seed=seed, alternative=alternative, chunk=chunk, threads=threads, progress=progress)
-        resampled = _resampled_numbers(walk, d, k.mean, B, conf, alternative)
+        walk = _resample(sb, sc, sd, B=B, seed=seed, alternative=alternative, chunk=chunk, threads=threads,
+                         progress=progress)
+        resampled = _resampled_numbers(walk, sd, k.mean, B, conf, alternative)
     return PairedStats(
         n=n,
         n_nonzero=k.wins + k.losses,
-        tie_rate=k.ties / n,
-        baseline_mean=float(np.mean(b)),
-        candidate_mean=float(np.mean(c)),
+        n_units=u,
+        tie_rate=k.ties / u,
+        baseline_mean=float(np.mean(sb)),
+        candidate_mean=float(np.mean(sc)),
         difference=k.mean,
-        median_difference=float(np.median(d)),
+        median_difference=float(np.median(sd)),
+        relative_gain=k.mean / float(np.mean(sb)) if float(np.mean(sb)) != 0.0 else None,
         wins=k.wins,
         losses=k.losses,
         ties=k.ties,
@@ -344,7 +375,7 @@ def paired_statistics(
         ci_high=resampled.ci_high,
         p_superiority=resampled.p_superiority,
         randomization_p=resampled.randomization_p,
-        t_p=paired_t_test(d, alternative),
+        t_p=paired_t_test(sd, alternative),
         effect_size=k.mean / k.sd if k.sd > 0.0 else None,
         unpaired_ci_low=resampled.unpaired_ci_low,
         unpaired_ci_high=resampled.unpaired_ci_high,
@@ -358,4 +389,5 @@ def paired_statistics(
         alternative=alternative,
         bca=resampled.bca,
         replicates=resampled.replicates,
+        sampling_unit="query" if units is None else "unit",
     )

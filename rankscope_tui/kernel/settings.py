@@ -106,6 +106,10 @@ class CompareSettings:
     resamples: int | None = None
     seed: int | None = None
     confidence: float | None = None
+    test: str = "randomization"  # the deciding test: randomization | t (the other is a check)
+    units: str | None = None  # a qid<TAB>unit file: every paired statistic runs on unit means
+    seed_runs: bool = False  # lanes named SYSTEM@SEED are retraining runs of SYSTEM
+    shared_seeds: bool = False  # both systems' seeds control something shared: pair runs by seed
 
     def __post_init__(self):
         # names as other tools write them (AP, RR@10, ndcg_cut.10) become the canonical keys rows carry

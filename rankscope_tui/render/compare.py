@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..kernel.randomization import format_p
 from .escaping import escape_latex, escape_markdown, terminal_safe
+from .sentences import render_sentences
 
 
 def _f(x, digits: int = 4) -> str:
@@ -24,6 +25,8 @@ def compare_table(result) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``)."""
     header = ["baseline", "candidate", "metric", "n", "base", "cand", "delta", "CI", "p", "adj p", "t p", "BCa (level)",
               "effect", "unpaired CI", "W/L/T", "verdict"]
+    if getattr(result, "test", "randomization") == "t":
+        header[9] = "adj t p"  # --test t: the adjusted p that decides is the t-test's
     rows = []
     for r in result.rows:
         bca = _interval(r.bca_low, r.bca_high) + f" ({r.bca_level:.4f})"
@@ -60,7 +63,7 @@ def render_compare(comparison, fmt: str = "text") -> str:
         lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(escape_markdown(c) for c in r) + " |" for r in rows]
         lines += [""] + [f"- {escape_markdown(n)}" for n in notes] + ["", "*" + escape_markdown(cap) + "*"]
-        return terminal_safe("\n".join(lines) + "\n")
+        return terminal_safe("\n".join(lines) + "\n") + render_sentences(comparison.as_dict(), fmt)
     if fmt == "latex":
         lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lll" + "r" * (len(header) - 3) + "}", r"\toprule",
                  " & ".join(escape_latex(h) for h in header) + r" \\", r"\midrule"]
@@ -71,7 +74,7 @@ def render_compare(comparison, fmt: str = "text") -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines += [""] + notes + ["", cap]
-    return terminal_safe("\n".join(lines) + "\n")
+    return terminal_safe("\n".join(lines) + "\n") + render_sentences(comparison.as_dict(), fmt)
 
 
 def log_reuse_line(earlier: int, qrels_sha256: str) -> str:
