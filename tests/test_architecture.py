@@ -1,7 +1,9 @@
 """The import contract (issue 12): which layer of ``rankscope_tui`` may import which.
 
 - ``kernel.*`` imports only the kernel (and numpy, scipy, pyarrow: never Textual, rich or plotext);
-- ``screens.*`` imports only the kernel, ``widgets``, ``state`` and other screens;
+- ``screens.*`` imports only the kernel, the output layer ``render`` (words built from a
+  payload, such as a comparison's results sentence), ``widgets``, ``state`` and other screens;
+- ``render.*`` imports only the kernel and render;
 - ``commands.*`` and ``cli`` import only the kernel, the output layer ``render``, ``startup``
   and the command line itself; ``commands/tui.py`` may also import ``app``, ``state`` and ``demo``;
 - nothing imports ``demo`` but the demo command (``cli.cmd_demo`` or ``commands/demo.py``) and
@@ -117,8 +119,10 @@ def check_arrows(root: Path, package: str = PACKAGE) -> list[str]:
             rule = "only the demo command and commands/tui.py import demo"
         elif _under(s, kernel) and not _under(t, kernel):
             rule = "the kernel imports only the kernel"
-        elif _under(s, screens) and not _under(t, kernel, f"{p}.widgets", f"{p}.state", screens):
-            rule = "screens import only the kernel, widgets, state and screens"
+        elif _under(s, screens) and not _under(t, kernel, f"{p}.render", f"{p}.widgets", f"{p}.state", screens):
+            rule = "screens import only the kernel, render, widgets, state and screens"
+        elif _under(s, f"{p}.render") and not _under(t, kernel, f"{p}.render"):
+            rule = "render imports only the kernel and render"
         elif _under(s, commands, cli):
             allowed = [kernel, f"{p}.render", f"{p}.startup", cli, commands]
             if s == tui:
@@ -164,7 +168,7 @@ def test_the_checker_reports_back_edges(tmp_path):
         "rankscope_tui/commands/compare.py:1 → rankscope_tui.screens.view "
         "(commands import only the kernel, render, startup and the command line)",
         "rankscope_tui/kernel/bad.py:5 → rankscope_tui.app (the kernel imports only the kernel)",
-        "rankscope_tui/screens/view.py:2 → rankscope_tui.app (screens import only the kernel, widgets, state and screens)",
+        "rankscope_tui/screens/view.py:2 → rankscope_tui.app (screens import only the kernel, render, widgets, state and screens)",
     ], found
 
 
