@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..kernel.randomization import format_p
-from .escaping import escape_latex, terminal_safe
+from .escaping import terminal_safe
 
 
 def _f(x, digits: int = 4) -> str:
@@ -93,11 +93,9 @@ def render_compare(comparison, fmt: str = "text") -> str:
 
         return terminal_safe(render_compare_markdown(comparison))
     if fmt == "latex":
-        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lll" + "r" * (len(header) - 3) + "}", r"\toprule",
-                 " & ".join(escape_latex(h) for h in header) + r" \\", r"\midrule"]
-        lines += [" & ".join(escape_latex(c) for c in r) + r" \\" for r in rows]
-        lines += [r"\bottomrule", r"\end{tabular}", r"\caption{" + escape_latex(cap) + "}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
+        from .latex import render_compare_latex
+
+        return terminal_safe(render_compare_latex(comparison.as_dict()))
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]

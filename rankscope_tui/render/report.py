@@ -277,8 +277,9 @@ def _gate_latex(report: dict) -> list[str]:
     lines = gate_lines(report)
     if not lines:
         return []
-    out = [r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}", escape_latex(lines[0].split(":", 1)[1].strip()),
-           r"\begin{itemize}"]
+    # sloppypar: the lines hold long unbreakable numbers and names; a ragged line beats an overfull one
+    out = [r"\begin{sloppypar}", r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}",
+           escape_latex(lines[0].split(":", 1)[1].strip()), r"\begin{itemize}"]
     nested = False
     for line in lines[1:]:
         deep = line.startswith("    ")
@@ -288,7 +289,7 @@ def _gate_latex(report: dict) -> list[str]:
         out.append(r"\item " + escape_latex(line.strip()))
     if nested:
         out.append(r"\end{itemize}")
-    return out + [r"\end{itemize}", ""]
+    return out + [r"\end{itemize}", r"\end{sloppypar}", ""]
 
 
 def render_markdown(report: dict) -> str:
@@ -299,25 +300,10 @@ def render_markdown(report: dict) -> str:
 
 
 def render_latex(report: dict) -> str:
-    """One booktabs table per section, names escaped, each with its caption."""
-    out = []
-    for title, block in _sections(report):
-        header, rows = table_rows(report, block)
-        out.append(r"\begin{table}[t]")
-        out.append(r"\centering")
-        out.append(r"\begin{tabular}{" + "ll" + "r" * (len(header) - 2) + "}")
-        out.append(r"\toprule")
-        out.append(" & ".join(escape_latex(h) for h in header) + r" \\")
-        out.append(r"\midrule")
-        for r in rows:
-            out.append(" & ".join(escape_latex(c) for c in r) + r" \\")
-        out.append(r"\bottomrule")
-        out.append(r"\end{tabular}")
-        out.append(r"\caption{" + escape_latex(title + ". " + caption(report, block)) + "}")
-        out.append(r"\end{table}")
-        out.append("")
-    out += _gate_latex(report)
-    return "\n".join(out)
+    """booktabs tables for a paper (``render/latex.py``), then the gate as a list."""
+    from .latex import render_report_latex
+
+    return render_report_latex(report)
 
 
 #: ``evaluate --format`` → renderer
