@@ -332,7 +332,7 @@ def write_demo_dir(out: str, write_demo, files: dict, seed: int = 7) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     """Every command: evaluate and demo here, the others from their modules in ``commands/``."""
-    from .commands import calibrate, compare, diff, goldens, tui, verdict
+    from .commands import calibrate, compare, diff, goldens, plot, tui, verdict
 
     p = _Parser(prog=PROG, description="Look inside retrieval rankings: intervals, strata, attribution, fusion, the gate.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -353,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--seed", type=int, default=7)
     de.set_defaults(func=cmd_demo)
 
-    for command in (calibrate, compare, diff, verdict, goldens, tui):
+    for command in (calibrate, compare, diff, verdict, goldens, plot, tui):
         command.register(sub)
     return p
 
