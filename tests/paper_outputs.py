@@ -6,8 +6,10 @@ written against report.json / compare.json (the numbers' source) or an oracle.""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -18,7 +20,9 @@ LANES = ("bm25", "tfidf", "dense")
 
 @functools.cache
 def _root() -> Path:
-    return Path(tempfile.mkdtemp(prefix="rankscope-paper-"))
+    root = Path(tempfile.mkdtemp(prefix="rankscope-paper-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
 
 
 def cranfield_args() -> list[str]:
