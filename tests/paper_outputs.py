@@ -53,7 +53,7 @@ def outputs(which: str) -> dict:
     """``which`` is ``cranfield`` or ``demo``: paths and printed texts of one evaluate
     (report.json, --summary in three formats, --per-query-long) and one compare."""
     args = cranfield_args() if which == "cranfield" else demo_args()
-    d = _root() / which
+    d = _root() / f"out-{which}"
     d.mkdir(parents=True, exist_ok=True)
     out = {"dir": d, "args": args}
     res = run_cli("evaluate", *args, "--format", "markdown", "--out", str(d / "report.json"),

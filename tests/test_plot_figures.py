@@ -205,3 +205,29 @@ def test_compare_intervals_without_compare_is_refused(tmp_path):
     o = outputs("demo")
     res = run_cli("plot", "compare-intervals", "--report", str(o["dir"] / "report.json"), "--out", str(tmp_path / "x.vl.json"))
     assert res.returncode == 2 and "--compare" in res.stderr and not list(tmp_path.iterdir())
+
+
+def test_plot_refuses_what_it_cannot_draw_faithfully(tmp_path):
+    """A changed input (its sha256 differs from report.json's), an unknown suffix, a metric
+    the report lacks: one line each, exit 2, nothing written."""
+    import shutil
+
+    d = tmp_path / "d"
+    from paper_outputs import demo_dir
+
+    shutil.copytree(demo_dir(), d)
+    run = run_cli("evaluate", "--lane", "lexical.run", "--lane", "dense.run", "--qrels", "qrels-test.txt",
+                  "--resamples", "0", "--out", "r.json", cwd=d)
+    assert run.returncode == 0, run.stderr
+    with open(d / "lexical.run", "a", encoding="utf-8") as fh:
+        fh.write("q1 Q0 extra-doc 1 9.0 t\n")
+    cases = {
+        "changed": (["plot", "rrf-k", "--report", "r.json", "--out", "a.vl.json"], "changed since the report was written"),
+        "suffix": (["plot", "forest", "--report", "r.json", "--out", "a.gif"], ".vl.json (a Vega-Lite spec), .svg, .pdf or .png"),
+        "metric": (["plot", "forest", "--report", "r.json", "--metric", "zz@1", "--out", "a.vl.json"], "not in the report"),
+    }
+    for name, (args, words) in cases.items():
+        res = run_cli(*args, cwd=d)
+        assert res.returncode == 2, (name, res.stderr)
+        assert res.stderr.startswith("rankscope: error: ") and words in res.stderr and len(res.stderr.splitlines()) == 1
+    assert not list(d.glob("a.*"))
