@@ -158,7 +158,7 @@ def forest_figure(report: dict, metric: str, level: str = "doc") -> Figure:
             c = levels.get(level, {}).get(metric)
             if c is None or c.get("value") is None:
                 continue
-            rows.append({"section": name, "lane": lane, "row": f"{name}: {lane}", "mean": c["value"],
+            rows.append({"section": name, "lane": lane, "row": f"{name} (n {c.get('n')}): {lane}", "mean": c["value"],
                          "low": c.get("low"), "high": c.get("high"), "n": c.get("n")})
     return Figure("forest", f"mean {metric} ({level}) with its interval, per lane and stratum", metric, "lane × stratum",
                   rows, (report["definitions"].get("intervals", ""),))

@@ -31,6 +31,17 @@ from .escaping import escape_latex
 
 METRICS_PER_BLOCK = 4
 PREAMBLE = "% rankscope tables: need \\usepackage{booktabs}"
+#: The longest lane name with which the tables were measured to fit \textwidth (10 pt article).
+FITS_NAME_CHARS = 12
+
+
+def _width_note(names) -> list[str]:
+    """A comment when a name is longer than the layout was measured for (said, not hidden)."""
+    long = [n for n in names if len(n) > FITS_NAME_CHARS]
+    if not long:
+        return []
+    return [f"% note: {len(long)} lane name(s) longer than {FITS_NAME_CHARS} characters; a table may be wider than "
+            "\\textwidth (shorten the names with --lane NAME=PATH, or wrap the tabular in \\resizebox)"]
 
 
 def _num(x) -> str:
@@ -129,7 +140,7 @@ def render_report_latex(report: dict) -> str:
     d = report["definitions"]
     width = min(len(metrics), METRICS_PER_BLOCK)
     spec = "ll" + "r" * width
-    out = [PREAMBLE, ""]
+    out = [PREAMBLE] + _width_note(report["lanes"]) + [""]
     first = "tab:rankscope-overall"
     for i, (strat, label, block) in enumerate(_sections(report)):
         n = _section_n(block)
@@ -198,6 +209,7 @@ def render_compare_latex(payload: dict) -> str:
     if not rows:
         return "\n".join(out + ["% no comparison rows"]) + "\n"
     letters = lane_letters(rows)
+    out[1:1] = _width_note(letters)
     sig = significance(rows)
     metrics = list(dict.fromkeys(r["metric"] for r in rows))
     means: dict[tuple[str, str], float] = {}
