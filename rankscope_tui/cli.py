@@ -178,7 +178,13 @@ def cmd_evaluate(args) -> int:
     from .kernel.pipeline import evaluate_report
     from .render import report as R
 
-    check_outputs([("--out", args.out), ("--per-query", args.per_query)], input_paths(args))
+    from .render import tidy
+
+    for option, path in (("--summary", args.summary), ("--per-query-long", args.per_query_long)):
+        if path:
+            tidy.check_suffix(path, option)
+    check_outputs([("--out", args.out), ("--per-query", args.per_query), ("--summary", args.summary),
+                   ("--per-query-long", args.per_query_long)], input_paths(args))
     progress = StageProgress()
     ws = load_workspace(args)
     progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
@@ -190,6 +196,10 @@ def cmd_evaluate(args) -> int:
         payloads.append((args.out, dumps_strict(report)))
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
+    if args.summary:
+        payloads.append((args.summary, tidy.tidy_bytes(tidy.summary_rows(report), tidy.SUMMARY_COLUMNS, args.summary)))
+    if args.per_query_long:
+        payloads.append((args.per_query_long, tidy.tidy_bytes(tidy.long_rows(report), tidy.LONG_COLUMNS, args.per_query_long)))
     write_outputs(payloads)  # all or nothing
     sys.stdout.write(text)
     return 0
@@ -322,7 +332,7 @@ def write_demo_dir(out: str, write_demo, files: dict, seed: int = 7) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     """Every command: evaluate and demo here, the others from their modules in ``commands/``."""
-    from .commands import calibrate, compare, diff, goldens, tui, verdict
+    from .commands import calibrate, compare, diff, goldens, plot, tui, verdict
 
     p = _Parser(prog=PROG, description="Look inside retrieval rankings: intervals, strata, attribution, fusion, the gate.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -332,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", metavar="report.json", help="write the report (strict JSON, atomic)")
     ev.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     ev.add_argument("--per-query", metavar="FILE.csv", help="one row per (lane, level, positive qid)")
+    ev.add_argument("--summary", metavar="FILE.csv|.tsv|.parquet",
+                    help="tidy means: one row per lane x level x stratum x measure (mean, low, high, interval, n)")
+    ev.add_argument("--per-query-long", metavar="FILE.csv|.tsv|.parquet",
+                    help="long per-query values: run, level, query_id, measure, value")
     ev.set_defaults(func=cmd_evaluate)
 
     de = sub.add_parser("demo", help="write the built-in synthetic demo data set")
@@ -339,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--seed", type=int, default=7)
     de.set_defaults(func=cmd_demo)
 
-    for command in (calibrate, compare, diff, verdict, goldens, tui):
+    for command in (calibrate, compare, diff, verdict, goldens, plot, tui):
         command.register(sub)
     return p
 

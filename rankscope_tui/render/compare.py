@@ -4,8 +4,10 @@ and the caption."""
 
 from __future__ import annotations
 
+import math
+
 from ..kernel.randomization import format_p
-from .escaping import escape_latex, escape_markdown, terminal_safe
+from .escaping import terminal_safe
 from .sentences import render_sentences
 
 
@@ -21,8 +23,19 @@ def _interval(lo, hi) -> str:
     return f"[{lo:.4f}, {hi:.4f}]"
 
 
-def compare_table(result) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``)."""
+def p_number(p, resamples) -> str:
+    """A p-value as a bare number, with the decimals ``format_p`` uses (a resampled p
+    shows its floor 1/(B + 1)); ``n/a`` when undefined."""
+    if p is None:
+        return "n/a"
+    if resamples:
+        return f"{p:.{max(4, math.ceil(math.log10(resamples + 1)))}f}"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.3g}"
+
+
+def compare_table(result, p_prefix: bool = True) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``).
+    ``p_prefix=False`` (markdown): the p column holds the bare number, a floor is said in a note."""
     header = ["baseline", "candidate", "metric", "n", "base", "cand", "delta", "CI", "p", "adj p", "t p", "BCa (level)",
               "effect", "unpaired CI", "W/L/T", "verdict"]
     if getattr(result, "test", "randomization") == "t":
@@ -30,11 +43,30 @@ def compare_table(result) -> tuple[list[str], list[list[str]]]:
     rows = []
     for r in result.rows:
         bca = _interval(r.bca_low, r.bca_high) + f" ({r.bca_level:.4f})"
+        if p_prefix:
+            p = format_p(r.randomization_p, r.resamples) if r.randomization_p is not None else "n/a"
+        else:
+            p = p_number(r.randomization_p, r.resamples)
         rows.append([r.baseline, r.candidate, r.metric, str(r.n), _f(r.baseline_mean), _f(r.candidate_mean), f"{r.difference:+.4f}",
-                     _interval(r.ci_low, r.ci_high), format_p(r.randomization_p, r.resamples) if r.randomization_p is not None else "n/a",
+                     _interval(r.ci_low, r.ci_high), p,
                      _f(r.adjusted_p), _f(r.t_p), bca, _f(r.effect_size, 3), _interval(r.unpaired_ci_low, r.unpaired_ci_high),
                      f"{r.wins}/{r.losses}/{r.ties}", r.verdict_text])
     return header, rows
+
+
+def compare_footnotes(result) -> list[str]:
+    """What the columns need said once: why the BCa level varies by row, a p at its floor."""
+    out = []
+    levels = sorted({round(r.bca_level, 12) for r in result.rows})
+    if len(levels) > 1:
+        out.append("BCa (level): each row's BCa interval is at 1 minus the threshold its adjusted test uses "
+                   f"({result.rows[0].correction} step-down over the tested family; rows outside the family at the "
+                   "nominal level), so the interval excludes 0 exactly when the row's test rejects")
+    floors = [r for r in result.rows if r.randomization_p is not None and r.resamples
+              and math.isclose(r.randomization_p, 1 / (r.resamples + 1), rel_tol=1e-9)]
+    if floors:
+        out.append(f"p = 1/(B + 1) is the minimum attainable with B = {floors[0].resamples:,} resamples")
+    return out
 
 
 def _notes(result, reasons: dict) -> list[str]:
@@ -60,16 +92,13 @@ def render_compare(comparison, fmt: str = "text") -> str:
     notes = _notes(result, comparison.plan.exploratory_reasons)
     cap = result.caption
     if fmt == "markdown":
-        lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(escape_markdown(c) for c in r) + " |" for r in rows]
-        lines += [""] + [f"- {escape_markdown(n)}" for n in notes] + ["", "*" + escape_markdown(cap) + "*"]
-        return terminal_safe("\n".join(lines) + "\n") + render_sentences(comparison.as_dict(), fmt)
+        from .markdown import render_compare_markdown
+
+        return terminal_safe(render_compare_markdown(comparison) + render_sentences(comparison.as_dict(), fmt))
     if fmt == "latex":
-        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lll" + "r" * (len(header) - 3) + "}", r"\toprule",
-                 " & ".join(escape_latex(h) for h in header) + r" \\", r"\midrule"]
-        lines += [" & ".join(escape_latex(c) for c in r) + r" \\" for r in rows]
-        lines += [r"\bottomrule", r"\end{tabular}", r"\caption{" + escape_latex(cap) + "}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
+        from .latex import render_compare_latex
+
+        return terminal_safe(render_compare_latex(comparison.as_dict()))
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]

@@ -33,13 +33,15 @@ def escape_latex(text: str) -> str:
     return "".join(LATEX_SPECIAL.get(ch, ch) for ch in escape_control(text))
 
 
+#: What a name (lane, qid, stratum) escapes in markdown: what would end a table cell
+#: (``|``), open code, emphasis, a link or HTML, math (``$``, GitHub) or strike-through
+#: (``~``), an entity (``&``) or a heading (``#``), and the backslash itself. Digits,
+#: ``.``, ``,``, brackets of intervals and parentheses are never escaped, so numbers
+#: copied from the raw file parse.
+MARKDOWN_NAME_SPECIAL = "\\`*_[]<>|$~&#"
+
+
 def escape_markdown(text: str) -> str:
-    """A backslash before every character markdown could read as markup; control
-    characters as visible escapes first."""
-    out = []
-    for ch in escape_control(text):
-        if ch in "\\`*_{}[]()#+-.!|<>$%&~":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
+    """A name for a markdown table cell, list item or heading: a backslash before each
+    :data:`MARKDOWN_NAME_SPECIAL` character only; control characters as visible escapes first."""
+    return "".join("\\" + ch if ch in MARKDOWN_NAME_SPECIAL else ch for ch in escape_control(text))

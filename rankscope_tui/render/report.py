@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .escaping import escape_latex, escape_markdown, terminal_safe
+from .escaping import escape_latex, terminal_safe
 
 
 def _fmt_cell(cell: dict) -> str:
@@ -58,17 +58,7 @@ def render_text(report: dict) -> str:
     if report.get("synthetic"):
         out.append("SYNTHETIC DEMO DATA")
     s = report["summary"]
-    if "unique_share" in s:
-        out.append(f"unique share (positives only this lane surfaces): {unique_shares(s['unique_share'])}")
-    m = s.get("judged_queries_missing_from_any_lane")
-    if m:
-        out.append(f"judged queries missing from any lane: {m['missing_from_any']} of {m['judged_queries']} "
-                   + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
-    out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
-    if s["positives"] == 0:
-        out.append("no positive query: means, their intervals and attribution shares are undefined (cells read n/a)")
-    elif s["positives"] == 1:
-        out.append("one positive query: bootstrap intervals need two (those cells show the value alone)")
+    out += summary_lines(report)
     for title, block in _sections(report):
         header, rows = table_rows(report, block)
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
@@ -83,6 +73,24 @@ def render_text(report: dict) -> str:
     out.append("")
     out.append(caption(report))
     return "\n".join(out) + "\n"
+
+
+def summary_lines(report: dict) -> list[str]:
+    """The first numbers to read: unique share, judged queries missing from a lane, the query classes."""
+    out = []
+    s = report["summary"]
+    if "unique_share" in s:
+        out.append(f"unique share (positives only this lane surfaces): {unique_shares(s['unique_share'])}")
+    m = s.get("judged_queries_missing_from_any_lane")
+    if m:
+        out.append(f"judged queries missing from any lane: {m['missing_from_any']} of {m['judged_queries']} "
+                   + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
+    out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
+    if s["positives"] == 0:
+        out.append("no positive query: means, their intervals and attribution shares are undefined (cells read n/a)")
+    elif s["positives"] == 1:
+        out.append("one positive query: bootstrap intervals need two (those cells show the value alone)")
+    return out
 
 
 def unique_shares(shares: dict) -> str:
@@ -265,30 +273,13 @@ def _gate_lines(report: dict) -> list[str]:
     return [""] + lines if lines else []
 
 
-def _md_prose(text: str) -> str:
-    """Escape what markdown reads as markup inside a list item's text (a line never starts
-    with the text, so ``+``, ``-``, ``#`` and parentheses print as themselves)."""
-    return "".join("\\" + ch if ch in "\\`*_[]<>|$~" else ch for ch in str(text))
-
-
-def _gate_markdown(report: dict) -> list[str]:
-    lines = gate_lines(report)
-    if not lines:
-        return []
-    head, _, rest = lines[0].partition(":")
-    out = [f"### {escape_markdown(head)}", "", "- " + _md_prose(rest.strip())]
-    for line in lines[1:]:
-        depth = (len(line) - len(line.lstrip(" "))) // 2 - 1
-        out.append("  " * max(depth, 0) + "- " + _md_prose(line.strip()))
-    return out + [""]
-
-
 def _gate_latex(report: dict) -> list[str]:
     lines = gate_lines(report)
     if not lines:
         return []
-    out = [r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}", escape_latex(lines[0].split(":", 1)[1].strip()),
-           r"\begin{itemize}"]
+    # sloppypar: the lines hold long unbreakable numbers and names; a ragged line beats an overfull one
+    out = [r"\begin{sloppypar}", r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}",
+           escape_latex(lines[0].split(":", 1)[1].strip()), r"\begin{itemize}"]
     nested = False
     for line in lines[1:]:
         deep = line.startswith("    ")
@@ -298,46 +289,21 @@ def _gate_latex(report: dict) -> list[str]:
         out.append(r"\item " + escape_latex(line.strip()))
     if nested:
         out.append(r"\end{itemize}")
-    return out + [r"\end{itemize}", ""]
+    return out + [r"\end{itemize}", r"\end{sloppypar}", ""]
 
 
 def render_markdown(report: dict) -> str:
-    """One markdown table per section (overall, each stratum label), names escaped, the caption last."""
-    out = []
-    for title, block in _sections(report):
-        header, rows = table_rows(report, block)
-        out.append(f"### {escape_markdown(title)}")
-        out.append("")
-        out.append("| " + " | ".join(escape_markdown(h) for h in header) + " |")
-        out.append("|" + "|".join("---" for _ in header) + "|")
-        for r in rows:
-            out.append("| " + " | ".join(escape_markdown(c) for c in r) + " |")
-        out.append("")
-    out += _gate_markdown(report)
-    out.append("*" + escape_markdown(caption(report)) + "*")
-    return "\n".join(out) + "\n"
+    """Every block of the text report as markdown (``render/markdown.py``)."""
+    from .markdown import render_report_markdown
+
+    return render_report_markdown(report)
 
 
 def render_latex(report: dict) -> str:
-    """One booktabs table per section, names escaped, each with its caption."""
-    out = []
-    for title, block in _sections(report):
-        header, rows = table_rows(report, block)
-        out.append(r"\begin{table}[t]")
-        out.append(r"\centering")
-        out.append(r"\begin{tabular}{" + "ll" + "r" * (len(header) - 2) + "}")
-        out.append(r"\toprule")
-        out.append(" & ".join(escape_latex(h) for h in header) + r" \\")
-        out.append(r"\midrule")
-        for r in rows:
-            out.append(" & ".join(escape_latex(c) for c in r) + r" \\")
-        out.append(r"\bottomrule")
-        out.append(r"\end{tabular}")
-        out.append(r"\caption{" + escape_latex(title + ". " + caption(report, block)) + "}")
-        out.append(r"\end{table}")
-        out.append("")
-    out += _gate_latex(report)
-    return "\n".join(out)
+    """booktabs tables for a paper (``render/latex.py``), then the gate as a list."""
+    from .latex import render_report_latex
+
+    return render_report_latex(report)
 
 
 #: ``evaluate --format`` → renderer

@@ -19,13 +19,13 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
+from ..kernel.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
 from ..kernel.rrf_at_k import FusedAtK, RRFExplorer, best_k
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
 from .base import PlainTable, QidTable, ViewScreen, guarded
 
 K_MIN, K_MAX = 1, 200
-CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
 QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
 SHOW = 10
 X_TICKS = (1, 50, 100, 150, 200)  # k is an integer: integer ticks

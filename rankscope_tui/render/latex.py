@@ -1,0 +1,278 @@
+"""The evaluate report and a comparison as LaTeX tables a paper takes (booktabs).
+
+Layout (the choice the issue left open): each cell is the mean on one row and its
+interval under it in ``\\scriptsize`` (``0.3056`` over ``[0.2644, 0.3466]``), so that a
+column is as wide as an interval in small type; at most :data:`METRICS_PER_BLOCK`
+metrics sit side by side, and a longer metric list continues in a further block of the
+same table under its own header row. With lane names of up to about 12 characters every
+table fits ``\\textwidth`` of a one-column article (10 pt); the tests compile them and
+check the log for an overfull box.
+
+- One caption carries the definitions (the first table's); every other table's caption
+  refers to it by ``\\ref``. Each table has a ``\\label`` (``tab:rankscope-...``).
+- The best mean per column (and per level: doc and group means are not comparable) is in
+  bold; ties at the printed precision are all bold.
+- ``compare``: a table of means with significance letters (as ranx prints them: each lane
+  gets a letter, and a mean carries as superscript the letters of the lanes it is
+  established better than -- the test, the correction and the level are in the caption),
+  then the comparison rows (difference with its paired interval, p, adjusted p, W/L/T,
+  verdict); the full set of columns (t-test, BCa, effect size, unpaired interval) is in
+  ``--format markdown`` and ``--out``.
+
+Needs ``\\usepackage{booktabs}``; nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from .escaping import escape_latex
+
+METRICS_PER_BLOCK = 4
+PREAMBLE = "% rankscope tables: need \\usepackage{booktabs}"
+#: The longest lane name with which the tables were measured to fit \textwidth (10 pt article).
+FITS_NAME_CHARS = 12
+
+
+def _width_note(names) -> list[str]:
+    """A comment when a name is longer than the layout was measured for (said, not hidden)."""
+    long = [n for n in names if len(n) > FITS_NAME_CHARS]
+    if not long:
+        return []
+    return [f"% note: {len(long)} lane name(s) longer than {FITS_NAME_CHARS} characters; a table may be wider than "
+            "\\textwidth (shorten the names with --lane NAME=PATH, or wrap the tabular in \\resizebox)"]
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
+
+
+def _interval(lo, hi) -> str:
+    if lo is None or hi is None:
+        return ""
+    if lo == hi:
+        return "no variation"
+    return f"[{lo:.4f}, {hi:.4f}]"
+
+
+def _small(text: str) -> str:
+    return r"{\scriptsize " + text + "}" if text else ""
+
+
+def _bold_best(values: list[float | None]) -> list[bool]:
+    """Which of the values are the best (highest) at the printed precision."""
+    shown = [None if v is None else round(v, 4) for v in values]
+    best = max((v for v in shown if v is not None), default=None)
+    return [v is not None and v == best for v in shown]
+
+
+def label_key(text: str) -> str:
+    """A ``\\label`` key part: letters, digits and hyphens only (names may hold anything)."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
+
+
+def _open(spec: str) -> list[str]:
+    return [r"\begin{table}[htbp]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{4pt}",
+            r"\begin{tabular}{" + spec + "}", r"\toprule"]
+
+
+def _close(cap: str, label: str) -> list[str]:
+    return [r"\bottomrule", r"\end{tabular}", r"\caption{" + cap + "}", r"\label{" + label + "}", r"\end{table}", ""]
+
+
+def _metric_blocks(metrics: list[str]) -> list[list[str]]:
+    return [metrics[i:i + METRICS_PER_BLOCK] for i in range(0, len(metrics), METRICS_PER_BLOCK)]
+
+
+def _section_table(block: dict, metrics: list[str]) -> list[str]:
+    """Header rows and body rows of one section (lanes x levels) in metric blocks."""
+    width = min(len(metrics), METRICS_PER_BLOCK)
+    rows: list[str] = []
+    for b, chunk in enumerate(_metric_blocks(metrics)):
+        pad = [""] * (width - len(chunk))
+        if b:
+            rows.append(r"\midrule")
+        rows.append(" & ".join(["lane", "level"] + [escape_latex(m) for m in chunk] + pad) + r" \\")
+        rows.append(r"\midrule")
+        levels = sorted({lv for lanes in block.values() for lv in lanes}, key=lambda lv: (lv != "doc", lv))
+        best = {}
+        for lv in levels:
+            for m in chunk:
+                entries = [(lane, block[lane][lv][m].get("value")) for lane in block if lv in block[lane]]
+                flags = _bold_best([v for _, v in entries])
+                best.update({(lane, lv, m): f for (lane, _), f in zip(entries, flags)})
+        for lane, lanes in block.items():
+            for lv, cells in lanes.items():
+                means, ivs = [], []
+                for m in chunk:
+                    c = cells[m]
+                    text = _num(c.get("value"))
+                    if best.get((lane, lv, m)):
+                        text = r"\textbf{" + text + "}"
+                    means.append(text)
+                    ivs.append(_small(_interval(c.get("low"), c.get("high"))))
+                rows.append(" & ".join([escape_latex(lane), escape_latex(lv)] + means + pad) + r" \\")
+                if any(ivs):
+                    rows.append(" & ".join(["", ""] + ivs + pad) + r" \\")
+    return rows
+
+
+def _sections(report: dict):
+    yield None, None, report["lanes"]
+    for strat, labels in report.get("strata", {}).items():
+        for label, block in labels.items():
+            yield strat, label, block
+
+
+def _section_n(block: dict):
+    for lanes in block.values():
+        for cells in lanes.values():
+            for c in cells.values():
+                return c.get("n")
+    return None
+
+
+def render_report_latex(report: dict) -> str:
+    from .report import _gate_latex
+
+    metrics = report["inputs"]["settings"]["metrics"]
+    d = report["definitions"]
+    width = min(len(metrics), METRICS_PER_BLOCK)
+    spec = "ll" + "r" * width
+    out = [PREAMBLE] + _width_note(report["lanes"]) + [""]
+    first = "tab:rankscope-overall"
+    for i, (strat, label, block) in enumerate(_sections(report)):
+        n = _section_n(block)
+        n_text = f"n = {n} positive queries" if n is not None else "no positive query"
+        if strat is None:
+            parts = ["Overall", f"{n_text}."]
+            if report.get("synthetic"):
+                parts.insert(0, "Synthetic demo data.")
+            parts.append("Each cell: the mean over the positive queries, its interval below; "
+                         "bold: the best mean of the column at that level.")
+            parts += [d[m] + "." for m in metrics] + [d["intervals"] + "."]
+            cap = escape_latex(" ".join(parts))
+            key = first
+        else:
+            cap = (escape_latex(f"Stratum {strat} = {label}, {n_text}. Cells as in Table") + " \\ref{" + first + "}.")
+            key = f"tab:rankscope-stratum-{i}-{label_key(strat)}-{label_key(label)}"
+        out += _open(spec) + _section_table(block, metrics) + _close(cap, key)
+    out += _gate_latex(report)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def lane_letters(rows: list[dict]) -> dict[str, str]:
+    """a, b, c, ... in the order the lanes first appear (the baseline first)."""
+    order: list[str] = []
+    for r in rows:
+        for lane in (r["baseline"], r["candidate"]):
+            if lane not in order:
+                order.append(lane)
+    letters = string.ascii_lowercase
+    return {lane: (letters[i] if i < 26 else f"{letters[i // 26 - 1]}{letters[i % 26]}") for i, lane in enumerate(order)}
+
+
+def significance(rows: list[dict]) -> dict[tuple[str, str], set[str]]:
+    """(lane, metric) -> the lanes it is established better than: a row whose verdict is
+    ``better`` marks the candidate over the baseline, ``worse`` the baseline over the candidate."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for r in rows:
+        if r["verdict"] == "better":
+            out.setdefault((r["candidate"], r["metric"]), set()).add(r["baseline"])
+        elif r["verdict"] == "worse":
+            out.setdefault((r["baseline"], r["metric"]), set()).add(r["candidate"])
+    return out
+
+
+#: the verdict column's words (said in full in the caption)
+SHORT_VERDICT = {"better": "better", "worse": "worse", "inconclusive": "n.s.", "exploratory": "expl.",
+                 "descriptive": "descr."}
+VERDICT_KEY = ("verdict: better or worse (established), n.s. (no improvement shown), expl. (exploratory, not a "
+               "test), descr. (outside the primary family).")
+
+
+def _p(p, resamples) -> str:
+    from .compare import p_number
+
+    return p_number(p, resamples)
+
+
+def render_compare_latex(payload: dict) -> str:
+    """``payload`` is ``Comparison.as_dict()`` (``compare --out``)."""
+    rows = payload["comparisons"]
+    s = payload["settings"]
+    out = [PREAMBLE, ""]
+    if not rows:
+        return "\n".join(out + ["% no comparison rows"]) + "\n"
+    letters = lane_letters(rows)
+    out[1:1] = _width_note(letters)
+    sig = significance(rows)
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    means: dict[tuple[str, str], float] = {}
+    for r in rows:
+        means[(r["baseline"], r["metric"])] = r["baseline_mean"]
+        means[(r["candidate"], r["metric"])] = r["candidate_mean"]
+    n = sorted({r["n"] for r in rows})
+    conf = s.get("confidence", rows[0]["confidence"])
+    alpha = 1 - conf
+    test = ("paired randomization test" + (f", {rows[0]['resamples']:,} resamples" if rows[0].get("resamples") else "")
+            + f", {s.get('alternative', 'two-sided')}")
+    correction = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no"}.get(s.get("correction"), s.get("correction"))
+    family = s.get("family_size")
+    min_delta = s.get("min_delta") or 0
+    # table 1: means with significance letters
+    body = [" & ".join(["lane"] + [escape_latex(m) for m in metrics]) + r" \\", r"\midrule"]
+    best = {}
+    for m in metrics:
+        entries = [(lane, means.get((lane, m))) for lane in letters]
+        best.update({(lane, m): f for (lane, _), f in zip(entries, _bold_best([v for _, v in entries]))})
+    for lane, letter in letters.items():
+        cells = [f"({letter}) " + escape_latex(lane)]
+        for m in metrics:
+            v = means.get((lane, m))
+            if v is None:
+                cells.append("")
+                continue
+            text = _num(v)
+            if best.get((lane, m)):
+                text = r"\textbf{" + text + "}"
+            beaten = sorted(letters[x] for x in sig.get((lane, m), ()))
+            if beaten:
+                text += r"\textsuperscript{" + "".join(beaten) + "}"
+            cells.append(text)
+        body.append(" & ".join(cells) + r" \\")
+    cap1 = escape_latex(
+        f"Mean over n = {', '.join(map(str, n))} positive queries ({s.get('level', 'doc')} level); bold: the best mean "
+        f"of the column. A superscript lists the letters of the lanes this lane is established better than: {test}, "
+        f"{correction} correction over the family of {family} rows, level alpha = {alpha:.4g}"
+        + (f", and a mean difference of at least {min_delta:g}" if min_delta else "")
+        + ". Only the rows compared are tested (each candidate against the baseline).")
+    out += _open("l" + "r" * len(metrics)) + body + _close(cap1, "tab:rankscope-compare-means")
+    # table 2: the comparison rows
+    one_base = len({r["baseline"] for r in rows}) == 1
+    head = ([] if one_base else ["baseline"]) + ["candidate", "metric", "n", "diff.", "p", "adj. p", "W/L/T", "verdict"]
+    body = [" & ".join(head) + r" \\", r"\midrule"]
+    for r in rows:
+        lead = ([] if one_base else [escape_latex(r["baseline"])]) + [escape_latex(r["candidate"]), escape_latex(r["metric"]),
+                                                                       str(r["n"])]
+        verdict = SHORT_VERDICT.get(r["verdict"], r["verdict"])
+        body.append(" & ".join(lead + [f"{r['difference']:+.4f}", _p(r.get("randomization_p"), r.get("resamples")),
+                                       _num(r.get("adjusted_p")), f"{r['wins']}/{r['losses']}/{r['ties']}",
+                                       escape_latex(verdict)]) + r" \\")
+        iv = _small(_interval(r.get("ci_low"), r.get("ci_high")))
+        if iv:
+            body.append(" & ".join([""] * len(lead) + [iv, "", "", "", ""]) + r" \\")
+    base = f"against {rows[0]['baseline']}" if one_base else "against each row's baseline"
+    cap2 = (escape_latex(f"Comparisons {base} (lane letters as in Table") + " \\ref{tab:rankscope-compare-means}"
+            + escape_latex(
+                f"): mean difference candidate minus baseline with its paired bootstrap interval "
+                f"({conf:.4g}) below; p from the {test}; adj. p after {correction} correction; W/L/T: queries won, lost, "
+                f"tied; {VERDICT_KEY} " + payload.get("caption", "")))
+    spec = ("l" if not one_base else "") + "llrrrrrl"
+    out += _open(spec) + body + _close(cap2, "tab:rankscope-compare-rows")
+    return "\n".join(out)
+

@@ -1,0 +1,106 @@
+"""Tidy (long) tables of a report, for pandas, R, PyTerrier and ir_measures users.
+
+- :func:`summary_rows`: one row per lane x level x stratum x measure with the mean, its
+  interval (low, high, the interval's method) and n. The overall section is written with
+  stratification and stratum ``(all)``.
+- :func:`long_rows`: one row per lane x level x positive query x measure, the shape of
+  ``ir_measures -q`` / PyTerrier's per-query frame: ``run, level, query_id, measure, value``.
+
+The file kind is told by the suffix: ``.csv`` (comma, RFC 4180), ``.tsv`` (tab, the same
+quoting) or ``.parquet`` (typed columns, undefined numbers as nulls). CSV and TSV write
+floats with ``repr`` (the shortest text that reads back to the same double, as
+``pandas.read_csv`` does by default from pandas 3), undefined
+numbers as empty fields, and text that a spreadsheet would run as a formula with a
+leading ``'`` (as the wide per-query CSV, ``report.csv_text_field``).
+"""
+
+from __future__ import annotations
+
+import io
+
+#: stratification and stratum of the overall rows of the summary
+OVERALL = "(all)"
+SUMMARY_COLUMNS = ("lane", "level", "stratification", "stratum", "measure", "mean", "low", "high", "interval", "n")
+LONG_COLUMNS = ("run", "level", "query_id", "measure", "value")
+#: columns holding names (text a spreadsheet might run as a formula)
+_TEXT = {"lane", "level", "stratification", "stratum", "measure", "interval", "run", "query_id"}
+SUFFIXES = (".csv", ".tsv", ".parquet")
+
+
+def summary_rows(report: dict) -> list[dict]:
+    metrics = report["inputs"]["settings"]["metrics"]
+    sections = [(OVERALL, OVERALL, report["lanes"])]
+    sections += [(s, label, block) for s, labels in report.get("strata", {}).items() for label, block in labels.items()]
+    rows = []
+    for strat, label, block in sections:
+        for lane, levels in block.items():
+            for level, cells in levels.items():
+                for m in metrics:
+                    c = cells[m]
+                    rows.append({"lane": lane, "level": level, "stratification": strat, "stratum": label, "measure": m,
+                                 "mean": c.get("value"), "low": c.get("low"), "high": c.get("high"),
+                                 "interval": c.get("method") or "", "n": c.get("n")})
+    return rows
+
+
+def long_rows(report: dict) -> list[dict]:
+    metrics = report["inputs"]["settings"]["metrics"]
+    rows = []
+    for lane, levels in report["per_query"].items():
+        for level, per in levels.items():
+            for qid, vals in per.items():
+                for m in metrics:
+                    rows.append({"run": lane, "level": level, "query_id": qid, "measure": m, "value": vals[m]})
+    return rows
+
+
+def check_suffix(path: str, option: str) -> None:
+    from ..kernel.errors import InputError
+
+    if not path.lower().endswith(SUFFIXES):
+        raise InputError(f"{option} writes .csv, .tsv or .parquet (told by the suffix)", path)
+
+
+def tidy_bytes(rows: list[dict], columns: tuple[str, ...], path: str) -> bytes:
+    """The table in the format of ``path``'s suffix."""
+    if path.lower().endswith(".parquet"):
+        return _parquet(rows, columns)
+    return _delimited(rows, columns, "\t" if path.lower().endswith(".tsv") else ",").encode("utf-8")
+
+
+def _field(col: str, v) -> str:
+    from .report import csv_text_field
+
+    if v is None:
+        return ""
+    if col in _TEXT:
+        return csv_text_field(str(v))
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _delimited(rows: list[dict], columns: tuple[str, ...], sep: str) -> str:
+    buf = io.StringIO()
+    specials = (sep, '"', "\r", "\n")
+
+    def line(fields: list[str]) -> None:
+        # csv.writer quotes only its own line terminator: a CR in an id is quoted by hand
+        buf.write(sep.join('"' + f.replace('"', '""') + '"' if any(c in f for c in specials) else f for f in fields) + "\n")
+
+    line(list(columns))
+    for r in rows:
+        line([_field(c, r[c]) for c in columns])
+    return buf.getvalue()
+
+
+def _parquet(rows: list[dict], columns: tuple[str, ...]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = {"mean": pa.float64(), "low": pa.float64(), "high": pa.float64(), "value": pa.float64(), "n": pa.int64()}
+    table = pa.table({c: pa.array([r[c] for r in rows], type=types.get(c, pa.string())) for c in columns})
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
