@@ -12,7 +12,8 @@ tests parse each number back out of the sentence and compare it with its field.
 from __future__ import annotations
 
 from ..kernel.randomization import format_p
-from .escaping import escape_markdown, terminal_safe
+from .escaping import terminal_safe
+from .markdown import md_prose, md_table
 
 _CORRECTION = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "unadjusted"}
 _CORRECTION_METHOD = {
@@ -243,13 +244,11 @@ def render_sentences(payload: dict, fmt: str = "text") -> str:
     methods = methods_paragraph(payload)
     points = checklist(payload)
     if fmt == "markdown":
-        e = escape_markdown
+        e = md_prose  # names escaped, numbers and their brackets as they are
         lines = ["", "**Results**", ""] + [f"- {e(x)}" for x in sentences]
         if table:
             header, rows = table
-            lines += ["", "**Retraining** (a separate quantity from the intervals)", "",
-                      "| " + " | ".join(e(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-            lines += ["| " + " | ".join(e(c) for c in r) + " |" for r in rows]
+            lines += ["", "**Retraining** (a separate quantity from the intervals)", ""] + md_table(header, rows, names=2)
         lines += ["", "**Methods**", "", e(methods), "", "**Checklist**", ""] + [e(p) for p in points]
         return terminal_safe("\n".join(lines) + "\n")
     lines = ["", "Results"] + [f"  {x}" for x in sentences]
