@@ -429,3 +429,25 @@ def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, dig
     if digest is None:
         digest = table_digest(qid, doc, grade)
     return RawQrels(source, qid, doc, grade, line, digest=digest)
+
+
+def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, digest, name: str | None = None):
+    """A run or qrels Parquet file (``source``: its path, or its decompressed bytes),
+    reading only the three chosen columns. Rows are numbered from 1 in file order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
+    try:
+        pf = pq.ParquetFile(src)
+        names = pf.schema_arrow.names
+        r = resolve_columns(names, columns, what, path)
+        table = pf.read(columns=list(dict.fromkeys((r.query, r.doc, r.value))), use_threads=True)
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"not a readable Parquet file ({exc})"[:300], path) from None
+    mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+    if what == "run":
+        return run_table(table, path, mapping, name=name, digest=digest)
+    return qrels_table(table, path, mapping, digest=digest)

@@ -1,0 +1,89 @@
+"""JSON Lines rows (the shape of ``ir_datasets export ... --format jsonl``): one JSON
+object per line, ``{"query_id": .., "doc_id": .., "score": ..}`` for a run and
+``{"query_id": .., "doc_id": .., "relevance": ..}`` for qrels -- or any column
+convention of ``columns`` (the first row's keys decide, every row must hold the same
+three). Other keys (``iteration``) are ignored. Blank lines are skipped and counted.
+
+Each line is parsed strictly (``files.load_json``: no NaN/Infinity, no key twice);
+an id is a string or an integer (written in decimal, as in a TREC file); a score a
+number; a relevance an integer. Every refusal names the file and line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+
+def _rows(text: str, path: str):
+    from .files import load_json
+
+    for no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = load_json(line, path)
+        except InputError as exc:
+            raise InputError(exc.detail, path, no) from None
+        if not isinstance(obj, dict):
+            raise InputError(f"a JSON Lines row must be an object, not {type(obj).__name__}", path, no)
+        yield no, obj
+
+
+def read_json_lines(text: str, path: str, what: str, columns, digest, name: str | None = None):
+    """A run (``what`` = "run", a ``RawLane``) or qrels ("qrels", a ``RawQrels``) from
+    JSON Lines text, through ``columns.run_table`` / ``qrels_table`` with each row's line."""
+    import pyarrow as pa
+
+    from .arrow import arrow_strings
+    from .columns import qrels_table, resolve_columns, run_table
+
+    rows = _rows(text, path)
+    first = next(rows, None)
+    if first is None:
+        raise InputError("empty file (no rows)", path)
+    r = resolve_columns(list(first[1]), columns, what, path)
+    q, d, v, lines = [], [], [], []
+    for no, obj in [first, *rows]:
+        for col in (r.query, r.doc, r.value):
+            if col not in obj:
+                raise InputError(f"row without the key {col!r}", path, no)
+        q.append(_id(obj[r.query], r.query, path, no))
+        d.append(_id(obj[r.doc], r.doc, path, no))
+        v.append(_value(obj[r.value], r.value, r.kind, path, no))
+        lines.append(no)
+    kind = np.float64 if r.kind == "score" else np.int64
+    values = np.asarray(v, dtype=kind)
+    table = pa.table({r.query: arrow_strings(q), r.doc: arrow_strings(d),
+                      r.value: pa.array(values)})
+    from .columns import ColumnMapping
+
+    mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+    line = np.asarray(lines, dtype=np.int64)
+    if what == "run":
+        return run_table(table, path, mapping, name=name, digest=digest, rows=line)
+    return qrels_table(table, path, mapping, digest=digest, rows=line)
+
+
+def _id(x, col: str, path: str, no: int) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return str(x)
+    raise InputError(f"{col} must be a string or an integer, not {x!r}"[:200], path, no)
+
+
+def _value(x, col: str, kind: str, path: str, no: int):
+    from .files import as_finite_number
+    from .json_pairs import INT32_MAX, INT32_MIN
+
+    if kind == "score":
+        return as_finite_number(x, f"score ({col})", path, no)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise InputError(f"{kind} ({col}) must be an integer, not {x!r}"[:200], path, no)
+    if isinstance(x, float) and not x.is_integer():
+        raise InputError(f"{kind} ({col}) is not an integer: {x!r}", path, no)
+    if not INT32_MIN <= int(x) <= INT32_MAX:
+        raise InputError(f"{kind} ({col}) out of range (must fit a 32-bit integer)", path, no)
+    return int(x)
