@@ -122,6 +122,8 @@ def detect(head: bytes, what: str, path: str) -> str:
         return "trec"  # the TREC reader names what is wrong (empty, binary, ...)
     line, no = first
     fields = line.split()
+    if what == "qrels" and fields == ["query-id", "corpus-id", "score"]:
+        return "beir"  # BEIR's own header
     if "\x00" not in line and len(fields) >= 2 and header_columns(fields, what, path) is not None:
         return "tsv"
     if len(fields) == 3:
@@ -241,14 +243,52 @@ def merge_shards(name: str, spec: str, shards: list) -> "object":
     return lane
 
 
-def shard_place(lane, i: int) -> str:
-    """``FILE:LINE`` of row ``i`` of a lane (of its shard, for a lane of several)."""
-    shards = getattr(lane, "shards", None)
-    if not shards:
-        return f"{lane.path}:{int(lane.line[i])}"
+def shard_place(shards, lines, i: int, spec: str) -> str:
+    """``FILE:LINE`` of row ``i`` of a lane of several shards (``((path, rows), ...)``)."""
     start = 0
     for path, n in shards:
         if i < start + n:
-            return f"{path}:{int(lane.line[i])}"
+            return f"{path}:{int(lines[i])}"
         start += n
-    return lane.path
+    return spec
+
+
+def read_lanes(lanes, shards, options: InputOptions) -> list:
+    """The ``RawLane`` of each ``(name, spec)`` of ``lanes``; ``shards[i]`` are the files
+    of lane i (:func:`shard_paths`). A lane of several files must be named."""
+    from .readers import check_lane_name, read_lane
+
+    out = []
+    for (name, spec), paths in zip(lanes, shards):
+        if len(paths) == 1:
+            out.append(read_lane(paths[0], name, options))
+            continue
+        if name is None:
+            raise InputError("a lane of several shard files needs a name: --lane NAME=a.run,b.run", spec)
+        check_lane_name(name, spec)
+        parts = [read_lane(p, name, options) for p in paths]
+        lane = merge_shards(name, ",".join(paths), parts)
+        lane.format = ",".join(dict.fromkeys(p.format for p in parts))
+        out.append(lane)
+    return out
+
+
+_TABLES = ("parquet", "jsonl", "tsv")
+
+
+def check_options_used(options: InputOptions, lanes, judgments) -> None:
+    """An option that no input used is an error, not silently ignored: column mappings
+    when no input is a table, an MTEB subset or split when no lane is MTEB predictions."""
+    def formats(raws):
+        return {f for r in raws for f in (r.format or "").split(",")}
+
+    run_f, qrels_f = formats(lanes), formats(judgments)
+    if options.run_columns is not None and not run_f & set(_TABLES):
+        raise InputError("names table columns, but no lane was read as a table (Parquet, JSON Lines or a "
+                         "header-named file)", "--run-columns")
+    if options.qrels_columns is not None and not qrels_f & set(_TABLES):
+        raise InputError("names table columns, but the qrels were not read as a table (Parquet, JSON Lines or a "
+                         "header-named file)", "--qrels-columns")
+    for flag, value in (("--mteb-subset", options.mteb_subset), ("--mteb-split", options.mteb_split)):
+        if value is not None and "mteb" not in run_f:
+            raise InputError("chooses among MTEB predictions, but no lane is an MTEB predictions file", flag)
