@@ -411,7 +411,7 @@ def run_table(table, source: str, columns: ColumnMapping | None = None, *, name:
     line = RowLines(len(score)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, score)
-    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest)
+    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest, format="table")
 
 
 def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, digest=None, rows=None):
@@ -428,7 +428,7 @@ def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, dig
     line = RowLines(len(grade)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, grade)
-    return RawQrels(source, qid, doc, grade, line, digest=digest)
+    return RawQrels(source, qid, doc, grade, line, digest=digest, format="table")
 
 
 def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, digest, name: str | None = None):

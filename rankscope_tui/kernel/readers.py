@@ -1,4 +1,8 @@
-"""Reading lanes (runs) and qrels (SPEC §2): TREC text or JSON ``{qid: {docid: value}}``.
+"""Reading lanes (runs) and qrels (SPEC §2) in every format of ``formats``: TREC text,
+JSON ``{qid: {docid: value}}``, MS MARCO runs and BEIR qrels (three fields), tables
+under a header line, and -- through ``columns`` and ``json_lines`` -- Parquet, JSON
+Lines and MTEB predictions. The format is told from the content (``formats.detect``,
+after decompression) unless given; the text formats are read here.
 
 Every reader returns string columns plus the 1-based source line of each row, so
 that later checks (duplicates, conflicting grades) can still name a line. Every
@@ -8,7 +12,7 @@ Two roads read a TREC file, and they must give the same rows. The *fast path* ta
 a clean file: byte checks (``_ChunkCheck``), streamed over an uncompressed run or
 over the bytes in memory (gzip, qrels), then pyarrow's CSV reader. Whenever
 anything is unusual it returns None and the *general reader* reads the file: it
-decodes the text, sniffs JSON, splits lines and whitespace-separated fields with
+decodes the text, splits lines and whitespace-separated fields with
 pyarrow compute kernels, and names the line of the first problem. So the fast path
 only ever declines; every error message comes from the general reader (or from
 ``files``, for bytes that are not text). The invariants that keep them identical:
@@ -36,6 +40,7 @@ fields, run            exactly 6, else declines               fewer than 6: erro
                                                               ignored with one ``extra_columns``
                                                               warning (as trec_eval)
 fields, qrels          exactly 4, else declines               exactly 4, else error
+fields, 3-field        exactly 3, else declines               exactly 3, else error
 read columns           run: qid, doc, score (Q0 and rank      the same; Q0, rank and iteration are
                        unread); qrels: qid, doc, grade        never checked
 score                  pyarrow CSV float64, finite, else      ``pc.cast`` to float64 (the first
@@ -46,11 +51,10 @@ grade                  ``-?[0-9]{1,9}`` (fits 32 bits), else  ``[+-]?[0-9]+`` (t
 tag                    the 6th field of the last line         the same
 empty content          declines                               error (``empty file``, or ``only blank
                                                               or comment lines``)
-JSON                   not sniffed (see the note below)       ``looks_like_json``, then
-                                                              ``json_pairs``: every pair with the
-                                                              line of its doc key; a repeated qid
-                                                              key, or doc key in one query, is an
-                                                              error naming both lines
+JSON                   told before (``formats.detect``)       the same; then ``json_pairs``: every
+                                                              pair with the line of its doc key; a
+                                                              repeated qid key, or doc key in one
+                                                              query, is an error naming both lines
 compression            by magic bytes (gzip, bzip2, xz, zstd, the same (``files.read_bytes``)
                        lz4), content in memory, at most
                        ``files.input_size_limit()`` bytes
@@ -61,10 +65,14 @@ digest                 sha256 of the stored bytes (from       the same
                        for a plain run: ``files.Digest``)
 =====================  =====================================  ========================================
 
-Known gap (recorded, not yet closed): the fast path does not sniff JSON, so a JSON
-run written on one line with exactly 6 single-space fields whose 5th is a number
-(``{"q": {"d": 1, "e": 2 }}``) is read as one TREC row; the general reader would
-read it as JSON.
+The format is told before either road runs (``formats.detect`` on the first 64 KiB
+of content), so a JSON run written on one line with 6 single-space fields
+(``{"q": {"d": 1, "e": 2 }}``) is read as JSON, never as a TREC row. MS MARCO runs
+(``qid docid rank``) and BEIR qrels (``query-id corpus-id score``, the header line
+skipped) have the same two roads with 3 fields: the fast path reads the rank or
+grade as ``-?[0-9]{1,9}``, the general reader as a decimal integer (as a grade), and
+a rank must be at least 1 and unique within its query (score = -rank; these two
+checks run on the columns either road read, with the same messages).
 """
 
 from __future__ import annotations
@@ -257,7 +265,7 @@ def read_lane(path: str, name: str | None = None, options=None) -> RawLane:
 
             fmt = detect(bytes(raw[:HEAD_BYTES]), "run", path)
     lane = _lane_from_content(raw, path, lane_name, fmt, opts, digest)
-    return _as(lane, lane.format or fmt)
+    return _as(lane, "mteb" if lane.format == "mteb" else fmt)
 
 
 def _as(raw, fmt: str):

@@ -37,11 +37,14 @@ class InputFile:
     sha256: str
     rows: int
     queries: int | None = None
+    format: str | None = None  # the format a lane or qrels file was read as (formats.RUN_FORMATS)
 
     def as_dict(self) -> dict:
         d = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
         if self.queries is not None:
             d["queries"] = self.queries
+        if self.format:
+            d["format"] = self.format
         return d
 
 
@@ -296,7 +299,7 @@ class Workspace:
                 lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
                 ranked[r.name] = lane
                 present = lane.present()
-                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
+                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None))
                 extra_q = present & ~in_qrels
                 if extra_q.any():
                     q, where = _first_place(qc, extra_q, r.line, r.path, r.shards)
@@ -309,9 +312,10 @@ class Workspace:
                                                  f"lane {r.name}: positive queries absent from the lane "
                                                  "(scored 0)", where))
             doc_ids = dictionary()
-        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
+        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None))
         if raw_ood is not None:
-            inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid))))
+            inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid)),
+                                    format=raw_ood.format or None))
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
