@@ -214,9 +214,8 @@ def id_column(col, source: str, name: str, role: str, rows=None):
                          f"write them as text or integers (1.0 is not the id 1)", source)
     else:
         raise InputError(f"{role} ids (column {name!r}) must be text or integers, not {t}"[:300], source)
-    bad = to_numpy(pc.match_substring_regex(col, "[\n\r\x00]"))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    i = _first_row_with_break(col)
+    if i is not None:
         raise InputError(f"{role} id {col[i].as_py()!r} (column {name!r}) contains a line break or a NUL byte"[:300],
                          source, row(i))
     if pa.types.is_large_string(col.type):
@@ -225,6 +224,30 @@ def id_column(col, source: str, name: str, role: str, rows=None):
         else:  # each chunk on its own (an encoder reads string chunks)
             col = pa.chunked_array([c.cast(pa.string()) for c in col.chunks], pa.string())
     return col
+
+
+def _first_row_with_break(col) -> int | None:
+    """The first row of a string column holding LF, CR or NUL (a byte scan of the data
+    buffers, not a regular expression per row), or None."""
+    import pyarrow as pa
+
+    base = 0
+    for ch in col.chunks:
+        n = len(ch)
+        if n == 0:
+            continue
+        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
+        _, ob, db = ch.buffers()
+        off = np.frombuffer(ob, dtype=odt, count=n + 1, offset=ch.offset * np.dtype(odt).itemsize)
+        if db is not None and off[-1] > off[0]:
+            data = np.frombuffer(db, dtype=np.uint8, count=int(off[-1] - off[0]), offset=int(off[0]))
+            low = np.flatnonzero(data < 14)  # few: ids rarely hold control bytes
+            if low.size:
+                hit = low[(data[low] == 10) | (data[low] == 13) | (data[low] == 0)]
+                if hit.size:
+                    return base + int(np.searchsorted(off - off[0], hit[0], side="right")) - 1
+        base += n
+    return None
 
 
 def _not_utf8(b) -> bool:

@@ -11,21 +11,48 @@ number; a relevance an integer. Every refusal names the file and line.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .errors import InputError
+from .files import as_finite_number
+from .json_pairs import INT32_MAX, INT32_MIN
 
 
 def _rows(text: str, path: str):
-    from .files import load_json
+    """(line, object) of every non-blank line, parsed strictly by one decoder (no
+    NaN/Infinity, no key twice in an object), as ``files.load_json`` parses."""
+    import json
 
+    where = [0]
+
+    def no_constants(name: str):
+        raise InputError(f"{name} is not a JSON number", path, where[0])
+
+    def no_repeats(pairs: list) -> dict:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise InputError(f"key {key!r} appears twice in one object"[:200], path, where[0])
+                seen.add(key)
+        return out
+
+    dec = json.JSONDecoder(parse_constant=no_constants, object_pairs_hook=no_repeats)
     for no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
+        where[0] = no
         try:
-            obj = load_json(line, path)
-        except InputError as exc:
-            raise InputError(exc.detail, path, no) from None
+            obj = dec.decode(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", path, no) from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply", path, no) from None
+        except ValueError as exc:  # e.g. an integer literal with more than 4300 digits
+            raise InputError(f"invalid JSON: {exc}"[:300], path, no) from None
         if not isinstance(obj, dict):
             raise InputError(f"a JSON Lines row must be an object, not {type(obj).__name__}", path, no)
         yield no, obj
@@ -75,10 +102,9 @@ def _id(x, col: str, path: str, no: int) -> str:
 
 
 def _value(x, col: str, kind: str, path: str, no: int):
-    from .files import as_finite_number
-    from .json_pairs import INT32_MAX, INT32_MIN
-
     if kind == "score":
+        if type(x) is float and math.isfinite(x):  # the common case, without a call
+            return x
         return as_finite_number(x, f"score ({col})", path, no)
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise InputError(f"{kind} ({col}) must be an integer, not {x!r}"[:200], path, no)
