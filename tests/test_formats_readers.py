@@ -319,3 +319,58 @@ def test_malformed_run_is_refused_naming_the_place(tmp_path, capsys, case):
 def test_malformed_qrels_are_refused_naming_the_place(tmp_path, capsys, case):
     files, qrels, pattern = BAD_QRELS[case]
     _refused(tmp_path, capsys, {**files, "l.run": trec_run(RUN)}, "l.run", qrels, [], pattern)
+
+
+def test_cranfield_lanes_in_other_formats_read_like_trec(tmp_path, capsys):
+    """One real-sized case: the Cranfield lanes as Parquet (PyTerrier columns), zstd TREC
+    and JSON Lines, the qrels as BEIR TSV: the same per-query CSV and report numbers (doc
+    and group level) as the TREC files."""
+    import pyarrow.csv as pcsv
+
+    from support import shared_path
+
+    C = shared_path("cranfield")
+    names = ["qid", "q0", "docno", "rank", "score", "tag"]
+    opts = pcsv.ReadOptions(column_names=names)
+    parse = pcsv.ParseOptions(delimiter=" ")
+    conv = pcsv.ConvertOptions(column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64()})
+    d = tmp_path / "alt"
+    d.mkdir()
+    alt_lanes, trec_lanes = [], []
+    for i, lane in enumerate(("bm25", "dense", "tfidf")):
+        src = C / "lanes" / f"{lane}.run"
+        trec_lanes += ["--lane", f"{lane}={src}"]
+        if i == 0:
+            t = pcsv.read_csv(str(src), read_options=opts, parse_options=parse, convert_options=conv)
+            pq.write_table(t.select(["qid", "docno", "score", "rank"]), str(d / f"{lane}.parquet"))
+            alt_lanes += ["--lane", f"{lane}={d / f'{lane}.parquet'}"]
+        elif i == 1:
+            (d / f"{lane}.run").write_bytes(zstd(src.read_bytes()))
+            alt_lanes += ["--lane", f"{lane}={d / f'{lane}.run'}"]
+        else:
+            t = pcsv.read_csv(str(src), read_options=opts, parse_options=parse, convert_options=conv)
+            (d / f"{lane}.jsonl").write_bytes(jsonl(list(zip(*(t.column(c).to_pylist() for c in ("qid", "docno", "score")))),
+                                                    ("query_id", "doc_id", "score")))
+            alt_lanes += ["--lane", f"{lane}={d / f'{lane}.jsonl'}"]
+    qrels = [ln.split() for ln in (C / "qrels-test.txt").read_text().splitlines() if ln.strip()]
+    (d / "qrels.tsv").write_bytes(tsv([(q, doc, int(g)) for q, _, doc, g in qrels], ("query-id", "corpus-id", "score")))
+
+    def run(lanes, qrels_path):
+        out, per_query = tmp_path / "r.json", tmp_path / "pq.csv"
+        for p in (out, per_query):
+            p.unlink(missing_ok=True)
+        rc = cli.main(["evaluate", *lanes, "--qrels", str(qrels_path), "--group-sep", "#", "--resamples", "0",
+                       "--out", str(out), "--per-query", str(per_query)])
+        err = capsys.readouterr().err
+        assert rc == 0, err
+        report = json.loads(out.read_text())
+        for f in [*report["inputs"]["lanes"].values(), report["inputs"]["qrels"]]:
+            f.pop("path"), f.pop("sha256"), f.pop("format")
+        for w in report["summary"]["warnings"]:  # the same line, in a file of another name
+            w["where"] = w["where"].rpartition(":")[2]
+        return json.dumps(report, sort_keys=True), per_query.read_bytes()
+
+    trec = run(trec_lanes, C / "qrels-test.txt")
+    alt = run(alt_lanes, d / "qrels.tsv")
+    assert alt[1] == trec[1]
+    assert alt[0] == trec[0]
