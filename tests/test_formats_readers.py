@@ -227,6 +227,14 @@ def test_every_format_is_told_by_content(tmp_path):
 # malformed examples: one line naming the file and line or row, exit 2, nothing written
 
 BAD_RUNS = {
+    "gzip truncated": ({"l.run.gz": gzip.compress(trec_run(RUN))[:-6]}, "l.run.gz", [],
+                       r"l\.run\.gz: truncated or corrupt gzip"),
+    "zstd bad line": ({"l.run": zstd(trec_run(RUN).replace(b"0.25", b"x.25"))}, "l.run", [],
+                      r"l\.run:4: score is not a number: 'x\.25'"),
+    "lz4 bad line": ({"l.run": lz4(trec_run(RUN)[:40] + b"\n" + trec_run(RUN)[40:])}, "l.run", [],
+                     r"l\.run:\d+: expected 6 fields"),
+    "json repeated doc": ({"l.json": b'{"q1": {"d1": 1,\n "d1": 2}}'}, "l.json", [],
+                          r"l\.json:2: doc 'd1' appears twice in query 'q1' \(first at line 1\)"),
     "zstd truncated": ({"l.run": zstd(trec_run(RUN))[:-6]}, "l.run", [], r"l\.run: truncated or corrupt zstd"),
     "lz4 truncated": ({"l.run": lz4(trec_run(RUN))[:-6]}, "l.run", [], r"l\.run: truncated or corrupt lz4"),
     "bz2 truncated": ({"l.run": bz2.compress(trec_run(RUN))[:-6]}, "l.run", [], r"l\.run: truncated or corrupt bzip2"),
@@ -374,3 +382,27 @@ def test_cranfield_lanes_in_other_formats_read_like_trec(tmp_path, capsys):
     alt = run(alt_lanes, d / "qrels.tsv")
     assert alt[1] == trec[1]
     assert alt[0] == trec[0]
+
+
+def test_parquet_through_a_pipe(tmp_path):
+    """A Parquet run given as a pipe (``<(cat run.parquet)``) is read whole and told by its bytes."""
+    import os
+    import threading
+
+    from rankscope_tui.kernel import readers
+
+    data = parquet_bytes(table_of(RUN, RUN_COLS["ir_measures"]))
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "wb") as fh:
+            fh.write(data)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        lane = readers.read_lane(f"/dev/fd/{r}", "a")
+    finally:
+        t.join()
+        os.close(r)
+    assert lane.format == "parquet" and lane.score.tolist() == [s for *_, s in RUN]
