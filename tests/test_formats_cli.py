@@ -82,3 +82,18 @@ def test_dashboard_loads_with_the_same_format_options(tmp_path):
     for k, v in ref.per_query("a").items():
         assert ws.per_query("a")[k].tobytes() == v.tobytes()
     assert ws.sources.settings.inputs.run_columns.query == "Q"
+
+
+def test_report_names_the_columns_a_table_was_read_by(tmp_path, capsys):
+    pq.write_table(pa.table({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"], "score": [2.5, 1.5, 0.5],
+                             "extra": [1, 2, 3]}), str(tmp_path / "a.parquet"))
+    (tmp_path / "q.jsonl").write_text('{"qid": "q1", "docno": "d1", "label": 1}\n{"qid": "q2", "docno": "d3", "label": 1}\n')
+    out = tmp_path / "r.json"
+    rc, _, err = _run(["evaluate", "--lane", f"a={tmp_path / 'a.parquet'}", "--qrels", str(tmp_path / "q.jsonl"),
+                       "--resamples", "0", "--out", str(out)], capsys)
+    assert rc == 0, err
+    inputs = json.loads(out.read_text())["inputs"]
+    assert inputs["lanes"]["a"]["format"] == "parquet"
+    assert inputs["lanes"]["a"]["columns"] == {"query": "query_id", "doc": "doc_id", "score": "score"}
+    assert inputs["qrels"]["format"] == "jsonl"
+    assert inputs["qrels"]["columns"] == {"query": "qid", "doc": "docno", "relevance": "label"}

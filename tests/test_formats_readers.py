@@ -163,7 +163,7 @@ def _evaluate(d, lane: str, qrels: str, extra: list[str], capsys):
     report = json.loads(out.read_text())
     for role in ("lanes", "qrels"):  # the files' names, digests and formats differ by design
         for f in (report["inputs"][role].values() if role == "lanes" else [report["inputs"][role]]):
-            f.pop("path"), f.pop("sha256"), f.pop("format")
+            f.pop("path"), f.pop("sha256"), f.pop("format"), f.pop("columns", None)
     return json.dumps(report, sort_keys=True), per_query.read_bytes(), captured.out
 
 
@@ -373,7 +373,7 @@ def test_cranfield_lanes_in_other_formats_read_like_trec(tmp_path, capsys):
         assert rc == 0, err
         report = json.loads(out.read_text())
         for f in [*report["inputs"]["lanes"].values(), report["inputs"]["qrels"]]:
-            f.pop("path"), f.pop("sha256"), f.pop("format")
+            f.pop("path"), f.pop("sha256"), f.pop("format"), f.pop("columns", None)
         for w in report["summary"]["warnings"]:  # the same line, in a file of another name
             w["where"] = w["where"].rpartition(":")[2]
         return json.dumps(report, sort_keys=True), per_query.read_bytes()

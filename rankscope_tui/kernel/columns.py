@@ -99,6 +99,10 @@ class Resolved:
     kind: str  # "score" | "rank" | "relevance"
     convention: str  # the convention's name, or "mapping"
 
+    def as_dict(self) -> dict:
+        """The columns read, by role (report.json's ``inputs``)."""
+        return {"query": self.query, "doc": self.doc, self.kind: self.value}
+
 
 def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
     present = set(names)
@@ -434,7 +438,7 @@ def run_table(table, source: str, columns: ColumnMapping | None = None, *, name:
     line = RowLines(len(score)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, score)
-    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest, format="table")
+    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest, format="table", columns=r.as_dict())
 
 
 def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, digest=None, rows=None):
@@ -451,7 +455,7 @@ def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, dig
     line = RowLines(len(grade)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, grade)
-    return RawQrels(source, qid, doc, grade, line, digest=digest, format="table")
+    return RawQrels(source, qid, doc, grade, line, digest=digest, format="table", columns=r.as_dict())
 
 
 def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, digest, name: str | None = None):

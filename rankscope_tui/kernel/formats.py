@@ -269,6 +269,8 @@ def read_lanes(lanes, shards, options: InputOptions) -> list:
         parts = [read_lane(p, name, options) for p in paths]
         lane = merge_shards(name, ",".join(paths), parts)
         lane.format = ",".join(dict.fromkeys(p.format for p in parts))
+        cols = [p.columns for p in parts if p.columns]
+        lane.columns = cols[0] if cols and all(c == cols[0] for c in cols) and len(cols) == len(parts) else None
         out.append(lane)
     return out
 

@@ -167,6 +167,7 @@ class RawLane:
     digest: Digest | None = None  # sha256 of the file as stored (see Digest)
     shards: tuple = ()  # ((path, rows), ...) of a lane read from several files (formats.merge_shards)
     format: str = ""  # the format it was read as (formats.RUN_FORMATS)
+    columns: dict | None = None  # a table's columns read: {"query": .., "doc": .., "score"|"rank": ..}
 
     def sha256(self) -> str:
         return (self.digest or Digest(path=self.path)).hexdigest()
@@ -203,6 +204,7 @@ class RawQrels:
     warnings: list[InputWarning] = field(default_factory=list)
     digest: Digest | None = None
     format: str = ""  # the format it was read as (formats.QRELS_FORMATS)
+    columns: dict | None = None  # a table's columns read: {"query": .., "doc": .., "relevance": ..}
 
     def sha256(self) -> str:
         return (self.digest or Digest(path=self.path)).hexdigest()

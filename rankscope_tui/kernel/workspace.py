@@ -38,6 +38,7 @@ class InputFile:
     rows: int
     queries: int | None = None
     format: str | None = None  # the format a lane or qrels file was read as (formats.RUN_FORMATS)
+    columns: dict | None = None  # a table's columns read, by role (kernel/columns.py)
 
     def as_dict(self) -> dict:
         d = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
@@ -45,6 +46,8 @@ class InputFile:
             d["queries"] = self.queries
         if self.format:
             d["format"] = self.format
+        if self.columns:
+            d["columns"] = dict(self.columns)
         return d
 
 
@@ -299,7 +302,8 @@ class Workspace:
                 lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
                 ranked[r.name] = lane
                 present = lane.present()
-                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None))
+                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None,
+                                      r.columns))
                 extra_q = present & ~in_qrels
                 if extra_q.any():
                     q, where = _first_place(qc, extra_q, r.line, r.path, r.shards)
@@ -312,10 +316,11 @@ class Workspace:
                                                  f"lane {r.name}: positive queries absent from the lane "
                                                  "(scored 0)", where))
             doc_ids = dictionary()
-        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None))
+        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None,
+                                  columns=raw_q.columns))
         if raw_ood is not None:
             inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid)),
-                                    format=raw_ood.format or None))
+                                    format=raw_ood.format or None, columns=raw_ood.columns))
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
