@@ -255,6 +255,13 @@ BAD_RUNS = {
                           r"l\.jsonl:3: row without the key 'doc_id'"),
     "jsonl broken line": ({"l.jsonl": b'{"query_id": "q1", "doc_id": "d1", "score": 1}\n{"query_id": \n'}, "l.jsonl",
                           [], r"l\.jsonl:2: invalid JSON"),
+    "jsonl lone surrogate": ({"l.jsonl": b'{"query_id": "q1", "doc_id": "d1", "score": 1}\n'
+                                         b'{"query_id": "q\\ud800", "doc_id": "d2", "score": 2}\n'}, "l.jsonl", [],
+                             r"l\.jsonl:2: query_id .* lone surrogate"),
+    "jsonl NaN": ({"l.jsonl": b'{"query_id": "q1", "doc_id": "d1", "score": NaN}\n'}, "l.jsonl", [],
+                  r"l\.jsonl:1: NaN is not a JSON number"),
+    "jsonl key twice": ({"l.jsonl": b'{"query_id": "q1", "doc_id": "d1", "score": 1, "score": 2}\n'}, "l.jsonl", [],
+                        r"l\.jsonl:1: key 'score' appears twice"),
     "mteb two subsets": ({"l.json": mteb_json(RUN, ("en", "fr"))}, "l.json", [],
                          r"l\.json: MTEB predictions of several subsets \('en', 'fr'\): choose one with --mteb-subset"),
     "mteb two splits": ({"l.json": mteb_json(RUN, ("en",), ("dev", "test"))}, "l.json", [],

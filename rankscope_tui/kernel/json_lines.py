@@ -95,6 +95,12 @@ def read_json_lines(text: str, path: str, what: str, columns, digest, name: str 
 
 def _id(x, col: str, path: str, no: int) -> str:
     if isinstance(x, str):
+        if not x.isascii():
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(f"{col} {x!r} is not valid Unicode (a lone surrogate escape)"[:200], path,
+                                 no) from None
         return x
     if isinstance(x, int) and not isinstance(x, bool):
         return str(x)
