@@ -107,10 +107,7 @@ class Resolved:
 def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
     present = set(names)
     listed = ", ".join(names) if names else "(none)"
-    if what == "run":
-        conventions = RUN_CONVENTIONS
-    else:
-        conventions = QRELS_CONVENTIONS
+    conventions = RUN_CONVENTIONS if what == "run" else QRELS_CONVENTIONS
     m = columns or ColumnMapping()
     if what == "run" and m.relevance is not None:
         raise InputError("a run's columns are query, doc and score (or rank); relevance names a qrels column",
@@ -141,8 +138,7 @@ def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: st
             vv, kind = m.relevance or v, "relevance"
         if {qq, dd, vv} <= present:
             fits.append((conv, Resolved(qq, dd, vv, kind, conv)))
-    distinct = {r for _, r in fits}
-    distinct = {Resolved(r.query, r.doc, r.value, r.kind, "") for r in distinct}
+    distinct = {(r.query, r.doc, r.value, r.kind) for _, r in fits}  # ranx and ir_measures share doc_id, score
     if len(distinct) > 1:
         shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
         flag = "--run-columns" if what == "run" else "--qrels-columns"
