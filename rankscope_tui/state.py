@@ -61,7 +61,7 @@ class DashboardOptions:
         """Every file the dashboard reads: an output must never overwrite one of them. The
         paths of ``evaluate`` (lanes, qrels, corpus, texts, negatives, thresholds, strata) and
         the dashboard's own (dev qrels, gates)."""
-        paths = [p for _, p in self.lanes] + [self.qrels, self.corpus, *self.queries, *self.docs,
+        paths = [p for _, spec in self.lanes for p in _lane_files(spec)] + [self.qrels, self.corpus, *self.queries, *self.docs,
                                               self.ood_negatives, self.thresholds]
         paths += list(self.strata) + [self.dev_qrels, self.gates]
         return tuple(p for p in paths if p)
@@ -69,6 +69,18 @@ class DashboardOptions:
     def with_qrels(self, qrels: str) -> "DashboardOptions":
         """The same options judged by other qrels (the dev set of the Calibrate view)."""
         return replace(self, qrels=qrels)
+
+
+def _lane_files(spec: str) -> tuple[str, ...]:
+    """A lane's files (each shard of ``a.run,b.run`` or a glob); the spec itself when it
+    does not expand (the load reports that)."""
+    from .kernel.errors import InputError
+    from .kernel.formats import shard_paths
+
+    try:
+        return shard_paths(spec)
+    except InputError:
+        return (spec,)
 
 
 def load_workspace(options: DashboardOptions):

@@ -652,3 +652,20 @@ def test_a_goldens_error_names_the_line_counted_in_line_feeds(tmp_path, capsys):
                  'rule_of_three {"n":10} -> 0.3\n'
                  "not a goldens line\n", encoding="utf-8")
     assert f"{f}:3:" in one_error(capsys, ["goldens", "--check", str(f)])
+
+
+def test_the_dashboard_export_protects_every_shard_of_a_lane(demo_dir, tmp_path):
+    """A lane given as shards (`NAME=a.run,b.run` or a glob): each shard is an input."""
+    from rankscope_tui.commands import tui as T
+
+    a, b = tmp_path / "part-1.run", tmp_path / "part-2.run"
+    lines = (demo_dir / "dense.run").read_text().splitlines(keepends=True)
+    a.write_text("".join(lines[: len(lines) // 2]))
+    b.write_text("".join(lines[len(lines) // 2:]))
+    for spec in (f"{a},{b}", str(tmp_path / "part-*.run")):
+        argv = ["--lane", f"dense={spec}", "--qrels", str(demo_dir / "qrels-test.txt")]
+        state = T.state_from_args(T.parse_args(argv))
+        for shard in (a, b):
+            assert str(shard) in state.protected_paths, (spec, state.protected_paths)
+            with pytest.raises(IO.InputError, match="input"):
+                IO.check_output_path(str(shard), list(state.protected_paths))
