@@ -458,6 +458,13 @@ async def test_compare_family_options_and_deltas(work, loaded):
     row = screen.row
     assert row.n == ws.positives.size and row.resamples == 999 and row.alternative == "two-sided"
     assert screen.query_one("#cmp-rows").row_count == 2
+    # the highlighted row's results sentence is the one `compare --out` writes for it
+    from rankscope_tui.kernel.settings import CompareSettings
+    from rankscope_tui.render.sentences import with_sentences
+
+    cli_rows = with_sentences(CMP.compare(ws, None, CompareSettings()).as_dict())["comparisons"]
+    sentence = next(r["sentence"] for r in cli_rows if (r["candidate"], r["metric"]) == (row.candidate, row.metric))
+    assert sentence.startswith(row.candidate) and sentence in str(screen.query_one("#cmp-verdict").render())
     # the per-query list is the kernel's, largest losses first
     deltas = screen.query_one("#cmp-deltas")
     expected = CMP.query_deltas(ws, "lexical", row.candidate, "ndcg@10")

@@ -55,6 +55,16 @@ class CompareResult:
     judged: dict  # lane -> judged@10 per query code (for the per-query list)
     judged_key: str
     ws: object = None  # the workspace it was computed on
+    payload: dict | None = None  # the `compare --out` payload (the results sentences are built from it)
+
+    def sentence(self, row) -> str | None:
+        """The results sentence of ``row`` (``render.sentences``), as `compare` prints it."""
+        from ..render.sentences import results_sentence
+
+        if self.payload is None:
+            return None
+        i = next((i for i, r in enumerate(self.result.rows) if r is row), None)
+        return None if i is None else results_sentence(self.payload["comparisons"][i], self.payload["settings"])
 
 
 def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> CompareResult:
@@ -85,7 +95,7 @@ def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> Compar
     jkey = M.parse_metrics("judged@10")[0]
     judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
               for lane in (plan.baseline, *plan.candidates)}
-    return CompareResult(p, plan, res, deltas, judged, jkey.key, ws)
+    return CompareResult(p, plan, res, deltas, judged, jkey.key, ws, comparison.as_dict())
 
 
 class CompareScreen(ViewScreen):
@@ -461,6 +471,9 @@ loss or gain). Intervals are per comparison, not simultaneous.
         L.append(f"effect size {fmt.num(row.effect_size, 3)} (mean Δ / sd Δ, paired; not Cohen's d)")
         flags = (("t-test", row.t_agrees), ("BCa interval", row.interval_agrees), ("p_superiority", row.bootstrap_agrees))
         L.append("agreement: " + " · ".join(f"{n} {self._flag(v)}" for n, v in flags))
+        sentence = r.sentence(row)
+        if sentence:
+            L.append(f"[i]{escape(sentence)}[/]")
         L += [f"[$warning]✗ {escape(d)}[/]" for d in row.disagreements]
         L += [f"[$warning]⚠ {escape(w)}[/]" for w in row.warnings]
         return "\n".join(L)
