@@ -124,6 +124,28 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
 
 
+#: Loading options a command reads nothing from, with what they belong to (given anyway,
+#: they are refused: a setting that changes nothing must not look applied).
+UNUSED_GATE_OPTIONS = ("gate_on", "fpir", "conservative", "miss_rate", "margin", "mutual")
+UNUSED_ATTRIBUTION_OPTIONS = ("window", "blind")
+
+
+def refuse_unused_options(args, command: str, dests: tuple[str, ...], belongs: str) -> None:
+    """Refuse each of ``dests`` given on the command line (a value other than its default)."""
+    from dataclasses import fields
+
+    from .kernel.errors import InputError
+    from .kernel.settings import LoadSettings
+
+    defaults = {f.name: f.default for f in fields(LoadSettings)}  # --window's default is LoadSettings'
+    for dest in dests:
+        value = getattr(args, dest, None)
+        if value is None or value is False or value == defaults.get(dest):
+            continue
+        raise InputError(f"{command} does not use {belongs}: the option would change nothing here",
+                         "--" + dest.replace("_", "-"))
+
+
 def _gate_defaults() -> str:
     from .kernel.settings import GateSettings as GS
 

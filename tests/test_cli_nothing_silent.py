@@ -497,3 +497,15 @@ def test_strata_view_lists_cranfield_qids_numerically():
     assert [int(q) for q in shown] == sorted(int(q) for q in shown)
     assert ws.qids[ws.positives].tolist() != shown  # code order (bytes) is left alone
     assert np.array_equal(np.sort(ws.in_display_order(ws.positives)), ws.positives)
+
+
+@pytest.mark.parametrize("option", [["--gate-on", "dense"], ["--fpir", "0.1"], ["--conservative"], ["--miss-rate", "0.1"],
+                                    ["--margin", "0.01"], ["--mutual", "2"], ["--window", "50"], ["--blind", "x"]])
+def test_compare_refuses_options_it_would_not_apply(demo_dir, option):
+    """compare shares evaluate's loading options, but runs neither the gate nor attribution:
+    such an option given to it is refused, not silently dropped."""
+    p = support.run_cli("compare", "--lane", demo_dir / "lexical.run", "--lane", demo_dir / "dense.run",
+                        "--qrels", demo_dir / "qrels-test.txt", *option)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"rankscope: error: {option[0]}: compare does not use "), p.stderr
+    assert "Traceback" not in p.stderr

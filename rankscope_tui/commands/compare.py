@@ -45,7 +45,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import input_paths, load_workspace
+    from ..cli import UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, input_paths, load_workspace, refuse_unused_options
     from ..kernel.comparison import compare
     from ..kernel.errors import InputError
     from ..kernel.output import StagedOutputs, check_outputs, dumps_strict
@@ -57,6 +57,8 @@ def run(args) -> int:
     if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
         raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
                          f"got {args.min_delta!r}", "--min-delta")
+    refuse_unused_options(args, "compare", UNUSED_GATE_OPTIONS, "the gate (evaluate and calibrate do)")
+    refuse_unused_options(args, "compare", UNUSED_ATTRIBUTION_OPTIONS, "miss attribution (evaluate does)")
     check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args) + ([args.unit] if args.unit else []))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work
