@@ -48,6 +48,18 @@ def demo_args() -> list[str]:
             "--gate-on", "dense", "--resamples", "999"]
 
 
+def _without_gate(args: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--gate-on":
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
 @functools.cache
 def outputs(which: str) -> dict:
     """``which`` is ``cranfield`` or ``demo``: paths and printed texts of one evaluate
@@ -67,7 +79,7 @@ def outputs(which: str) -> dict:
     out["evaluate_latex"] = res.stdout
     res = run_cli("evaluate", *args, "--summary", str(d / "summary.parquet"))
     assert res.returncode == 0, res.stderr
-    cmp = [*args, "--metric", "ndcg@10", "--metric", "rr"]
+    cmp = [*_without_gate(args), "--metric", "ndcg@10", "--metric", "rr"]  # compare runs no gate
     if which == "cranfield":
         cmp += ["--candidate", "dense", "--candidate", "tfidf", "--candidate", "rrf"]
     res = run_cli("compare", *cmp, "--format", "markdown", "--out", str(d / "compare.json"))

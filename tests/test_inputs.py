@@ -367,10 +367,10 @@ def test_output_path_equal_to_an_input_through_a_symlink(tmp_path):
 
 def test_unknown_metric_is_a_one_line_error(tmp_path):
     rp, qp, out, pq = _setup(tmp_path)
-    res = run_cli(tmp_path, "--lane", rp, "--qrels", qp, "--metrics", "ndcg@10,map", "--out", str(out))
+    res = run_cli(tmp_path, "--lane", rp, "--qrels", qp, "--metrics", "ndcg@10,mapp@x", "--out", str(out))
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.splitlines()) == 1 and res.stderr.startswith("rankscope: error: ")
-    assert "map" in res.stderr and not out.exists()
+    assert "mapp@x" in res.stderr and not out.exists()
 
 
 def test_a_good_invocation_writes_both_outputs(tmp_path):

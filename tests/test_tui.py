@@ -135,12 +135,13 @@ def _imported_modules(path: Path) -> set[str]:
     return {m for m in out if m.startswith("rankscope_tui")}
 
 
-def test_screens_import_only_the_kernel_widgets_and_state():
+def test_screens_import_only_the_kernel_render_widgets_and_state():
     """The import arrows (issue 12): screens and widgets reach the app at run time through
-    ``self.app``; they import the kernel, the widgets, the state and each other, never the
+    ``self.app``; they import the kernel, the output layer, the widgets, the state and each other, never the
     app, the command line or the demo; the app never imports the command line or the demo."""
     root = Path(__file__).resolve().parents[1] / "rankscope_tui"
-    allowed = ("rankscope_tui.kernel", "rankscope_tui.widgets", "rankscope_tui.state", "rankscope_tui.screens")
+    allowed = ("rankscope_tui.kernel", "rankscope_tui.render", "rankscope_tui.widgets", "rankscope_tui.state",
+               "rankscope_tui.screens")
     for path in sorted([*root.glob("screens/*.py"), *root.glob("widgets/*.py")]):
         bad = {m for m in _imported_modules(path) if not m.startswith(allowed)}
         assert not bad, f"{path.name} imports {sorted(bad)}"

@@ -122,6 +122,10 @@ def detect(head: bytes, what: str, path: str) -> str:
         return "trec"  # the TREC reader names what is wrong (empty, binary, ...)
     line, no = first
     fields = line.split()
+    if len(fields) < 4 and len(head) >= HEAD_BYTES and "\n" not in text.split(line, 1)[1]:
+        # the first line runs past the bytes sniffed (a very long id): its field count is
+        # unknown here, so it is read as TREC, whose reader sees the whole line
+        return "trec"
     if what == "qrels" and fields == ["query-id", "corpus-id", "score"]:
         return "beir"  # BEIR's own header
     if "\x00" not in line and len(fields) >= 2 and header_columns(fields, what, path) is not None:
