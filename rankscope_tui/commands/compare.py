@@ -18,7 +18,7 @@ def register(sub) -> None:
 
     d = CompareSettings()
     p = sub.add_parser("compare", help="paired tests: is the candidate better than the baseline?")
-    add_loading_options(p)
+    add_loading_options(p, tables=True)
     p.add_argument("--baseline", default=None, help="a lane (default: the first --lane), or 'best' (exploratory)")
     p.add_argument("--candidate", action="append", default=[], help="a lane, rrf or convex; repeatable (default: every other lane)")
     p.add_argument("--metric", action="append", default=[], help="repeatable; default ndcg@10")
@@ -49,10 +49,15 @@ def run(args) -> int:
     check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work
-    if not args.lane:
-        raise InputError("at least one --lane is needed", "--lane")
-    ws = load_workspace(args)
-    ws, th = prepare(ws, args.thresholds)
+    if args.per_query_in:  # values computed elsewhere: no derived lanes, no thresholds
+        if args.log and not args.qrels:
+            raise InputError("--log with --per-query-in needs --qrels (the log counts calls on one qrels file)", "--log")
+        ws, th = load_workspace(args), None
+    else:
+        if not args.lane:
+            raise InputError("at least one --lane is needed", "--lane")
+        ws = load_workspace(args)
+        ws, th = prepare(ws, args.thresholds)
     settings = CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
         correction=args.correction, alternative=args.alternative, exploratory=args.exploratory, primary=args.primary,

@@ -86,16 +86,16 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings) -> 
     """
     settings = resolve_settings(ws, settings)
     check_resamples(settings.resamples)
-    keys = [M.parse_metrics(m)[0].key for m in plan.metrics]
+    keys = [ws.metric_key(m) for m in plan.metrics]
     primary = settings.primary
     if primary is not None:
-        primary = M.parse_metrics(primary)[0].key
+        primary = ws.metric_key(primary)
         if primary not in keys:
             raise InputError(f"--primary {primary} is not among the compared metrics", "--primary")
     q = ws.positives
     qids = ws.qids[q].tolist()
     rows = []
-    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + M.parse_metrics(",".join(keys + [JUDGED]))))
+    needed = ws.metric_set(keys + [JUDGED])
     base_pq = ws.per_query(plan.baseline, plan.level, needed)
     reasons = plan.exploratory_reasons
     for metric in keys:
@@ -157,7 +157,7 @@ def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSetti
     def compute() -> Comparison:
         plan = plan_compare(ws, thresholds, settings)
         result = run_compare(ws, plan, settings)
-        qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
+        qrels_sha = next((f.sha256 for f in ws.inputs if f.role == "qrels"), None)  # None: per-query tables alone
         return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha)
 
     # computed once per settings on this workspace (the CLI, the report and the Compare view

@@ -426,6 +426,15 @@ class Workspace:
             self._cache[key] = self._hits_of(self.lanes[lane], level)
         return self._cache[key]
 
+    def metric_key(self, name: str) -> str:
+        """The key of a metric named by a user (``parse_metrics``' spelling): what a
+        comparison tests. A per-query-table workspace reads the tables' names too."""
+        return M.parse_metrics(name)[0].key
+
+    def metric_set(self, keys) -> tuple:
+        """The metrics to compute for ``keys`` besides the workspace's own (for ``per_query``)."""
+        return tuple(dict.fromkeys(list(self.settings.metrics) + M.parse_metrics(",".join(keys))))
+
     def per_query(self, lane: str, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
         """Per-query values over every query code: ``{metric key: float64[n_queries], "rank": int32[n_queries]}``."""
         metrics = tuple(metrics or self.settings.metrics)
