@@ -251,7 +251,9 @@ def evaluate_tables(args) -> int:
     head += f"not computed: {NOT_AVAILABLE}\n"
     for note in report["summary"]["notes"]:
         head += f"note: {note}\n"
-    text = (head if args.format == "text" else "") + R.RENDERERS[args.format](report)
+    if args.format == "markdown":
+        head = "".join(f"*{line}*\n\n" for line in head.splitlines())
+    text = (head if args.format != "latex" else "") + R.RENDERERS[args.format](report)
     payloads = [(args.out, dumps_strict(report))] if args.out else []
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))

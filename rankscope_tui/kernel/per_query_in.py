@@ -507,6 +507,15 @@ class TableWorkspace:
         cells: dict = {}
         for t in tables:
             cells.update(t.values)
+        # only what every run holds at every level can be paired: the rest is left out, and said
+        partial = [m for m in measures if any((r, lv, m.key) not in cells for r in runs for lv in levels)]
+        notes_left = [f"{m.key} left out: not in every run's table at every level "
+                      f"(missing for {', '.join(sorted({r for r in runs for lv in levels if (r, lv, m.key) not in cells}))})"
+                      for m in partial]
+        measures = [m for m in measures if m not in partial]
+        if not measures:
+            raise InputError("the per-query tables share no measure (every run needs a value of one measure)",
+                             tables[-1].path)
         warnings: list[InputWarning] = []
         sha = None
         if qrels is not None:
@@ -527,11 +536,7 @@ class TableWorkspace:
         for run in runs:
             for level in levels:
                 for m in measures:
-                    cell = cells.get((run, level, m.key))
-                    if cell is None:
-                        path = next(t.path for t in tables if run in t.runs)
-                        raise InputError(f"run {run!r} has no {m.key} values at level {level} (every run of a "
-                                         "comparison needs every measure)", path)
+                    cell = cells[(run, level, m.key)]
                     arr = np.full(n, np.nan)
                     for q, (v, _) in cell.items():
                         i = index.get(q)
@@ -557,7 +562,7 @@ class TableWorkspace:
                               sum(len(c) for k, c in cells.items() if k[0] == r)) for r in runs}
         inputs = [InputFile("per_query_table", t.path, t.sha256(), sum(len(c) for c in t.values.values()))
                   for t in tables]
-        notes = [f"{t.path}: {what} skipped ({count})" for t in tables for what, count in t.skipped.items()]
+        notes = [f"{t.path}: {what} skipped ({count})" for t in tables for what, count in t.skipped.items()] + notes_left
         # the settings' metrics are the tables' measures (what the report's tables list)
         settings = replace(settings, metrics=tuple(measures))
         ws = cls(settings, qids, np.full(n, J.POSITIVE, dtype=np.int8), lanes, runs, inputs, warnings, values,
@@ -621,7 +626,8 @@ class TableWorkspace:
             k = None
         if k in keys:
             return k
-        raise InputError(f"measure {name!r} is not in the per-query tables (they hold: {', '.join(keys)})", "--metric")
+        raise InputError(f"measure {name!r} is not in every run's per-query table (every run holds: "
+                         f"{', '.join(keys)})", "--metric")
 
     def metric_set(self, keys) -> tuple:
         return tuple(m.key for m in self.measures)
