@@ -1,0 +1,431 @@
+"""Runs and qrels held as tables (Parquet files, pandas DataFrames via pyarrow, JSON
+Lines rows): which columns hold the query, the doc and the value, and the columns
+turned into the readers' ``RawLane`` / ``RawQrels`` -- the same representation a
+TREC file is read into, so the same data gives the same bytes downstream.
+
+Column conventions recognised (the first three names of each; a table's other
+columns are ignored):
+
+=============  ===============================  ===============================
+convention     run                              qrels
+=============  ===============================  ===============================
+ranx           ``q_id, doc_id, score``          ``q_id, doc_id, score``
+PyTerrier      ``qid, docno, score`` (+rank)    ``qid, docno, label``
+ir_measures    ``query_id, doc_id, score``      ``query_id, doc_id, relevance``
+BEIR/MTEB      ``query-id, corpus-id, score``   ``query-id, corpus-id, score``
+=============  ===============================  ===============================
+
+A run table with a rank column and no score column (``qid, docno, rank``) is read as
+an MS MARCO run is: score = -rank (see ``readers.score_from_rank``). Anything else
+is named with a :class:`ColumnMapping` (``--run-columns`` / ``--qrels-columns``:
+``query=COL,doc=COL,score=COL`` or ``rank=COL`` for a run, ``relevance=COL`` for
+qrels). A table whose columns fit two conventions with different columns is an
+error, not a guess.
+
+Values as the TREC readers read them: ids are text (integer ids are written in
+decimal, as in a TREC file; floating-point ids are refused: ``1.0`` is not ``1``);
+an id may not be null, contain a line break or a NUL byte; a score is a finite
+number (numeric columns, or text parsed as the TREC reader parses it); a grade an
+integer that fits 32 bits (an integral float is accepted). Errors name the source
+and the 1-based row (``SOURCE:ROW: what``), the row being the line of a TREC file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+
+#: (convention, query column, doc column, score column) of a run table
+RUN_CONVENTIONS = (
+    ("ranx", "q_id", "doc_id", "score"),
+    ("PyTerrier", "qid", "docno", "score"),
+    ("ir_measures", "query_id", "doc_id", "score"),
+    ("BEIR/MTEB", "query-id", "corpus-id", "score"),
+)
+#: (convention, query column, doc column, relevance column) of a qrels table
+QRELS_CONVENTIONS = (
+    ("ranx", "q_id", "doc_id", "score"),
+    ("PyTerrier", "qid", "docno", "label"),
+    ("ir_measures", "query_id", "doc_id", "relevance"),
+    ("BEIR/MTEB", "query-id", "corpus-id", "score"),
+)
+
+_ROLES = ("query", "doc", "score", "rank", "relevance")
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """Explicit column names of a table: ``query`` and ``doc``, and ``score`` (or
+    ``rank``) for a run, ``relevance`` for qrels. A name left None is looked up among
+    the conventions' names."""
+
+    query: str | None = None
+    doc: str | None = None
+    score: str | None = None
+    rank: str | None = None
+    relevance: str | None = None
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> "ColumnMapping":
+        """``query=qid,doc=docno,score=s`` (roles: query, doc, score, rank, relevance)."""
+        got: dict[str, str] = {}
+        for part in text.split(","):
+            role, eq, col = part.partition("=")
+            role = role.strip()
+            if not eq or not col:
+                raise InputError(f"expected ROLE=COLUMN pairs separated by commas (roles: {', '.join(_ROLES)}), "
+                                 f"not {part!r}"[:300], where)
+            if role not in _ROLES:
+                raise InputError(f"unknown role {role!r} (roles: {', '.join(_ROLES)})"[:300], where)
+            if role in got:
+                raise InputError(f"role {role!r} given twice", where)
+            got[role] = col
+        return cls(**got)
+
+    def describe(self) -> str:
+        return ",".join(f"{r}={getattr(self, r)}" for r in _ROLES if getattr(self, r) is not None)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The columns chosen for one table: query, doc and value column, and what the value is."""
+
+    query: str
+    doc: str
+    value: str
+    kind: str  # "score" | "rank" | "relevance"
+    convention: str  # the convention's name, or "mapping"
+
+
+def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
+    present = set(names)
+    listed = ", ".join(names) if names else "(none)"
+    if what == "run":
+        conventions = RUN_CONVENTIONS
+    else:
+        conventions = QRELS_CONVENTIONS
+    m = columns or ColumnMapping()
+    if what == "run" and m.relevance is not None:
+        raise InputError("a run's columns are query, doc and score (or rank); relevance names a qrels column",
+                         source)
+    if what == "qrels" and (m.score is not None or m.rank is not None):
+        raise InputError("a qrels table's columns are query, doc and relevance (score and rank name run columns)",
+                         source)
+    if what == "run" and m.score is not None and m.rank is not None:
+        raise InputError("give score or rank for a run, not both", source)
+    for role in _ROLES:
+        col = getattr(m, role)
+        if col is not None and col not in present:
+            raise InputError(f"no column {col!r} (given as {role}); the columns are: {listed}"[:400], source)
+    # a mapping may name some roles; the conventions fill the others
+    fits = []
+    for conv, q, d, v in conventions:
+        qq, dd = m.query or q, m.doc or d
+        if what == "run":
+            if m.rank is not None:
+                vv, kind = m.rank, "rank"
+            elif m.score is not None or v in present:
+                vv, kind = m.score or v, "score"
+            elif "rank" in present:
+                vv, kind = "rank", "rank"  # PyTerrier's rank column, no score: ordered by rank
+            else:
+                vv, kind = v, "score"
+        else:
+            vv, kind = m.relevance or v, "relevance"
+        if {qq, dd, vv} <= present:
+            fits.append((conv, Resolved(qq, dd, vv, kind, conv)))
+    distinct = {r for _, r in fits}
+    distinct = {Resolved(r.query, r.doc, r.value, r.kind, "") for r in distinct}
+    if len(distinct) > 1:
+        shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
+        flag = "--run-columns" if what == "run" else "--qrels-columns"
+        raise InputError(f"ambiguous columns: they fit {shown}; name them with {flag} "
+                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:500], source)
+    if not fits:
+        known = "; ".join(f"{c} ({q}, {d}, {v})" for c, q, d, v in conventions)
+        flag = "--run-columns" if what == "run" else "--qrels-columns"
+        raise InputError(f"no known {what} columns among: {listed} (known: {known}); name them with {flag} "
+                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:600], source)
+    conv, r = fits[0]
+    return Resolved(r.query, r.doc, r.value, r.kind, "mapping" if columns is not None else conv)
+
+
+def resolve_columns(names, columns: ColumnMapping | None, what: str, source: str) -> Resolved:
+    """The query, doc and value columns among ``names`` (``what``: "run" or "qrels")."""
+    return _pick([str(n) for n in names], columns, what, source)
+
+
+# ---------------------------------------------------------------------------
+# columns to the readers' representation
+
+
+def _first_null(col) -> int:
+    import pyarrow.compute as pc
+
+    from .arrow import to_numpy
+
+    return int(np.flatnonzero(to_numpy(pc.is_null(col)))[0])
+
+
+def _as_plain(col):
+    """A chunked array with dictionary chunks decoded (Parquet and pandas categoricals)."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.Array):
+        col = pa.chunked_array([col], col.type)
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    return col
+
+
+def id_column(col, source: str, name: str, role: str, rows=None):
+    """An id column as a pyarrow ``string`` chunked array: text as is, integers in
+    decimal; nulls, floats, other types, line breaks and NUL bytes refused naming the row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .arrow import to_numpy
+
+    col = _as_plain(col)
+    t = col.type
+
+    def row(i: int) -> int:
+        return int(rows[i]) if rows is not None else i + 1
+
+    if col.null_count:
+        i = _first_null(col)
+        raise InputError(f"{role} id (column {name!r}) is missing (null)", source, row(i))
+    if pa.types.is_integer(t):
+        col = pc.cast(col, pa.string())
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        pass
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        try:
+            col = col.cast(pa.large_string() if pa.types.is_large_binary(t) else pa.string())
+            col.validate(full=True)
+        except (pa.ArrowInvalid, UnicodeDecodeError):
+            ok = [i for i, ch in enumerate(col.to_pylist()) if _not_utf8(ch)]
+            raise InputError(f"{role} id (column {name!r}) is not UTF-8", source, row(ok[0] if ok else 0)) from None
+    elif pa.types.is_floating(t) or pa.types.is_decimal(t):
+        raise InputError(f"{role} ids (column {name!r}) are floating-point numbers ({t}); "
+                         f"write them as text or integers (1.0 is not the id 1)", source)
+    else:
+        raise InputError(f"{role} ids (column {name!r}) must be text or integers, not {t}"[:300], source)
+    bad = to_numpy(pc.match_substring_regex(col, "[\n\r\x00]"))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{role} id {col[i].as_py()!r} (column {name!r}) contains a line break or a NUL byte"[:300],
+                         source, row(i))
+    if pa.types.is_large_string(col.type):
+        if sum(c.nbytes for c in col.chunks) < 2**31 - 1:
+            col = col.cast(pa.string())
+        else:  # each chunk on its own (an encoder reads string chunks)
+            col = pa.chunked_array([c.cast(pa.string()) for c in col.chunks], pa.string())
+    return col
+
+
+def _not_utf8(b) -> bool:
+    try:
+        bytes(b).decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+def score_column(col, source: str, name: str, rows=None) -> np.ndarray:
+    """A score column as finite float64; text parsed as the TREC reader parses scores."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .arrow import to_numpy
+
+    col = _as_plain(col)
+    t = col.type
+
+    def row(i: int) -> int:
+        return int(rows[i]) if rows is not None else i + 1
+
+    if col.null_count:
+        raise InputError(f"score (column {name!r}) is missing (null)", source, row(_first_null(col)))
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        from .readers import _parse_float_col
+
+        lines = np.asarray(rows, dtype=np.int64) if rows is not None else np.arange(1, len(col) + 1)
+        return _parse_float_col(col, lines, source, "score")
+    if pa.types.is_boolean(t) or not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
+        raise InputError(f"score column {name!r} must hold numbers, not {t}"[:300], source)
+    try:
+        out = to_numpy(pc.cast(col, pa.float64())) if t != pa.float64() else to_numpy(col)
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"score column {name!r}: {exc}"[:300], source) from None
+    finite = np.isfinite(out)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise InputError(f"score is not finite: {out[i]!r}", source, row(i))
+    return np.ascontiguousarray(out, dtype=np.float64)
+
+
+def int_column(col, source: str, name: str, what: str, rows=None) -> np.ndarray:
+    """An integer column (a grade, a rank) as int64 fitting 32 bits; an integral float
+    is accepted, text is parsed as the TREC reader parses grades."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .arrow import to_numpy
+    from .json_pairs import INT32_MAX, INT32_MIN
+
+    col = _as_plain(col)
+    t = col.type
+
+    def row(i: int) -> int:
+        return int(rows[i]) if rows is not None else i + 1
+
+    if col.null_count:
+        raise InputError(f"{what} (column {name!r}) is missing (null)", source, row(_first_null(col)))
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        from .readers import _parse_int_col
+
+        lines = np.asarray(rows, dtype=np.int64) if rows is not None else np.arange(1, len(col) + 1)
+        return _parse_int_col(col, lines, source, what)
+    if pa.types.is_integer(t):
+        out = to_numpy(col).astype(np.int64) if not pa.types.is_uint64(t) else to_numpy(col)
+        if pa.types.is_uint64(t):
+            big = out > INT32_MAX
+            if big.any():
+                i = int(np.flatnonzero(big)[0])
+                raise InputError(f"{what} out of range (must fit a 32-bit integer): {int(out[i])}", source, row(i))
+            out = out.astype(np.int64)
+    elif pa.types.is_floating(t):
+        f = to_numpy(pc.cast(col, pa.float64()))
+        bad = ~np.isfinite(f) | (f != np.round(f))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{what} is not an integer: {f[i]!r}", source, row(i))
+        rng = (f < INT32_MIN) | (f > INT32_MAX)
+        if rng.any():
+            i = int(np.flatnonzero(rng)[0])
+            raise InputError(f"{what} out of range (must fit a 32-bit integer): {f[i]!r}", source, row(i))
+        out = f.astype(np.int64)
+    else:
+        raise InputError(f"{what} column {name!r} must hold integers, not {t}"[:300], source)
+    rng = (out < INT32_MIN) | (out > INT32_MAX)
+    if rng.any():
+        i = int(np.flatnonzero(rng)[0])
+        raise InputError(f"{what} out of range (must fit a 32-bit integer): {int(out[i])}", source, row(i))
+    return np.ascontiguousarray(out, dtype=np.int64)
+
+
+def table_digest(*arrays) -> "object":
+    """A content digest for a table that is not a file (a DataFrame, a pyarrow Table):
+    sha256 over the chosen columns' values (ids as length-prefixed UTF-8, values as
+    little-endian float64 / int64), independent of how the table is chunked."""
+    import hashlib
+
+    import pyarrow as pa
+
+    from .files import Digest
+
+    h = hashlib.sha256()
+    for arr in arrays:
+        if isinstance(arr, np.ndarray):
+            h.update(b"n" + str(arr.dtype).encode() + np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
+            continue
+        lengths, data = hashlib.sha256(), hashlib.sha256()  # two streams: chunk borders do not show
+        for ch in (arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]):
+            if len(ch) == 0:
+                continue
+            _, ob, db = ch.buffers()
+            off = np.frombuffer(ob, dtype=np.int32, count=len(ch) + 1, offset=ch.offset * 4)
+            lengths.update(np.diff(off).astype("<i8").tobytes())
+            if db is not None:
+                data.update(memoryview(db)[int(off[0]):int(off[-1])])
+        h.update(b"s" + lengths.digest() + data.digest())
+    return Digest(hexdigest=h.hexdigest())
+
+
+def score_from_rank(rank: np.ndarray) -> np.ndarray:
+    """The score of a ranks-only run (MS MARCO's ``qid docid rank``): ``-rank`` as float64,
+    so score-descending order is rank-ascending order and no two ranks of a query tie
+    (a rank repeated in one query is refused before)."""
+    return -np.asarray(rank, dtype=np.float64)
+
+
+def check_ranks(qid, rank: np.ndarray, source: str, rows=None) -> None:
+    """Ranks are integers >= 1 and no rank repeats within a query (so the derived
+    scores never tie); each refusal names the row (and the first row of a repeat)."""
+    import pyarrow.compute as pc
+
+    from .arrow import to_numpy
+
+    def row(i: int) -> int:
+        return int(rows[i]) if rows is not None else i + 1
+
+    low = rank < 1
+    if low.any():
+        i = int(np.flatnonzero(low)[0])
+        raise InputError(f"rank must be at least 1, not {int(rank[i])}", source, row(i))
+    if rank.size < 2:
+        return
+    codes = to_numpy(pc.dictionary_encode(qid.combine_chunks() if hasattr(qid, "combine_chunks") else qid).indices)
+    codes = codes.astype(np.int64)
+    key = codes * (int(rank.max()) + 1) + rank
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    if dup.size:
+        seconds = order[dup + 1]
+        j = int(np.argmin(seconds))
+        a, b = int(order[dup[j]]), int(seconds[j])
+        raise InputError(f"rank {int(rank[b])} appears twice in query {qid[b].as_py()!r} (first at line {row(a)}); "
+                         "a ranks-only run cannot hold ties", source, row(b))
+
+
+def run_table(table, source: str, columns: ColumnMapping | None = None, *, name: str | None = None,
+              digest=None, rows=None):
+    """A run held as a pyarrow Table, as a :class:`readers.RawLane` -- exactly what
+    ``readers.read_lane`` gives for the same data as a TREC file.
+
+    ``source`` names the table in errors and in report.json's inputs (a path, or a
+    label such as ``<DataFrame bm25>``); ``name`` is the lane name (default: from
+    ``source`` as for a path). ``digest``: the file's (``files.Digest``); default a
+    digest of the table's content (:func:`table_digest`). ``rows``: the source line of
+    each row when it is not row + 1 (JSON Lines)."""
+    from .readers import RawLane, RowLines, check_lane_name, lane_name_from_path
+
+    lane_name = name if name is not None else lane_name_from_path(source)
+    check_lane_name(lane_name, source)
+    r = resolve_columns(table.column_names, columns, "run", source)
+    if table.num_rows == 0:
+        raise InputError("empty table (no rows)", source)
+    qid = id_column(table.column(r.query), source, r.query, "query", rows)
+    doc = id_column(table.column(r.doc), source, r.doc, "doc", rows)
+    if r.kind == "rank":
+        rank = int_column(table.column(r.value), source, r.value, "rank", rows)
+        check_ranks(qid, rank, source, rows)
+        score = score_from_rank(rank)
+    else:
+        score = score_column(table.column(r.value), source, r.value, rows)
+    line = RowLines(len(score)) if rows is None else np.asarray(rows, dtype=np.int64)
+    if digest is None:
+        digest = table_digest(qid, doc, score)
+    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest)
+
+
+def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, digest=None, rows=None):
+    """Qrels held as a pyarrow Table, as a :class:`readers.RawQrels` -- exactly what
+    ``readers.read_qrels`` gives for the same data as a TREC file (see :func:`run_table`)."""
+    from .readers import RawQrels, RowLines
+
+    r = resolve_columns(table.column_names, columns, "qrels", source)
+    if table.num_rows == 0:
+        raise InputError("empty table (no rows)", source)
+    qid = id_column(table.column(r.query), source, r.query, "query", rows)
+    doc = id_column(table.column(r.doc), source, r.doc, "doc", rows)
+    grade = int_column(table.column(r.value), source, r.value, "grade", rows)
+    line = RowLines(len(grade)) if rows is None else np.asarray(rows, dtype=np.int64)
+    if digest is None:
+        digest = table_digest(qid, doc, grade)
+    return RawQrels(source, qid, doc, grade, line, digest=digest)
