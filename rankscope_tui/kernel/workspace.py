@@ -219,11 +219,20 @@ class Workspace:
         *,
         release: bool = False,
     ) -> "Workspace":
-        """Encode, order and judge raw inputs. With ``release`` (``load`` owns its raw
+        """Encode, order and judge raw inputs (a raw input without a digest that is not a file
+        is fingerprinted by its content: ``columns.table_digest``). With ``release`` (``load`` owns its raw
         lanes) each lane's string columns are dropped once encoded, so the largest
         inputs are not held through the rest of the work. Input fingerprints not yet
         taken are hashed on a background thread meanwhile."""
         check_relevant(settings.relevant)
+        import os
+
+        from .columns import table_digest
+
+        # an input that is not a file (built in memory) is fingerprinted by its content
+        for r in [*raw_lanes, raw_q] + ([raw_ood] if raw_ood is not None else []):
+            if r.digest is None and not os.path.isfile(r.path):
+                r.digest = table_digest(r.qid, r.doc, np.asarray(r.score if isinstance(r, RawLane) else r.grade))
         digests = [r.digest for r in raw_lanes if r.digest is not None and r.digest.pending]
         with in_background([d.hexdigest for d in digests]):
             return cls._build(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release)

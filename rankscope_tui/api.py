@@ -1,0 +1,500 @@
+"""The Python API: rankscope from a notebook or a script, without Textual.
+
+A thin front over the kernel the command line runs (one road): inputs become the
+readers' ``RawLane`` / ``RawQrels`` (a path through ``readers``, a DataFrame, pyarrow
+Table, ``{qid: {doc: value}}`` dict or iterable of named tuples through
+``kernel.columns``), a ``Workspace`` is built from them, and ``evaluate`` / ``compare``
+call ``pipeline.evaluate_report`` and ``comparison.compare`` as ``rankscope evaluate`` and
+``rankscope compare`` do; markdown and LaTeX come from ``render``. Bad input raises the
+CLI's :class:`~rankscope_tui.kernel.errors.InputError` with the CLI's wording.
+
+Inputs, for ``qrels`` and each run:
+
+- a path (``str`` or ``os.PathLike``): every format the command line reads;
+- ``{qid: {doc: value}}`` (scores for a run, integer grades for qrels);
+- a pandas DataFrame or a pyarrow Table with the columns of ranx (``q_id, doc_id,
+  score``), PyTerrier (``qid, docno, score`` / ``label``), ir_measures (``query_id,
+  doc_id, score`` / ``relevance``) or BEIR/MTEB (``query-id, corpus-id, score``);
+- an iterable of ir_measures-style named tuples: ``ScoredDoc(query_id, doc_id, score)``,
+  ``Qrel(query_id, doc_id, relevance)`` (any object with those attributes).
+
+``runs`` is one run, a list of runs (paths are named after their files, others
+``run1``, ``run2``, ...) or a ``{name: run}`` dict. Conventions are the command line's:
+means over the positive queries (a positive missing from a run scores 0), ties by doc
+id descending as bytes, intervals by the fixed-seed protocol (README, Conventions).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple
+
+from .kernel.errors import InputError
+
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "Evaluation", "Comparison", "Paired",
+           "Metric", "InputError"]
+
+
+class Metric(NamedTuple):
+    """One per-query value, as ``ir_measures.iter_calc`` yields it."""
+
+    query_id: str
+    measure: str
+    value: float
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, (str, bytes)) or hasattr(x, "__fspath__")
+
+
+def _as_arrow(x, role: str, source: str):
+    """A pyarrow Table for a DataFrame, a Table, a dict or named tuples; None for a path."""
+    import pyarrow as pa
+
+    if _is_path(x):
+        return None
+    if isinstance(x, pa.Table):
+        return x
+    if isinstance(x, pa.RecordBatch):
+        return pa.Table.from_batches([x])
+    mod = type(x).__module__.split(".")[0]
+    if mod == "pandas" and hasattr(x, "columns"):
+        try:
+            return pa.Table.from_pandas(x, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise InputError(f"cannot read the DataFrame's columns: {exc}"[:300], source) from None
+    value = "score" if role == "run" else "relevance"
+    if isinstance(x, dict):
+        return _dict_table(x, value, source)
+    if isinstance(x, Iterable):
+        return _records_table(x, value, source)
+    raise InputError(f"a {role} must be a path, a {{qid: {{doc: {value}}}}} dict, a DataFrame, a pyarrow Table or "
+                     f"named tuples, not {type(x).__name__}", source)
+
+
+def _id(x, what: str, source: str, row: int) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return str(x)  # an integer id reads as its decimal text, as in a TREC file
+    raise InputError(f"{what} must be a string (or an integer), not {x!r}"[:200], source, row)
+
+
+def _column_table(qids, docs, values, value: str, source: str):
+    import pyarrow as pa
+
+    if not qids:
+        raise InputError("empty (no query holds any doc)", source)
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InputError(f"{value} for query {qids[i]!r}, doc {docs[i]!r} is not a number: {v!r}"[:300], source, i + 1)
+    typ = pa.float64() if value == "score" or any(isinstance(v, float) for v in values) else pa.int64()
+    try:
+        vals = pa.array(values, type=typ)
+    except (pa.ArrowInvalid, OverflowError) as exc:
+        raise InputError(f"{value} out of range: {exc}"[:200], source) from None
+    return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(docs, pa.string()), value: vals})
+
+
+def _dict_table(d: dict, value: str, source: str):
+    qids, docs, values = [], [], []
+    for q, inner in d.items():
+        q = _id(q, "a query id", source, len(qids) + 1)
+        if not isinstance(inner, dict):
+            raise InputError(f"the value for query {q!r} must be a {{doc: {value}}} dict, not {type(inner).__name__}",
+                             source, len(qids) + 1)
+        for doc, v in inner.items():
+            docs.append(_id(doc, "a doc id", source, len(qids) + 1))
+            qids.append(q)
+            values.append(v)
+    return _column_table(qids, docs, values, value, source)
+
+
+def _records_table(records, value: str, source: str):
+    qids, docs, values = [], [], []
+    for i, r in enumerate(records, start=1):
+        try:
+            q, doc, v = r.query_id, r.doc_id, getattr(r, value)
+        except AttributeError:
+            raise InputError(f"expected named tuples with query_id, doc_id and {value} "
+                             f"({'ScoredDoc' if value == 'score' else 'Qrel'}), not {r!r}"[:300], source, i) from None
+        qids.append(_id(q, "query_id", source, i))
+        docs.append(_id(doc, "doc_id", source, i))
+        values.append(v)
+    return _column_table(qids, docs, values, value, source)
+
+
+def raw_run(run, name: str | None = None):
+    """A run as the readers' ``RawLane`` (see the module docstring for what ``run`` may be)."""
+    from .kernel.columns import run_table
+    from .kernel.readers import read_lane
+
+    if _is_path(run):
+        return read_lane(os.fsdecode(run), name)
+    source = f"<run {name}>" if name else "<run>"
+    return run_table(_as_arrow(run, "run", source), source, name=name or "run")
+
+
+def raw_qrels(qrels):
+    """Qrels as the readers' ``RawQrels``."""
+    from .kernel.columns import qrels_table
+    from .kernel.readers import read_qrels
+
+    if _is_path(qrels):
+        return read_qrels(os.fsdecode(qrels))
+    return qrels_table(_as_arrow(qrels, "qrels", "<qrels>"), "<qrels>")
+
+
+def _named_runs(runs) -> list[tuple[str | None, object]]:
+    """``runs`` as [(name or None, run)]: one run, a list, or a {name: run} dict."""
+    from .kernel.readers import check_lane_name
+
+    def one_run_dict(d: dict) -> bool:  # {qid: {doc: score}}: its values' values are numbers
+        inner = next(iter(d.values()), None)
+        return isinstance(inner, dict) and not any(isinstance(v, dict) for v in inner.values())
+
+    if isinstance(runs, dict) and runs and not one_run_dict(runs):
+        out = []
+        for name, run in runs.items():
+            if not isinstance(name, str):
+                raise InputError(f"a run's name must be a string, not {name!r}"[:200], "runs")
+            check_lane_name(name, "runs")
+            out.append((name, run))
+        return out
+    if isinstance(runs, (list, tuple)) and runs and not _looks_like_records(runs):
+        return [(None if _is_path(r) else f"run{i}", r) for i, r in enumerate(runs, start=1)]
+    return [(None if _is_path(runs) else "run", runs)]
+
+
+def _looks_like_records(x) -> bool:
+    first = x[0]
+    return hasattr(first, "query_id") and hasattr(first, "doc_id")
+
+
+def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence):
+    from .kernel.metrics import parse_metrics
+    from .kernel.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
+    from .kernel.settings import DEFAULT_METRICS, LoadSettings
+    from .kernel.workspace import check_relevant
+
+    check_relevant(relevant)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise InputError("--depth must be at least 1", "--depth")
+    if not isinstance(resamples, int) or resamples < 0:
+        raise InputError("--resamples must be >= 0", "--resamples")
+    if resamples > MAX_RESAMPLES:
+        raise InputError(too_many_resamples(resamples), "--resamples")
+    if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise InputError(f"must be an integer from 0 to 2^64 - 1, got {seed}"[:200], "--seed")
+    if not 0 < confidence <= 1 - 1e-12:
+        raise InputError(f"must be between 0 and 1 (at most 1 - 1e-12), got {confidence!r}", "--confidence")
+    if group_sep == "":
+        raise InputError("--group-sep must not be empty (a doc id up to the first SEP is its group)", "--group-sep")
+    if measures is None:
+        measures = DEFAULT_METRICS
+    return LoadSettings(metrics=tuple(parse_metrics(measures)), depth=depth, relevant=relevant,
+                        group_sep=group_sep or None, seed=seed, resamples=resamples, confidence=confidence)
+
+
+def workspace(qrels, runs, settings=None, strata=()):
+    """The kernel's :class:`~rankscope_tui.kernel.workspace.Workspace` over in-memory or file inputs."""
+    from .kernel.settings import LoadSettings
+    from .kernel.workspace import Workspace
+
+    named = _named_runs(runs)
+    raws = [raw_run(r, n) for n, r in named]
+    names = [r.name for r in raws]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise InputError(f"duplicate lane name {n!r} (name runs with a {{name: run}} dict)", raws[i].path)
+    for reserved in ("rrf", "convex"):
+        if reserved in names:
+            raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raws[names.index(reserved)].path)
+    strata = [strata] if _is_path(strata) else list(strata or ())
+    return Workspace.from_raw(raws, raw_qrels(qrels), settings or LoadSettings(), [os.fsdecode(s) for s in strata])
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+@dataclass
+class Evaluation:
+    """What ``rankscope evaluate`` computes for these inputs; every number is the report's."""
+
+    ws: object  # the prepared kernel Workspace
+    _report: dict | None = None
+
+    def report(self) -> dict:
+        """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
+        if self._report is None:
+            from .kernel.pipeline import evaluate_report
+
+            self._report = evaluate_report(self.ws)
+        return self._report
+
+    def per_query(self):
+        """A long DataFrame ``run, level, query_id, measure, value``: every positive query,
+        as report.json's ``per_query`` block and ``evaluate --per-query`` hold them."""
+        import pandas as pd
+
+        rows = []
+        for run, levels in self.report()["per_query"].items():
+            for level, qs in levels.items():
+                for q, vals in qs.items():
+                    rows += [(run, level, q, m, float(v)) for m, v in vals.items() if m != "rank"]
+        return pd.DataFrame(rows, columns=["run", "level", "query_id", "measure", "value"])
+
+    def table(self):
+        """Means with intervals: one row per run × level × stratum × measure (``stratification``
+        and ``stratum`` are ``(all)`` for the overall table). Undefined bounds are NaN."""
+        import pandas as pd
+
+        rep = self.report()
+        sections = [("(all)", "(all)", rep["lanes"])]
+        sections += [(name, label, block) for name, labels in rep["strata"].items() for label, block in labels.items()]
+        rows = []
+        for strat, label, block in sections:
+            for run, levels in block.items():
+                for level, cells in levels.items():
+                    for m, c in cells.items():
+                        rows.append((run, level, strat, label, m, c.get("value"), c.get("low"), c.get("high"),
+                                     c.get("method"), c.get("n")))
+        df = pd.DataFrame(rows, columns=["run", "level", "stratification", "stratum", "measure", "value", "low", "high",
+                                         "method", "n"])
+        return df.astype({"value": float, "low": float, "high": float})
+
+    def to_markdown(self) -> str:
+        from .render.report import RENDERERS
+
+        return RENDERERS["markdown"](self.report())
+
+    def to_latex(self) -> str:
+        from .render.report import RENDERERS
+
+        return RENDERERS["latex"](self.report())
+
+    def __str__(self) -> str:
+        from .render.report import RENDERERS
+
+        return RENDERERS["text"](self.report())
+
+    def _repr_html_(self) -> str:
+        from .render.report import caption
+
+        return _html_table(self.table(), caption(self.report()))
+
+
+def evaluate(qrels, runs, measures=None, relevant: int = 1, depth: int | None = None, group_sep: str | None = None,
+             strata=(), resamples: int = 9999, seed: int = 0, confidence: float = 0.95) -> Evaluation:
+    """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
+    more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
+    (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``."""
+    from .kernel.pipeline import prepare
+
+    ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence), strata)
+    ws, _ = prepare(ws)
+    return Evaluation(ws)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+@dataclass
+class Comparison:
+    """One ``compare`` call (``kernel.comparison.Comparison`` in ``.result``)."""
+
+    result: object
+
+    @property
+    def rows(self):
+        return self.result.rows
+
+    def as_dict(self) -> dict:
+        """The ``rankscope compare --out`` payload."""
+        return self.result.as_dict()
+
+    def to_frame(self):
+        """One row per comparison, the ``compare --out`` row keys as columns (largest losses
+        and gains as lists of dicts)."""
+        import pandas as pd
+
+        rows = self.as_dict()["comparisons"]
+        from .kernel.verdict import ROW_KEYS
+
+        return pd.DataFrame([{k: r[k] for k in ROW_KEYS} for r in rows], columns=list(ROW_KEYS))
+
+    def to_markdown(self) -> str:
+        from .render.compare import render_compare
+
+        return render_compare(self.result, "markdown")
+
+    def to_latex(self) -> str:
+        from .render.compare import render_compare
+
+        return render_compare(self.result, "latex")
+
+    def __str__(self) -> str:
+        from .render.compare import render_compare
+
+        return render_compare(self.result, "text")
+
+    def _repr_html_(self) -> str:
+        cols = ["baseline", "candidate", "metric", "n", "baseline_mean", "candidate_mean", "difference", "ci_low",
+                "ci_high", "randomization_p", "adjusted_p", "verdict"]
+        return _html_table(self.to_frame()[cols], self.result.result.caption)
+
+
+def compare(qrels, runs, baseline: str | None = None, candidates=(), measures="ndcg@10", level: str = "doc",
+            min_delta: float = 0.0, correction: str = "holm", alternative: str = "two-sided",
+            primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
+            group_sep: str | None = None, resamples: int = 9999, seed: int = 0, confidence: float = 0.95) -> Comparison:
+    """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
+    run, candidates every other one and ``rrf`` when two or more runs are given), statistics
+    and verdicts, so ``.as_dict()`` is ``compare --out``."""
+    import math
+
+    from .kernel.comparison import compare as kernel_compare
+    from .kernel.pipeline import prepare
+    from .kernel.settings import CompareSettings
+
+    if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta >= 0):
+        raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
+                         f"got {min_delta!r}", "--min-delta")
+    metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
+    ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence))
+    ws, th = prepare(ws)
+    candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
+    settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
+                               min_delta=float(min_delta), correction=correction, alternative=alternative,
+                               exploratory=exploratory, primary=primary)
+    return Comparison(kernel_compare(ws, th, settings))
+
+
+# --------------------------------------------------------------------------- paired
+
+
+@dataclass
+class Paired:
+    """One paired comparison of two per-query value sets: a family of one row."""
+
+    row: object  # kernel.verdict.ComparisonRow
+    caption: str
+
+    def as_dict(self) -> dict:
+        """The ``compare --out`` row."""
+        return self.row.as_dict(reasons=True)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "row":
+            raise AttributeError(name)
+        return getattr(self.row, name)
+
+    def _repr_html_(self) -> str:
+        import pandas as pd
+
+        d = self.as_dict()
+        keys = ["n", "baseline_mean", "candidate_mean", "difference", "ci_low", "ci_high", "randomization_p", "verdict"]
+        return _html_table(pd.DataFrame([{k: d[k] for k in keys}]), self.caption)
+
+
+def _aligned_values(baseline, candidate, ids):
+    """(baseline, candidate, ids) sorted by id as bytes; Series align on their index."""
+    import numpy as np
+
+    def is_series(x):
+        return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "index") and not hasattr(x, "columns")
+
+    if ids is None and is_series(baseline) and is_series(candidate):
+        b_ids = [str(i) for i in baseline.index]
+        c_index = {str(i): k for k, i in enumerate(candidate.index)}
+        if len(c_index) != len(candidate) or len(set(b_ids)) != len(b_ids):
+            raise InputError("ids must be unique (a Series index repeats an id)")
+        if set(b_ids) != set(c_index):
+            only = sorted(set(b_ids) ^ set(c_index), key=str.encode)[:3]
+            raise InputError(f"the two Series hold different ids (e.g. {', '.join(map(repr, only))}): pair them first")
+        ids = b_ids
+        cand = np.asarray(candidate, dtype=np.float64)[[c_index[i] for i in b_ids]]
+        base = np.asarray(baseline, dtype=np.float64)
+    else:
+        base = np.asarray(baseline, dtype=np.float64)
+        cand = np.asarray(candidate, dtype=np.float64)
+        if ids is None:  # positions, written so byte order is position order
+            width = len(str(max(base.size - 1, 0)))
+            ids = [f"{i:0{width}d}" for i in range(base.size)]
+        else:
+            ids = [_id(i, "an id", "ids", k + 1) for k, i in enumerate(ids)]
+        if len(set(ids)) != len(ids):
+            raise InputError("ids must be unique")
+    if base.shape != cand.shape or base.ndim != 1 or len(ids) != base.size:
+        raise InputError(f"baseline, candidate and ids must be aligned 1-D arrays of one length "
+                         f"(got {base.shape}, {cand.shape}, {len(ids)})")
+    order = sorted(range(len(ids)), key=lambda k: ids[k].encode("utf-8"))
+    return base[order], cand[order], [ids[k] for k in order]
+
+
+def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value", baseline: str = "baseline",
+           candidate: str = "candidate", min_delta: float = 0.0, alternative: str = "two-sided",
+           resamples: int = 9999, seed: int = 0, confidence: float = 0.95) -> Paired:
+    """The paired statistics and verdict of one comparison, from per-query values computed
+    anywhere: arrays (with ``ids``, in any order) or two pandas Series (aligned on their
+    index). The values are sorted by id as bytes inside, so the numbers equal ``compare``'s
+    for the same queries whatever order they come in."""
+    from .kernel.paired import paired_statistics
+    from .kernel.randomization import check_resamples
+    from .kernel.verdict import RowInput, decide
+
+    b, c, q = _aligned_values(baseline_values, candidate_values, ids)
+    check_resamples(resamples)
+    stats = paired_statistics(b, c, q, resamples=resamples, seed=seed, confidence=confidence, alternative=alternative)
+    result = decide([RowInput(baseline, candidate, metric, stats)], correction="holm", min_delta=min_delta)
+    return Paired(result.rows[0], result.caption)
+
+
+# --------------------------------------------------------------------------- ir_measures-style calls
+
+
+def _metric_names(measures) -> list:
+    from .kernel.metrics import parse_metrics
+
+    keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
+    asked = {k.strip().lower() for m in ([measures] if isinstance(measures, str) else measures)
+             for k in str(m).split(",")}
+    return [k for k in keys if k.key in asked]  # judged@k comes with ndcg@k only when asked for
+
+
+def iter_calc(measures, qrels, run):
+    """``(query_id, measure, value)`` for every positive query of ``qrels`` and every measure,
+    as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive the run
+    lacks is yielded with 0, queries without a relevant doc are not yielded."""
+    keys = _metric_names(measures)
+    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, 0.95))
+    name = ws.input_lanes[0]
+    pq = ws.per_query(name, "doc")
+    pos = ws.positives
+    qids = ws.qids[ws.in_display_order(pos)].tolist()
+    codes = ws.in_display_order(pos).tolist()
+    for q, code in zip(qids, codes):
+        for k in keys:
+            yield Metric(q, k.key, float(pq[k.key][code]))
+
+
+def calc_aggregate(measures, qrels, run) -> dict:
+    """``{measure: mean over the positive queries}``, the value report.json gives each."""
+    keys = _metric_names(measures)
+    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, 0.95))
+    return ws.means_of(ws.per_query(ws.input_lanes[0], "doc"), [k.key for k in keys])
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _html_table(df, caption: str) -> str:
+    """A notebook's table: the frame's HTML (pandas escapes every cell) with the caption below."""
+    import html
+
+    return df.to_html(index=False, na_rep="—", float_format=lambda x: f"{x:.4f}") + \
+        f"<p><em>{html.escape(caption)}</em></p>"
