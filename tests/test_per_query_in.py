@@ -292,3 +292,25 @@ def test_a_measure_of_another_tool_is_compared_under_its_own_name(tmp_path):
     row = json.loads(out.read_text())["comparisons"][0]
     assert (row["baseline"], row["candidate"], row["metric"], row["n"]) == ("a", "b", "bpref", 3)
     assert row["difference"] == pytest.approx(np.mean([0.25, -0.25, -0.5]))
+
+
+def test_diff_and_verdict_read_a_report_made_from_tables(formats, tmp_path, capsys):
+    """evaluate --per-query-in --out writes a report that diff and verdict take like any other."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    p = formats["warehouse"][0]
+    assert main(["evaluate", "--per-query-in", p, "--resamples", "999", "--out", str(a)]) == 0
+    text = capsys.readouterr().out
+    assert "not computed: attribution, fusion, the gate" in text
+    after = tmp_path / "after.tsv"
+    after.write_text(open(p).read().replace("\t0.25\n", "\t0.0\n"))
+    assert main(["evaluate", "--per-query-in", str(after), "--resamples", "999", "--out", str(b)]) == 0
+    capsys.readouterr()
+    assert main(["diff", "--before", str(a), "--after", str(b), "--resamples", "999", "--out",
+                 str(tmp_path / "d.json")]) == 0
+    rows = json.loads((tmp_path / "d.json").read_text())["rows"]
+    assert [(r["lane"], r["metric"], r["n"], r["difference"]) for r in rows] == [
+        ("a", "ndcg@10", 3, pytest.approx(-0.25 / 3)), ("b", "ndcg@10", 3, 0.0)]
+    gates = tmp_path / "g.json"
+    gates.write_text(json.dumps([{"path": "lanes.a.doc.ndcg@10", "op": ">=", "threshold": 0.1}]))
+    assert main(["verdict", "--report", str(a), "--gates", str(gates), "--on", "point"]) == 0
+    assert "pass" in capsys.readouterr().out

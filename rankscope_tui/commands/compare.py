@@ -66,6 +66,8 @@ def run(args) -> int:
     comparison = compare(ws, th, settings)
     payload = comparison.as_dict()
     text = render_compare(comparison, args.format)
+    if args.per_query_in and args.format == "text":
+        text = tables_header(ws) + text
     out = [(args.out, dumps_strict(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
     # only after the append worked: a failure of either leaves both as they were
@@ -76,6 +78,19 @@ def run(args) -> int:
         outs.commit()
     sys.stdout.write(text)
     return 0
+
+
+def tables_header(ws) -> str:
+    """What ``compare --per-query-in`` says before its table: the tables read, what a table
+    cannot give, the notes (rows skipped, measures left out) and the input warnings."""
+    from ..render.report import warning_line
+
+    lines = [f"per-query tables: {', '.join(t.path for t in ws.tables)} ({ws.n_queries} queries"
+             + (", the positives of --qrels)" if ws.qrels_sha256 else
+                ": every query of the tables; --qrels compares its positive queries, as compare on the runs does)"),
+             "not shown: the judged@10 of the largest losses and gains (it needs the rankings)"]
+    lines += [f"note: {n}" for n in ws.notes] + [warning_line(w.as_dict()) for w in ws.warnings]
+    return "\n".join(lines) + "\n\n"
 
 
 def read_log(path: str) -> list[dict]:
