@@ -176,28 +176,19 @@ def _looks_like_records(x) -> bool:
 
 
 def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence):
-    from .kernel.metrics import parse_metrics
-    from .kernel.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
-    from .kernel.settings import DEFAULT_METRICS, LoadSettings
-    from .kernel.workspace import check_relevant
+    """The ``LoadSettings`` of these arguments, checked by the command line's own
+    ``settings_from`` (one set of checks, one wording: a bad value reads as the option's
+    error, e.g. ``--relevant: must be at least 1 ...``)."""
+    from types import SimpleNamespace
 
-    check_relevant(relevant)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise InputError("--depth must be at least 1", "--depth")
-    if not isinstance(resamples, int) or resamples < 0:
-        raise InputError("--resamples must be >= 0", "--resamples")
-    if resamples > MAX_RESAMPLES:
-        raise InputError(too_many_resamples(resamples), "--resamples")
-    if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise InputError(f"must be an integer from 0 to 2^64 - 1, got {seed}"[:200], "--seed")
-    if not 0 < confidence <= 1 - 1e-12:
-        raise InputError(f"must be between 0 and 1 (at most 1 - 1e-12), got {confidence!r}", "--confidence")
-    if group_sep == "":
-        raise InputError("--group-sep must not be empty (a doc id up to the first SEP is its group)", "--group-sep")
-    if measures is None:
-        measures = DEFAULT_METRICS
-    return LoadSettings(metrics=tuple(parse_metrics(measures)), depth=depth, relevant=relevant,
-                        group_sep=group_sep or None, seed=seed, resamples=resamples, confidence=confidence)
+    from .cli import settings_from
+
+    if measures is not None and not isinstance(measures, str):
+        measures = ",".join(str(m) for m in measures)
+    args = SimpleNamespace(metrics=measures, relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
+                           seed=seed, confidence=confidence, window=10, blind=None, cap=None, document_first=False,
+                           rrf_k=None)
+    return settings_from(args)
 
 
 def workspace(qrels, runs, settings=None, strata=()):

@@ -218,6 +218,11 @@ def test_errors_are_the_cli_input_errors_with_the_same_wording(tmp_path, capsys)
         rs.evaluate({"q1": {"d1": 1}}, {"bm25": {"q1": {"d1": 1.0, "d2": "x"}}})
     with pytest.raises(rs.InputError, match="must be at least 1"):
         rs.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, relevant=0)
+    assert main(["evaluate", "--lane", str(run), "--qrels", str(qrels), "--confidence", "1.5"]) == 2
+    cli = capsys.readouterr().err.removeprefix("rankscope: error: ").rstrip("\n")
+    with pytest.raises(rs.InputError) as e:
+        rs.evaluate(qrels, [run], confidence=1.5)
+    assert str(e.value) == cli
     with pytest.raises(rs.InputError, match="ids must be unique"):
         rs.paired([1, 2], [2, 3], ids=["a", "a"])
 
@@ -256,13 +261,16 @@ def test_the_cli_and_dashboard_entry_points_still_import():
     assert res.returncode == 0 and res.stdout.strip() == "0.1.0", res.stderr[-2000:]
 
 
-def test_the_api_imports_only_the_kernel_and_render():
+def test_the_api_imports_only_the_kernel_render_and_the_cli_settings():
+    """The API is a front over the kernel; it renders through render/ and checks its settings
+    with the command line's ``settings_from`` (the same checks and words), nothing else."""
     from test_architecture import import_edges
 
     edges, problems = import_edges(REPO)
     assert not problems
     bad = [f"{e.file}:{e.line} → {e.target}" for e in edges if e.source in ("rankscope_tui.api", "rankscope_tui")
-           and not e.target.startswith(("rankscope_tui.kernel", "rankscope_tui.render", "rankscope_tui.api"))]
+           and not e.target.startswith(("rankscope_tui.kernel", "rankscope_tui.render", "rankscope_tui.api"))
+           and not (e.target == "rankscope_tui.cli" and e.function == "_settings")]
     assert not bad, bad
 
 

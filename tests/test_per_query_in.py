@@ -314,3 +314,25 @@ def test_diff_and_verdict_read_a_report_made_from_tables(formats, tmp_path, caps
     gates.write_text(json.dumps([{"path": "lanes.a.doc.ndcg@10", "op": ">=", "threshold": 0.1}]))
     assert main(["verdict", "--report", str(a), "--gates", str(gates), "--on", "point"]) == 0
     assert "pass" in capsys.readouterr().out
+
+
+def test_real_trec_eval_q_output_reads_as_rankscope_evaluates_the_run():
+    """trec_eval 10.0's own ``-q -m all_trec`` output (the upstream test file): its
+    per-query ndcg_cut_10, P_10, recall_100, success_10 and recip_rank equal rankscope's
+    evaluation of the same run to trec_eval's 4 decimals; its other measures keep their names."""
+    import rankscope_tui as rs
+
+    d = shared_path("trec_eval_test")
+    t = read_per_query_table(str(d / "out.test.aq"))
+    assert t.format == "trec_eval" and t.runs == ["out"]
+    assert {"runid", "num_ret", "num_rel", "relstring"} <= set(t.skipped)
+    ws = load_tables([(None, str(d / "out.test.aq"))])
+    assert ws.qids.tolist() == ["301", "302", "303"]
+    keys = {m.key for m in ws.measures}
+    assert {"ndcg@10", "p@10", "recall@100", "hit@10", "rr", "map", "bpref"} <= keys
+    ev = rs.evaluate(d / "qrels.test", d / "results.test", measures="ndcg@10,p@10,recall@100,hit@10,rr", resamples=0)
+    mine = ev.per_query().set_index(["query_id", "measure"])["value"]
+    for m in ("ndcg@10", "p@10", "recall@100", "hit@10", "rr"):
+        got = ws.per_query("out")[m]
+        want = np.array([mine[(q, m)] for q in ("301", "302", "303")])
+        assert np.abs(got - want).max() <= 5e-5, m
