@@ -253,7 +253,13 @@ def evaluate_tables(args) -> int:
         head += f"note: {note}\n"
     if args.format == "markdown":
         head = "".join(f"*{line}*\n\n" for line in head.splitlines())
-    text = (head if args.format != "latex" else "") + R.RENDERERS[args.format](report)
+    elif args.format == "latex":  # comments: the table compiles as before
+        from .render.escaping import terminal_safe
+
+        head = terminal_safe("".join(f"% {line}\n" for line in head.splitlines()))
+    from .render.escaping import terminal_safe
+
+    text = terminal_safe(head) + R.RENDERERS[args.format](report)  # a path never drives the terminal
     payloads = [(args.out, dumps_strict(report))] if args.out else []
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))

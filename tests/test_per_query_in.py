@@ -242,6 +242,8 @@ def test_detection_and_explicit_format(tmp_path):
      "invalid JSON"),
     ("long", "run,query_id,measure,value\na,1,P@10,0.5\na,2,P@10\n", 3, "expected 4 fields"),
     ("rankscope", "lane,level,qid,p@10\na,doc,1,0.5\na,page,2,0.5\n", 3, "level must be doc or group"),
+    ("trec_eval", "ndcg_cut_10\t1\t0.5\nndcg_cut_10\t2\t1.5\n", 2, r"is a proportion in \[0, 1\], not 1.5"),
+    ("long", "run,qid,measure,value\na,1,success_10,1\na,2,success_10,0.5\n", 3, "is 0 or 1 per query"),
 ])
 def test_a_malformed_table_is_refused_with_its_line(tmp_path, capsys, fmt, text, where, what):
     p = tmp_path / "bad.txt"

@@ -83,6 +83,7 @@ def run(args) -> int:
 def tables_header(ws) -> str:
     """What ``compare --per-query-in`` says before its table: the tables read, what a table
     cannot give, the notes (rows skipped, measures left out) and the input warnings."""
+    from ..render.escaping import terminal_safe
     from ..render.report import warning_line
 
     lines = [f"per-query tables: {', '.join(t.path for t in ws.tables)} ({ws.n_queries} queries"
@@ -90,7 +91,7 @@ def tables_header(ws) -> str:
                 ": every query of the tables; --qrels compares its positive queries, as compare on the runs does)"),
              "not shown: the judged@10 of the largest losses and gains (it needs the rankings)"]
     lines += [f"note: {n}" for n in ws.notes] + [warning_line(w.as_dict()) for w in ws.warnings]
-    return "\n".join(lines) + "\n\n"
+    return terminal_safe("\n".join(lines) + "\n\n")  # a path never drives the terminal
 
 
 def read_log(path: str) -> list[dict]:

@@ -178,6 +178,12 @@ class PerQueryTable:
         x = _value(value, self.path, line, name)
         key, known = measure_key(name, self.format)
         if known:
+            # read as rankscope's measure, it must be one: a proportion, and 0 or 1 for hit@k
+            # (its mean gets a Wilson interval); a mislabelled column is refused, not averaged
+            if not 0.0 <= x <= 1.0:
+                raise InputError(f"{name} (rankscope's {key}) is a proportion in [0, 1], not {x!r}", self.path, line)
+            if key.startswith("hit@") and x not in (0.0, 1.0):
+                raise InputError(f"{name} (rankscope's {key}) is 0 or 1 per query, not {x!r}", self.path, line)
             self.known.add(key)
         seen = self.names.setdefault(key, [])
         if name not in seen:
