@@ -251,13 +251,12 @@ def evaluate_tables(args) -> int:
     head += f"not computed: {NOT_AVAILABLE}\n"
     for note in report["summary"]["notes"]:
         head += f"note: {note}\n"
-    if args.format == "markdown":
-        head = "".join(f"*{line}*\n\n" for line in head.splitlines())
-    elif args.format == "latex":  # comments: the table compiles as before
-        from .render.escaping import terminal_safe
+    from .render.escaping import escape_markdown, terminal_safe
 
-        head = terminal_safe("".join(f"% {line}\n" for line in head.splitlines()))
-    from .render.escaping import terminal_safe
+    if args.format == "markdown":
+        head = "".join(f"*{escape_markdown(line)}*\n\n" for line in head.splitlines())
+    elif args.format == "latex":  # comments: the table compiles as before
+        head = "".join(f"% {line}\n" for line in head.splitlines())
 
     text = terminal_safe(head) + R.RENDERERS[args.format](report)  # a path never drives the terminal
     payloads = [(args.out, dumps_strict(report))] if args.out else []
