@@ -9,8 +9,8 @@ loads nothing but this file.
 __version__ = "0.1.0"
 
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
-__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "Evaluation", "Comparison", "Paired",
-           "Metric", "InputError"]
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
+           "Paired", "Metric", "InputError"]
 
 
 def __getattr__(name: str):

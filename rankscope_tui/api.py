@@ -32,8 +32,8 @@ from typing import Iterable, NamedTuple
 
 from .kernel.errors import InputError
 
-__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "Evaluation", "Comparison", "Paired",
-           "Metric", "InputError"]
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
+           "Paired", "Metric", "InputError"]
 
 
 class Metric(NamedTuple):
@@ -196,6 +196,9 @@ def workspace(qrels, runs, settings=None, strata=()):
     from .kernel.settings import LoadSettings
     from .kernel.workspace import Workspace
 
+    if runs is None or qrels is None:
+        raise InputError(f"{'runs' if runs is None else 'qrels'} must be given (a path, a dict, a DataFrame, a pyarrow "
+                         "Table or named tuples)" + (", or per_query tables instead of runs" if runs is None else ""))
     named = _named_runs(runs)
     raws = [raw_run(r, n) for n, r in named]
     names = [r.name for r in raws]
@@ -222,9 +225,11 @@ class Evaluation:
     def report(self) -> dict:
         """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
         if self._report is None:
+            from .kernel.per_query_in import TableWorkspace, table_report
             from .kernel.pipeline import evaluate_report
 
-            self._report = evaluate_report(self.ws)
+            # per-query tables: ``evaluate --per-query-in``'s report (no attribution, fusion or gate)
+            self._report = table_report(self.ws) if isinstance(self.ws, TableWorkspace) else evaluate_report(self.ws)
         return self._report
 
     def per_query(self):
@@ -279,16 +284,87 @@ class Evaluation:
         return _html_table(self.table(), caption(self.report()))
 
 
-def evaluate(qrels, runs, measures=None, relevant: int = 1, depth: int | None = None, group_sep: str | None = None,
-             strata=(), resamples: int = 9999, seed: int = 0, confidence: float = 0.95) -> Evaluation:
+def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
+             group_sep: str | None = None, strata=(), resamples: int = 9999, seed: int = 0, confidence: float = 0.95,
+             *, per_query=None, per_query_format: str | None = None) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
     more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
-    (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``."""
+    (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``.
+
+    ``per_query`` instead of ``runs``: per-query tables (``evaluate --per-query-in``): see
+    :func:`tables`; ``qrels`` is then optional (its positives are the queries)."""
     from .kernel.pipeline import prepare
 
+    if per_query is not None:
+        _no_runs(runs, measures, depth, group_sep)
+        return Evaluation(tables(per_query, qrels, strata=strata, relevant=relevant, resamples=resamples, seed=seed,
+                                 confidence=confidence, fmt=per_query_format))
     ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence), strata)
     ws, _ = prepare(ws)
     return Evaluation(ws)
+
+
+def _no_runs(runs, measures, depth, group_sep) -> None:
+    given = [name for name, v in (("runs", runs), ("measures", measures), ("depth", depth), ("group_sep", group_sep))
+             if v is not None]
+    if given:
+        raise InputError(f"{given[0]} cannot be used with per_query tables (they hold metric values, not rankings; "
+                         "their measures are what is reported)", "per_query")
+
+
+def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = 9999, seed: int = 0,
+           confidence: float = 0.95, fmt: str | None = None):
+    """The kernel's per-query-table workspace (``kernel.per_query_in``) over ``per_query``: a
+    path, a long DataFrame (``run, query_id, measure, value``, any column names the long
+    format reads), a list of them, or a ``{name: path}`` dict for one-run files."""
+    from .kernel.per_query_in import TableWorkspace, load_tables, read_per_query_table
+
+    settings = _settings(None, relevant, None, None, resamples, seed, confidence)
+    items = list(per_query.items()) if isinstance(per_query, dict) else \
+        [(None, t) for t in (per_query if isinstance(per_query, (list, tuple)) else [per_query])]
+    if all(_is_path(t) for _, t in items):
+        strata = [strata] if _is_path(strata) else list(strata or ())
+        return load_tables([(n, os.fsdecode(t)) for n, t in items], settings, qrels=None if qrels is None else
+                           os.fsdecode(qrels), strata=[os.fsdecode(x) for x in strata], fmt=fmt)
+    read = []
+    for i, (name, t) in enumerate(items, start=1):
+        read.append(read_per_query_table(os.fsdecode(t), name, fmt) if _is_path(t) else _frame_table(t, name, i))
+    strata = [strata] if _is_path(strata) else list(strata or ())
+    return TableWorkspace.from_tables(read, settings, qrels=None if qrels is None else os.fsdecode(qrels),
+                                      strata=[os.fsdecode(x) for x in strata])
+
+
+def _frame_table(df, name, i: int):
+    """A long DataFrame of per-query values as a ``PerQueryTable`` (rows numbered from 1)."""
+    from .kernel.per_query_in import _MEASURE_COLUMNS, _QUERY_COLUMNS, _RUN_COLUMNS, _VALUE_COLUMNS, PerQueryTable
+
+    source = f"<per-query table {name or i}>"
+    if not hasattr(df, "columns"):
+        raise InputError(f"a per-query table must be a path or a DataFrame, not {type(df).__name__}", source)
+    cols = {str(c).strip().lower(): c for c in df.columns}
+
+    def col(choices, what, required=True):
+        hits = [cols[c] for c in choices if c in cols]
+        if len(hits) > 1 or (required and not hits):
+            raise InputError(f"expected one {what} column ({', '.join(choices)}), found "
+                             f"{' and '.join(map(str, hits)) or 'none'}", source)
+        return hits[0] if hits else None
+
+    q, m, v, r = (col(_QUERY_COLUMNS, "query"), col(_MEASURE_COLUMNS, "measure"), col(_VALUE_COLUMNS, "value"),
+                  col(_RUN_COLUMNS, "run", required=False))
+    if r is None and name is None:
+        name = f"run{i}"
+    if r is not None and name is not None:
+        raise InputError("the table names its runs; give it without a name", source)
+    t = PerQueryTable(source, "long")
+    runs = df[r].tolist() if r is not None else [name] * len(df)
+    for row, (run, qid, measure, value) in enumerate(zip(runs, df[q].tolist(), df[m].tolist(), df[v].tolist()),
+                                                      start=1):
+        t.add(_id(run, "a run name", source, row), "doc", _id(measure, "a measure", source, row),
+              _id(qid, "a query id", source, row), value, row)
+    if not t.values:
+        raise InputError("no per-query value in the table", source)
+    return t
 
 
 # --------------------------------------------------------------------------- compare
@@ -339,13 +415,15 @@ class Comparison:
         return _html_table(self.to_frame()[cols], self.result.result.caption)
 
 
-def compare(qrels, runs, baseline: str | None = None, candidates=(), measures="ndcg@10", level: str = "doc",
+def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), measures="ndcg@10", level: str = "doc",
             min_delta: float = 0.0, correction: str = "holm", alternative: str = "two-sided",
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
-            group_sep: str | None = None, resamples: int = 9999, seed: int = 0, confidence: float = 0.95) -> Comparison:
+            group_sep: str | None = None, resamples: int = 9999, seed: int = 0, confidence: float = 0.95,
+            *, per_query=None, per_query_format: str | None = None) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other one and ``rrf`` when two or more runs are given), statistics
-    and verdicts, so ``.as_dict()`` is ``compare --out``."""
+    and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
+    per-query tables (:func:`tables`), as ``compare --per-query-in``."""
     import math
 
     from .kernel.comparison import compare as kernel_compare
@@ -356,8 +434,13 @@ def compare(qrels, runs, baseline: str | None = None, candidates=(), measures="n
         raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
                          f"got {min_delta!r}", "--min-delta")
     metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
-    ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence))
-    ws, th = prepare(ws)
+    if per_query is not None:  # values computed elsewhere: compare --per-query-in
+        _no_runs(runs, None, depth, group_sep)
+        ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
+                        fmt=per_query_format), None
+    else:
+        ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence))
+        ws, th = prepare(ws)
     candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
     settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
                                min_delta=float(min_delta), correction=correction, alternative=alternative,

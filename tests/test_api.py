@@ -292,3 +292,25 @@ def test_the_readme_python_example_runs(tmp_path):
                          cwd=tmp_path, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ndcg@10" in res.stdout and "q1 ndcg@10" in res.stdout
+
+
+def test_per_query_tables_through_the_api_give_the_rows_of_the_runs(data, cli_compare, tmp_path):
+    """compare(per_query=...) is compare --per-query-in: a long DataFrame of the runs' own
+    per-query values (judged@10 among them) gives every row of compare on the runs."""
+    ev = rs.evaluate(data["qrels"], dict(data["runs"]), measures="ndcg@10,rr", resamples=0)
+    long = ev.per_query()
+    long = long[long.run != "rrf"].drop(columns="level").sample(frac=1.0, random_state=1)  # any row order
+    got = rs.compare(data["qrels"], per_query=long, measures=["ndcg@10", "rr"], baseline="bm25", candidates=["dense"],
+                     resamples=B)  # (the first run is the one seen first: the rows are shuffled)
+    on_runs = rs.compare(data["qrels"], dict(data["runs"]), measures=["ndcg@10", "rr"], candidates=["dense"],
+                         resamples=B)
+    assert got.as_dict()["comparisons"] == on_runs.as_dict()["comparisons"]
+    t = rs.evaluate(data["qrels"], per_query=long, resamples=0)
+    assert "attribution" not in t.report() and "attribution" in t.report()["summary"]["not_available"]
+    for lane in ("bm25", "dense"):
+        assert t.report()["lanes"][lane] == ev.report()["lanes"][lane]
+    with pytest.raises(rs.InputError, match="depth cannot be used with per_query tables"):
+        rs.compare(data["qrels"], per_query=long, depth=10)
+    with pytest.raises(rs.InputError, match=r"<per-query table 1>:2: two values of rr for query"):
+        rs.compare(per_query=pd.DataFrame({"run": ["a", "a"], "qid": ["1", "1"], "measure": ["RR", "rr"],
+                                           "value": [0.5, 0.5]}))
