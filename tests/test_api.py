@@ -314,3 +314,20 @@ def test_per_query_tables_through_the_api_give_the_rows_of_the_runs(data, cli_co
     with pytest.raises(rs.InputError, match=r"<per-query table 1>:2: two values of rr for query"):
         rs.compare(per_query=pd.DataFrame({"run": ["a", "a"], "qid": ["1", "1"], "measure": ["RR", "rr"],
                                            "value": [0.5, 0.5]}))
+
+
+def test_from_raw_needs_no_digest():
+    """Workspace.from_raw on raw inputs built by hand (no file, no digest): each is
+    fingerprinted by its content, as columns.table_digest does for a table."""
+    from rankscope_tui.kernel.arrow import arrow_strings
+    from rankscope_tui.kernel.readers import RawLane, RawQrels, RowLines
+    from rankscope_tui.kernel.workspace import Workspace
+
+    lane = RawLane("x", "<memory>", arrow_strings(["q1", "q2"]), arrow_strings(["d1", "d2"]), np.array([1.0, 2.0]),
+                   RowLines(2))
+    qrels = RawQrels("<memory qrels>", arrow_strings(["q1", "q2"]), arrow_strings(["d1", "d3"]),
+                     np.array([1, 1], dtype=np.int64), RowLines(2))
+    ws = Workspace.from_raw([lane], qrels)
+    shas = [f.sha256 for f in ws.inputs]
+    assert len(shas) == 2 and all(re.fullmatch("[0-9a-f]{64}", s) for s in shas) and shas[0] != shas[1]
+    assert ws.per_query("x")["rr"].tolist() == [1.0, 0.0]
