@@ -159,11 +159,13 @@ class PerQueryTable:
     runs: list = field(default_factory=list)  # in file order
     skipped: dict = field(default_factory=dict)  # what was skipped -> how many rows
     digest: Digest | None = None
+    _measures: dict = field(default_factory=dict, repr=False)  # name -> (key, known)
 
     def sha256(self) -> str:
         return self.digest.hexdigest() if self.digest else ""
 
-    def add(self, run: str, level: str, name: str, qid: str, value, line: int, where: str = "") -> None:
+    def add(self, run: str, level: str, name: str, qid: str, value, line: int) -> None:
+        """One value: ``line`` is its line (or row) for errors; summary rows are counted and skipped."""
         if qid == SUMMARY_QID:
             self.skipped["summary rows (qid 'all')"] = self.skipped.get("summary rows (qid 'all')", 0) + 1
             return
@@ -173,10 +175,13 @@ class PerQueryTable:
             raise InputError("empty query id", self.path, line)
         if not name:
             raise InputError("empty measure name", self.path, line)
-        if any(c in qid for c in "\r\n"):
+        if "\r" in qid or "\n" in qid:
             raise InputError("a query id may not contain a line break", self.path, line)
         x = _value(value, self.path, line, name)
-        key, known = measure_key(name, self.format)
+        resolved = self._measures.get(name)
+        if resolved is None:  # once per measure name, not per row
+            resolved = self._measures[name] = measure_key(name, self.format)
+        key, known = resolved
         if known:
             # read as rankscope's measure, it must be one: a proportion, and 0 or 1 for hit@k
             # (its mean gets a Wilson interval); a mislabelled column is refused, not averaged
@@ -185,12 +190,14 @@ class PerQueryTable:
             if key.startswith("hit@") and x not in (0.0, 1.0):
                 raise InputError(f"{name} (rankscope's {key}) is 0 or 1 per query, not {x!r}", self.path, line)
             self.known.add(key)
-        seen = self.names.setdefault(key, [])
-        if name not in seen:
-            seen.append(name)
-        if run not in self.runs:
-            self.runs.append(run)
-        cell = self.values.setdefault((run, level, key), {})
+        cell = self.values.get((run, level, key))
+        if cell is None:  # a new (run, level, measure)
+            cell = self.values[(run, level, key)] = {}
+            seen = self.names.setdefault(key, [])
+            if name not in seen:
+                seen.append(name)
+            if run not in self.runs:
+                self.runs.append(run)
         if qid in cell:
             first = cell[qid][1]
             raise InputError(f"two values of {name} for query {qid!r} of run {run!r} (first at line {first})",
