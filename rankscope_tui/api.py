@@ -194,20 +194,14 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence)
 def workspace(qrels, runs, settings=None, strata=()):
     """The kernel's :class:`~rankscope_tui.kernel.workspace.Workspace` over in-memory or file inputs."""
     from .kernel.settings import LoadSettings
-    from .kernel.workspace import Workspace
+    from .kernel.workspace import Workspace, check_lane_names
 
     if runs is None or qrels is None:
         raise InputError(f"{'runs' if runs is None else 'qrels'} must be given (a path, a dict, a DataFrame, a pyarrow "
                          "Table or named tuples)" + (", or per_query tables instead of runs" if runs is None else ""))
     named = _named_runs(runs)
     raws = [raw_run(r, n) for n, r in named]
-    names = [r.name for r in raws]
-    for i, n in enumerate(names):
-        if n in names[:i]:
-            raise InputError(f"duplicate lane name {n!r} (name runs with a {{name: run}} dict)", raws[i].path)
-    for reserved in ("rrf", "convex"):
-        if reserved in names:
-            raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raws[names.index(reserved)].path)
+    check_lane_names(raws, "name runs with a {name: run} dict")
     strata = [strata] if _is_path(strata) else list(strata or ())
     return Workspace.from_raw(raws, raw_qrels(qrels), settings or LoadSettings(), [os.fsdecode(s) for s in strata])
 

@@ -331,3 +331,13 @@ def test_from_raw_needs_no_digest():
     shas = [f.sha256 for f in ws.inputs]
     assert len(shas) == 2 and all(re.fullmatch("[0-9a-f]{64}", s) for s in shas) and shas[0] != shas[1]
     assert ws.per_query("x")["rr"].tolist() == [1.0, 0.0]
+
+
+def test_lane_names_are_checked_as_the_cli_checks_them():
+    q = {"q1": {"d1": 1}}
+    with pytest.raises(rs.InputError, match="lane name 'rrf' is reserved for a fused lane"):
+        rs.evaluate(q, {"rrf": {"q1": {"d1": 1.0}}})
+    with pytest.raises(rs.InputError, match=r"lane name 'a\.b' must be non-empty"):
+        rs.evaluate(q, {"a.b": {"q1": {"d1": 1.0}}})
+    ev = rs.evaluate(q, [{"q1": {"d1": 1.0}}, [ScoredDoc("q1", "d1", 2.0)]], measures="rr", resamples=0)
+    assert list(ev.report()["lanes"]) == ["run1", "run2", "rrf"]

@@ -117,6 +117,18 @@ def check_relevant(relevant: int) -> None:
                          "means in the pool but not judged)", "--relevant")
 
 
+def check_lane_names(raw_lanes, how: str = "name lanes with NAME=PATH") -> None:
+    """Lane names are unique and not a fused lane's (``rrf``, ``convex``); ``how`` says how to
+    name them (the command line's NAME=PATH, the API's {name: run})."""
+    names = [r.name for r in raw_lanes]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise InputError(f"duplicate lane name {n!r} ({how})", raw_lanes[i].path)
+    for reserved in ("rrf", "convex"):
+        if reserved in names:
+            raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
+
+
 def load(sources: Sources) -> "Workspace":
     """The workspace over ``sources`` (what every command and the dashboard load)."""
     return Workspace.load(list(sources.lanes), sources.qrels, sources.settings, list(sources.strata), sources.corpus,
@@ -187,13 +199,7 @@ class Workspace:
                 raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
             seen_paths[real] = role
         raw_lanes = [read_lane(p, name) for name, p in lanes]
-        names = [r.name for r in raw_lanes]
-        for i, n in enumerate(names):
-            if n in names[:i]:
-                raise InputError(f"duplicate lane name {n!r} (name lanes with NAME=PATH)", raw_lanes[i].path)
-        for reserved in ("rrf", "convex"):
-            if reserved in names:
-                raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
+        check_lane_names(raw_lanes)
         raw_q = read_qrels(qrels)
         raw_ood = read_qrels(ood_negatives) if ood_negatives else None
         ws = cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
