@@ -338,3 +338,19 @@ def test_real_trec_eval_q_output_reads_as_rankscope_evaluates_the_run():
         got = ws.per_query("out")[m]
         want = np.array([mine[(q, m)] for q in ("301", "302", "303")])
         assert np.abs(got - want).max() <= 5e-5, m
+
+
+def test_a_compressed_table_and_names_a_terminal_must_not_run(formats, tmp_path):
+    import gzip
+
+    src = formats["trec_eval"][0]
+    gz = tmp_path / "a.q.gz"
+    gz.write_bytes(gzip.compress(open(src, "rb").read()))
+    assert read_per_query_table(str(gz)).values == read_per_query_table(src).values
+    bad = tmp_path / "w.tsv"
+    bad.write_text("run\tqid\tmeasure\tvalue\nx\x1b[31m\t1\tP@10\t0.5\n")
+    with pytest.raises(InputError, match="must not contain control characters"):
+        read_per_query_table(str(bad))
+    bad.write_text("run\tqid\tmeasure\tvalue\nx y\t1\tP@10\t0.5\n")
+    with pytest.raises(InputError, match=r"w.tsv:2: lane name 'x y' must .* no '.', '=' or whitespace"):
+        read_per_query_table(str(bad))

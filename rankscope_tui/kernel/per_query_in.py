@@ -196,7 +196,10 @@ class PerQueryTable:
             seen = self.names.setdefault(key, [])
             if name not in seen:
                 seen.append(name)
-            if run not in self.runs:
+            if run not in self.runs:  # a run name is a lane name (report paths, printed tables)
+                from .readers import check_lane_name
+
+                check_lane_name(run, f"{self.path}:{line}")
                 self.runs.append(run)
         if qid in cell:
             first = cell[qid][1]
@@ -285,7 +288,7 @@ def detect_format(text: str, path: str) -> str:
 def read_per_query_table(path: str, name: str | None = None, fmt: str | None = None) -> PerQueryTable:
     """Read one per-query table. ``name`` names the run of a one-run format (default: the
     file's stem, as for a lane); a file that carries run names refuses one."""
-    from .readers import check_lane_name, lane_name_from_path
+    from .readers import lane_name_from_path
 
     if fmt is not None and fmt not in FORMATS:
         raise InputError(f"unknown per-query table format {fmt!r} (known: {', '.join(FORMATS)})", "--per-query-format")
@@ -305,8 +308,6 @@ def read_per_query_table(path: str, name: str | None = None, fmt: str | None = N
         raise InputError(f"the table names its runs ({', '.join(table.runs)}); give it without NAME=", path)
     if not table.values:
         raise InputError("no per-query value in the table (only summary or count rows)", path)
-    for run in table.runs:
-        check_lane_name(run, path)
     return table
 
 
