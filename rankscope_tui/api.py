@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
 from .kernel.errors import InputError
+from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES  # (defaults written once)
 
 __all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
            "Paired", "Metric", "InputError"]
@@ -279,7 +280,7 @@ class Evaluation:
 
 
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
-             group_sep: str | None = None, strata=(), resamples: int = 9999, seed: int = 0, confidence: float = 0.95,
+             group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
              *, per_query=None, per_query_format: str | None = None) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
     more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
@@ -306,8 +307,8 @@ def _no_runs(runs, measures, depth, group_sep) -> None:
                          "their measures are what is reported)", "per_query")
 
 
-def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = 9999, seed: int = 0,
-           confidence: float = 0.95, fmt: str | None = None):
+def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+           confidence: float = DEFAULT_CONFIDENCE, fmt: str | None = None):
     """The kernel's per-query-table workspace (``kernel.per_query_in``) over ``per_query``: a
     path, a long DataFrame (``run, query_id, measure, value``, any column names the long
     format reads), a list of them, or a ``{name: path}`` dict for one-run files."""
@@ -409,10 +410,10 @@ class Comparison:
         return _html_table(self.to_frame()[cols], self.result.result.caption)
 
 
-def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), measures="ndcg@10", level: str = "doc",
+def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), measures=DEFAULT_METRIC, level: str = "doc",
             min_delta: float = 0.0, correction: str = "holm", alternative: str = "two-sided",
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
-            group_sep: str | None = None, resamples: int = 9999, seed: int = 0, confidence: float = 0.95,
+            group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other one and ``rrf`` when two or more runs are given), statistics
@@ -506,7 +507,7 @@ def _aligned_values(baseline, candidate, ids):
 
 def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value", baseline: str = "baseline",
            candidate: str = "candidate", min_delta: float = 0.0, alternative: str = "two-sided",
-           resamples: int = 9999, seed: int = 0, confidence: float = 0.95) -> Paired:
+           resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE) -> Paired:
     """The paired statistics and verdict of one comparison, from per-query values computed
     anywhere: arrays (with ``ids``, in any order) or two pandas Series (aligned on their
     index). The values are sorted by id as bytes inside, so the numbers equal ``compare``'s
@@ -539,7 +540,7 @@ def iter_calc(measures, qrels, run):
     as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive the run
     lacks is yielded with 0, queries without a relevant doc are not yielded."""
     keys = _metric_names(measures)
-    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, 0.95))
+    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
     name = ws.input_lanes[0]
     pq = ws.per_query(name, "doc")
     pos = ws.positives
@@ -553,7 +554,7 @@ def iter_calc(measures, qrels, run):
 def calc_aggregate(measures, qrels, run) -> dict:
     """``{measure: mean over the positive queries}``, the value report.json gives each."""
     keys = _metric_names(measures)
-    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, 0.95))
+    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
     return ws.means_of(ws.per_query(ws.input_lanes[0], "doc"), [k.key for k in keys])
 
 
