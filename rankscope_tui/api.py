@@ -180,16 +180,12 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence)
     """The ``LoadSettings`` of these arguments, checked by the command line's own
     ``settings_from`` (one set of checks, one wording: a bad value reads as the option's
     error, e.g. ``--relevant: must be at least 1 ...``)."""
-    from types import SimpleNamespace
-
-    from .cli import settings_from
+    from .cli import settings_of
 
     if measures is not None and not isinstance(measures, str):
         measures = ",".join(str(m) for m in measures)
-    args = SimpleNamespace(metrics=measures, relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
-                           seed=seed, confidence=confidence, window=10, blind=None, cap=None, document_first=False,
-                           rrf_k=None)
-    return settings_from(args)
+    return settings_of(metrics=measures, relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
+                       seed=seed, confidence=confidence)
 
 
 def workspace(qrels, runs, settings=None, strata=()):

@@ -165,6 +165,21 @@ def settings_from(args):
     )
 
 
+def settings_of(**given):
+    """``settings_from`` over the given values and the defaults of the rest (for callers
+    without the loading options: verdict on per-query tables, the Python API): the same
+    checks, the same words."""
+    from dataclasses import fields
+    from types import SimpleNamespace
+
+    from .kernel.settings import LoadSettings
+
+    values = {f.name: f.default for f in fields(LoadSettings) if f.name not in ("metrics", "rrf_k_source")}
+    values.update(metrics=None, rrf_k=None)
+    values.update(given)
+    return settings_from(SimpleNamespace(**values))
+
+
 def input_paths(args) -> list[str]:
     paths = [p for _, p in args.lane] + [p for _, p in getattr(args, "per_query_in", [])]
     paths += [args.qrels, args.corpus, args.ood_negatives, args.thresholds]

@@ -354,3 +354,34 @@ def test_a_compressed_table_and_names_a_terminal_must_not_run(formats, tmp_path)
     bad.write_text("run\tqid\tmeasure\tvalue\nx y\t1\tP@10\t0.5\n")
     with pytest.raises(InputError, match=r"w.tsv:2: lane name 'x y' must .* no '.', '=' or whitespace"):
         read_per_query_table(str(bad))
+
+
+def test_diff_and_verdict_take_tables_directly(formats, tmp_path, capsys):
+    """diff --before-per-query-in / --after-per-query-in and verdict --per-query-in give what
+    the reports made from the same tables give."""
+    p = formats["warehouse"][0]
+    after = tmp_path / "after.tsv"
+    after.write_text(open(p).read().replace("\t0.25\n", "\t0.0\n"))
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for src, out in ((p, a), (str(after), b)):
+        assert main(["evaluate", "--per-query-in", src, "--resamples", "999", "--out", str(out)]) == 0
+    capsys.readouterr()
+    d1, d2 = tmp_path / "d1.json", tmp_path / "d2.json"
+    assert main(["diff", "--before", str(a), "--after", str(b), "--resamples", "999", "--out", str(d1)]) == 0
+    assert main(["diff", "--before-per-query-in", p, "--after-per-query-in", str(after), "--resamples", "999",
+                 "--out", str(d2)]) == 0
+    assert json.loads(d1.read_text())["rows"] == json.loads(d2.read_text())["rows"]
+    gates = tmp_path / "g.json"
+    gates.write_text(json.dumps([{"path": "lanes.a.doc.ndcg@10", "op": ">=", "threshold": 0.1}]))
+    v1, v2 = tmp_path / "v1.json", tmp_path / "v2.json"
+    assert main(["verdict", "--report", str(a), "--gates", str(gates), "--out", str(v1)]) == 0
+    assert main(["verdict", "--per-query-in", p, "--resamples", "999", "--gates", str(gates), "--out", str(v2)]) == 0
+    r1, r2 = json.loads(v1.read_text()), json.loads(v2.read_text())
+    assert r1["rules"] == r2["rules"] and (r1["passed"], r1["failed"]) == (r2["passed"], r2["failed"]) == (True, 0)
+    capsys.readouterr()
+    assert main(["verdict", "--gates", str(gates)]) == 2
+    assert "the following arguments are required: --report" in capsys.readouterr().err
+    assert main(["diff", "--after", str(b)]) == 2
+    assert "the following arguments are required: --before" in capsys.readouterr().err
+    assert main(["diff", "--before", str(a), "--after", str(b), "--qrels", p]) == 2
+    assert "--qrels is for per-query tables" in capsys.readouterr().err
