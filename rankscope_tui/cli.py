@@ -77,9 +77,10 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     d = {f.name: f.default for f in fields(LoadSettings)}  # (the metric set's default is a factory)
     g = p.add_argument_group("inputs")
     g.add_argument("--lane", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
-                   help="a run file (TREC or JSON, optionally .gz); repeatable")
+                   help="a run file (format and compression told by content; see --run-format); a lane in "
+                        "several shard files: NAME=a.run,b.run or NAME='shards/*.run'; repeatable")
     g.add_argument("--qrels", required=qrels_required and not tables, metavar="PATH",
-                   help="judgments (TREC or JSON, optionally .gz)")
+                   help="judgments (format and compression told by content; see --qrels-format)")
     if tables:
         from .kernel.per_query_in import FORMATS
 
@@ -96,6 +97,18 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
                    help="docid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
     g.add_argument("--ood-negatives", metavar="PATH", help="qrels whose queries are all out-of-domain negatives")
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
+    from .kernel.formats import QRELS_FORMATS, RUN_FORMATS
+
+    f = p.add_argument_group("input formats", "told by content unless given (README: Input formats)")
+    f.add_argument("--run-format", choices=RUN_FORMATS, default="auto", help="the format of every --lane file")
+    f.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto",
+                   help="the format of --qrels (and --ood-negatives)")
+    f.add_argument("--run-columns", default=None, metavar="ROLE=COL,...",
+                   help="columns of a run table: query=COL,doc=COL,score=COL (or rank=COL)")
+    f.add_argument("--qrels-columns", default=None, metavar="ROLE=COL,...",
+                   help="columns of a qrels table: query=COL,doc=COL,relevance=COL")
+    f.add_argument("--mteb-subset", default=None, metavar="NAME", help="the subset of MTEB predictions to read")
+    f.add_argument("--mteb-split", default=None, metavar="NAME", help="the split of MTEB predictions to read")
     s = p.add_argument_group("settings")
     s.add_argument("--metrics", default=None, help="comma list, e.g. ndcg@10,rr,p@10,recall@100")
     s.add_argument("--relevant", type=int, default=d["relevant"], help="a doc is relevant when grade >= this (default 1)")
@@ -161,7 +174,21 @@ def settings_from(args):
         metrics=tuple(parse_metrics(args.metrics or DEFAULT_METRICS)),
         depth=args.depth, relevant=args.relevant, group_sep=args.group_sep or None, window=args.window,
         seed=args.seed, resamples=args.resamples, confidence=args.confidence, rrf_k=rrf_k, rrf_k_source=rrf_src,
-        blind=args.blind, cap=args.cap, document_first=args.document_first,
+        blind=args.blind, cap=args.cap, document_first=args.document_first, inputs=input_options(args),
+    )
+
+
+def input_options(args):
+    """How input files are read (``kernel.formats.InputOptions``) from the format options."""
+    from .kernel.columns import ColumnMapping
+    from .kernel.formats import InputOptions
+
+    return InputOptions(
+        run_format=args.run_format, qrels_format=args.qrels_format,
+        run_columns=ColumnMapping.parse(args.run_columns, "--run-columns") if args.run_columns is not None else None,
+        qrels_columns=(ColumnMapping.parse(args.qrels_columns, "--qrels-columns")
+                       if args.qrels_columns is not None else None),
+        mteb_subset=args.mteb_subset, mteb_split=args.mteb_split,
     )
 
 
@@ -174,14 +201,17 @@ def settings_of(**given):
 
     from .kernel.settings import LoadSettings
 
-    values = {f.name: f.default for f in fields(LoadSettings) if f.name not in ("metrics", "rrf_k_source")}
-    values.update(metrics=None, rrf_k=None)
+    values = {f.name: f.default for f in fields(LoadSettings) if f.name not in ("metrics", "rrf_k_source", "inputs")}
+    values.update(metrics=None, rrf_k=None, run_format="auto", qrels_format="auto", run_columns=None,
+                  qrels_columns=None, mteb_subset=None, mteb_split=None)
     values.update(given)
     return settings_from(SimpleNamespace(**values))
 
 
 def input_paths(args) -> list[str]:
-    paths = [p for _, p in args.lane] + [p for _, p in getattr(args, "per_query_in", [])]
+    from .kernel.formats import shard_paths
+
+    paths = [p for _, spec in args.lane for p in shard_paths(spec)] + [p for _, p in getattr(args, "per_query_in", [])]
     paths += [args.qrels, args.corpus, args.ood_negatives, args.thresholds]
     return [p for p in paths + list(args.queries) + list(args.docs) + list(args.strata) if p]
 
@@ -193,7 +223,9 @@ RANKING_ONLY = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-se
                 ("--cap", "cap", None), ("--document-first", "document_first", False), ("--rrf-k", "rrf_k", None),
                 ("--blind", "blind", None), ("--gate-on", "gate_on", None), ("--fpir", "fpir", None),
                 ("--conservative", "conservative", None), ("--miss-rate", "miss_rate", None),
-                ("--margin", "margin", None), ("--mutual", "mutual", None), ("--metrics", "metrics", None))
+                ("--margin", "margin", None), ("--mutual", "mutual", None), ("--metrics", "metrics", None),
+                ("--run-format", "run_format", "auto"), ("--run-columns", "run_columns", None),
+                ("--mteb-subset", "mteb_subset", None), ("--mteb-split", "mteb_split", None))
 
 
 def load_tables(args):

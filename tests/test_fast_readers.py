@@ -131,9 +131,7 @@ def test_scan_split_lands_on_every_line(tmp_path, monkeypatch):
         assert readers._scan_plain(str(p)).clean is False, k
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (readers module docstring): the run fast path does not sniff JSON, "
-                                       "so a one-line JSON run of 6 single-space fields with a number 5th is read as "
-                                       "one TREC row instead of as JSON")
+# formerly a known gap: the format is told from the content before any fast path runs
 @pytest.mark.parametrize("suffix", [".json", ".json.gz"])
 def test_a_one_line_json_run_is_read_as_json(tmp_path, suffix):
     import gzip
@@ -143,3 +141,71 @@ def test_a_one_line_json_run_is_read_as_json(tmp_path, suffix):
     p.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
     lane = readers.read_lane(str(p), "lane")
     assert (lane.qid.to_pylist(), lane.doc.to_pylist(), lane.score.tolist()) == (["q", "q"], ["d", "e"], [1.0, 2.0])
+
+
+# ---------------------------------------------------------------------------
+# three-field formats (MS MARCO runs, BEIR qrels): the fast path and the general reader agree
+
+
+def _read_three_both(tmp_path, data: bytes, monkeypatch, what: str):
+    p = tmp_path / ("run.tsv" if what == "run" else "qrels.tsv")
+    p.write_bytes(data)
+
+    def read():
+        try:
+            if what == "run":
+                r = readers.read_lane(str(p), "lane")
+                vals = r.score.tolist()
+            else:
+                r = readers.read_qrels(str(p))
+                vals = r.grade.tolist()
+        except InputError as exc:
+            return ("error", str(exc))
+        return (r.qid.to_pylist(), r.doc.to_pylist(), vals, np.asarray(r.line).tolist(), r.format)
+
+    fast = read()
+    with monkeypatch.context() as m:
+        m.setattr(readers, "_read_beir_fast", lambda raw, path: None)
+        m.setattr(readers, "_parse_msmarco", lambda *a: None)
+        general = read()
+    return fast, general
+
+
+@pytest.mark.parametrize("text", [
+    "q1\td1\t1\nq1\td2\t2\nq2\td1\t1\n",
+    "q1 d1 1\nq1 d2 2\n",
+    "q1\td1\t1\nq1\td2\t1\n",  # a repeated rank
+    "q1\td1\t0\n",  # rank below 1
+    "q1\td1\t+1\n",
+    "q1\td1\t1\n\nq1\td2\t2\n",
+    "q1\td1\t1\r\nq1\td2\t2\r\n",
+    "q1\td1\t1\nq1\td2\t2\tx\n",
+    "q1\td1\t1\nq1\td2\tx\n",
+    "q1\td1\t1234567890\n",
+    "q1\tdé\t1\n",
+])
+def test_msmarco_fast_and_general_agree(tmp_path, monkeypatch, text):
+    fast, general = _read_three_both(tmp_path, text.encode(), monkeypatch, "run")
+    assert fast == general
+
+
+@pytest.mark.parametrize("text", [
+    "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n",
+    "q1\td1\t1\nq1\td2\t0\n",
+    "query-id corpus-id score\nq1 d1 2\n",
+    "query-id\tcorpus-id\tscore\nq1\td1\t1.5\n",
+    "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\textra\n",
+    "query-id\tcorpus-id\tscore\n# comment\nq1\td1\t1\n",
+    "q1\td1\t-2\nq2\td1\t2147483648\n",
+    "query-id\tcorpus-id\tscore\n",
+])
+def test_beir_fast_and_general_agree(tmp_path, monkeypatch, text):
+    fast, general = _read_three_both(tmp_path, text.encode(), monkeypatch, "qrels")
+    assert fast == general
+
+
+def test_beir_header_lines_are_counted(tmp_path):
+    p = tmp_path / "q.tsv"
+    p.write_bytes(b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\n")
+    q = readers.read_qrels(str(p))
+    assert np.asarray(q.line).tolist() == [2, 3] and q.format == "beir"

@@ -99,14 +99,15 @@ class Resolved:
     kind: str  # "score" | "rank" | "relevance"
     convention: str  # the convention's name, or "mapping"
 
+    def as_dict(self) -> dict:
+        """The columns read, by role (report.json's ``inputs``)."""
+        return {"query": self.query, "doc": self.doc, self.kind: self.value}
+
 
 def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
     present = set(names)
     listed = ", ".join(names) if names else "(none)"
-    if what == "run":
-        conventions = RUN_CONVENTIONS
-    else:
-        conventions = QRELS_CONVENTIONS
+    conventions = RUN_CONVENTIONS if what == "run" else QRELS_CONVENTIONS
     m = columns or ColumnMapping()
     if what == "run" and m.relevance is not None:
         raise InputError("a run's columns are query, doc and score (or rank); relevance names a qrels column",
@@ -137,8 +138,7 @@ def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: st
             vv, kind = m.relevance or v, "relevance"
         if {qq, dd, vv} <= present:
             fits.append((conv, Resolved(qq, dd, vv, kind, conv)))
-    distinct = {r for _, r in fits}
-    distinct = {Resolved(r.query, r.doc, r.value, r.kind, "") for r in distinct}
+    distinct = {(r.query, r.doc, r.value, r.kind) for _, r in fits}  # ranx and ir_measures share doc_id, score
     if len(distinct) > 1:
         shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
         flag = "--run-columns" if what == "run" else "--qrels-columns"
@@ -214,9 +214,8 @@ def id_column(col, source: str, name: str, role: str, rows=None):
                          f"write them as text or integers (1.0 is not the id 1)", source)
     else:
         raise InputError(f"{role} ids (column {name!r}) must be text or integers, not {t}"[:300], source)
-    bad = to_numpy(pc.match_substring_regex(col, "[\n\r\x00]"))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    i = _first_row_with_break(col)
+    if i is not None:
         raise InputError(f"{role} id {col[i].as_py()!r} (column {name!r}) contains a line break or a NUL byte"[:300],
                          source, row(i))
     if pa.types.is_large_string(col.type):
@@ -225,6 +224,30 @@ def id_column(col, source: str, name: str, role: str, rows=None):
         else:  # each chunk on its own (an encoder reads string chunks)
             col = pa.chunked_array([c.cast(pa.string()) for c in col.chunks], pa.string())
     return col
+
+
+def _first_row_with_break(col) -> int | None:
+    """The first row of a string column holding LF, CR or NUL (a byte scan of the data
+    buffers, not a regular expression per row), or None."""
+    import pyarrow as pa
+
+    base = 0
+    for ch in col.chunks:
+        n = len(ch)
+        if n == 0:
+            continue
+        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
+        _, ob, db = ch.buffers()
+        off = np.frombuffer(ob, dtype=odt, count=n + 1, offset=ch.offset * np.dtype(odt).itemsize)
+        if db is not None and off[-1] > off[0]:
+            data = np.frombuffer(db, dtype=np.uint8, count=int(off[-1] - off[0]), offset=int(off[0]))
+            low = np.flatnonzero(data < 14)  # few: ids rarely hold control bytes
+            if low.size:
+                hit = low[(data[low] == 10) | (data[low] == 13) | (data[low] == 0)]
+                if hit.size:
+                    return base + int(np.searchsorted(off - off[0], hit[0], side="right")) - 1
+        base += n
+    return None
 
 
 def _not_utf8(b) -> bool:
@@ -411,7 +434,7 @@ def run_table(table, source: str, columns: ColumnMapping | None = None, *, name:
     line = RowLines(len(score)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, score)
-    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest)
+    return RawLane(lane_name, source, qid, doc, score, line, [], "", digest, format="table", columns=r.as_dict())
 
 
 def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, digest=None, rows=None):
@@ -428,4 +451,26 @@ def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, dig
     line = RowLines(len(grade)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, grade)
-    return RawQrels(source, qid, doc, grade, line, digest=digest)
+    return RawQrels(source, qid, doc, grade, line, digest=digest, format="table", columns=r.as_dict())
+
+
+def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, digest, name: str | None = None):
+    """A run or qrels Parquet file (``source``: its path, or its decompressed bytes),
+    reading only the three chosen columns. Rows are numbered from 1 in file order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
+    try:
+        pf = pq.ParquetFile(src)
+        names = pf.schema_arrow.names
+        r = resolve_columns(names, columns, what, path)
+        table = pf.read(columns=list(dict.fromkeys((r.query, r.doc, r.value))), use_threads=True)
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"not a readable Parquet file ({exc})"[:300], path) from None
+    mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+    if what == "run":
+        return run_table(table, path, mapping, name=name, digest=digest)
+    return qrels_table(table, path, mapping, digest=digest)

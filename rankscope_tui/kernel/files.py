@@ -12,7 +12,8 @@ decompressed in 1 MiB steps and may not exceed the input size limit
 (:func:`input_size_limit`: min(32 GiB, a quarter of physical memory, a quarter of the
 process's address-space limit when one is set), or ``RANKSCOPE_MAX_INPUT_BYTES``); the same
 limit applies to a file or pipe read whole. A NUL byte stops the read at once (a
-binary file), so ``/dev/zero``-like content costs one step, not the whole file.
+binary file), so ``/dev/zero``-like content costs one step, not the whole file --
+except in content starting with Parquet's magic bytes ``PAR1`` (binary by design).
 
 Text is UTF-8, strict, with a leading BOM dropped; a BOM anywhere else (two files
 concatenated) is refused; a lone CR (classic Mac line ends) is a line end, as LF and
@@ -49,6 +50,7 @@ _STEP = 1 << 20
 COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
                 (b"\x28\xb5\x2f\xfd", "zstd"), (b"\x04\x22\x4d\x18", "lz4"))
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4")
+PARQUET_MAGIC = b"PAR1"  # binary content read whole (formats.detect), not refused for its NUL bytes
 
 
 def compression_of(head: bytes) -> str | None:
@@ -187,7 +189,8 @@ def _nul_error(buf, start: int, p: str) -> InputError | None:
 
 def _read_all(fh, p: str, limit: int, what: str, check_nul: bool | None = True) -> bytearray:
     """Read ``fh`` to its end in 1 MiB steps, at most ``limit`` bytes; a NUL byte stops it.
-    ``check_nul=None``: check unless the first step starts with a compression's magic bytes."""
+    ``check_nul=None``: check unless the first step starts with a compression's (or
+    Parquet's) magic bytes."""
     out = bytearray()
     while True:
         chunk = fh.read(_STEP)
@@ -198,7 +201,7 @@ def _read_all(fh, p: str, limit: int, what: str, check_nul: bool | None = True) 
             raise _too_large(p, limit, what)
         out += chunk
         if check_nul is None:
-            check_nul = compression_of(bytes(out[:6])) is None
+            check_nul = compression_of(bytes(out[:6])) is None and bytes(out[:4]) != PARQUET_MAGIC
         if check_nul:
             err = _nul_error(out, start, p)
             if err is not None:
@@ -249,7 +252,7 @@ def read_bytes(p: str) -> tuple[bytes, bytes]:
         raise InputError(f"{name}-compressed, and this pyarrow has no {name} codec: decompress it first", p)
     try:
         with dec:
-            raw = _read_all(dec, p, limit, f"decompresses ({name}) to")
+            raw = _read_all(dec, p, limit, f"decompresses ({name}) to", check_nul=None)
     except InputError:
         raise
     except MemoryError:

@@ -101,9 +101,19 @@ class _JsonPairs:
                 self.fail("invalid JSON: expecting ',' delimiter", i)
 
     def parse(self):
+        i = self.ws(0)
+        qids, docs, vals, lines, i = self.parse_object(i)
+        i = self.ws(i)
+        if i < len(self.text):
+            self.fail("invalid JSON: extra data after the object", i)
+        if not qids:
+            raise InputError("empty file (no query holds any doc)", self.path)
+        return qids, docs, vals, lines
+
+    def parse_object(self, i: int):
+        """The ``{qid: {docid: value}}`` object at ``i``: (qids, docs, values, lines, end)."""
         what, t = self.what, self.text
         qids, docs, vals, lines = [], [], [], []
-        i = self.ws(0)
         if t[i:i + 1] != "{":
             if t[i:i + 1] == "[":
                 self.value(i)  # a syntax error inside still reads as one
@@ -145,12 +155,29 @@ class _JsonPairs:
                 q, qpos, j = outer.send(j)
         except StopIteration as stop:
             i = stop.value
-        i = self.ws(i)
-        if i < len(t):
-            self.fail("invalid JSON: extra data after the object", i)
-        if not qids:
-            raise InputError("empty file (no query holds any doc)", self.path)
-        return qids, docs, vals, lines
+        return qids, docs, vals, lines, i
+
+    def keys_at(self, i: int, skip: bool = True):
+        """(key, line, position of its value, end of its value) of the object at ``i``; a
+        repeated key is an error naming both lines."""
+        if self.text[i:i + 1] != "{":
+            self.fail("expected a JSON object", i)
+        out, seen = [], {}
+        gen = self.members(i + 1)
+        try:
+            k, kpos, j = next(gen)
+            while True:
+                line = self.line(kpos)
+                if k in seen:
+                    raise InputError(f"key {k!r} appears twice in one object (first at line {seen[k]})"[:300],
+                                     self.path, line)
+                seen[k] = line
+                j = self.ws(j)
+                _, end = self.value(j)
+                out.append((k, line, j, end))
+                k, kpos, j = gen.send(end)
+        except StopIteration as stop:
+            return out, stop.value
 
     def _check(self, q: str, d: str, v, pos: int) -> None:
         what = self.what
@@ -181,3 +208,73 @@ def json_pairs(text: str, path: str, what: str):
     repeated inside one query's object, is an error naming both lines.
     """
     return _JsonPairs(text, path, what).parse()
+
+
+def top_level_has(text: str, key: str) -> bool:
+    """Whether the JSON object ``text`` has ``key`` among its top-level keys (a cheap
+    substring test first; the keys are then read, skipping their values)."""
+    import json as _json
+
+    if _json.dumps(key) not in text:
+        return False
+    sc = _JsonPairs(text, "", "score")
+    i = sc.ws(0)
+    if text[i:i + 1] != "{":
+        return False
+    try:
+        keys, _ = sc.keys_at(i)
+    except InputError:
+        return False
+    return any(k == key for k, *_ in keys)
+
+
+def mteb_pairs(text: str, path: str, subset: str | None, split: str | None):
+    """The ``{qid: {docid: score}}`` pairs of one subset and split of an MTEB predictions
+    file (``{"mteb_model_meta": {...}, SUBSET: {SPLIT: {qid: {docid: score}}}}``), each
+    with the line of its doc key. Without ``subset``/``split`` the file must hold only
+    one; otherwise the choices are listed. A subset or split not in the file is an error
+    listing those that are."""
+    sc = _JsonPairs(text, path, "score")
+    i = sc.ws(0)
+    keys, end = sc.keys_at(i)
+    if sc.ws(end) < len(text):
+        sc.fail("invalid JSON: extra data after the object", sc.ws(end))
+    subsets = [(k, line, j) for k, line, j, _ in keys if k != "mteb_model_meta"]
+    if not subsets:
+        raise InputError("an MTEB predictions file without predictions (only 'mteb_model_meta')", path)
+    names = [k for k, _, _ in subsets]
+
+    def listed(xs):
+        return ", ".join(repr(x) for x in xs)[:300]
+
+    if subset is None:
+        if len(subsets) > 1:
+            raise InputError(f"MTEB predictions of several subsets ({listed(names)}): choose one with --mteb-subset",
+                             path)
+        chosen = subsets[0]
+    else:
+        hits = [s for s in subsets if s[0] == subset]
+        if not hits:
+            raise InputError(f"no subset {subset!r} in these MTEB predictions (subsets: {listed(names)})", path)
+        chosen = hits[0]
+    sname, sline, j = chosen
+    if text[j:j + 1] != "{":
+        sc.fail(f"subset {sname!r} must be an object {{split: {{qid: {{docid: score}}}}}}", j)
+    splits, _ = sc.keys_at(j)
+    if not splits:
+        raise InputError(f"subset {sname!r} holds no split", path, sline)
+    snames = [k for k, *_ in splits]
+    if split is None:
+        if len(splits) > 1:
+            raise InputError(f"MTEB predictions of subset {sname!r} hold several splits ({listed(snames)}): choose "
+                             "one with --mteb-split", path)
+        pick = splits[0]
+    else:
+        hits = [s for s in splits if s[0] == split]
+        if not hits:
+            raise InputError(f"no split {split!r} in subset {sname!r} (splits: {listed(snames)})", path)
+        pick = hits[0]
+    qids, docs, vals, lines, _ = sc.parse_object(pick[2])
+    if not qids:
+        raise InputError(f"split {pick[0]!r} of subset {sname!r} holds no scored doc", path, pick[1])
+    return qids, docs, vals, lines

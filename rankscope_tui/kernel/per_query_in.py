@@ -434,11 +434,12 @@ class TableLane:
     n_rows: int = 0
 
 
-def positive_qids(qrels_path: str, relevant: int) -> tuple[set[str], str]:
-    """The positive queries of a qrels file (a judgment with grade >= ``relevant``) and its sha256."""
+def positive_qids(qrels_path: str, relevant: int, options=None) -> tuple[set[str], str]:
+    """The positive queries of a qrels file (a judgment with grade >= ``relevant``) and its
+    sha256; ``options``: how it is read (``formats.InputOptions``, as for runs)."""
     from .readers import read_qrels
 
-    raw = read_qrels(qrels_path)
+    raw = read_qrels(qrels_path, options)
     grade = np.asarray(raw.grade)
     qids = np.asarray(raw.qid.to_pylist(), dtype=object)
     return set(qids[grade >= relevant].tolist()), raw.sha256()
@@ -533,7 +534,7 @@ class TableWorkspace:
         warnings: list[InputWarning] = []
         sha = None
         if qrels is not None:
-            pos, sha = positive_qids(qrels, settings.relevant)
+            pos, sha = positive_qids(qrels, settings.relevant, getattr(settings, "inputs", None))
             table_q = {q for c in cells.values() for q in c}
             extra = table_q - pos
             if extra:

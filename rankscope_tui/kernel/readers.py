@@ -1,4 +1,8 @@
-"""Reading lanes (runs) and qrels (SPEC §2): TREC text or JSON ``{qid: {docid: value}}``.
+"""Reading lanes (runs) and qrels (SPEC §2) in every format of ``formats``: TREC text,
+JSON ``{qid: {docid: value}}``, MS MARCO runs and BEIR qrels (three fields), tables
+under a header line, and -- through ``columns`` and ``json_lines`` -- Parquet, JSON
+Lines and MTEB predictions. The format is told from the content (``formats.detect``,
+after decompression) unless given; the text formats are read here.
 
 Every reader returns string columns plus the 1-based source line of each row, so
 that later checks (duplicates, conflicting grades) can still name a line. Every
@@ -8,7 +12,7 @@ Two roads read a TREC file, and they must give the same rows. The *fast path* ta
 a clean file: byte checks (``_ChunkCheck``), streamed over an uncompressed run or
 over the bytes in memory (gzip, qrels), then pyarrow's CSV reader. Whenever
 anything is unusual it returns None and the *general reader* reads the file: it
-decodes the text, sniffs JSON, splits lines and whitespace-separated fields with
+decodes the text, splits lines and whitespace-separated fields with
 pyarrow compute kernels, and names the line of the first problem. So the fast path
 only ever declines; every error message comes from the general reader (or from
 ``files``, for bytes that are not text). The invariants that keep them identical:
@@ -36,6 +40,7 @@ fields, run            exactly 6, else declines               fewer than 6: erro
                                                               ignored with one ``extra_columns``
                                                               warning (as trec_eval)
 fields, qrels          exactly 4, else declines               exactly 4, else error
+fields, 3-field        exactly 3, else declines               exactly 3, else error
 read columns           run: qid, doc, score (Q0 and rank      the same; Q0, rank and iteration are
                        unread); qrels: qid, doc, grade        never checked
 score                  pyarrow CSV float64, finite, else      ``pc.cast`` to float64 (the first
@@ -46,11 +51,10 @@ grade                  ``-?[0-9]{1,9}`` (fits 32 bits), else  ``[+-]?[0-9]+`` (t
 tag                    the 6th field of the last line         the same
 empty content          declines                               error (``empty file``, or ``only blank
                                                               or comment lines``)
-JSON                   not sniffed (see the note below)       ``looks_like_json``, then
-                                                              ``json_pairs``: every pair with the
-                                                              line of its doc key; a repeated qid
-                                                              key, or doc key in one query, is an
-                                                              error naming both lines
+JSON                   told before (``formats.detect``)       the same; then ``json_pairs``: every
+                                                              pair with the line of its doc key; a
+                                                              repeated qid key, or doc key in one
+                                                              query, is an error naming both lines
 compression            by magic bytes (gzip, bzip2, xz, zstd, the same (``files.read_bytes``)
                        lz4), content in memory, at most
                        ``files.input_size_limit()`` bytes
@@ -61,10 +65,14 @@ digest                 sha256 of the stored bytes (from       the same
                        for a plain run: ``files.Digest``)
 =====================  =====================================  ========================================
 
-Known gap (recorded, not yet closed): the fast path does not sniff JSON, so a JSON
-run written on one line with exactly 6 single-space fields whose 5th is a number
-(``{"q": {"d": 1, "e": 2 }}``) is read as one TREC row; the general reader would
-read it as JSON.
+The format is told before either road runs (``formats.detect`` on the first 64 KiB
+of content), so a JSON run written on one line with 6 single-space fields
+(``{"q": {"d": 1, "e": 2 }}``) is read as JSON, never as a TREC row. MS MARCO runs
+(``qid docid rank``) and BEIR qrels (``query-id corpus-id score``, the header line
+skipped) have the same two roads with 3 fields: the fast path reads the rank or
+grade as ``-?[0-9]{1,9}``, the general reader as a decimal integer (as a grade), and
+a rank must be at least 1 and unique within its query (score = -rank; these two
+checks run on the columns either road read, with the same messages).
 """
 
 from __future__ import annotations
@@ -111,13 +119,15 @@ def looks_like_json(text: str) -> bool:
 
 
 class RowLines:
-    """Source lines of a file whose row i is line i + 1 (a clean run file): indexes like
-    the int64 array ``arange(1, n + 1)`` without holding it."""
+    """Source lines of a file whose row i is line i + ``first`` (a clean run file, or
+    one under a header line): indexes like the int64 array ``arange(first, first + n)``
+    without holding it."""
 
     dtype = np.dtype(np.int64)
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, first: int = 1):
         self.n = int(n)
+        self.first = int(first)
 
     def __len__(self) -> int:
         return self.n
@@ -135,11 +145,11 @@ class RowLines:
             j = int(i) + self.n if int(i) < 0 else int(i)
             if not 0 <= j < self.n:
                 raise IndexError(i)
-            return np.int64(j + 1)
+            return np.int64(j + self.first)
         return np.asarray(self)[i]
 
     def __array__(self, dtype=None, copy=None):
-        return np.arange(1, self.n + 1, dtype=dtype or np.int64)
+        return np.arange(self.first, self.first + self.n, dtype=dtype or np.int64)
 
 
 @dataclass
@@ -155,6 +165,9 @@ class RawLane:
     warnings: list[InputWarning] = field(default_factory=list)
     tag: str = ""
     digest: Digest | None = None  # sha256 of the file as stored (see Digest)
+    shards: tuple = ()  # ((path, rows), ...) of a lane read from several files (formats.merge_shards)
+    format: str = ""  # the format it was read as (formats.RUN_FORMATS)
+    columns: dict | None = None  # a table's columns read: {"query": .., "doc": .., "score"|"rank": ..}
 
     def sha256(self) -> str:
         return (self.digest or Digest(path=self.path)).hexdigest()
@@ -181,36 +194,155 @@ def check_lane_name(name: str, where: str) -> None:
         raise InputError(f"lane name {name!r} must not contain control characters", where)
 
 
-def read_lane(path: str, name: str | None = None) -> RawLane:
-    """Read a TREC run (``qid Q0 docid rank score tag``) or JSON ``{qid: {docid: score}}``."""
+@dataclass
+class RawQrels:
+    path: str
+    qid: object
+    doc: object
+    grade: np.ndarray
+    line: np.ndarray
+    warnings: list[InputWarning] = field(default_factory=list)
+    digest: Digest | None = None
+    format: str = ""  # the format it was read as (formats.QRELS_FORMATS)
+    columns: dict | None = None  # a table's columns read: {"query": .., "doc": .., "relevance": ..}
+
+    def sha256(self) -> str:
+        return (self.digest or Digest(path=self.path)).hexdigest()
+
+
+def _options(options):
+    if options is None:
+        from .formats import InputOptions
+
+        return InputOptions()
+    return options
+
+
+def _plain_head(path: str) -> bytes | None:
+    """The first bytes of a regular, uncompressed file (None for a pipe or compressed content)."""
+    if check_file(path) != "regular":
+        return None
+    from .formats import HEAD_BYTES
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    return None if compression_of(head[:6]) is not None else head
+
+
+def read_lane(path: str, name: str | None = None, options=None) -> RawLane:
+    """Read a run in any format of ``formats`` (``options.run_format``; ``auto``: told
+    by content): TREC ``qid Q0 docid rank score tag``, JSON ``{qid: {docid: score}}``,
+    an MS MARCO run, a header-named table, JSON Lines, MTEB predictions or Parquet.
+    ``format`` on the lane says which it was read as."""
+    from .formats import detect
+
+    opts = _options(options)
     lane_name = name if name is not None else lane_name_from_path(path)
     check_lane_name(lane_name, path)
+    fmt = opts.run_format
     # a pipe (``<(zcat x.gz)``, a FIFO) is read once, into memory, like compressed content
-    scan = _scan_plain(path) if check_file(path) == "regular" else None
-    if scan is not None:  # not compressed: one streaming pass of checks, then pyarrow reads the file
-        digest = Digest(path=path)
-        fast = _parse_run(path, scan.delim, scan.clean) if scan.clean is not False else None
-        if fast is not None:
-            qid, doc, score = fast
-            return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], scan.tag, digest)
+    head = _plain_head(path)
+    if head is not None:
+        if fmt == "auto":
+            fmt = detect(head, "run", path)
+        if fmt == "parquet":
+            from .columns import read_parquet
+
+            return _as(read_parquet(path, path, "run", opts.run_columns, Digest(path=path), name=lane_name), fmt)
+        if fmt in ("trec", "msmarco"):
+            fast = _lane_fast_plain(path, lane_name, fmt)
+            if fast is not None:
+                return _as(fast, fmt)
         raw = read_bytes(path)[1]
+        digest = Digest(path=path)
     else:
         stored, raw = read_bytes(path)
         digest = Digest(stored)
         del stored
+        if fmt == "auto":
+            from .formats import HEAD_BYTES
+
+            fmt = detect(bytes(raw[:HEAD_BYTES]), "run", path)
+    lane = _lane_from_content(raw, path, lane_name, fmt, opts, digest)
+    return _as(lane, "mteb" if lane.format == "mteb" else fmt)
+
+
+def _as(raw, fmt: str):
+    raw.format = fmt
+    return raw
+
+
+def _lane_fast_plain(path: str, lane_name: str, fmt: str) -> RawLane | None:
+    """The fast path over an uncompressed file: one streaming pass of byte checks, then
+    pyarrow reads the file itself; None whenever the general reader must read it."""
+    scan = _scan_plain(path)
+    if scan is None or scan.clean is False:
+        return None
+    if fmt == "trec":
+        fast = _parse_run(path, scan.delim, scan.clean)
+        if fast is None:
+            return None
+        qid, doc, score = fast
+        return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], scan.tag, Digest(path=path))
+    fast = _parse_msmarco(path, scan.delim, scan.clean, path)
+    if fast is None:
+        return None
+    qid, doc, score = fast
+    return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], "", Digest(path=path))
+
+
+def _lane_from_content(raw, path: str, lane_name: str, fmt: str, opts, digest) -> RawLane:
+    if fmt == "parquet":
+        from .columns import read_parquet
+
+        return read_parquet(raw, path, "run", opts.run_columns, digest, name=lane_name)
+    if fmt == "trec":
         fast = _read_run_fast(raw)
         if fast is not None:
             qid, doc, score, tag = fast
             return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], tag, digest)
+    if fmt == "msmarco":
+        layout = _clean_layout(raw)
+        fast = _parse_msmarco(pa.BufferReader(pa.py_buffer(raw)), *layout, path) if layout is not None else None
+        if fast is not None:
+            qid, doc, score = fast
+            return RawLane(lane_name, path, qid, doc, score, RowLines(len(score)), [], "", digest)
     text = decode_text(raw, path)
     del raw
-    if looks_like_json(text):
-        qid, doc, score, line = json_pairs(text, path, "score")
+    if fmt in ("json", "mteb"):
+        from .json_pairs import mteb_pairs, top_level_has
+
+        if fmt == "json" and opts.run_format == "auto" and top_level_has(text, "mteb_model_meta"):
+            fmt = "mteb"
+        if fmt == "mteb":
+            qid, doc, score, line = mteb_pairs(text, path, opts.mteb_subset, opts.mteb_split)
+            return RawLane(lane_name, path, arrow_strings(qid), arrow_strings(doc), np.asarray(score, dtype=np.float64),
+                           np.asarray(line, dtype=np.int64), digest=digest, format="mteb")
+        else:
+            if top_level_has(text, "mteb_model_meta"):
+                raise InputError("this is an MTEB predictions file (a key 'mteb_model_meta'): give --run-format "
+                                 "mteb (or auto)", path)
+            qid, doc, score, line = json_pairs(text, path, "score")
         return RawLane(lane_name, path, arrow_strings(qid), arrow_strings(doc),
                        np.asarray(score, dtype=np.float64), np.asarray(line, dtype=np.int64), digest=digest)
+    if fmt == "jsonl":
+        from .json_lines import read_json_lines
+
+        return read_json_lines(text, path, "run", opts.run_columns, digest, name=lane_name)
     fields = split_fields(text)
     if fields.line.size == 0:
         raise InputError("empty file (only blank or comment lines)", path)
+    if fmt == "tsv":
+        from .columns import run_table
+
+        table, rows = _header_table(fields, path, "run", opts.run_columns)
+        return run_table(table, path, opts.run_columns, name=lane_name, digest=digest, rows=rows)
+    if fmt == "msmarco":
+        qid, doc, score = _msmarco_general(fields, path)
+        return RawLane(lane_name, path, qid, doc, score, fields.line, [], "", digest)
     short = fields.n_tokens < 6
     if short.any():
         i = int(np.flatnonzero(short)[0])
@@ -232,44 +364,163 @@ def read_lane(path: str, name: str | None = None) -> RawLane:
     return RawLane(lane_name, path, _column(fields, 0), _column(fields, 2), score, fields.line, warnings, tag, digest)
 
 
-@dataclass
-class RawQrels:
-    path: str
-    qid: object
-    doc: object
-    grade: np.ndarray
-    line: np.ndarray
-    warnings: list[InputWarning] = field(default_factory=list)
-    digest: Digest | None = None
-
-    def sha256(self) -> str:
-        return (self.digest or Digest(path=self.path)).hexdigest()
+def read_qrels(path: str, options=None) -> RawQrels:
+    """Read qrels in any format of ``formats`` (``options.qrels_format``; ``auto``: told
+    by content): TREC ``qid 0 docid grade``, JSON ``{qid: {docid: grade}}``, BEIR/MTEB
+    ``query-id corpus-id score`` (with or without its header), a header-named table,
+    JSON Lines or Parquet. ``format`` on the qrels says which it was read as."""
+    opts = _options(options)
+    told = [opts.qrels_format]
+    q = _read_qrels(path, opts, told)
+    return _as(q, told[0])
 
 
-def read_qrels(path: str) -> RawQrels:
-    """Read TREC qrels ``qid 0 docid grade`` or JSON ``{qid: {docid: grade}}``."""
+def _read_qrels(path: str, opts, told: list) -> RawQrels:
+    from .formats import HEAD_BYTES, detect
+
+    fmt = opts.qrels_format
+    head = _plain_head(path)
+    if head is not None and (fmt == "parquet" or (fmt == "auto" and head[:4] == b"PAR1")):
+        from .columns import read_parquet
+
+        told[0] = "parquet"
+        return read_parquet(path, path, "qrels", opts.qrels_columns, Digest(path=path))
     stored, raw = read_bytes(path)
     digest = Digest(stored)
     del stored
-    fast = _read_qrels_fast(raw)
-    if fast is not None:
-        qid, doc, grade = fast
-        return RawQrels(path, qid, doc, grade, RowLines(len(grade)), digest=digest)
+    if fmt == "auto":
+        fmt = detect(bytes(raw[:HEAD_BYTES]), "qrels", path)
+    told[0] = fmt
+    if fmt == "parquet":
+        from .columns import read_parquet
+
+        return read_parquet(raw, path, "qrels", opts.qrels_columns, digest)
+    if fmt == "trec":
+        fast = _read_qrels_fast(raw)
+        if fast is not None:
+            qid, doc, grade = fast
+            return RawQrels(path, qid, doc, grade, RowLines(len(grade)), digest=digest)
+    if fmt == "beir":
+        fast = _read_beir_fast(raw, path)
+        if fast is not None:
+            qid, doc, grade, first = fast
+            return RawQrels(path, qid, doc, grade, RowLines(len(grade), first), digest=digest)
     text = decode_text(raw, path)
     del raw
-    if looks_like_json(text):
+    if fmt == "json":
         qid, doc, grade, line = json_pairs(text, path, "grade")
         return RawQrels(path, arrow_strings(qid), arrow_strings(doc),
                         np.asarray(grade, dtype=np.int64), np.asarray(line, dtype=np.int64), digest=digest)
+    if fmt == "jsonl":
+        from .json_lines import read_json_lines
+
+        return read_json_lines(text, path, "qrels", opts.qrels_columns, digest)
     fields = split_fields(text)
     if fields.line.size == 0:
         raise InputError("empty file (only blank or comment lines)", path)
+    if fmt == "beir":
+        from .formats import header_columns
+
+        first = [t.as_py() for t in fields.tokens[0].values]
+        if header_columns(first, "qrels", path, opts.qrels_columns) is not None:
+            fmt = "tsv"
+        else:
+            wrong = fields.n_tokens != 3
+            if wrong.any():
+                i = int(np.flatnonzero(wrong)[0])
+                raise InputError(f"expected 3 fields 'query-id corpus-id score' (BEIR qrels), found "
+                                 f"{int(fields.n_tokens[i])}", path, int(fields.line[i]))
+            grade = _parse_int_col(_column(fields, 2), fields.line, path, "grade")
+            return RawQrels(path, _column(fields, 0), _column(fields, 1), grade, fields.line, digest=digest)
+    if fmt == "tsv":
+        from .columns import qrels_table
+
+        table, rows = _header_table(fields, path, "qrels", opts.qrels_columns)
+        return qrels_table(table, path, opts.qrels_columns, digest=digest, rows=rows)
     wrong = fields.n_tokens != 4
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
         raise InputError(f"expected 4 fields 'qid 0 docid grade', found {int(fields.n_tokens[i])}", path, int(fields.line[i]))
     grade = _parse_int_col(_column(fields, 3), fields.line, path, "grade")
     return RawQrels(path, _column(fields, 0), _column(fields, 2), grade, fields.line, digest=digest)
+
+
+# ---------------------------------------------------------------------------
+# three-field text (MS MARCO runs, BEIR qrels) and header-named tables
+
+
+def _parse_msmarco(source, delim: bytes, clean: bool | None, path: str):
+    """(qid, doc, score) of a clean ``qid docid rank`` file, score = -rank; None when it
+    does not parse as 3 fields with ranks of 1 to 9 digits."""
+    from .columns import check_ranks, score_from_rank
+
+    tab = _read_columns(source, delim, clean, ["qid", "doc", "rank"], {"qid": "str", "doc": "str", "rank": pa.binary()})
+    if tab is None:
+        return None
+    rank = _small_ints(tab.column("rank"))
+    if rank is None:
+        return None
+    qid, doc = _id_columns(tab, clean, ("qid", "doc"))
+    check_ranks(qid, rank, path)
+    return qid, doc, score_from_rank(rank)
+
+
+def _msmarco_general(fields: Fields, path: str):
+    from .columns import check_ranks, score_from_rank
+
+    wrong = fields.n_tokens != 3
+    if wrong.any():
+        i = int(np.flatnonzero(wrong)[0])
+        raise InputError(f"expected 3 fields 'qid docid rank' (an MS MARCO run), found {int(fields.n_tokens[i])}",
+                         path, int(fields.line[i]))
+    rank = _parse_int_col(_column(fields, 2), fields.line, path, "rank")
+    qid = _column(fields, 0)
+    check_ranks(qid, rank, path, fields.line)
+    return qid, _column(fields, 1), score_from_rank(rank)
+
+
+def _read_beir_fast(raw, path: str):
+    """(qid, doc, grade, first line) of clean BEIR qrels -- 3 fields, the header line
+    ``query-id corpus-id score`` optional -- or None for the general reader."""
+    layout = _clean_layout(raw)
+    if layout is None:
+        return None
+    delim, clean = layout
+    nl = raw.find(b"\n")
+    first = bytes(raw[:nl if nl >= 0 else len(raw)]).split(delim)
+    skip = 1 if [f.decode("utf-8", "replace") for f in first] == ["query-id", "corpus-id", "score"] else 0
+    tab = _read_columns(pa.BufferReader(pa.py_buffer(raw)), delim, clean, ["qid", "doc", "grade"],
+                        {"qid": "str", "doc": "str", "grade": pa.binary()}, skip=skip)
+    if tab is None:
+        return None
+    grade = _small_ints(tab.column("grade"))
+    if grade is None:
+        return None
+    qid, doc = _id_columns(tab, clean, ("qid", "doc"))
+    return qid, doc, grade, 1 + skip
+
+
+def _header_table(fields: Fields, path: str, what: str, columns):
+    """The lines under a header line as a table of text columns named by the header, and
+    the source line of each row (every line as many fields as the header)."""
+    from .formats import header_columns
+
+    names = [t.as_py() for t in fields.tokens[0].values]
+    if header_columns(names, what, path, columns) is None:
+        raise InputError(f"the first line {' '.join(names)!r} does not name known {what} columns"[:300], path,
+                         int(fields.line[0]))
+    if len(set(names)) != len(names):
+        raise InputError("a column is named twice in the header line", path, int(fields.line[0]))
+    body = Fields(fields.tokens.slice(1), fields.n_tokens[1:], fields.line[1:])
+    if body.line.size == 0:
+        raise InputError("no rows under the header line", path, int(fields.line[0]))
+    wrong = body.n_tokens != len(names)
+    if wrong.any():
+        i = int(np.flatnonzero(wrong)[0])
+        raise InputError(f"expected {len(names)} fields as in the header line, found {int(body.n_tokens[i])}", path,
+                         int(body.line[i]))
+    table = pa.table({n: _column(body, k) for k, n in enumerate(names)})
+    return table, body.line
 
 
 # ---------------------------------------------------------------------------
@@ -446,7 +697,7 @@ def _scan_plain(path: str) -> _Scan | None:
     return _Scan(delim, clean, tag)
 
 
-def _read_columns(source, delim: bytes, clean: bool | None, names: list[str], types: dict):
+def _read_columns(source, delim: bytes, clean: bool | None, names: list[str], types: dict, skip: int = 0):
     """pyarrow's CSV reader over a file (path) or buffer whose bytes passed the checks,
     reading only the columns in ``types`` (``"str"`` for an id column): a table, or
     None when the content does not parse as ``len(names)`` fields per line."""
@@ -454,7 +705,7 @@ def _read_columns(source, delim: bytes, clean: bool | None, names: list[str], ty
     try:
         tab = pcsv.read_csv(
             source,
-            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 22),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 22, skip_rows=skip),
             parse_options=pcsv.ParseOptions(delimiter=delim.decode(), quote_char=False, double_quote=False,
                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=False),
             convert_options=pcsv.ConvertOptions(

@@ -31,6 +31,12 @@ def _default_metrics() -> tuple:
     return tuple(parse_metrics(DEFAULT_METRICS))
 
 
+def _default_inputs():
+    from .formats import InputOptions
+
+    return InputOptions()
+
+
 @dataclass(frozen=True)
 class LoadSettings:
     """Settings of one workspace; recorded in report.json's ``settings`` block."""
@@ -48,6 +54,7 @@ class LoadSettings:
     blind: str | None = None
     cap: int | None = None
     document_first: bool = False
+    inputs: object = field(default_factory=_default_inputs)  # formats.InputOptions: how input files are read
 
     def as_dict(self) -> dict:
         return {

@@ -20,7 +20,7 @@ from .errors import InputError, InputWarning
 from .encoding import DocEncoding
 from .encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted
 from .files import sha256_of
-from .readers import RawLane, RawQrels, read_lane, read_qrels
+from .readers import RawLane, RawQrels, read_qrels
 from .tables import read_corpus, read_strata, read_text_files, stratification_name
 from .parallel import in_background, started
 from .settings import LoadSettings
@@ -37,11 +37,17 @@ class InputFile:
     sha256: str
     rows: int
     queries: int | None = None
+    format: str | None = None  # the format a lane or qrels file was read as (formats.RUN_FORMATS)
+    columns: dict | None = None  # a table's columns read, by role (kernel/columns.py)
 
     def as_dict(self) -> dict:
         d = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
         if self.queries is not None:
             d["queries"] = self.queries
+        if self.format:
+            d["format"] = self.format
+        if self.columns:
+            d["columns"] = dict(self.columns)
         return d
 
 
@@ -188,8 +194,11 @@ class Workspace:
         check_relevant(settings.relevant)
         if not lanes:
             raise InputError("at least one --lane is needed", "--lane")
+        from .formats import read_lanes, shard_paths
+
+        shards = [shard_paths(p) for _, p in lanes]
         seen_paths: dict[str, str] = {}
-        for role, p in [("lane", p) for _, p in lanes] + [("qrels", qrels)] + [("ood negatives", ood_negatives)]:
+        for role, p in [("lane", p) for ps in shards for p in ps] + [("qrels", qrels)] + [("ood negatives", ood_negatives)]:
             if p is None:
                 continue
             import os
@@ -198,10 +207,13 @@ class Workspace:
             if real in seen_paths:
                 raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
             seen_paths[real] = role
-        raw_lanes = [read_lane(p, name) for name, p in lanes]
+        raw_lanes = read_lanes(lanes, shards, settings.inputs)
         check_lane_names(raw_lanes)
-        raw_q = read_qrels(qrels)
-        raw_ood = read_qrels(ood_negatives) if ood_negatives else None
+        raw_q = read_qrels(qrels, settings.inputs)
+        raw_ood = read_qrels(ood_negatives, settings.inputs) if ood_negatives else None
+        from .formats import check_options_used
+
+        check_options_used(settings.inputs, raw_lanes, [raw_q] + ([raw_ood] if raw_ood else []))
         ws = cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
         from .provenance import provenance
 
@@ -305,10 +317,11 @@ class Workspace:
                 lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
                 ranked[r.name] = lane
                 present = lane.present()
-                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum())))
+                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None,
+                                      r.columns))
                 extra_q = present & ~in_qrels
                 if extra_q.any():
-                    q, where = _first_place(qc, extra_q, r.line, r.path)
+                    q, where = _first_place(qc, extra_q, r.line, r.path, r.shards)
                     warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
                                                  f"lane {r.name}: queries absent from the qrels (ignored)", where))
                 missing = (classes == J.POSITIVE) & ~present
@@ -318,9 +331,11 @@ class Workspace:
                                                  f"lane {r.name}: positive queries absent from the lane "
                                                  "(scored 0)", where))
             doc_ids = dictionary()
-        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid))))
+        inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None,
+                                  columns=raw_q.columns))
         if raw_ood is not None:
-            inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid))))
+            inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid)),
+                                    format=raw_ood.format or None, columns=raw_ood.columns))
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
@@ -531,13 +546,18 @@ class Workspace:
         return ws
 
 
-def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str) -> tuple[int, str]:
+def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str, shards=()) -> tuple[int, str]:
     """(query code, ``FILE:LINE``) of the first row of ``qc`` (query codes per file row)
-    whose query is in ``mask`` (bool per query code), in file order."""
+    whose query is in ``mask`` (bool per query code), in file order (the shard's file,
+    for a lane of several)."""
     rows = np.flatnonzero(np.asarray(mask)[np.asarray(qc)])
     if rows.size == 0:
         return int(np.flatnonzero(mask)[0]), path
     i = int(rows.min())
+    if shards:
+        from .formats import shard_place
+
+        return int(np.asarray(qc)[i]), shard_place(shards, lines, i, path)
     return int(np.asarray(qc)[i]), f"{path}:{int(lines[i])}"
 
 
