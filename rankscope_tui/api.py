@@ -129,25 +129,28 @@ def _records_table(records, value: str, source: str):
     return _column_table(qids, docs, values, value, source)
 
 
-def raw_run(run, name: str | None = None):
-    """A run as the readers' ``RawLane`` (see the module docstring for what ``run`` may be)."""
+def raw_run(run, name: str | None = None, options=None):
+    """A run as the readers' ``RawLane`` (see the module docstring for what ``run`` may be);
+    ``options``: how files and tables are read (``formats.InputOptions``: formats, columns)."""
     from .kernel.columns import run_table
     from .kernel.readers import read_lane
 
     if _is_path(run):
-        return read_lane(os.fsdecode(run), name)
+        return read_lane(os.fsdecode(run), name, options)
     source = f"<run {name}>" if name else "<run>"
-    return run_table(_as_arrow(run, "run", source), source, name=name or "run")
+    columns = options.run_columns if options is not None else None
+    return run_table(_as_arrow(run, "run", source), source, columns, name=name or "run")
 
 
-def raw_qrels(qrels):
+def raw_qrels(qrels, options=None):
     """Qrels as the readers' ``RawQrels``."""
     from .kernel.columns import qrels_table
     from .kernel.readers import read_qrels
 
     if _is_path(qrels):
-        return read_qrels(os.fsdecode(qrels))
-    return qrels_table(_as_arrow(qrels, "qrels", "<qrels>"), "<qrels>")
+        return read_qrels(os.fsdecode(qrels), options)
+    columns = options.qrels_columns if options is not None else None
+    return qrels_table(_as_arrow(qrels, "qrels", "<qrels>"), "<qrels>", columns)
 
 
 def _named_runs(runs) -> list[tuple[str | None, object]]:
@@ -176,7 +179,7 @@ def _looks_like_records(x) -> bool:
     return hasattr(first, "query_id") and hasattr(first, "doc_id")
 
 
-def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence):
+def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None):
     """The ``LoadSettings`` of these arguments, checked by the command line's own
     ``settings_from`` (one set of checks, one wording: a bad value reads as the option's
     error, e.g. ``--relevant: must be at least 1 ...``)."""
@@ -184,8 +187,12 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence)
 
     if measures is not None and not isinstance(measures, str):
         measures = ",".join(str(m) for m in measures)
+    def mapping(m):  # {"query": "qid", "doc": "docno", "score": "s"} or the option's "query=qid,..." text
+        return m if m is None or isinstance(m, str) else ",".join(f"{k}={v}" for k, v in m.items())
+
     return settings_of(metrics=measures, relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
-                       seed=seed, confidence=confidence)
+                       seed=seed, confidence=confidence, run_columns=mapping(run_columns),
+                       qrels_columns=mapping(qrels_columns))
 
 
 def workspace(qrels, runs, settings=None, strata=()):
@@ -197,10 +204,12 @@ def workspace(qrels, runs, settings=None, strata=()):
         raise InputError(f"{'runs' if runs is None else 'qrels'} must be given (a path, a dict, a DataFrame, a pyarrow "
                          "Table or named tuples)" + (", or per_query tables instead of runs" if runs is None else ""))
     named = _named_runs(runs)
-    raws = [raw_run(r, n) for n, r in named]
+    options = getattr(settings, "inputs", None)
+    raws = [raw_run(r, n, options) for n, r in named]
     check_lane_names(raws, "name runs with a {name: run} dict")
     strata = [strata] if _is_path(strata) else list(strata or ())
-    return Workspace.from_raw(raws, raw_qrels(qrels), settings or LoadSettings(), [os.fsdecode(s) for s in strata])
+    return Workspace.from_raw(raws, raw_qrels(qrels, options), settings or LoadSettings(),
+                              [os.fsdecode(s) for s in strata])
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -277,20 +286,25 @@ class Evaluation:
 
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
              group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
-             *, per_query=None, per_query_format: str | None = None) -> Evaluation:
+             *, per_query=None, per_query_format: str | None = None, run_columns=None,
+             qrels_columns=None) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
     more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
     (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``.
 
     ``per_query`` instead of ``runs``: per-query tables (``evaluate --per-query-in``): see
-    :func:`tables`; ``qrels`` is then optional (its positives are the queries)."""
+    :func:`tables`; ``qrels`` is then optional (its positives are the queries).
+    ``run_columns`` / ``qrels_columns``: the columns of a table in no known convention,
+    ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
+    ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``."""
     from .kernel.pipeline import prepare
 
     if per_query is not None:
         _no_runs(runs, measures, depth, group_sep)
         return Evaluation(tables(per_query, qrels, strata=strata, relevant=relevant, resamples=resamples, seed=seed,
                                  confidence=confidence, fmt=per_query_format))
-    ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence), strata)
+    ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns,
+                                          qrels_columns), strata)
     ws, _ = prepare(ws)
     return Evaluation(ws)
 
@@ -410,7 +424,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             min_delta: float = 0.0, correction: str = "holm", alternative: str = "two-sided",
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
             group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
-            *, per_query=None, per_query_format: str | None = None) -> Comparison:
+            *, per_query=None, per_query_format: str | None = None, run_columns=None,
+            qrels_columns=None) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other one and ``rrf`` when two or more runs are given), statistics
     and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
@@ -430,7 +445,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
                         fmt=per_query_format), None
     else:
-        ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence))
+        ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence,
+                                              run_columns, qrels_columns))
         ws, th = prepare(ws)
     candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
     settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,

@@ -341,3 +341,13 @@ def test_lane_names_are_checked_as_the_cli_checks_them():
         rs.evaluate(q, {"a.b": {"q1": {"d1": 1.0}}})
     ev = rs.evaluate(q, [{"q1": {"d1": 1.0}}, [ScoredDoc("q1", "d1", 2.0)]], measures="rr", resamples=0)
     assert list(ev.report()["lanes"]) == ["run1", "run2", "rrf"]
+
+
+def test_columns_in_no_convention_are_named_as_the_cli_names_them():
+    run = pd.DataFrame({"a": ["q1", "q1"], "b": ["d1", "d2"], "c": [1.0, 2.0]})
+    qrels = pd.DataFrame({"x": ["q1"], "y": ["d1"], "z": [1]})
+    with pytest.raises(rs.InputError, match="no known run columns among: a, b, c"):
+        rs.evaluate(qrels, run, qrels_columns={"query": "x", "doc": "y", "relevance": "z"})
+    ev = rs.evaluate(qrels, run, measures="rr", resamples=0, run_columns={"query": "a", "doc": "b", "score": "c"},
+                     qrels_columns="query=x,doc=y,relevance=z")
+    assert ev.per_query().value.tolist() == [0.5]  # d2 scores higher: the relevant d1 is second
