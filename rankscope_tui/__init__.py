@@ -1,3 +1,25 @@
-"""rankscope: an instrument for looking inside retrieval rankings."""
+"""rankscope: an instrument for looking inside retrieval rankings.
+
+The Python API (``rankscope_tui.api``, Textual-free) is reachable from the package:
+``rankscope_tui.evaluate``, ``compare``, ``paired``, ``iter_calc``, ``calc_aggregate``.
+It is imported on first use, so ``import rankscope_tui`` (and the command line's start)
+loads nothing but this file.
+"""
 
 __version__ = "0.1.0"
+
+#: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
+           "Paired", "Metric", "InputError"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'rankscope_tui' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -67,7 +67,9 @@ def _lane_arg(text: str) -> tuple[str | None, str]:
     return None, text
 
 
-def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True) -> None:
+def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True, tables: bool = False) -> None:
+    """The input and settings options; ``tables`` adds ``--per-query-in`` (and --qrels is
+    then required unless tables are given: ``load_workspace`` checks)."""
     from dataclasses import fields
 
     from .kernel.settings import LoadSettings
@@ -77,8 +79,16 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True)
     g.add_argument("--lane", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
                    help="a run file (format and compression told by content; see --run-format); a lane in "
                         "several shard files: NAME=a.run,b.run or NAME='shards/*.run'; repeatable")
-    g.add_argument("--qrels", required=qrels_required, metavar="PATH",
+    g.add_argument("--qrels", required=qrels_required and not tables, metavar="PATH",
                    help="judgments (format and compression told by content; see --qrels-format)")
+    if tables:
+        from .kernel.per_query_in import FORMATS
+
+        g.add_argument("--per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
+                       help="per-query values computed elsewhere (trec_eval -q, ir_measures -q, PyTerrier perquery, "
+                            "rankscope --per-query, or a run,query_id,measure,value table) instead of --lane; repeatable")
+        g.add_argument("--per-query-format", choices=FORMATS, default=None,
+                       help="the format of the --per-query-in tables (default: told from the content)")
     g.add_argument("--strata", action="append", default=[], metavar="PATH", help="qid<TAB>label; repeatable")
     g.add_argument("--corpus", metavar="PATH", help="doc ids in the index (one per line or first TSV column)")
     g.add_argument("--queries", action="append", default=[], metavar="PATH",
@@ -204,18 +214,66 @@ def input_options(args):
     )
 
 
+def settings_of(**given):
+    """``settings_from`` over the given values and the defaults of the rest (for callers
+    without the loading options: verdict on per-query tables, the Python API): the same
+    checks, the same words."""
+    from dataclasses import fields
+    from types import SimpleNamespace
+
+    from .kernel.settings import LoadSettings
+
+    values = {f.name: f.default for f in fields(LoadSettings) if f.name not in ("metrics", "rrf_k_source", "inputs")}
+    values.update(metrics=None, rrf_k=None, run_format="auto", qrels_format="auto", run_columns=None,
+                  qrels_columns=None, mteb_subset=None, mteb_split=None)
+    values.update(given)
+    return settings_from(SimpleNamespace(**values))
+
+
 def input_paths(args) -> list[str]:
     from .kernel.formats import shard_paths
 
-    paths = [p for _, spec in args.lane for p in shard_paths(spec)] + [args.qrels, args.corpus, args.ood_negatives,
-                                                                      args.thresholds]
+    paths = [p for _, spec in args.lane for p in shard_paths(spec)] + [p for _, p in getattr(args, "per_query_in", [])]
+    paths += [args.qrels, args.corpus, args.ood_negatives, args.thresholds]
     return [p for p in paths + list(args.queries) + list(args.docs) + list(args.strata) if p]
 
 
+#: Options that act on rankings or qrels only: refused with --per-query-in rather than ignored.
+RANKING_ONLY = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-sep", "group_sep", None),
+                ("--corpus", "corpus", None), ("--queries", "queries", []), ("--docs", "docs", []),
+                ("--ood-negatives", "ood_negatives", None), ("--thresholds", "thresholds", None),
+                ("--cap", "cap", None), ("--document-first", "document_first", False), ("--rrf-k", "rrf_k", None),
+                ("--blind", "blind", None), ("--gate-on", "gate_on", None), ("--fpir", "fpir", None),
+                ("--conservative", "conservative", None), ("--miss-rate", "miss_rate", None),
+                ("--margin", "margin", None), ("--mutual", "mutual", None), ("--metrics", "metrics", None),
+                ("--run-format", "run_format", "auto"), ("--run-columns", "run_columns", None),
+                ("--mteb-subset", "mteb_subset", None), ("--mteb-split", "mteb_split", None))
+
+
+def load_tables(args):
+    """The per-query-table workspace of ``--per-query-in`` (``kernel.per_query_in``)."""
+    from .kernel.per_query_in import load_tables as load
+
+    for flag, attr, default in RANKING_ONLY:
+        if getattr(args, attr, default) not in (default, None):
+            what = ("the tables' measures are what is reported" if flag == "--metrics" else
+                    "it needs rankings, and a per-query table holds only metric values")
+            raise InputError(f"{flag} cannot be used with --per-query-in ({what})", flag)
+    return load(list(args.per_query_in), settings_from(args), qrels=args.qrels, strata=list(args.strata),
+                fmt=args.per_query_format)
+
+
 def load_workspace(args):
-    """Load every input named on the command line into one Workspace."""
+    """Load every input named on the command line into one Workspace (or, with
+    ``--per-query-in``, the per-query-table workspace)."""
     from .kernel.workspace import Workspace
 
+    if getattr(args, "per_query_in", None):
+        return load_tables(args)
+    if getattr(args, "per_query_format", None):
+        raise InputError("--per-query-format needs --per-query-in", "--per-query-format")
+    if not args.qrels:
+        raise CliError("the following arguments are required: --qrels")
     return Workspace.load(
         list(args.lane), args.qrels, settings_from(args), strata=list(args.strata), corpus=args.corpus,
         queries=tuple(args.queries), docs=tuple(args.docs), ood_negatives=args.ood_negatives,
@@ -238,6 +296,8 @@ def cmd_evaluate(args) -> int:
             tidy.check_suffix(path, option)
     check_outputs([("--out", args.out), ("--per-query", args.per_query), ("--summary", args.summary),
                    ("--per-query-long", args.per_query_long)], input_paths(args))
+    if args.per_query_in:
+        return evaluate_tables(args)
     progress = StageProgress()
     ws = load_workspace(args)
     progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
@@ -249,13 +309,51 @@ def cmd_evaluate(args) -> int:
         payloads.append((args.out, dumps_strict(report)))
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
-    if args.summary:
-        payloads.append((args.summary, tidy.tidy_bytes(tidy.summary_rows(report), tidy.SUMMARY_COLUMNS, args.summary)))
-    if args.per_query_long:
-        payloads.append((args.per_query_long, tidy.tidy_bytes(tidy.long_rows(report), tidy.LONG_COLUMNS, args.per_query_long)))
+    payloads += tidy_payloads(args, report)
     write_outputs(payloads)  # all or nothing
     sys.stdout.write(text)
     return 0
+
+
+def evaluate_tables(args) -> int:
+    """``evaluate --per-query-in``: the interval tables per run, level and stratum of values
+    computed elsewhere; what needs rankings is said, never silently left out."""
+    from .kernel.output import dumps_strict, write_outputs
+    from .kernel.per_query_in import NOT_AVAILABLE, table_report
+    from .render import report as R
+
+    report = table_report(load_tables(args))
+    head = f"per-query tables: {', '.join(t['path'] for t in report['inputs']['per_query_tables'])}\n"
+    head += f"not computed: {NOT_AVAILABLE}\n"
+    for note in report["summary"]["notes"]:
+        head += f"note: {note}\n"
+    from .render.escaping import escape_markdown, terminal_safe
+
+    if args.format == "markdown":
+        head = "".join(f"*{escape_markdown(line)}*\n\n" for line in head.splitlines())
+    elif args.format == "latex":  # comments: the table compiles as before
+        head = "".join(f"% {line}\n" for line in head.splitlines())
+
+    text = terminal_safe(head) + R.RENDERERS[args.format](report)  # a path never drives the terminal
+    payloads = [(args.out, dumps_strict(report))] if args.out else []
+    if args.per_query:
+        payloads.append((args.per_query, R.per_query_csv(report)))
+    payloads += tidy_payloads(args, report)
+    write_outputs(payloads)
+    sys.stdout.write(text)
+    return 0
+
+
+def tidy_payloads(args, report: dict) -> list[tuple[str, bytes]]:
+    """``--summary`` and ``--per-query-long`` of a report (``render.tidy``)."""
+    from .render import tidy
+
+    out = []
+    if args.summary:
+        out.append((args.summary, tidy.tidy_bytes(tidy.summary_rows(report), tidy.SUMMARY_COLUMNS, args.summary)))
+    if args.per_query_long:
+        out.append((args.per_query_long, tidy.tidy_bytes(tidy.long_rows(report), tidy.LONG_COLUMNS, args.per_query_long)))
+    return out
 
 
 class StageProgress:
@@ -391,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ev = sub.add_parser("evaluate", help="metrics with intervals, strata, attribution, fusion and the gate")
-    add_loading_options(ev)
+    add_loading_options(ev, tables=True)
     ev.add_argument("--out", metavar="report.json", help="write the report (strict JSON, atomic)")
     ev.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     ev.add_argument("--per-query", metavar="FILE.csv", help="one row per (lane, level, positive qid)")

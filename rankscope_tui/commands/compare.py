@@ -18,7 +18,7 @@ def register(sub) -> None:
 
     d = CompareSettings()
     p = sub.add_parser("compare", help="paired tests: is the candidate better than the baseline?")
-    add_loading_options(p)
+    add_loading_options(p, tables=True)
     p.add_argument("--baseline", default=None, help="a lane (default: the first --lane), or 'best' (exploratory)")
     p.add_argument("--candidate", action="append", default=[], help="a lane, rrf or convex; repeatable (default: every other lane)")
     p.add_argument("--metric", action="append", default=[], help="repeatable; default ndcg@10")
@@ -62,10 +62,15 @@ def run(args) -> int:
     check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args) + ([args.unit] if args.unit else []))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work
-    if not args.lane:
-        raise InputError("at least one --lane is needed", "--lane")
-    ws = load_workspace(args)
-    ws, th = prepare(ws, args.thresholds)
+    if args.per_query_in:  # values computed elsewhere: no derived lanes, no thresholds
+        if args.log and not args.qrels:
+            raise InputError("--log with --per-query-in needs --qrels (the log counts calls on one qrels file)", "--log")
+        ws, th = load_workspace(args), None
+    else:
+        if not args.lane:
+            raise InputError("at least one --lane is needed", "--lane")
+        ws = load_workspace(args)
+        ws, th = prepare(ws, args.thresholds)
     settings = CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
         correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
@@ -77,6 +82,8 @@ def run(args) -> int:
     comparison = compare(ws, th, settings)
     payload = with_sentences(comparison.as_dict())
     text = render_compare(comparison, args.format)
+    if args.per_query_in and args.format == "text":
+        text = tables_header(ws) + text
     out = [(args.out, dumps_strict(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
     # only after the append worked: a failure of either leaves both as they were
@@ -112,6 +119,20 @@ def run_all_pairs(args, ws, th, settings) -> int:
     write_outputs([(args.out, dumps_strict(result.as_dict()))] if args.out else [])
     sys.stdout.write(text)
     return 0
+
+
+def tables_header(ws) -> str:
+    """What ``compare --per-query-in`` says before its table: the tables read, what a table
+    cannot give, the notes (rows skipped, measures left out) and the input warnings."""
+    from ..render.escaping import terminal_safe
+    from ..render.report import warning_line
+
+    lines = [f"per-query tables: {', '.join(t.path for t in ws.tables)} ({ws.n_queries} queries"
+             + (", the positives of --qrels)" if ws.qrels_sha256 else
+                ": every query of the tables; --qrels compares its positive queries, as compare on the runs does)"),
+             "not shown: the judged@10 of the largest losses and gains (it needs the rankings)"]
+    lines += [f"note: {n}" for n in ws.notes] + [warning_line(w.as_dict()) for w in ws.warnings]
+    return terminal_safe("\n".join(lines) + "\n\n")  # a path never drives the terminal
 
 
 def read_log(path: str) -> list[dict]:

@@ -9,9 +9,17 @@ def register(sub) -> None:
     from ..kernel.settings import DiffSettings
 
     d = DiffSettings()
+    from ..cli import _lane_arg
+    from ..kernel.per_query_in import FORMATS
+
     p = sub.add_parser("diff", help="paired test of every lane/level/metric between two reports")
-    p.add_argument("--before", required=True, metavar="A.json")
-    p.add_argument("--after", required=True, metavar="B.json")
+    p.add_argument("--before", metavar="A.json", help="a report.json (or give --before-per-query-in)")
+    p.add_argument("--after", metavar="B.json", help="a report.json (or give --after-per-query-in)")
+    for side in ("before", "after"):
+        p.add_argument(f"--{side}-per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
+                       help=f"per-query tables in place of --{side} (as evaluate --per-query-in); repeatable")
+    p.add_argument("--per-query-format", choices=FORMATS, default=None, help="the format of the per-query tables")
+    p.add_argument("--qrels", metavar="PATH", help="with per-query tables: compare the positive queries of these qrels")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 on an established regression")
     p.add_argument("--min-delta", type=float, default=d.min_delta)
     p.add_argument("--metric", action="append", default=[], help="only these metrics (repeatable)")
@@ -26,23 +34,51 @@ def run(args) -> int:
     from ..kernel.diffing import diff_reports
     from ..kernel.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.randomization import check_resamples
-    from ..kernel.report import read_report
+    from ..kernel.errors import InputError
     from ..kernel.settings import DiffSettings
     from ..render.diff import render_diff
 
+    from ..cli import CliError
+
     check_resamples(args.resamples)
+    missing = [f"--{side}" for side in ("before", "after") if not getattr(args, side)
+               and not getattr(args, f"{side}_per_query_in")]
+    if missing:
+        raise CliError(f"the following arguments are required: {', '.join(missing)}")
+    tables = [p for side in ("before", "after") for _, p in getattr(args, f"{side}_per_query_in")]
     if args.out:
-        check_output_path(args.out, [args.before, args.after])
-    before, after = read_report(args.before), read_report(args.after)
-    for path, report in ((args.before, before), (args.after, after)):
+        check_output_path(args.out, [p for p in (args.before, args.after, args.qrels) if p] + tables)
+    if (args.qrels or args.per_query_format) and not tables:
+        raise InputError(f"{'--qrels' if args.qrels else '--per-query-format'} is for per-query tables "
+                         "(--before-per-query-in, --after-per-query-in); a report carries its own", "--qrels")
+    (before, before_path), (after, after_path) = (_report_of(args, side) for side in ("before", "after"))
+    for path, report in ((before_path, before), (after_path, after)):
         _check_positives(report, path)
     settings = DiffSettings(metrics=tuple(args.metric), min_delta=args.min_delta, resamples=args.resamples,
                             seed=args.seed, confidence=args.confidence)
-    diff = diff_reports(before, after, settings, args.before, args.after)
+    diff = diff_reports(before, after, settings, before_path, after_path)
     sys.stdout.write(render_diff(diff))
     if args.out:
         write_atomic(args.out, dumps_strict(diff.as_dict()))
     return 1 if (diff.regressions and args.fail_on_regression) else 0
+
+
+def _report_of(args, side: str) -> tuple[dict, str]:
+    """(report, where) of one side: ``--SIDE report.json``, or the report of
+    ``--SIDE-per-query-in`` tables (``evaluate --per-query-in``'s, no resampling: diff reads
+    only the per-query values)."""
+    from ..kernel.errors import InputError
+    from ..kernel.per_query_in import load_tables, table_report
+    from ..kernel.report import read_report
+    from ..kernel.settings import LoadSettings
+
+    path, tables = getattr(args, side), getattr(args, f"{side}_per_query_in")
+    if path and tables:
+        raise InputError(f"give --{side} or --{side}-per-query-in, not both", f"--{side}")
+    if path:
+        return read_report(path), path
+    ws = load_tables(list(tables), LoadSettings(resamples=0), qrels=args.qrels, fmt=args.per_query_format)
+    return table_report(ws), ", ".join(p for _, p in tables)
 
 
 def _check_positives(report: dict, path: str) -> None:

@@ -7,8 +7,21 @@ import sys
 
 
 def register(sub) -> None:
+    from ..cli import _lane_arg
+    from ..kernel.per_query_in import FORMATS
+    from ..kernel.settings import LoadSettings
+
+    d = LoadSettings()
     p = sub.add_parser("verdict", help="judge a report against rules written before the run")
-    p.add_argument("--report", required=True, metavar="report.json")
+    p.add_argument("--report", metavar="report.json", help="a report.json (or give --per-query-in)")
+    p.add_argument("--per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
+                   help="per-query tables in place of --report (judged on evaluate --per-query-in's report); repeatable")
+    p.add_argument("--per-query-format", choices=FORMATS, default=None, help="the format of the per-query tables")
+    p.add_argument("--qrels", metavar="PATH", help="with per-query tables: the positive queries of these qrels")
+    p.add_argument("--strata", action="append", default=[], metavar="PATH", help="with per-query tables: qid<TAB>label")
+    p.add_argument("--resamples", type=int, default=d.resamples, help="with per-query tables: bootstrap resamples")
+    p.add_argument("--seed", type=int, default=d.seed, help="with per-query tables")
+    p.add_argument("--confidence", type=float, default=d.confidence, help="with per-query tables")
     p.add_argument("--gates", required=True, metavar="gates.json")
     p.add_argument("--on", choices=["interval", "point"], default="interval", help="the column that decides the exit status")
     p.add_argument("--strict", action="store_true", help="an undecided rule fails too")
@@ -22,10 +35,31 @@ def run(args) -> int:
     from ..kernel.rules import judge_gates
     from ..render.rules import render_verdict
 
+    from ..cli import CliError, settings_of
+    from ..kernel.errors import InputError
+
+    tables = [p for _, p in args.per_query_in]
+    if not args.report and not tables:
+        raise CliError("the following arguments are required: --report")
+    if args.report and tables:
+        raise InputError("give --report or --per-query-in, not both", "--report")
+    if not tables:
+        given = [flag for flag, v in (("--qrels", args.qrels), ("--strata", args.strata),
+                                      ("--per-query-format", args.per_query_format)) if v]
+        if given:
+            raise InputError(f"{given[0]} is for per-query tables (--per-query-in); a report carries its own", given[0])
     if args.out:
-        check_output_path(args.out, [args.report, args.gates])
-    report = read_report(args.report)
-    verdict = judge_gates(report, args.report, args.gates, on=args.on, strict=args.strict)
+        check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
+    if tables:
+        from ..kernel.per_query_in import load_tables, table_report
+
+        settings = settings_of(resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+        report = table_report(load_tables(list(args.per_query_in), settings, qrels=args.qrels, strata=args.strata,
+                                          fmt=args.per_query_format))
+        where = ", ".join(tables)
+    else:
+        report, where = read_report(args.report), args.report
+    verdict = judge_gates(report, where, args.gates, on=args.on, strict=args.strict)
     sys.stdout.write(render_verdict(verdict))
     if args.out:
         write_atomic(args.out, dumps_strict(verdict.as_dict()))

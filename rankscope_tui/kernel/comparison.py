@@ -118,10 +118,10 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, uni
     settings = resolve_settings(ws, settings)
     check_resamples(settings.resamples)
     check_test(settings.test)
-    keys = [M.parse_metrics(m)[0].key for m in plan.metrics]
+    keys = [ws.metric_key(m) for m in plan.metrics]
     primary = settings.primary
     if primary is not None:
-        primary = M.parse_metrics(primary)[0].key
+        primary = ws.metric_key(primary)
         if primary not in keys:
             raise InputError(f"--primary {primary} is not among the compared metrics", "--primary")
     q = ws.positives
@@ -132,7 +132,7 @@ def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, uni
     if units is not None:
         unit_means(units, np.zeros(len(qids)))  # fewer than two units: refused before any resampling
     rows = []
-    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + M.parse_metrics(",".join(keys + [JUDGED]))))
+    needed = ws.metric_set(keys + [JUDGED])
     base_pq = ws.per_query(plan.baseline, plan.level, needed)
     reasons = plan.exploratory_reasons
     for metric in keys:
@@ -215,6 +215,14 @@ class Comparison:
         return {**self.result.as_dict(reasons=True), "settings": self.settings_dict()}
 
 
+def _definitions(ws, metrics) -> dict[str, str]:
+    """Each compared metric's definition (the registry's); a measure read from per-query
+    tables is defined by the tool that computed it."""
+    if getattr(ws, "tables", None):
+        return {m: "read from per-query tables: as computed by the tool that wrote them" for m in metrics}
+    return {k.key: k.definition(ws.settings.relevant) for k in M.parse_metrics(",".join(metrics))}
+
+
 def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings) -> Comparison:
     """The comparison entry point: plan, paired statistics, verdicts.
 
@@ -228,9 +236,8 @@ def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSetti
     def compute() -> Comparison:
         plan = plan_compare(ws, thresholds, settings)
         result = run_compare(ws, plan, settings, unit_file)
-        qrels_sha = next(f.sha256 for f in ws.inputs if f.role == "qrels")
-        definitions = {k.key: k.definition(ws.settings.relevant) for k in M.parse_metrics(",".join(plan.metrics))}
-        return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha, definitions)
+        qrels_sha = next((f.sha256 for f in ws.inputs if f.role == "qrels"), None)  # None: per-query tables alone
+        return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha, _definitions(ws, plan.metrics))
 
     # computed once per settings on this workspace (the CLI, the report and the Compare view
     # share it): the key holds the resolved settings, the lanes present and the thresholds

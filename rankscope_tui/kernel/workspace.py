@@ -123,6 +123,18 @@ def check_relevant(relevant: int) -> None:
                          "means in the pool but not judged)", "--relevant")
 
 
+def check_lane_names(raw_lanes, how: str = "name lanes with NAME=PATH") -> None:
+    """Lane names are unique and not a fused lane's (``rrf``, ``convex``); ``how`` says how to
+    name them (the command line's NAME=PATH, the API's {name: run})."""
+    names = [r.name for r in raw_lanes]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise InputError(f"duplicate lane name {n!r} ({how})", raw_lanes[i].path)
+    for reserved in ("rrf", "convex"):
+        if reserved in names:
+            raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
+
+
 def load(sources: Sources) -> "Workspace":
     """The workspace over ``sources`` (what every command and the dashboard load)."""
     return Workspace.load(list(sources.lanes), sources.qrels, sources.settings, list(sources.strata), sources.corpus,
@@ -196,13 +208,7 @@ class Workspace:
                 raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
             seen_paths[real] = role
         raw_lanes = read_lanes(lanes, shards, settings.inputs)
-        names = [r.name for r in raw_lanes]
-        for i, n in enumerate(names):
-            if n in names[:i]:
-                raise InputError(f"duplicate lane name {n!r} (name lanes with NAME=PATH)", raw_lanes[i].path)
-        for reserved in ("rrf", "convex"):
-            if reserved in names:
-                raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
+        check_lane_names(raw_lanes)
         raw_q = read_qrels(qrels, settings.inputs)
         raw_ood = read_qrels(ood_negatives, settings.inputs) if ood_negatives else None
         from .formats import check_options_used
@@ -231,11 +237,20 @@ class Workspace:
         *,
         release: bool = False,
     ) -> "Workspace":
-        """Encode, order and judge raw inputs. With ``release`` (``load`` owns its raw
+        """Encode, order and judge raw inputs (a raw input without a digest that is not a file
+        is fingerprinted by its content: ``columns.table_digest``). With ``release`` (``load`` owns its raw
         lanes) each lane's string columns are dropped once encoded, so the largest
         inputs are not held through the rest of the work. Input fingerprints not yet
         taken are hashed on a background thread meanwhile."""
         check_relevant(settings.relevant)
+        import os
+
+        from .columns import table_digest
+
+        # an input that is not a file (built in memory) is fingerprinted by its content
+        for r in [*raw_lanes, raw_q] + ([raw_ood] if raw_ood is not None else []):
+            if r.digest is None and not os.path.isfile(r.path):
+                r.digest = table_digest(r.qid, r.doc, np.asarray(r.score if isinstance(r, RawLane) else r.grade))
         digests = [r.digest for r in raw_lanes if r.digest is not None and r.digest.pending]
         with in_background([d.hexdigest for d in digests]):
             return cls._build(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release)
@@ -440,6 +455,15 @@ class Workspace:
         if key not in self._cache:
             self._cache[key] = self._hits_of(self.lanes[lane], level)
         return self._cache[key]
+
+    def metric_key(self, name: str) -> str:
+        """The key of a metric named by a user (``parse_metrics``' spelling): what a
+        comparison tests. A per-query-table workspace reads the tables' names too."""
+        return M.parse_metrics(name)[0].key
+
+    def metric_set(self, keys) -> tuple:
+        """The metrics to compute for ``keys`` besides the workspace's own (for ``per_query``)."""
+        return tuple(dict.fromkeys(list(self.settings.metrics) + M.parse_metrics(",".join(keys))))
 
     def per_query(self, lane: str, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
         """Per-query values over every query code: ``{metric key: float64[n_queries], "rank": int32[n_queries]}``."""

@@ -1,0 +1,581 @@
+"""The Python API: rankscope from a notebook or a script, without Textual.
+
+A thin front over the kernel the command line runs (one road): inputs become the
+readers' ``RawLane`` / ``RawQrels`` (a path through ``readers``, a DataFrame, pyarrow
+Table, ``{qid: {doc: value}}`` dict or iterable of named tuples through
+``kernel.columns``), a ``Workspace`` is built from them, and ``evaluate`` / ``compare``
+call ``pipeline.evaluate_report`` and ``comparison.compare`` as ``rankscope evaluate`` and
+``rankscope compare`` do; markdown and LaTeX come from ``render``. Bad input raises the
+CLI's :class:`~rankscope_tui.kernel.errors.InputError` with the CLI's wording.
+
+Inputs, for ``qrels`` and each run:
+
+- a path (``str`` or ``os.PathLike``): every format the command line reads;
+- ``{qid: {doc: value}}`` (scores for a run, integer grades for qrels);
+- a pandas DataFrame or a pyarrow Table with the columns of ranx (``q_id, doc_id,
+  score``), PyTerrier (``qid, docno, score`` / ``label``), ir_measures (``query_id,
+  doc_id, score`` / ``relevance``) or BEIR/MTEB (``query-id, corpus-id, score``);
+- an iterable of ir_measures-style named tuples: ``ScoredDoc(query_id, doc_id, score)``,
+  ``Qrel(query_id, doc_id, relevance)`` (any object with those attributes).
+
+``runs`` is one run, a list of runs (paths are named after their files, others
+``run1``, ``run2``, ...) or a ``{name: run}`` dict. Conventions are the command line's:
+means over the positive queries (a positive missing from a run scores 0), ties by doc
+id descending as bytes, intervals by the fixed-seed protocol (README, Conventions).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple
+
+from .kernel.errors import InputError
+from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES  # (defaults written once)
+
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
+           "Paired", "Metric", "InputError"]
+
+
+class Metric(NamedTuple):
+    """One per-query value, as ``ir_measures.iter_calc`` yields it."""
+
+    query_id: str
+    measure: str
+    value: float
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, (str, bytes)) or hasattr(x, "__fspath__")
+
+
+def _as_arrow(x, role: str, source: str):
+    """A pyarrow Table for a DataFrame, a Table, a dict or named tuples; None for a path."""
+    import pyarrow as pa
+
+    if _is_path(x):
+        return None
+    if isinstance(x, pa.Table):
+        return x
+    if isinstance(x, pa.RecordBatch):
+        return pa.Table.from_batches([x])
+    mod = type(x).__module__.split(".")[0]
+    if mod == "pandas" and hasattr(x, "columns"):
+        try:
+            return pa.Table.from_pandas(x, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise InputError(f"cannot read the DataFrame's columns: {exc}"[:300], source) from None
+    value = "score" if role == "run" else "relevance"
+    if isinstance(x, dict):
+        return _dict_table(x, value, source)
+    if isinstance(x, Iterable):
+        return _records_table(x, value, source)
+    raise InputError(f"a {role} must be a path, a {{qid: {{doc: {value}}}}} dict, a DataFrame, a pyarrow Table or "
+                     f"named tuples, not {type(x).__name__}", source)
+
+
+def _id(x, what: str, source: str, row: int) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return str(x)  # an integer id reads as its decimal text, as in a TREC file
+    raise InputError(f"{what} must be a string (or an integer), not {x!r}"[:200], source, row)
+
+
+def _column_table(qids, docs, values, value: str, source: str):
+    import pyarrow as pa
+
+    if not qids:
+        raise InputError("empty (no query holds any doc)", source)
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InputError(f"{value} for query {qids[i]!r}, doc {docs[i]!r} is not a number: {v!r}"[:300], source, i + 1)
+    typ = pa.float64() if value == "score" or any(isinstance(v, float) for v in values) else pa.int64()
+    try:
+        vals = pa.array(values, type=typ)
+    except (pa.ArrowInvalid, OverflowError) as exc:
+        raise InputError(f"{value} out of range: {exc}"[:200], source) from None
+    return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(docs, pa.string()), value: vals})
+
+
+def _dict_table(d: dict, value: str, source: str):
+    qids, docs, values = [], [], []
+    for q, inner in d.items():
+        q = _id(q, "a query id", source, len(qids) + 1)
+        if not isinstance(inner, dict):
+            raise InputError(f"the value for query {q!r} must be a {{doc: {value}}} dict, not {type(inner).__name__}",
+                             source, len(qids) + 1)
+        for doc, v in inner.items():
+            docs.append(_id(doc, "a doc id", source, len(qids) + 1))
+            qids.append(q)
+            values.append(v)
+    return _column_table(qids, docs, values, value, source)
+
+
+def _records_table(records, value: str, source: str):
+    qids, docs, values = [], [], []
+    for i, r in enumerate(records, start=1):
+        try:
+            q, doc, v = r.query_id, r.doc_id, getattr(r, value)
+        except AttributeError:
+            raise InputError(f"expected named tuples with query_id, doc_id and {value} "
+                             f"({'ScoredDoc' if value == 'score' else 'Qrel'}), not {r!r}"[:300], source, i) from None
+        qids.append(_id(q, "query_id", source, i))
+        docs.append(_id(doc, "doc_id", source, i))
+        values.append(v)
+    return _column_table(qids, docs, values, value, source)
+
+
+def raw_run(run, name: str | None = None, options=None):
+    """A run as the readers' ``RawLane`` (see the module docstring for what ``run`` may be);
+    ``options``: how files and tables are read (``formats.InputOptions``: formats, columns)."""
+    from .kernel.columns import run_table
+    from .kernel.readers import read_lane
+
+    if _is_path(run):
+        return read_lane(os.fsdecode(run), name, options)
+    source = f"<run {name}>" if name else "<run>"
+    columns = options.run_columns if options is not None else None
+    return run_table(_as_arrow(run, "run", source), source, columns, name=name or "run")
+
+
+def raw_qrels(qrels, options=None):
+    """Qrels as the readers' ``RawQrels``."""
+    from .kernel.columns import qrels_table
+    from .kernel.readers import read_qrels
+
+    if _is_path(qrels):
+        return read_qrels(os.fsdecode(qrels), options)
+    columns = options.qrels_columns if options is not None else None
+    return qrels_table(_as_arrow(qrels, "qrels", "<qrels>"), "<qrels>", columns)
+
+
+def _named_runs(runs) -> list[tuple[str | None, object]]:
+    """``runs`` as [(name or None, run)]: one run, a list, or a {name: run} dict."""
+    from .kernel.readers import check_lane_name
+
+    def one_run_dict(d: dict) -> bool:  # {qid: {doc: score}}: its values' values are numbers
+        inner = next(iter(d.values()), None)
+        return isinstance(inner, dict) and not any(isinstance(v, dict) for v in inner.values())
+
+    if isinstance(runs, dict) and runs and not one_run_dict(runs):
+        out = []
+        for name, run in runs.items():
+            if not isinstance(name, str):
+                raise InputError(f"a run's name must be a string, not {name!r}"[:200], "runs")
+            check_lane_name(name, "runs")
+            out.append((name, run))
+        return out
+    if isinstance(runs, (list, tuple)) and runs and not _looks_like_records(runs):
+        return [(None if _is_path(r) else f"run{i}", r) for i, r in enumerate(runs, start=1)]
+    return [(None if _is_path(runs) else "run", runs)]
+
+
+def _looks_like_records(x) -> bool:
+    first = x[0]
+    return hasattr(first, "query_id") and hasattr(first, "doc_id")
+
+
+def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None):
+    """The ``LoadSettings`` of these arguments, checked by the command line's own
+    ``settings_from`` (one set of checks, one wording: a bad value reads as the option's
+    error, e.g. ``--relevant: must be at least 1 ...``)."""
+    from .cli import settings_of
+
+    if measures is not None and not isinstance(measures, str):
+        measures = ",".join(str(m) for m in measures)
+    def mapping(m):  # {"query": "qid", "doc": "docno", "score": "s"} or the option's "query=qid,..." text
+        return m if m is None or isinstance(m, str) else ",".join(f"{k}={v}" for k, v in m.items())
+
+    return settings_of(metrics=measures, relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
+                       seed=seed, confidence=confidence, run_columns=mapping(run_columns),
+                       qrels_columns=mapping(qrels_columns))
+
+
+def workspace(qrels, runs, settings=None, strata=()):
+    """The kernel's :class:`~rankscope_tui.kernel.workspace.Workspace` over in-memory or file inputs."""
+    from .kernel.settings import LoadSettings
+    from .kernel.workspace import Workspace, check_lane_names
+
+    if runs is None or qrels is None:
+        raise InputError(f"{'runs' if runs is None else 'qrels'} must be given (a path, a dict, a DataFrame, a pyarrow "
+                         "Table or named tuples)" + (", or per_query tables instead of runs" if runs is None else ""))
+    named = _named_runs(runs)
+    options = getattr(settings, "inputs", None)
+    raws = [raw_run(r, n, options) for n, r in named]
+    check_lane_names(raws, "name runs with a {name: run} dict")
+    strata = [strata] if _is_path(strata) else list(strata or ())
+    return Workspace.from_raw(raws, raw_qrels(qrels, options), settings or LoadSettings(),
+                              [os.fsdecode(s) for s in strata])
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+@dataclass
+class Evaluation:
+    """What ``rankscope evaluate`` computes for these inputs; every number is the report's."""
+
+    ws: object  # the prepared kernel Workspace
+    _report: dict | None = None
+
+    def report(self) -> dict:
+        """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
+        if self._report is None:
+            from .kernel.per_query_in import TableWorkspace, table_report
+            from .kernel.pipeline import evaluate_report
+
+            # per-query tables: ``evaluate --per-query-in``'s report (no attribution, fusion or gate)
+            self._report = table_report(self.ws) if isinstance(self.ws, TableWorkspace) else evaluate_report(self.ws)
+        return self._report
+
+    def per_query(self):
+        """A long DataFrame ``run, level, query_id, measure, value``: every positive query,
+        as report.json's ``per_query`` block and ``evaluate --per-query`` hold them."""
+        import pandas as pd
+
+        rows = []
+        for run, levels in self.report()["per_query"].items():
+            for level, qs in levels.items():
+                for q, vals in qs.items():
+                    rows += [(run, level, q, m, float(v)) for m, v in vals.items() if m != "rank"]
+        return pd.DataFrame(rows, columns=["run", "level", "query_id", "measure", "value"])
+
+    def table(self):
+        """Means with intervals: one row per run × level × stratum × measure (``stratification``
+        and ``stratum`` are ``(all)`` for the overall table). Undefined bounds are NaN."""
+        import pandas as pd
+
+        rep = self.report()
+        sections = [("(all)", "(all)", rep["lanes"])]
+        sections += [(name, label, block) for name, labels in rep["strata"].items() for label, block in labels.items()]
+        rows = []
+        for strat, label, block in sections:
+            for run, levels in block.items():
+                for level, cells in levels.items():
+                    for m, c in cells.items():
+                        rows.append((run, level, strat, label, m, c.get("value"), c.get("low"), c.get("high"),
+                                     c.get("method"), c.get("n")))
+        df = pd.DataFrame(rows, columns=["run", "level", "stratification", "stratum", "measure", "value", "low", "high",
+                                         "method", "n"])
+        return df.astype({"value": float, "low": float, "high": float})
+
+    def to_markdown(self) -> str:
+        from .render.report import RENDERERS
+
+        return RENDERERS["markdown"](self.report())
+
+    def to_latex(self) -> str:
+        from .render.report import RENDERERS
+
+        return RENDERERS["latex"](self.report())
+
+    def __str__(self) -> str:
+        from .render.report import RENDERERS
+
+        return RENDERERS["text"](self.report())
+
+    def _repr_html_(self) -> str:
+        from .render.report import caption
+
+        return _html_table(self.table(), caption(self.report()))
+
+
+def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
+             group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
+             *, per_query=None, per_query_format: str | None = None, run_columns=None,
+             qrels_columns=None) -> Evaluation:
+    """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
+    more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
+    (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``.
+
+    ``per_query`` instead of ``runs``: per-query tables (``evaluate --per-query-in``): see
+    :func:`tables`; ``qrels`` is then optional (its positives are the queries).
+    ``run_columns`` / ``qrels_columns``: the columns of a table in no known convention,
+    ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
+    ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``."""
+    from .kernel.pipeline import prepare
+
+    if per_query is not None:
+        _no_runs(runs, measures, depth, group_sep)
+        return Evaluation(tables(per_query, qrels, strata=strata, relevant=relevant, resamples=resamples, seed=seed,
+                                 confidence=confidence, fmt=per_query_format))
+    ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns,
+                                          qrels_columns), strata)
+    ws, _ = prepare(ws)
+    return Evaluation(ws)
+
+
+def _no_runs(runs, measures, depth, group_sep) -> None:
+    given = [name for name, v in (("runs", runs), ("measures", measures), ("depth", depth), ("group_sep", group_sep))
+             if v is not None]
+    if given:
+        raise InputError(f"{given[0]} cannot be used with per_query tables (they hold metric values, not rankings; "
+                         "their measures are what is reported)", "per_query")
+
+
+def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+           confidence: float = DEFAULT_CONFIDENCE, fmt: str | None = None):
+    """The kernel's per-query-table workspace (``kernel.per_query_in``) over ``per_query``: a
+    path, a long DataFrame (``run, query_id, measure, value``, any column names the long
+    format reads), a list of them, or a ``{name: path}`` dict for one-run files."""
+    from .kernel.per_query_in import TableWorkspace, load_tables, read_per_query_table
+
+    settings = _settings(None, relevant, None, None, resamples, seed, confidence)
+    items = list(per_query.items()) if isinstance(per_query, dict) else \
+        [(None, t) for t in (per_query if isinstance(per_query, (list, tuple)) else [per_query])]
+    if all(_is_path(t) for _, t in items):
+        strata = [strata] if _is_path(strata) else list(strata or ())
+        return load_tables([(n, os.fsdecode(t)) for n, t in items], settings, qrels=None if qrels is None else
+                           os.fsdecode(qrels), strata=[os.fsdecode(x) for x in strata], fmt=fmt)
+    read = []
+    for i, (name, t) in enumerate(items, start=1):
+        read.append(read_per_query_table(os.fsdecode(t), name, fmt) if _is_path(t) else _frame_table(t, name, i))
+    strata = [strata] if _is_path(strata) else list(strata or ())
+    return TableWorkspace.from_tables(read, settings, qrels=None if qrels is None else os.fsdecode(qrels),
+                                      strata=[os.fsdecode(x) for x in strata])
+
+
+def _frame_table(df, name, i: int):
+    """A long DataFrame of per-query values as a ``PerQueryTable`` (rows numbered from 1)."""
+    from .kernel.per_query_in import _MEASURE_COLUMNS, _QUERY_COLUMNS, _RUN_COLUMNS, _VALUE_COLUMNS, PerQueryTable
+
+    source = f"<per-query table {name or i}>"
+    if not hasattr(df, "columns"):
+        raise InputError(f"a per-query table must be a path or a DataFrame, not {type(df).__name__}", source)
+    cols = {str(c).strip().lower(): c for c in df.columns}
+
+    def col(choices, what, required=True):
+        hits = [cols[c] for c in choices if c in cols]
+        if len(hits) > 1 or (required and not hits):
+            raise InputError(f"expected one {what} column ({', '.join(choices)}), found "
+                             f"{' and '.join(map(str, hits)) or 'none'}", source)
+        return hits[0] if hits else None
+
+    q, m, v, r = (col(_QUERY_COLUMNS, "query"), col(_MEASURE_COLUMNS, "measure"), col(_VALUE_COLUMNS, "value"),
+                  col(_RUN_COLUMNS, "run", required=False))
+    if r is None and name is None:
+        name = f"run{i}"
+    if r is not None and name is not None:
+        raise InputError("the table names its runs; give it without a name", source)
+    t = PerQueryTable(source, "long")
+    runs = df[r].tolist() if r is not None else [name] * len(df)
+    for row, (run, qid, measure, value) in enumerate(zip(runs, df[q].tolist(), df[m].tolist(), df[v].tolist()),
+                                                      start=1):
+        t.add(_id(run, "a run name", source, row), "doc", _id(measure, "a measure", source, row),
+              _id(qid, "a query id", source, row), value, row)
+    if not t.values:
+        raise InputError("no per-query value in the table", source)
+    return t
+
+
+# --------------------------------------------------------------------------- compare
+
+
+@dataclass
+class Comparison:
+    """One ``compare`` call (``kernel.comparison.Comparison`` in ``.result``)."""
+
+    result: object
+
+    @property
+    def rows(self):
+        return self.result.rows
+
+    def as_dict(self) -> dict:
+        """The ``rankscope compare --out`` payload."""
+        return self.result.as_dict()
+
+    def to_frame(self):
+        """One row per comparison, the ``compare --out`` row keys as columns (largest losses
+        and gains as lists of dicts)."""
+        import pandas as pd
+
+        rows = self.as_dict()["comparisons"]
+        from .kernel.verdict import ROW_KEYS
+
+        return pd.DataFrame([{k: r[k] for k in ROW_KEYS} for r in rows], columns=list(ROW_KEYS))
+
+    def to_markdown(self) -> str:
+        from .render.compare import render_compare
+
+        return render_compare(self.result, "markdown")
+
+    def to_latex(self) -> str:
+        from .render.compare import render_compare
+
+        return render_compare(self.result, "latex")
+
+    def __str__(self) -> str:
+        from .render.compare import render_compare
+
+        return render_compare(self.result, "text")
+
+    def _repr_html_(self) -> str:
+        cols = ["baseline", "candidate", "metric", "n", "baseline_mean", "candidate_mean", "difference", "ci_low",
+                "ci_high", "randomization_p", "adjusted_p", "verdict"]
+        return _html_table(self.to_frame()[cols], self.result.result.caption)
+
+
+def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), measures=DEFAULT_METRIC, level: str = "doc",
+            min_delta: float = 0.0, correction: str = "holm", alternative: str = "two-sided",
+            primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
+            group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
+            *, per_query=None, per_query_format: str | None = None, run_columns=None,
+            qrels_columns=None) -> Comparison:
+    """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
+    run, candidates every other one and ``rrf`` when two or more runs are given), statistics
+    and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
+    per-query tables (:func:`tables`), as ``compare --per-query-in``."""
+    import math
+
+    from .kernel.comparison import compare as kernel_compare
+    from .kernel.pipeline import prepare
+    from .kernel.settings import CompareSettings
+
+    if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta >= 0):
+        raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
+                         f"got {min_delta!r}", "--min-delta")
+    metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
+    if per_query is not None:  # values computed elsewhere: compare --per-query-in
+        _no_runs(runs, None, depth, group_sep)
+        ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
+                        fmt=per_query_format), None
+    else:
+        ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence,
+                                              run_columns, qrels_columns))
+        ws, th = prepare(ws)
+    candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
+    settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
+                               min_delta=float(min_delta), correction=correction, alternative=alternative,
+                               exploratory=exploratory, primary=primary)
+    return Comparison(kernel_compare(ws, th, settings))
+
+
+# --------------------------------------------------------------------------- paired
+
+
+@dataclass
+class Paired:
+    """One paired comparison of two per-query value sets: a family of one row."""
+
+    row: object  # kernel.verdict.ComparisonRow
+    caption: str
+
+    def as_dict(self) -> dict:
+        """The ``compare --out`` row."""
+        return self.row.as_dict(reasons=True)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "row":
+            raise AttributeError(name)
+        return getattr(self.row, name)
+
+    def _repr_html_(self) -> str:
+        import pandas as pd
+
+        d = self.as_dict()
+        keys = ["n", "baseline_mean", "candidate_mean", "difference", "ci_low", "ci_high", "randomization_p", "verdict"]
+        return _html_table(pd.DataFrame([{k: d[k] for k in keys}]), self.caption)
+
+
+def _aligned_values(baseline, candidate, ids):
+    """(baseline, candidate, ids) sorted by id as bytes; Series align on their index."""
+    import numpy as np
+
+    def is_series(x):
+        return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "index") and not hasattr(x, "columns")
+
+    if ids is None and is_series(baseline) and is_series(candidate):
+        b_ids = [str(i) for i in baseline.index]
+        c_index = {str(i): k for k, i in enumerate(candidate.index)}
+        if len(c_index) != len(candidate) or len(set(b_ids)) != len(b_ids):
+            raise InputError("ids must be unique (a Series index repeats an id)")
+        if set(b_ids) != set(c_index):
+            only = sorted(set(b_ids) ^ set(c_index), key=str.encode)[:3]
+            raise InputError(f"the two Series hold different ids (e.g. {', '.join(map(repr, only))}): pair them first")
+        ids = b_ids
+        cand = np.asarray(candidate, dtype=np.float64)[[c_index[i] for i in b_ids]]
+        base = np.asarray(baseline, dtype=np.float64)
+    else:
+        base = np.asarray(baseline, dtype=np.float64)
+        cand = np.asarray(candidate, dtype=np.float64)
+        if ids is None:  # positions, written so byte order is position order
+            width = len(str(max(base.size - 1, 0)))
+            ids = [f"{i:0{width}d}" for i in range(base.size)]
+        else:
+            ids = [_id(i, "an id", "ids", k + 1) for k, i in enumerate(ids)]
+        if len(set(ids)) != len(ids):
+            raise InputError("ids must be unique")
+    if base.shape != cand.shape or base.ndim != 1 or len(ids) != base.size:
+        raise InputError(f"baseline, candidate and ids must be aligned 1-D arrays of one length "
+                         f"(got {base.shape}, {cand.shape}, {len(ids)})")
+    order = sorted(range(len(ids)), key=lambda k: ids[k].encode("utf-8"))
+    return base[order], cand[order], [ids[k] for k in order]
+
+
+def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value", baseline: str = "baseline",
+           candidate: str = "candidate", min_delta: float = 0.0, alternative: str = "two-sided",
+           resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE) -> Paired:
+    """The paired statistics and verdict of one comparison, from per-query values computed
+    anywhere: arrays (with ``ids``, in any order) or two pandas Series (aligned on their
+    index). The values are sorted by id as bytes inside, so the numbers equal ``compare``'s
+    for the same queries whatever order they come in."""
+    from .kernel.paired import paired_statistics
+    from .kernel.randomization import check_resamples
+    from .kernel.verdict import RowInput, decide
+
+    b, c, q = _aligned_values(baseline_values, candidate_values, ids)
+    check_resamples(resamples)
+    stats = paired_statistics(b, c, q, resamples=resamples, seed=seed, confidence=confidence, alternative=alternative)
+    result = decide([RowInput(baseline, candidate, metric, stats)], correction="holm", min_delta=min_delta)
+    return Paired(result.rows[0], result.caption)
+
+
+# --------------------------------------------------------------------------- ir_measures-style calls
+
+
+def _metric_names(measures) -> list:
+    from .kernel.metrics import parse_metrics
+
+    keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
+    asked = {k.strip().lower() for m in ([measures] if isinstance(measures, str) else measures)
+             for k in str(m).split(",")}
+    return [k for k in keys if k.key in asked]  # judged@k comes with ndcg@k only when asked for
+
+
+def iter_calc(measures, qrels, run):
+    """``(query_id, measure, value)`` for every positive query of ``qrels`` and every measure,
+    as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive the run
+    lacks is yielded with 0, queries without a relevant doc are not yielded."""
+    keys = _metric_names(measures)
+    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
+    name = ws.input_lanes[0]
+    pq = ws.per_query(name, "doc")
+    pos = ws.positives
+    qids = ws.qids[ws.in_display_order(pos)].tolist()
+    codes = ws.in_display_order(pos).tolist()
+    for q, code in zip(qids, codes):
+        for k in keys:
+            yield Metric(q, k.key, float(pq[k.key][code]))
+
+
+def calc_aggregate(measures, qrels, run) -> dict:
+    """``{measure: mean over the positive queries}``, the value report.json gives each."""
+    keys = _metric_names(measures)
+    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
+    return ws.means_of(ws.per_query(ws.input_lanes[0], "doc"), [k.key for k in keys])
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _html_table(df, caption: str) -> str:
+    """A notebook's table: the frame's HTML (pandas escapes every cell) with the caption below."""
+    import html
+
+    return df.to_html(index=False, na_rep="—", float_format=lambda x: f"{x:.4f}") + \
+        f"<p><em>{html.escape(caption)}</em></p>"
