@@ -15,8 +15,9 @@ BENCH_STAMP := $(VENV)/.installed-bench
 demo: $(RUN_STAMP)
 	$(VENV)/bin/rankscope tui
 
+# two workers, one test file each (module fixtures stay shared within a file)
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks
