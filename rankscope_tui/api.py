@@ -386,8 +386,11 @@ class Comparison:
         return self.result.rows
 
     def as_dict(self) -> dict:
-        """The ``rankscope compare --out`` payload."""
-        return self.result.as_dict()
+        """The ``rankscope compare --out`` payload (with its results sentences, methods and
+        checklist, ``render.sentences``)."""
+        from .render.sentences import with_sentences
+
+        return with_sentences(self.result.as_dict())
 
     def to_frame(self):
         """One row per comparison, the ``compare --out`` row keys as columns (largest losses
@@ -466,8 +469,12 @@ class Paired:
     caption: str
 
     def as_dict(self) -> dict:
-        """The ``compare --out`` row."""
-        return self.row.as_dict(reasons=True)
+        """The ``compare --out`` row, with its results sentence (``render.sentences``)."""
+        from .render.sentences import results_sentence
+
+        d = self.row.as_dict(reasons=True)
+        d["sentence"] = results_sentence(d, {"alternative": self.row.alternative})
+        return d
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name == "row":

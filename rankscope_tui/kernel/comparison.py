@@ -218,9 +218,19 @@ class Comparison:
 def _definitions(ws, metrics) -> dict[str, str]:
     """Each compared metric's definition (the registry's); a measure read from per-query
     tables is defined by the tool that computed it."""
-    if getattr(ws, "tables", None):
-        return {m: "read from per-query tables: as computed by the tool that wrote them" for m in metrics}
-    return {k.key: k.definition(ws.settings.relevant) for k in M.parse_metrics(",".join(metrics))}
+    if not getattr(ws, "tables", None):
+        return {k.key: k.definition(ws.settings.relevant) for k in M.parse_metrics(",".join(metrics))}
+    out: dict[str, str] = {}
+    for m in metrics:  # a table's measure read as rankscope's own key has that key's definition
+        try:
+            keys = M.parse_metrics(m)
+        except InputError:
+            keys = []
+        if keys and keys[0].key == m:
+            out.update({k.key: k.definition(ws.settings.relevant) for k in keys})
+        else:
+            out[m] = "read from per-query tables: as computed by the tool that wrote them"
+    return out
 
 
 def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings) -> Comparison:
