@@ -446,6 +446,12 @@ class RankscopeApp(App):
             if exploratory:  # after the report's own keys, never inside them
                 report = {**report, "exploratory": exploratory}
             data = dumps_strict(report)
+        elif req.format == "figure":
+            from .render.figures import check_suffix, figure_bytes
+
+            suffix = check_suffix(req.path)
+            mode, compare_payload = self.call_from_thread(lambda: (self.current_mode, self._compare_payload()))
+            data = figure_bytes(view_figure(mode, report, self.state.base_workspace, compare_payload), suffix)
         elif req.format == "csv":
             data = R.per_query_csv(report)  # per-query numbers of the pre-registered settings only
         else:
@@ -454,6 +460,12 @@ class RankscopeApp(App):
                 data = data.rstrip("\n") + "\n\n" + exploratory_text(exploratory, req.format)
         write_atomic(req.path, data)
         self.call_from_thread(self._exported, req.path)
+
+    def _compare_payload(self) -> dict | None:
+        """The Compare view's `compare --out` payload, once it has computed one."""
+        stack = self._screen_stacks.get("compare") if hasattr(self, "_screen_stacks") else None
+        result = getattr(stack[0], "result", None) if stack else None
+        return getattr(result, "payload", None)
 
     def _wait_for_report(self, timeout: float = 600.0) -> dict:
         """The report the app computed (exactly as `evaluate` does); waits for its worker."""
@@ -568,3 +580,41 @@ def run(state: DashboardState) -> int:
     app = RankscopeApp(state)
     app.run()
     return exit_status(app)
+
+
+#: the figure each view's export writes (`rankscope plot KIND`); views without one refuse
+VIEW_FIGURES = {"overview": "forest", "strata": "forest", "rrf": "rrf-k", "calibrate": "convex-grid", "gate": "gate",
+                "compare": "compare-intervals"}
+
+
+def view_figure(mode: str, report: dict, ws, compare_payload: dict | None):
+    """The figure of view ``mode``: the kernel's numbers (``kernel.figures``), the same as
+    `rankscope plot` draws from the report (and the Compare view's comparison)."""
+    from .kernel.errors import InputError
+
+    kind = VIEW_FIGURES.get(mode)
+    if kind is None:
+        views = ", ".join(sorted({m for m in VIEW_FIGURES}))
+        raise InputError(f"the {mode} view has no figure to export (views with one: {views})", "export")
+    try:
+        return _figure(kind, report, ws, compare_payload)
+    except ValueError as exc:  # what the figure cannot draw from this report (no gate sweep, ...)
+        raise InputError(str(exc), "export") from None
+
+
+def _figure(kind: str, report: dict, ws, compare_payload: dict | None):
+    from .kernel import figures as FG
+    from .kernel.errors import InputError
+
+    metric = report["inputs"]["settings"]["metrics"][0]
+    if kind == "forest":
+        return FG.forest_figure(report, metric)
+    if kind == "gate":
+        return FG.gate_figure(report)
+    if kind == "compare-intervals":
+        if compare_payload is None:
+            raise InputError("the Compare view has not computed its comparison yet", "export")
+        return FG.compare_intervals_figure(compare_payload)
+    if ws is None or len(ws.input_lanes) < 2:
+        raise InputError(f"{kind} needs two or more input lanes", "export")
+    return FG.rrf_k_figure(ws, metric) if kind == "rrf-k" else FG.convex_grid_figure(ws, metric)

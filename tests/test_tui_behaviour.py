@@ -518,3 +518,43 @@ async def test_random_key_storm_leaves_the_app_alive(data, seed, demo_options, l
         await pilot.press("1")
         await pilot.pause()
         assert app.current_mode == "overview"
+
+
+async def test_export_writes_the_current_views_figure(demo_options, loaded, tmp_path):
+    """The export's figure format writes the current view's figure: the data in the spec are
+    the kernel's (``kernel.figures``) for the same report and comparison; a view without a
+    figure says so."""
+    from rankscope_tui.kernel import figures as FG
+    from rankscope_tui.render.figures import vega_lite_text
+
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+
+        async def export(path: Path) -> None:
+            await pilot.press("e")
+            await pilot.pause()
+            app.screen.query_one("#export-format", Select).value = "figure"
+            await pilot.pause()
+            app.screen.query_one("#export-path", Input).value = str(path)
+            app.screen.query_one("#export-path", Input).focus()
+            await pilot.press("enter")
+            await settle(app, pilot, 0.2)
+
+        report = app.state.report
+        metric = report["inputs"]["settings"]["metrics"][0]
+        out = tmp_path / "overview.vl.json"
+        await export(out)
+        assert out.read_text(encoding="utf-8") == vega_lite_text(FG.forest_figure(report, metric))
+        await pilot.press(KEY["compare"])
+        await settle(app, pilot, 0.2)
+        payload = app.screen.result.payload
+        out = tmp_path / "compare.vl.json"
+        await export(out)
+        assert out.read_text(encoding="utf-8") == vega_lite_text(FG.compare_intervals_figure(payload))
+        assert json.loads(out.read_text(encoding="utf-8"))["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+        await pilot.press(KEY["query"])
+        await settle(app, pilot, 0.2)
+        out = tmp_path / "query.vl.json"
+        await export(out)
+        assert not out.exists() and app.is_running and app._exception is None

@@ -202,8 +202,9 @@ EXPORT_FORMATS = [
     ("LaTeX tables", "latex"),
     ("plain text", "text"),
     ("per-query CSV (same as --per-query)", "csv"),
+    ("this view's figure (.vl.json; .svg .pdf .png need rankscope[plots])", "figure"),
 ]
-_SUFFIX = {"json": ".json", "markdown": ".md", "latex": ".tex", "text": ".txt", "csv": ".csv"}
+_SUFFIX = {"json": ".json", "markdown": ".md", "latex": ".tex", "text": ".txt", "csv": ".csv", "figure": ".vl.json"}
 
 
 @dataclass(frozen=True)
@@ -253,9 +254,10 @@ class ExportDialog(Dialog):
     @on(Select.Changed, "#export-format")
     def _format_changed(self, event: Select.Changed) -> None:
         path = self.query_one("#export-path", Input)
-        stem, dot, ext = path.value.rpartition(".")
-        if dot and "." + ext in _SUFFIX.values():
-            path.value = stem + _SUFFIX[str(event.value)]
+        value = path.value
+        old = next((x for x in sorted(_SUFFIX.values(), key=len, reverse=True) if value.endswith(x)), None)
+        if old is not None:
+            path.value = value[: -len(old)] + _SUFFIX[str(event.value)]
 
     @on(Input.Submitted, "#export-path")
     @on(Button.Pressed, "#export")
