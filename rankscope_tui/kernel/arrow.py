@@ -86,3 +86,17 @@ def string_lengths(arr) -> np.ndarray:
     odt = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
     off = np.frombuffer(arr.buffers()[1], dtype=odt, count=len(arr) + 1, offset=arr.offset * np.dtype(odt).itemsize)
     return np.diff(off).astype(np.int64)
+
+
+def first_repeat(key: np.ndarray) -> tuple[int, int] | None:
+    """The earliest row whose ``key`` appeared before, with that first row: ``(first,
+    second)`` positions, or None when every key is distinct (a stable sort keeps the first
+    occurrence of each key ahead of its repeats)."""
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    if not dup.size:
+        return None
+    seconds = order[dup + 1]
+    j = int(np.argmin(seconds))
+    return int(order[dup[j]]), int(seconds[j])

@@ -187,8 +187,6 @@ def id_column(col, source: str, name: str, role: str, rows=None):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .arrow import to_numpy
-
     col = _as_plain(col)
     t = col.type
 
@@ -381,7 +379,7 @@ def check_ranks(qid, rank: np.ndarray, source: str, rows=None) -> None:
     scores never tie); each refusal names the row (and the first row of a repeat)."""
     import pyarrow.compute as pc
 
-    from .arrow import to_numpy
+    from .arrow import first_repeat, to_numpy
 
     def row(i: int) -> int:
         return int(rows[i]) if rows is not None else i + 1
@@ -394,14 +392,9 @@ def check_ranks(qid, rank: np.ndarray, source: str, rows=None) -> None:
         return
     codes = to_numpy(pc.dictionary_encode(qid.combine_chunks() if hasattr(qid, "combine_chunks") else qid).indices)
     codes = codes.astype(np.int64)
-    key = codes * (int(rank.max()) + 1) + rank
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    dup = np.flatnonzero(sk[1:] == sk[:-1])
-    if dup.size:
-        seconds = order[dup + 1]
-        j = int(np.argmin(seconds))
-        a, b = int(order[dup[j]]), int(seconds[j])
+    repeat = first_repeat(codes * (int(rank.max()) + 1) + rank)
+    if repeat is not None:
+        a, b = repeat
         raise InputError(f"rank {int(rank[b])} appears twice in query {qid[b].as_py()!r} (first at line {row(a)}); "
                          "a ranks-only run cannot hold ties", source, row(b))
 

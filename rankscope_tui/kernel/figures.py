@@ -82,7 +82,7 @@ def convex_grid_figure(ws, metric: str, step: float = 0.1) -> Figure:
         row["best"] = tuple(comp) == tuple(fit.composition)
         rows.append(row)
     weights = ", ".join(f"{lane} {w:g}" for lane, w in zip(lanes, fit.weights))
-    notes = (f"lanes w_i: " + ", ".join(f"w_{i} = {lane}" for i, lane in enumerate(lanes)),
+    notes = ("lanes w_i: " + ", ".join(f"w_{i} = {lane}" for i, lane in enumerate(lanes)),
              f"fitted on the report's own {ws.positives.size} positives (in-sample): best {weights}, {fit.objective:.4f}")
     return Figure("convex-grid", f"mean {metric} over the convex weight grid (step {step:g})",
                   f"weight of {lanes[0]}", f"weight of {lanes[1]}" if len(lanes) > 2 else metric, rows, notes)

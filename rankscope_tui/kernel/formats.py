@@ -214,7 +214,7 @@ def merge_shards(name: str, spec: str, shards: list) -> "object":
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .arrow import to_numpy
+    from .arrow import first_repeat, to_numpy
     from .files import Digest
     from .readers import RawLane
 
@@ -227,14 +227,9 @@ def merge_shards(name: str, spec: str, shards: list) -> "object":
     shard_of = np.concatenate([np.full(len(s.score), k, dtype=np.int32) for k, s in enumerate(shards)])
     qc = to_numpy(pc.dictionary_encode(qid.combine_chunks()).indices).astype(np.int64)
     dcode = to_numpy(pc.dictionary_encode(doc.combine_chunks()).indices).astype(np.int64)
-    key = qc * (int(dcode.max(initial=0)) + 1) + dcode
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    dup = np.flatnonzero(sk[1:] == sk[:-1])
-    if dup.size:
-        seconds = order[dup + 1]
-        j = int(np.argmin(seconds))
-        a, b = int(order[dup[j]]), int(seconds[j])
+    repeat = first_repeat(qc * (int(dcode.max(initial=0)) + 1) + dcode)
+    if repeat is not None:
+        a, b = repeat
         pa_, pb = shards[shard_of[a]].path, shards[shard_of[b]].path
         raise InputError(f"doc {doc[b].as_py()!r} of query {qid[b].as_py()!r} is in two shards of lane {name!r}: "
                          f"{pa_}:{int(line[a])} and here"[:400] if pa_ != pb else

@@ -45,9 +45,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 
