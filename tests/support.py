@@ -153,3 +153,23 @@ def cli_many(jobs: dict[str, tuple[list[str], Path, dict | None]]) -> dict[str, 
         for k, f in futs.items():
             out[k] = f.result()
     return out
+
+
+async def settle(app, pilot, extra: float = 0.0) -> None:
+    """Wait for timers (debounce), then every worker and the messages they posted, until two
+    rounds in a row start no new worker (a result may start the next step: dev set → fit →
+    draw). A failed or cancelled worker is the app's to show; tests assert on that."""
+    from textual.worker import WorkerCancelled, WorkerFailed
+
+    if extra:
+        await pilot.pause(extra)
+    quiet = 0
+    for _ in range(40):
+        try:
+            await app.workers.wait_for_complete()
+        except (WorkerFailed, WorkerCancelled):
+            pass
+        await pilot.pause()
+        quiet = quiet + 1 if not any(w.is_running for w in app.workers) else 0
+        if quiet == 2:
+            return

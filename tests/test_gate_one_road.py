@@ -17,9 +17,8 @@ import shutil
 import pytest
 from textual.content import Content
 from textual.widgets import Static
-from textual.worker import WorkerCancelled, WorkerFailed
 
-from support import shared_path
+from support import settle, shared_path
 
 SIZE = (140, 60)
 
@@ -58,19 +57,6 @@ CASES = {
 @pytest.fixture(params=["cranfield", "demo"])
 def dataset(request, tmp_path):
     return request.param, (_cranfield if request.param == "cranfield" else _demo)(tmp_path)
-
-
-async def _settle(app, pilot):
-    quiet = 0
-    for _ in range(40):
-        try:
-            await app.workers.wait_for_complete()
-        except (WorkerFailed, WorkerCancelled):
-            pass
-        await pilot.pause()
-        quiet = quiet + 1 if not any(w.is_running for w in app.workers) else 0
-        if quiet == 2:
-            return
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -130,9 +116,9 @@ async def test_gate_lines_are_the_analysis_the_report_and_the_screen(dataset, ca
     # ... and what the Gate screen shows
     app = RankscopeApp(state_from_args(parse_args(argv), source_label=name))
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("6")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         screen = app.screen
         assert app.current_mode == "gate" and screen.result is not None
         assert json.loads(json.dumps(screen.result.analysis.as_dict())) == block

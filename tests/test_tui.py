@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from textual.widgets import Checkbox, Input, Select, SelectionList
-from textual.worker import WorkerCancelled, WorkerFailed
+from support import settle
 
 from rankscope_tui.app import RankscopeApp
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
@@ -77,23 +77,6 @@ def make_app(options, loaded=None, *, synthetic: bool = True, source_label: str 
     ws, report = loaded if loaded is not None else (None, None)
     return RankscopeApp(DashboardState(options, synthetic=synthetic, source_label=source_label,
                                        base_workspace=ws, report=report))
-
-
-async def settle(app, pilot, extra: float = 0.0) -> None:
-    """Wait for timers (debounce), then every worker and the messages they posted, until a
-    round starts no new worker (a result may start the next step: dev set → fit → draw)."""
-    if extra:
-        await pilot.pause(extra)
-    quiet = 0
-    for _ in range(20):
-        try:
-            await app.workers.wait_for_complete()
-        except (WorkerFailed, WorkerCancelled):  # the app shows failures in the error dialog; tests assert on that
-            pass
-        await pilot.pause()
-        quiet = quiet + 1 if not any(w.is_running for w in app.workers) else 0
-        if quiet == 2:
-            return
 
 
 async def view(app, pilot, mode: str):

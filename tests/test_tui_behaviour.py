@@ -24,7 +24,6 @@ import pytest_asyncio
 from textual import events
 from textual.keys import REPLACED_KEYS, _get_unicode_name_from_key
 from textual.widgets import DataTable, Input, Select, Static
-from textual.worker import WorkerCancelled, WorkerFailed
 
 from rankscope_tui.app import RankscopeApp, exit_status
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
@@ -34,7 +33,7 @@ from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
 
-from support import SHARED_DATA
+from support import SHARED_DATA, settle
 from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 
 SIZE = (120, 36)
@@ -55,21 +54,6 @@ def make_app(options, loaded=None, *, synthetic: bool = True, source_label: str 
     ws, report = loaded if loaded is not None else (None, None)
     return RankscopeApp(DashboardState(options, synthetic=synthetic, source_label=source_label,
                                        base_workspace=ws, report=report))
-
-
-async def settle(app, pilot, extra: float = 0.0) -> None:
-    if extra:
-        await pilot.pause(extra)
-    quiet = 0
-    for _ in range(30):
-        try:
-            await app.workers.wait_for_complete()
-        except (WorkerFailed, WorkerCancelled):
-            pass
-        await pilot.pause()
-        quiet = quiet + 1 if not any(w.is_running for w in app.workers) else 0
-        if quiet == 2:
-            return
 
 
 def send(app, key: str) -> None:

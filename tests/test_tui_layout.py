@@ -21,9 +21,9 @@ from rankscope_tui.demo import SHOWCASE
 from rankscope_tui.kernel import comparison as CMP
 from rankscope_tui.screens import VIEWS
 from rankscope_tui.widgets import fmt
-from support import SHARED_DATA
+from support import SHARED_DATA, settle
 
-from test_tui import FAST, KEY, demo_options, loaded, make_app, settle, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
+from test_tui import FAST, KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
 
 SMALL, LARGE, SNAP = (80, 24), (200, 60), (140, 45)
 C = SHARED_DATA / "cranfield"
