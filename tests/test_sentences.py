@@ -136,3 +136,28 @@ def test_without_resamples_the_words_say_nothing_was_tested():
     assert points[2].startswith("3. interval and level: missing") and "missing" in points[4]
     for text in [s, *points]:
         assert "None" not in text and "nan" not in text and "null" not in text
+
+
+@pytest.mark.parametrize("alternative, open_end", [("greater", "+∞)"), ("less", "(−∞")])
+def test_one_sided_table_cells_write_the_open_end_as_infinity(alternative, open_end, tmp_path):
+    """A one-sided interval's table cells say [lo, +∞) or (−∞, hi], in every format; the
+    JSON keeps the bound null with its reason, and no cell reads "inf"."""
+    lanes = shared_path("cranfield", "lanes")
+    qrels = shared_path("cranfield", "qrels-test.txt")
+    args = ["compare", "--lane", lanes / "bm25.run", "--lane", lanes / "dense.run", "--qrels", qrels,
+            "--candidate", "dense", "--alternative", alternative, "--resamples", "999"]
+    out = tmp_path / "c.json"
+    text = run_cli(*args, "--out", out)
+    assert text.returncode == 0, text.stderr
+    row = json.loads(out.read_text())["comparisons"][0]
+    bound = "ci_high" if alternative == "greater" else "ci_low"
+    assert row[bound] is None and row[f"{bound}_reason"].startswith("unbounded")
+    table_line = next(line for line in text.stdout.splitlines() if line.startswith("bm25"))
+    assert table_line.count(open_end) == 3  # CI, BCa and the unpaired CI
+    markdown = run_cli(*args, "--format", "markdown").stdout
+    assert next(line for line in markdown.splitlines() if line.startswith("| bm25")).count(open_end) == 3
+    latex = run_cli(*args, "--format", "latex").stdout
+    tex_end = "$+\\infty$)" if alternative == "greater" else "($-\\infty$"
+    assert tex_end in latex
+    for stream in (text.stdout, markdown, latex):
+        assert re.search(r"\binf\b", stream) is None

@@ -16,11 +16,14 @@ def _f(x, digits: int = 4) -> str:
 
 
 def _interval(lo, hi) -> str:
+    """``[lo, hi]``; a one-sided interval's open end is written ``+∞)`` / ``(−∞``, never ``inf``."""
     if lo is None or hi is None:
         return "n/a"
     if lo == hi:
         return "not informative (no variation)"
-    return f"[{lo:.4f}, {hi:.4f}]"
+    left = "(−∞" if lo == -math.inf else f"[{lo:.4f}"
+    right = "+∞)" if hi == math.inf else f"{hi:.4f}]"
+    return f"{left}, {right}"
 
 
 def p_number(p, resamples) -> str:

@@ -48,7 +48,13 @@ def _num(x) -> str:
     return "n/a" if x is None else f"{x:.4f}"
 
 
-def _interval(lo, hi) -> str:
+def _interval(lo, hi, one_sided: str | None = None) -> str:
+    """``[lo, hi]``; with ``one_sided`` ("greater" or "less") the missing end is the open
+    one, ``$+\\infty$)`` or ``($-\\infty$``; otherwise a missing end leaves the cell empty."""
+    if one_sided == "greater" and lo is not None and hi is None:
+        return f"[{lo:.4f}, $+\\infty$)"
+    if one_sided == "less" and hi is not None and lo is None:
+        return f"($-\\infty$, {hi:.4f}]"
     if lo is None or hi is None:
         return ""
     if lo == hi:
@@ -263,7 +269,7 @@ def render_compare_latex(payload: dict) -> str:
         body.append(" & ".join(lead + [f"{r['difference']:+.4f}", _p(r.get("randomization_p"), r.get("resamples")),
                                        _num(r.get("adjusted_p")), f"{r['wins']}/{r['losses']}/{r['ties']}",
                                        escape_latex(verdict)]) + r" \\")
-        iv = _small(_interval(r.get("ci_low"), r.get("ci_high")))
+        iv = _small(_interval(r.get("ci_low"), r.get("ci_high"), s.get("alternative")))
         if iv:
             body.append(" & ".join([""] * len(lead) + [iv, "", "", "", ""]) + r" \\")
     base = f"against {rows[0]['baseline']}" if one_base else "against each row's baseline"
