@@ -509,3 +509,19 @@ def test_compare_refuses_options_it_would_not_apply(demo_dir, option):
     assert p.returncode == 2 and p.stdout == "", p.stderr
     assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"rankscope: error: {option[0]}: compare does not use "), p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_a_relevance_level_above_every_grade_is_said(small, tmp_path):
+    """The qrels grade at most 2: p(rel=3)@2 is 0 on every query, and the report says why
+    (p(rel=2)@2, reached by d3 in q1, draws no warning)."""
+    out = tmp_path / "r.json"
+    p = support.run_cli("evaluate", "--lane", "a.run", "--qrels", "qrels.txt", "--metrics", "p(rel=3)@2,p(rel=2)@2",
+                        "--resamples", "0", "--out", out, cwd=small)
+    assert p.returncode == 0, p.stderr
+    readable(p)
+    said = [w for w in json.loads(out.read_text())["summary"]["warnings"] if w["kind"] == "relevance_level_unreached"]
+    assert [w["message"] for w in said] == [
+        "p(rel=3)@2: no judged doc has grade >= 3 (the highest grade is 2); it is 0 on every query"]
+    assert said[0]["where"] == "qrels.txt"
+    assert "p(rel=3)@2: no judged doc has grade >= 3" in p.stdout + p.stderr
+    assert "p(rel=2)@2: no judged" not in p.stdout + p.stderr

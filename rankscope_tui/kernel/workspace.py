@@ -336,6 +336,7 @@ class Workspace:
         if raw_ood is not None:
             inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid)),
                                     format=raw_ood.format or None, columns=raw_ood.columns))
+        warnings += _unreached_levels(settings.metrics, judgments, raw_q.path)
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
@@ -544,6 +545,21 @@ class Workspace:
         ws.lanes = dict(self.lanes)
         ws.lane_origin = dict(self.lane_origin)
         return ws
+
+
+def _unreached_levels(metrics, judgments: J.Judgments, path: str) -> list[InputWarning]:
+    """A measure's own relevance level (``rel=N``) above every grade in the qrels makes it 0
+    on every query: said once per measure rather than left to read as a result."""
+    top = int(judgments.grade.max()) if judgments.grade.size else None
+    out = []
+    for m in metrics:
+        rel = getattr(m, "rel", None)
+        if rel is not None and (top is None or rel > top):
+            highest = "no judgments" if top is None else f"the highest grade is {top}"
+            out.append(InputWarning("relevance_level_unreached", 1,
+                                    f"{m.key}: no judged doc has grade >= {rel} ({highest}); it is 0 on every query",
+                                    path))
+    return out
 
 
 def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str, shards=()) -> tuple[int, str]:
