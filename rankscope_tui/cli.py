@@ -110,7 +110,8 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     f.add_argument("--mteb-subset", default=None, metavar="NAME", help="the subset of MTEB predictions to read")
     f.add_argument("--mteb-split", default=None, metavar="NAME", help="the split of MTEB predictions to read")
     s = p.add_argument_group("settings")
-    s.add_argument("--metrics", default=None, help="comma list, e.g. ndcg@10,rr,p@10,recall@100")
+    s.add_argument("--metrics", default=None, help="comma list, e.g. ndcg@10,rr,p@10,recall@100 (also ap, rprec, bpref, ndcg, rr@10, "
+                   "p(rel=2)@10, and trec_eval, ir_measures, ranx and MTEB spellings: see the README's Measures)")
     s.add_argument("--relevant", type=int, default=d["relevant"], help="a doc is relevant when grade >= this (default 1)")
     s.add_argument("--depth", type=int, default=None, help="cut every lane to its first D hits after ordering")
     s.add_argument("--group-sep", default=None, metavar="SEP", help="doc id up to the first SEP is its group")

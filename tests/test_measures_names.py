@@ -142,3 +142,22 @@ def test_readme_measures_table_lists_every_accepted_spelling():
     assert not missing, missing
     for kind in REGISTRY:
         assert f"`{kind}" in section, kind
+
+
+def test_every_example_in_the_metrics_help_is_a_measure():
+    """The names `--metrics --help` offers as examples parse (a renamed measure cannot
+    leave a stale example behind)."""
+    import re
+
+    from rankscope_tui.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["evaluate"]
+    text = next(a.help for a in sub._actions if a.dest == "metrics")
+    names = re.findall(r"[a-z_]+(?:\(rel=\d+\))?(?:@\d+)?", text.split("(also")[0].split("e.g.")[1])
+    names += re.findall(r"[a-z_]+(?:\(rel=\d+\))?(?:@\d+)?", text.split("(also")[1].split(", and")[0])
+    assert len(names) == 10, names
+    from rankscope_tui.kernel.metrics import parse_metrics
+
+    # (parse_metrics adds judged@10 after them: ndcg brings its judged share)
+    assert [m.key for m in parse_metrics(",".join(names))][:10] == [
+        "ndcg@10", "rr", "p@10", "recall@100", "ap", "rprec", "bpref", "ndcg", "rr@10", "p(rel=2)@10"]
