@@ -287,6 +287,15 @@ def test_ranking_options_are_refused_with_tables(formats, capsys):
     assert "--log with --per-query-in needs --qrels" in capsys.readouterr().err
 
 
+def test_a_level_the_tables_do_not_hold_says_so(formats, capsys):
+    """Tables computed elsewhere hold their own levels: --group-sep cannot add one, so the
+    error names the levels the tables hold rather than asking for --group-sep."""
+    assert main(["compare", "--per-query-in", formats["warehouse"][0], "--level", "group"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("level 'group' is not in the per-query tables (they hold level 'doc' only)")
+    assert "--group-sep" not in err
+
+
 def test_a_measure_of_another_tool_is_compared_under_its_own_name(tmp_path):
     rows = "".join(f"{r}\t{q}\tbpref\t{v}\n" for r, vals in VALUES.items() for q, v in vals.items())
     p = tmp_path / "w.tsv"

@@ -93,7 +93,7 @@ def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings
         if c == "convex" and th is not None and in_sample_overlap(ws, th, ws.positives):
             reasons[c] = "convex weights were fitted on the compared queries"
     if level not in ws.levels():
-        raise InputError(f"level {level!r} needs --group-sep", "--level")
+        raise InputError(ws.missing_level(level), "--level")
     return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons, groups)
 
 
@@ -319,7 +319,7 @@ def compare_all_pairs(ws: Workspace, thresholds: Thresholds | None, settings: Co
     if settings.test != "randomization":
         raise InputError("--all-pairs runs the randomised Tukey HSD; --test t does not apply", "--test")
     if settings.level not in ws.levels():
-        raise InputError(f"level {settings.level!r} needs --group-sep", "--level")
+        raise InputError(ws.missing_level(settings.level), "--level")
     unit_file = None if settings.units is None else read_units(settings.units)
     key = M.parse_metrics(settings.metrics[0])[0]
     names = all_pairs_lanes(ws, settings)

@@ -623,6 +623,12 @@ class TableWorkspace:
     def levels(self) -> tuple[str, ...]:
         return self.table_levels
 
+    def missing_level(self, level: str) -> str:
+        """Why ``level`` is not in the tables: they hold what was computed elsewhere, so
+        --group-sep cannot add a level."""
+        held = " and ".join(repr(x) for x in self.table_levels)
+        return f"level {level!r} is not in the per-query tables (they hold level {held} only)"
+
     def metric_key(self, name: str) -> str:
         """A measure named on the command line: a table's measure as written, or a rankscope
         spelling of one (``ndcg@10``, or the tool's own name, ``ndcg_cut_10``)."""

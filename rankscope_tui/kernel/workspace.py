@@ -433,6 +433,10 @@ class Workspace:
     def levels(self) -> tuple[str, ...]:
         return LEVELS if self.group_of is not None else ("doc",)
 
+    def missing_level(self, level: str) -> str:
+        """Why ``level`` is not one of :meth:`levels` (the group level is built by --group-sep)."""
+        return f"level {level!r} needs --group-sep"
+
     def add_lane(self, lane: RankedLane, origin: str) -> None:
         """Register a derived lane (fused or a cap/docfirst variant). A name is given once:
         snapshots share this cache, which is keyed by lane name."""
