@@ -1042,13 +1042,23 @@ def dilution(
     queries: np.ndarray | None = None,
 ) -> Dilution:
     """What fusion dilutes: per input lane, the queries (optionally within ``queries``,
-    a bool mask or codes) whose rank-1 hit is relevant there but not in ``fused``."""
+    a bool mask or codes) whose rank-1 hit is relevant there but not in ``fused``
+    (:func:`dilution_of` over each lane's :func:`_top_relevant`)."""
     nq = fused.offsets.shape[0] - 1
-    lost_in_fused = ~_top_relevant(fused, judgments, relevant, nq)
+    return dilution_of(fused.name, relevant, [lane.name for lane in inputs],
+                       [_top_relevant(lane, judgments, relevant, nq) for lane in inputs],
+                       _top_relevant(fused, judgments, relevant, nq), queries)
+
+
+def dilution_of(fused: str, relevant: int, lanes: Sequence[str], top_relevant: Sequence[np.ndarray],
+                fused_top_relevant: np.ndarray, queries: np.ndarray | None = None) -> Dilution:
+    """:func:`dilution` from per-query flags: ``top_relevant`` per input lane and
+    ``fused_top_relevant`` (bool per query code: the rank-1 hit has grade >= ``relevant``)."""
+    nq = int(np.asarray(fused_top_relevant).shape[0])
+    lost_in_fused = ~np.asarray(fused_top_relevant, dtype=bool)
     allowed = np.ones(nq, dtype=bool)
     if queries is not None:
         q = np.asarray(queries)
         allowed = q if q.dtype == bool else np.isin(np.arange(nq), q)
-    out = tuple(np.flatnonzero(_top_relevant(lane, judgments, relevant, nq) & lost_in_fused & allowed).astype(np.int32)
-                for lane in inputs)
-    return Dilution(fused.name, int(relevant), tuple(lane.name for lane in inputs), out)
+    out = tuple(np.flatnonzero(np.asarray(t, dtype=bool) & lost_in_fused & allowed).astype(np.int32) for t in top_relevant)
+    return Dilution(fused, int(relevant), tuple(lanes), out)
