@@ -716,16 +716,9 @@ def _warnings(merged: tuple, plan: BucketPlan, facts: dict) -> list[InputWarning
 def evaluate_merged(merged: Merged, plan: BucketPlan, facts: dict, gate: GateSettings | None = None) -> dict:
     """report.json's dict from merged buckets: ``pipeline.report_of`` over a
     :class:`QueryWorkspace` -- the report ``evaluate_report`` gives on the whole workspace."""
-    from dataclasses import replace
-
-    from .gate_analysis import gate_settings_with_thresholds
     from .pipeline import report_of
 
-    gate = gate_settings_with_thresholds(gate or GateSettings(), plan.thresholds)
-    ws = QueryWorkspace(merged, plan, facts)
-    if gate.gate_on is None and plan.gate_lane is not None and len(plan.lanes) > 1:
-        gate = replace(gate, gate_on=plan.gate_lane)
-    return report_of(ws, gate, plan.thresholds)
+    return report_of(QueryWorkspace(merged, plan, facts), gate, plan.thresholds)
 
 
 # --------------------------------------------------------------------------- in process
