@@ -302,3 +302,39 @@ def test_a_duplicate_doc_in_a_bucket_names_file_and_line(generated, tmp_path):
     with pytest.raises(InputError) as buck:
         B.evaluate_in_process(src, 7, gate, th)
     assert str(buck.value) == str(mem.value)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def _compare_payloads(argv, compare_argv):
+    """``compare --out``'s JSON in memory and from 7 buckets (the driver's QueryWorkspace)."""
+    from rankscope_tui.commands.compare import register  # noqa: F401  (the parser's compare options)
+    from rankscope_tui.kernel.comparison import compare, compare_all_pairs
+    from rankscope_tui.kernel.pipeline import prepare
+    from rankscope_tui.kernel.settings import CompareSettings
+    from rankscope_tui.kernel.workspace import read_inputs
+    from rankscope_tui.render.sentences import with_sentences
+
+    args = build_parser().parse_args(["compare", *map(str, argv), *compare_argv])
+    src = Sources(tuple(args.lane), args.qrels, settings_from(args), tuple(args.strata), args.corpus)
+    settings = CompareSettings(baseline=args.baseline, candidates=tuple(args.candidate), level=args.level,
+                               **({"metrics": tuple(args.metric)} if args.metric else {}))
+    run = (lambda ws, th: compare_all_pairs(ws, th, settings).as_dict()) if args.all_pairs else \
+        (lambda ws, th: with_sentences(compare(ws, th, settings).as_dict()))
+    want = run(*prepare(load(src), args.thresholds))
+    p = B.plan(src, None, args.thresholds, metrics=settings.metrics)
+    raw_lanes, raw_q, _ = read_inputs(list(src.lanes), src.qrels, src.settings)
+    facts = {r.path: B.file_facts(r) for r in [*raw_lanes, raw_q]}
+    merged = B.merge(B.run_bucket(lanes, q, p, o) for lanes, q, o in B.partition(raw_lanes, raw_q, 7))
+    got = run(B.QueryWorkspace(merged, p, facts), p.thresholds)
+    return dumps_strict(want), dumps_strict(got)
+
+
+def test_compare_on_buckets_is_compare_in_memory(generated):
+    g = generated
+    base = [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "999", "--group-sep", "#"]
+    for extra in ([], ["--metric", "ap", "--metric", "rr", "--level", "group", "--candidate", "rrf"],
+                  ["--all-pairs", "--metric", "ndcg@10"]):
+        want, got = _compare_payloads(base, extra)
+        assert got == want, extra

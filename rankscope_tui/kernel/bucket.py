@@ -113,15 +113,18 @@ class BucketPlan:
     corpus: str | None = None
     strata: tuple = ()
     gate_lane: str | None = None
+    extra_metrics: tuple = ()  # metric keys computed besides the settings' (a comparison's --metric)
 
     @property
     def lane_names(self) -> list[str]:
         return [name for name, _ in self.lanes]
 
 
-def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None = None) -> BucketPlan:
+def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None = None,
+         metrics: Sequence[str] = ()) -> BucketPlan:
     """The plan of ``sources`` (``workspace.Sources``) under the gate settings and the
-    thresholds file ``evaluate`` would use. Refuses, naming the option, what does not split
+    thresholds file ``evaluate`` would use; ``metrics``: names of metrics to compute
+    besides the settings' (what ``compare --metric`` tests). Refuses, naming the option, what does not split
     by query: a lane in several shard files, ``--queries`` / ``--docs`` (the dashboard's
     drill-down), the mutual-nearest-neighbour condition (``--mutual``, or a mutual r in
     the thresholds: its reverse lists group one document's hits across queries)."""
@@ -154,8 +157,12 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
                          "does not split into query buckets", "--mutual" if gate.mutual is not None else th.path)
     lanes = tuple((name or lane_name_from_path(path), path) for name, path in sources.lanes)
     gate_lane = gate.gate_on or calibrated_lane(th) or (lanes[0][0] if len(lanes) == 1 else None)
+    from .metrics import parse_metrics
+
+    known = {m.key for m in s.metrics}
+    extra = tuple(dict.fromkeys(k.key for k in parse_metrics(",".join(metrics)) if k.key not in known)) if metrics else ()
     return BucketPlan(lanes, sources.qrels, s, th, sources.ood_negatives, sources.corpus, tuple(sources.strata),
-                      gate_lane)
+                      gate_lane, extra)
 
 
 # --------------------------------------------------------------------------- one bucket
@@ -301,14 +308,15 @@ def run_bucket(lanes: dict, qrels, plan: BucketPlan, ood=None) -> BucketResult:
     add_derived_lanes(ws, plan.thresholds)
     queries = _queries_columns(ws, plan)
     measures = []
+    metrics = ws.metric_set(plan.extra_metrics) if plan.extra_metrics else None
     for lane in ws.lanes:
         present, top_rel = ws.present(lane), ws.top_relevant(lane)
         for level in ws.levels():
-            measures.append((lane, level, present, top_rel, ws.per_query(lane, level)))
+            measures.append((lane, level, present, top_rel, ws.per_query(lane, level, metrics)))
     qid = pa.array(ws.qids.tolist(), type=pa.string())
     lane_files = [f for f in ws.inputs if f.role == "lane"]
     return BucketResult(
-        _queries_table(qid, queries), _measures_table(measures, qid, plan.settings),
+        _queries_table(qid, queries), _measures_table(measures, qid, [m.key for m in metrics or plan.settings.metrics]),
         lanes=tuple((n, ws.lane_origin[n]) for n in ws.lanes), levels=tuple(ws.levels()), lane_rows=rows,
         lane_queries=tuple(int(f.queries) for f in lane_files), qrels_rows=q_rows, ood_rows=o_rows,
         warnings=tuple(_bucket_warnings(ws.warnings, plan, raw_q, raw_ood)))
@@ -360,13 +368,13 @@ def _queries_table(qid, cols: dict):
     return pa.table(out)
 
 
-def _measures_table(blocks, qid=None, settings: LoadSettings | None = None):
+def _measures_table(blocks, qid=None, metric_keys: Sequence[str] = ()):
     import pyarrow as pa
 
     if not blocks:
         return pa.table({"qid": pa.array([], type=pa.string()), "lane": pa.array([], type=pa.string()),
                          "level": pa.array([], type=pa.string())})
-    keys = ["rank"] + [m.key for m in settings.metrics]
+    keys = ["rank"] + list(metric_keys)
     n = len(qid)
     cols: dict = {
         "qid": pa.concat_arrays([qid] * len(blocks)),
