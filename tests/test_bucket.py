@@ -193,6 +193,9 @@ def test_cranfield():
                   c / "passages.tsv", "--resamples", "999"])
     _assert_same(["--lane", f"bm25={c / 'lanes' / 'bm25.run'}", "--qrels", c / "qrels-dev.txt", "--ood-negatives",
                   c / "qrels-ood-negatives.txt", "--margin", "0.5", "--fpir", "0.1", "--resamples", "999"])
+    want, got = _calibrate_both([*lanes, "--qrels", c / "qrels-dev.txt", "--ood-negatives", c / "qrels-ood-negatives.txt",
+                                 "--gate-on", "bm25", "--resamples", "99"])
+    assert got == want and '"convex"' in want
 
 
 def test_generated_runs_with_ties_missing_queries_and_negatives(generated):
@@ -338,3 +341,36 @@ def test_compare_on_buckets_is_compare_in_memory(generated):
                   ["--all-pairs", "--metric", "ndcg@10"]):
         want, got = _compare_payloads(base, extra)
         assert got == want, extra
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+def _calibrate_both(argv, step="0.1", objective="ndcg@10"):
+    """thresholds.json's content in memory and from 7 buckets."""
+    from rankscope_tui.commands.calibrate import register  # noqa: F401
+    from rankscope_tui.kernel.settings import CalibrationSettings
+    from rankscope_tui.kernel.thresholds import calibrate
+
+    args = build_parser().parse_args(["calibrate", *map(str, argv), "--out", "unused.json", "--step", step,
+                                      "--objective", objective])
+    src = Sources(tuple(args.lane), args.qrels, settings_from(args), tuple(args.strata), args.corpus,
+                  ood_negatives=args.ood_negatives)
+    gate, cal = gate_options(args), CalibrationSettings(step=args.step, objective=args.objective)
+    want = calibrate(load(src), gate, cal)
+    p = B.plan(src, gate, None, calibration=cal)
+    raw_lanes, raw_q, raw_ood = read_inputs(list(src.lanes), src.qrels, src.settings, src.ood_negatives)
+    facts = {r.path: B.file_facts(r) for r in [*raw_lanes, raw_q] + ([raw_ood] if raw_ood else [])}
+    merged = B.merge(B.run_bucket(lanes, q, p, o) for lanes, q, o in B.partition(raw_lanes, raw_q, 7, raw_ood))
+    got = calibrate(B.QueryWorkspace(merged, p, facts), gate, cal)
+    return dumps_strict(want), dumps_strict(got)
+
+
+def test_calibrate_on_buckets_is_calibrate_in_memory(demo_dir, generated):
+    d, g = demo_dir, generated
+    want, got = _calibrate_both(["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+                                 "--qrels", d / "qrels-dev.txt", "--gate-on", "dense", "--resamples", "99"])
+    assert got == want and '"convex"' in want and '"gate"' in want
+    want, got = _calibrate_both([*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--ood-negatives", g["ood"],
+                                 "--gate-on", "rrf", "--depth", "20", "--resamples", "99"], step="0.25", objective="rr")
+    assert got == want and '"convex"' in want

@@ -114,6 +114,7 @@ class BucketPlan:
     strata: tuple = ()
     gate_lane: str | None = None
     extra_metrics: tuple = ()  # metric keys computed besides the settings' (a comparison's --metric)
+    calibration: object = None  # settings.CalibrationSettings: keep the convex grid's per-query values (calibrate)
 
     @property
     def lane_names(self) -> list[str]:
@@ -121,10 +122,12 @@ class BucketPlan:
 
 
 def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None = None,
-         metrics: Sequence[str] = ()) -> BucketPlan:
+         metrics: Sequence[str] = (), calibration=None) -> BucketPlan:
     """The plan of ``sources`` (``workspace.Sources``) under the gate settings and the
     thresholds file ``evaluate`` would use; ``metrics``: names of metrics to compute
-    besides the settings' (what ``compare --metric`` tests). Refuses, naming the option, what does not split
+    besides the settings' (what ``compare --metric`` tests); ``calibration``
+    (``settings.CalibrationSettings``, for ``calibrate``): the buckets keep every convex
+    grid point's per-query objective. Refuses, naming the option, what does not split
     by query: a lane in several shard files, ``--queries`` / ``--docs`` (the dashboard's
     drill-down), the mutual-nearest-neighbour condition (``--mutual``, or a mutual r in
     the thresholds: its reverse lists group one document's hits across queries)."""
@@ -161,8 +164,16 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
 
     known = {m.key for m in s.metrics}
     extra = tuple(dict.fromkeys(k.key for k in parse_metrics(",".join(metrics)) if k.key not in known)) if metrics else ()
+    if calibration is not None:
+        from .fusion import check_grid
+
+        if th is not None:
+            raise InputError("calibrate fits thresholds; it does not read them", "--thresholds")
+        if len(lanes) >= 2:
+            check_grid(len(lanes), calibration.step)
+            parse_metrics(calibration.objective)
     return BucketPlan(lanes, sources.qrels, s, th, sources.ood_negatives, sources.corpus, tuple(sources.strata),
-                      gate_lane, extra)
+                      gate_lane, extra, calibration)
 
 
 # --------------------------------------------------------------------------- one bucket
@@ -211,6 +222,8 @@ class BucketResult:
     qrels_rows: int = 0
     ood_rows: int = 0
     warnings: tuple = ()
+    convex_grid: object = None  # pa.Table: column i = grid point i's objective per qid (plan.calibration)
+    fused_queries: int = 0  # queries with a hit in some input lane (the convex fit's count)
 
     @property
     def n_queries(self) -> int:
@@ -315,11 +328,17 @@ def run_bucket(lanes: dict, qrels, plan: BucketPlan, ood=None) -> BucketResult:
             measures.append((lane, level, present, top_rel, ws.per_query(lane, level, metrics)))
     qid = pa.array(ws.qids.tolist(), type=pa.string())
     lane_files = [f for f in ws.inputs if f.role == "lane"]
+    grid, fused = None, 0
+    if plan.calibration is not None and len(ws.input_lanes) >= 2:
+        from .calibration import grid_values
+
+        _, values, fused = grid_values(ws, plan.calibration.step, plan.calibration.objective)
+        grid = pa.table({str(i): v for i, v in enumerate(values)})
     return BucketResult(
         _queries_table(qid, queries), _measures_table(measures, qid, [m.key for m in metrics or plan.settings.metrics]),
         lanes=tuple((n, ws.lane_origin[n]) for n in ws.lanes), levels=tuple(ws.levels()), lane_rows=rows,
         lane_queries=tuple(int(f.queries) for f in lane_files), qrels_rows=q_rows, ood_rows=o_rows,
-        warnings=tuple(_bucket_warnings(ws.warnings, plan, raw_q, raw_ood)))
+        warnings=tuple(_bucket_warnings(ws.warnings, plan, raw_q, raw_ood)), convex_grid=grid, fused_queries=fused)
 
 
 _CORPUS: dict = {}
@@ -441,6 +460,8 @@ class Merged:
     qrels_rows: int
     ood_rows: int
     warnings: tuple
+    convex_grid: object = None  # pa.Table aligned with ``queries`` (calibrate)
+    fused_queries: int = 0
 
     @property
     def qids(self):
@@ -488,8 +509,11 @@ def merge(results: Iterable[BucketResult]) -> Merged:
                 i = _block_start(r, lane, level)
                 parts.append(m.slice(i, r.n_queries).drop_columns(["qid", "lane", "level"]))
             blocks[(lane, level)] = pa.concat_tables(parts).take(order)
+    grids = [r.convex_grid for r in full]
+    grid = pa.concat_tables(grids).take(order) if grids and all(g is not None for g in grids) else None
     return Merged(queries, blocks, lanes, levels, lane_rows, lane_queries, int(sum(r.qrels_rows for r in results)),
-                  int(sum(r.ood_rows for r in results)), tuple(_merge_warnings([w for r in results for w in r.warnings])))
+                  int(sum(r.ood_rows for r in results)), tuple(_merge_warnings([w for r in results for w in r.warnings])),
+                  grid, int(sum(r.fused_queries for r in results)))
 
 
 def _block_start(r: BucketResult, lane: str, level: str) -> int:
@@ -700,6 +724,17 @@ class QueryWorkspace:
             return None
         return (np.asarray(q.column("indexed"), dtype=bool), np.asarray(q.column("relevant_pairs"), dtype=np.int64),
                 np.asarray(q.column("not_in_corpus"), dtype=np.int64))
+
+    def convex_grid(self, step: float, metric: str) -> tuple[tuple[str, ...], list[np.ndarray], int]:
+        """``calibration.grid_values`` from the buckets: (lanes, per grid point the
+        objective per query code, queries with a fused hit)."""
+        c = self._plan.calibration
+        if c is None or self._merged.convex_grid is None or (c.step, c.objective) != (step, metric):
+            raise InputError(f"the buckets did not keep the convex grid at step {step:g} for {metric} "
+                             "(plan the buckets with these calibration settings)", "--step")
+        g = self._merged.convex_grid
+        return (tuple(self.input_lanes), [np.asarray(g.column(i), dtype=np.float64) for i in range(g.num_columns)],
+                self._merged.fused_queries)
 
     def attribution(self, level: str = "doc"):
         from . import attribution as A

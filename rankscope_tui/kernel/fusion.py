@@ -898,10 +898,30 @@ def calibrate_convex(
     _check_depth(objective_depth)
     grid = grid_weights(len(table.lanes), step)
     k = _objective_depth(depth, objective_depth)
-    best_i, best_v, values = _first_best(grid, lambda w: objective(table.convex(w, k, "convex")))
+    return fit_of_values(table.lanes, step, grid, (objective(table.convex(w, k, "convex")) for _, w in grid),
+                         table.fused_queries, objective_name)
+
+
+def grid_lanes(table: FusionTable, step: float, depth: int | None = None,
+               objective_depth: int | None = None) -> Iterator[RankedLane]:
+    """The fused lane of every grid point, in visiting order, as :func:`calibrate_convex`
+    scores them (for a caller that keeps per-query values rather than means)."""
+    _check_depth(depth)
+    _check_depth(objective_depth)
+    k = _objective_depth(depth, objective_depth)
+    for _, w in grid_weights(len(table.lanes), step):
+        yield table.convex(w, k, "convex")
+
+
+def fit_of_values(lanes: Sequence[str], step: float, grid, values, fused_queries: int,
+                  objective_name: str = "objective") -> ConvexFit:
+    """The fit from the objective of every grid point (``values``, in visiting order):
+    the first maximum wins (exact comparison)."""
+    values = iter(values)
+    best_i, best_v, got = _first_best(grid, lambda _: next(values))
     comp, w = grid[best_i]
-    return ConvexFit(table.lanes, float(step), w, comp, best_v, objective_name, table.fused_queries,
-                     tuple((c, v) for (c, _), v in zip(grid, values)))
+    return ConvexFit(tuple(lanes), float(step), w, comp, best_v, objective_name, int(fused_queries),
+                     tuple((c, v) for (c, _), v in zip(grid, got)))
 
 
 def _first_best(points, score) -> tuple[int, float, list[float]]:
