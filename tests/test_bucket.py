@@ -374,3 +374,28 @@ def test_calibrate_on_buckets_is_calibrate_in_memory(demo_dir, generated):
     want, got = _calibrate_both([*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--ood-negatives", g["ood"],
                                  "--gate-on", "rrf", "--depth", "20", "--resamples", "99"], step="0.25", objective="rr")
     assert got == want and '"convex"' in want
+
+
+def test_the_gate_lanes_top_scores_come_back_whole(generated):
+    """Every field of the gate lane's TopScores (top docs as doc ids) and the other
+    per-query extractions equal the in-memory workspace's."""
+    g = generated
+    src, gate, p, facts, parts = _buckets(g, 7, ["--gate-on", "beta", "--corpus", g["corpus"]])
+    merged = B.merge(B.run_bucket(lanes, q, p, o) for lanes, q, o in parts)
+    qws = B.QueryWorkspace(merged, p, facts)
+    from rankscope_tui.kernel.pipeline import prepare
+
+    ws, _ = prepare(load(src))
+    assert qws.qids.tolist() == ws.qids.tolist() and qws.classes.tolist() == ws.classes.tolist()
+    a, b = ws.top_scores("beta"), qws.top_scores("beta")
+    for f in ("present", "n_hits", "top", "second", "margin", "top_relevant", "first_relevant_score",
+              "first_relevant_rank"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    docs_a = [ws.doc_id(d) if d >= 0 else None for d in a.top_doc.tolist()]
+    top_b = merged.queries.column("gate/top_doc").to_pylist()
+    assert docs_a == top_b and np.array_equal(a.top_doc < 0, b.top_doc < 0)
+    for x, y in zip(ws.coverage(), qws.coverage()):
+        assert np.array_equal(x, y)
+    for lane in ws.lanes:
+        assert np.array_equal(ws.present(lane), qws.present(lane)) and np.array_equal(ws.top_relevant(lane),
+                                                                                      qws.top_relevant(lane))

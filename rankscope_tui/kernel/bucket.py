@@ -370,7 +370,10 @@ def _queries_columns(ws, plan: BucketPlan) -> dict:
         t = ws.top_scores(plan.gate_lane)
         cols["gate/present"], cols["gate/n_hits"] = t.present, t.n_hits
         cols["gate/top"], cols["gate/second"], cols["gate/margin"] = t.top, t.second, t.margin
-        cols["gate/top_doc"] = [ws.doc_id(d) if d >= 0 else None for d in t.top_doc.tolist()]
+        import pyarrow as pa
+
+        absent = t.top_doc < 0
+        cols["gate/top_doc"] = ws.doc_ids.take(pa.array(np.where(absent, 0, t.top_doc), mask=absent))
         cols["gate/top_relevant"] = t.top_relevant
         cols["gate/first_relevant_score"], cols["gate/first_relevant_rank"] = t.first_relevant_score, t.first_relevant_rank
     return cols
@@ -383,7 +386,7 @@ def _queries_table(qid, cols: dict):
         return pa.table({"qid": pa.array([], type=pa.string()), "class": pa.array([], type=pa.int8())})
     out = {"qid": qid}
     for name, v in cols.items():
-        out[name] = pa.array(v, type=pa.string()) if name == "gate/top_doc" else pa.array(v)
+        out[name] = v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v if isinstance(v, pa.Array) else pa.array(v)
     return pa.table(out)
 
 
