@@ -216,6 +216,37 @@ def test_generated_with_every_bucketable_option(generated):
                   "--rrf-k", "7", "--seed", "11", "--resamples", "499"])
 
 
+def test_the_mutual_condition_from_one_row_per_query(demo_dir, generated, tmp_path):
+    d, g = demo_dir, generated
+    lanes = ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}"]
+    report = _assert_same([*lanes, "--qrels", d / "qrels-test.txt", "--ood-negatives", d / "qrels-ood-negatives.txt",
+                           "--strata", d / "strata.tsv", "--gate-on", "dense", "--mutual", "2", "--resamples", "99"])
+    assert report["gate"]["mutual"]["built_from"] > 0
+    th = tmp_path / "thresholds.json"
+    r = run_cli("calibrate", *lanes, "--qrels", d / "qrels-dev.txt", "--gate-on", "lexical", "--mutual", "3",
+                "--out", th, "--resamples", "99")
+    assert r.returncode == 0, r.stderr
+    _assert_same([*lanes, "--qrels", d / "qrels-test.txt", "--thresholds", th, "--resamples", "99"])
+    _assert_same([*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--ood-negatives", g["ood"], "--gate-on", "gamma",
+                  "--mutual", "1", "--margin", "0.5", "--depth", "8", "--resamples", "99"])
+
+
+def test_mutual_of_tops_is_mutual_nn_under_the_count_rule(generated):
+    """The one-row-per-query lists (what the driver builds) against the row-level
+    reverse lists of ``gate.mutual_nn`` (hand-worked in test_gate.py)."""
+    from rankscope_tui.kernel import gate as G
+
+    g = generated
+    src, _, _ = _sources([*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--ood-negatives", g["ood"]])
+    ws = load(src)
+    rng = np.random.default_rng(1)
+    for lane in ws.input_lanes:
+        for among in (ws.classes > 0, rng.random(ws.n_queries) < 0.5, np.arange(ws.n_queries)):
+            a, b = G.mutual_nn(ws.lanes[lane], among, tie_rule="count"), ws.mutual(lane, among)
+            assert np.array_equal(a.position, b.position) and np.array_equal(a.list_size, b.list_size)
+            assert np.array_equal(a.among, b.among) and a.n_queries == b.n_queries and a.tie_rule == b.tie_rule
+
+
 def test_single_lane_gate_with_many_empty_buckets(generated, tmp_path):
     """Three queries in 7 buckets: most buckets are empty; one lane, so it is gated."""
     g = generated
@@ -282,9 +313,6 @@ def test_row_order_within_a_bucket_does_not_matter(generated):
 def test_options_that_do_not_split_by_query_are_refused(generated, tmp_path):
     g = generated
     lanes = _lane_args(g["lanes"])
-    src, gate, th = _sources([*lanes, "--qrels", g["qrels"], "--gate-on", "alpha", "--mutual", "3"])
-    with pytest.raises(InputError, match="mutual"):
-        B.plan(src, gate, th)
     src, gate, th = _sources([*lanes, "--qrels", g["qrels"], "--queries", g["strata"]])
     with pytest.raises(InputError, match="--queries"):
         B.plan(src, gate, th)

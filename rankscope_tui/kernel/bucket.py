@@ -115,6 +115,7 @@ class BucketPlan:
     gate_lane: str | None = None
     extra_metrics: tuple = ()  # metric keys computed besides the settings' (a comparison's --metric)
     calibration: object = None  # settings.CalibrationSettings: keep the convex grid's per-query values (calibrate)
+    mutual: bool = False  # the gate's mutual condition is on: count how many gated queries list each doc
 
     @property
     def lane_names(self) -> list[str]:
@@ -129,8 +130,10 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
     (``settings.CalibrationSettings``, for ``calibrate``): the buckets keep every convex
     grid point's per-query objective. Refuses, naming the option, what does not split
     by query: a lane in several shard files, ``--queries`` / ``--docs`` (the dashboard's
-    drill-down), the mutual-nearest-neighbour condition (``--mutual``, or a mutual r in
-    the thresholds: its reverse lists group one document's hits across queries)."""
+    drill-down). The mutual-nearest-neighbour condition groups a document's hits across
+    queries: the buckets count, per doc, the gated queries listing it
+    (``gate.doc_reach``, summed on merging) and the driver puts the lists together from
+    one top doc per query (``gate.mutual_of_tops``)."""
     from .formats import shard_paths
     from .gate_analysis import calibrated_lane, gate_settings_with_thresholds
     from .readers import lane_name_from_path
@@ -155,9 +158,7 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
         s = replace(s, rrf_k=th.rrf_k, rrf_k_source="calibration")
     gate = gate_settings_with_thresholds(gate, th)
     g = (th.data.get("gate") or {}) if th is not None else {}
-    if gate.mutual is not None or g.get("mutual_r") is not None:
-        raise InputError("the mutual-nearest-neighbour condition groups a document's hits across queries and "
-                         "does not split into query buckets", "--mutual" if gate.mutual is not None else th.path)
+    mutual = (g.get("mutual_r", gate.mutual) if g else gate.mutual) is not None  # as analyse_gate reads it
     lanes = tuple((name or lane_name_from_path(path), path) for name, path in sources.lanes)
     gate_lane = gate.gate_on or calibrated_lane(th) or (lanes[0][0] if len(lanes) == 1 else None)
     from .metrics import parse_metrics
@@ -173,7 +174,7 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
             check_grid(len(lanes), calibration.step)
             parse_metrics(calibration.objective)
     return BucketPlan(lanes, sources.qrels, s, th, sources.ood_negatives, sources.corpus, tuple(sources.strata),
-                      gate_lane, extra, calibration)
+                      gate_lane, extra, calibration, mutual)
 
 
 # --------------------------------------------------------------------------- one bucket
@@ -224,6 +225,7 @@ class BucketResult:
     warnings: tuple = ()
     convex_grid: object = None  # pa.Table: column i = grid point i's objective per qid (plan.calibration)
     fused_queries: int = 0  # queries with a hit in some input lane (the convex fit's count)
+    doc_reach: object = None  # pa.Table doc, queries: gated queries (positives, negatives) listing each doc (plan.mutual)
 
     @property
     def n_queries(self) -> int:
@@ -334,11 +336,21 @@ def run_bucket(lanes: dict, qrels, plan: BucketPlan, ood=None) -> BucketResult:
 
         _, values, fused = grid_values(ws, plan.calibration.step, plan.calibration.objective)
         grid = pa.table({str(i): v for i, v in enumerate(values)})
+    reach = None
+    if plan.mutual and plan.gate_lane in ws.lanes:
+        from .gate import doc_reach
+
+        among = (ws.classes == J.POSITIVE) | (ws.classes == J.NEGATIVE)
+        if ws.ood_negatives is not None:
+            among[ws.ood_negatives] = True
+        docs, counts = doc_reach(ws.lanes[plan.gate_lane], among)
+        reach = pa.table({"doc": ws.doc_ids.take(pa.array(docs)), "queries": pa.array(counts)})
     return BucketResult(
         _queries_table(qid, queries), _measures_table(measures, qid, [m.key for m in metrics or plan.settings.metrics]),
         lanes=tuple((n, ws.lane_origin[n]) for n in ws.lanes), levels=tuple(ws.levels()), lane_rows=rows,
         lane_queries=tuple(int(f.queries) for f in lane_files), qrels_rows=q_rows, ood_rows=o_rows,
-        warnings=tuple(_bucket_warnings(ws.warnings, plan, raw_q, raw_ood)), convex_grid=grid, fused_queries=fused)
+        warnings=tuple(_bucket_warnings(ws.warnings, plan, raw_q, raw_ood)), convex_grid=grid, fused_queries=fused,
+        doc_reach=reach)
 
 
 _CORPUS: dict = {}
@@ -465,6 +477,7 @@ class Merged:
     warnings: tuple
     convex_grid: object = None  # pa.Table aligned with ``queries`` (calibrate)
     fused_queries: int = 0
+    doc_reach: object = None  # pa.Table doc, queries: summed over the buckets
 
     @property
     def qids(self):
@@ -516,7 +529,17 @@ def merge(results: Iterable[BucketResult]) -> Merged:
     grid = pa.concat_tables(grids).take(order) if grids and all(g is not None for g in grids) else None
     return Merged(queries, blocks, lanes, levels, lane_rows, lane_queries, int(sum(r.qrels_rows for r in results)),
                   int(sum(r.ood_rows for r in results)), tuple(_merge_warnings([w for r in results for w in r.warnings])),
-                  grid, int(sum(r.fused_queries for r in results)))
+                  grid, int(sum(r.fused_queries for r in results)), _reach([r.doc_reach for r in full]))
+
+
+def _reach(tables):
+    """The buckets' doc reach tables summed by doc (a doc is listed by queries of many buckets)."""
+    import pyarrow as pa
+
+    if not tables or any(t is None for t in tables):
+        return None
+    t = pa.concat_tables(tables).group_by("doc").aggregate([("queries", "sum")])
+    return pa.table({"doc": t.column("doc"), "queries": t.column("queries_sum")})
 
 
 def _block_start(r: BucketResult, lane: str, level: str) -> int:
@@ -727,6 +750,22 @@ class QueryWorkspace:
             return None
         return (np.asarray(q.column("indexed"), dtype=bool), np.asarray(q.column("relevant_pairs"), dtype=np.int64),
                 np.asarray(q.column("not_in_corpus"), dtype=np.int64))
+
+    def mutual(self, lane: str, among: np.ndarray):
+        """``Workspace.mutual`` from one top doc per query and the buckets' summed doc reach."""
+        import pyarrow.compute as pc
+
+        from .gate import mutual_of_tops
+
+        reach = self._merged.doc_reach
+        if reach is None:
+            raise InputError("the buckets did not count the mutual lists (plan them with the gate's mutual r)", "--mutual")
+        t = self.top_scores(lane)
+        at = pc.index_in(self._merged.queries.column("gate/top_doc"), value_set=reach.column("doc").combine_chunks())
+        counts = np.asarray(reach.column("queries").combine_chunks().take(at.fill_null(0)), dtype=np.int64) \
+            if reach.num_rows else np.zeros(len(at), dtype=np.int64)
+        reach_of_top = np.where(np.asarray(at.is_valid()) & t.present, counts, 0)
+        return mutual_of_tops(t.top_doc, t.present, among, reach_of_top)
 
     def convex_grid(self, step: float, metric: str) -> tuple[tuple[str, ...], list[np.ndarray], int]:
         """``calibration.grid_values`` from the buckets: (lanes, per grid point the

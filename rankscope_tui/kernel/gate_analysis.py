@@ -359,7 +359,7 @@ def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds 
     mutual = None
     if mutual_r is not None:
         among = np.concatenate([pos] + list(negs.values()))
-        mutual = G.mutual_nn(ws.lanes[lane], np.sort(among), tie_rule="count")
+        mutual = ws.mutual(lane, np.sort(among))
     sw = G.sweep(top, pos, negs, confidence=c)
     msw = G.margin_sweep(top, pos, negs, confidence=c)
     ops = {name: G.operating_point(sw, fpir, cons, c, negative_set=name) for name in negs if negs[name].size}

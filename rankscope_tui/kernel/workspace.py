@@ -503,6 +503,18 @@ class Workspace:
             self._cache[key] = top_scores(self.lanes[lane], self.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
         return self._cache[key]
 
+    def mutual(self, lane: str, among: np.ndarray):
+        """The mutual-nearest-neighbour lists of the lane over the queries ``among`` (tie
+        rule "count"): each query's top doc (``top_scores``) and how many of ``among``
+        list that doc (``gate.doc_reach``), put together by ``gate.mutual_of_tops``."""
+        from .gate import doc_reach, mutual_of_tops
+
+        t = self.top_scores(lane)
+        docs, counts = doc_reach(self.lanes[lane], among)
+        reach = np.zeros(self.n_docs, dtype=np.int64)
+        reach[docs] = counts
+        return mutual_of_tops(t.top_doc, t.present, among, np.where(t.present, reach[np.maximum(t.top_doc, 0)], 0))
+
     def top_relevant(self, lane: str) -> np.ndarray:
         """Bool per query code: the lane's rank-1 doc has a grade >= relevant (what fusion dilutes)."""
         return self.top_scores(lane).top_relevant
