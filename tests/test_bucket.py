@@ -63,7 +63,8 @@ def _generate(out: Path, seed: int = 3, n_queries: int = 240) -> dict:
     """Three lanes and qrels with what the bucket merge must get right: exact score ties,
     queries missing from one lane and from every lane, negatives (grade 0 only), partial
     queries at --relevant 2, unjudged queries (negative grades only), queries only in the
-    lanes, identical duplicate qrels lines, comment and blank lines, qids whose byte order
+    lanes, identical duplicate qrels lines, comment and blank lines, lines with extra fields
+    (a reader's warning), qids whose byte order
     is not their numeric or insertion order, and grouped doc ids (DOC#PASSAGE)."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +114,7 @@ def _generate(out: Path, seed: int = 3, n_queries: int = 240) -> dict:
             for d in hits:
                 rank += 1
                 score = round(rng.uniform(0, 3), 1) if name != "gamma" else float(rng.randint(0, 4))  # many ties
-                lines.append(f"{q} Q0 {d} {rank} {score} {name}")
+                lines.append(f"{q} Q0 {d} {rank} {score} {name}" + (" extra" if name == "beta" and i % 37 == 3 else ""))
             if i % 7 == 0:
                 lines.append("")
         (out / f"{name}.run").write_text("\n".join(lines) + "\n")
@@ -204,7 +205,7 @@ def test_generated_runs_with_ties_missing_queries_and_negatives(generated):
                            "--resamples", "999"])
     kinds = {w["kind"] for w in report["summary"]["warnings"]}
     assert {"duplicate_qrels_lines", "lane_queries_without_judgments", "positives_missing_from_lane",
-            "unjudged_queries"} <= kinds
+            "unjudged_queries", "extra_columns"} <= kinds
     assert report["summary"]["negatives"] > 0 and report["summary"]["unjudged"] > 0
 
 

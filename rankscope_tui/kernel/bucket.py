@@ -207,7 +207,8 @@ class BucketResult:
     ``gate/first_relevant_score``, ``gate/first_relevant_rank``.
 
     ``measures``: per lane (input, fused, variant; in the report's order) and level, one
-    row per qid in the same order as ``queries``: ``qid``, ``lane``, ``level``,
+    row per qid in the same order as ``queries``: ``qid``, ``lane``, ``level`` (both
+    dictionary-encoded strings),
     ``present``, ``top_relevant``, ``rank`` (first relevant rank, 0 = miss) and one
     float64 column per metric key.
 
@@ -412,14 +413,23 @@ def _measures_table(blocks, qid=None, metric_keys: Sequence[str] = ()):
     n = len(qid)
     cols: dict = {
         "qid": pa.concat_arrays([qid] * len(blocks)),
-        "lane": pa.array(np.repeat(np.array([b[0] for b in blocks], dtype=object), n), type=pa.string()),
-        "level": pa.array(np.repeat(np.array([b[1] for b in blocks], dtype=object), n), type=pa.string()),
+        "lane": _repeated([b[0] for b in blocks], n),
+        "level": _repeated([b[1] for b in blocks], n),
         "present": pa.array(np.concatenate([b[2] for b in blocks])),
         "top_relevant": pa.array(np.concatenate([b[3] for b in blocks])),
     }
     for k in keys:
         cols[k] = pa.array(np.concatenate([b[4][k] for b in blocks]))
     return pa.table(cols)
+
+
+def _repeated(names: list[str], n: int):
+    """``names[i]`` repeated ``n`` times each, as a dictionary-encoded string column."""
+    import pyarrow as pa
+
+    values = list(dict.fromkeys(names))
+    codes = np.repeat(np.array([values.index(x) for x in names], dtype=np.int32), n)
+    return pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(values, type=pa.string()))
 
 
 def _line_of(where: str) -> int | None:
