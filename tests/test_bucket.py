@@ -428,3 +428,14 @@ def test_the_gate_lanes_top_scores_come_back_whole(generated):
     for lane in ws.lanes:
         assert np.array_equal(ws.present(lane), qws.present(lane)) and np.array_equal(ws.top_relevant(lane),
                                                                                       qws.top_relevant(lane))
+
+
+def test_the_readme_example_runs(demo_dir, tmp_path, monkeypatch):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Query buckets", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "demo").symlink_to(demo_dir, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # its last line asserts the two reports are equal
+    assert scope["report"]["per_query"]
