@@ -439,3 +439,17 @@ def test_the_readme_example_runs(demo_dir, tmp_path, monkeypatch):
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)  # its last line asserts the two reports are equal
     assert scope["report"]["per_query"]
+
+
+def test_lane_names_are_checked_as_the_readers_check_them(generated, tmp_path):
+    g = generated
+    bad = tmp_path / "a.b.run"
+    bad.write_text(g["lanes"]["alpha"].read_text())
+    for argv in (["--lane", f"x={g['lanes']['alpha']}", "--lane", f"x={g['lanes']['beta']}"],
+                 ["--lane", f"rrf={g['lanes']['alpha']}"], ["--lane", f"a+b={g['lanes']['alpha']}"], ["--lane", bad]):
+        src, gate, th = _sources([*argv, "--qrels", g["qrels"]])
+        with pytest.raises(InputError) as mem:
+            load(src)
+        with pytest.raises(InputError) as buck:
+            B.plan(src, gate, th)
+        assert str(buck.value) == str(mem.value)

@@ -159,7 +159,15 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
     gate = gate_settings_with_thresholds(gate, th)
     g = (th.data.get("gate") or {}) if th is not None else {}
     mutual = (g.get("mutual_r", gate.mutual) if g else gate.mutual) is not None  # as analyse_gate reads it
-    lanes = tuple((name or lane_name_from_path(path), path) for name, path in sources.lanes)
+    lanes = tuple((name if name is not None else lane_name_from_path(path), path) for name, path in sources.lanes)
+    from types import SimpleNamespace
+
+    from .readers import check_lane_name
+    from .workspace import check_lane_names
+
+    for name, path in lanes:
+        check_lane_name(name, path)  # as the readers check it
+    check_lane_names([SimpleNamespace(name=n, path=p) for n, p in lanes])
     gate_lane = gate.gate_on or calibrated_lane(th) or (lanes[0][0] if len(lanes) == 1 else None)
     from .metrics import parse_metrics
 
