@@ -27,7 +27,7 @@ from rankscope_tui.kernel.pipeline import evaluate_report
 from rankscope_tui.kernel.workspace import Sources, load, read_inputs
 from rankscope_tui.render.report import per_query_csv
 
-from support import SHARED_DATA, run_cli, shared_path
+from support import run_cli, shared_path
 
 BUCKETS = (1, 7)
 
@@ -341,7 +341,6 @@ def test_a_duplicate_doc_in_a_bucket_names_file_and_line(generated, tmp_path):
 
 def _compare_payloads(argv, compare_argv):
     """``compare --out``'s JSON in memory and from 7 buckets (the driver's QueryWorkspace)."""
-    from rankscope_tui.commands.compare import register  # noqa: F401  (the parser's compare options)
     from rankscope_tui.kernel.comparison import compare, compare_all_pairs
     from rankscope_tui.kernel.pipeline import prepare
     from rankscope_tui.kernel.settings import CompareSettings
@@ -377,7 +376,6 @@ def test_compare_on_buckets_is_compare_in_memory(generated):
 
 def _calibrate_both(argv, step="0.1", objective="ndcg@10"):
     """thresholds.json's content in memory and from 7 buckets."""
-    from rankscope_tui.commands.calibrate import register  # noqa: F401
     from rankscope_tui.kernel.settings import CalibrationSettings
     from rankscope_tui.kernel.thresholds import calibrate
 

@@ -43,7 +43,7 @@ read whole gives them in tests).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -241,10 +241,8 @@ class BucketResult:
         return int(self.queries.num_rows)
 
 
-_NO_DIGEST = None  # set on first use: a Digest that never reads the file (fingerprints come from FileFacts)
-
-
 def _no_digest():
+    """A digest that never reads the file: a bucket's fingerprints come from ``FileFacts``."""
     from .files import Digest
 
     return Digest(hexdigest="")
