@@ -47,7 +47,7 @@ _ALL_COMBOS_UP_TO = 4  # list every lane combination (zeros included) for at mos
 __all__ = [
     "NOT_INDEXED", "NOT_SURFACED", "BEYOND_WINDOW", "NOT_RETRIEVED",
     "label_codes", "label_names", "lane_combination",
-    "Coverage", "coverage", "MissingQueries", "missing_from_lanes",
+    "Coverage", "coverage", "coverage_per_query", "coverage_of", "MissingQueries", "missing_from_lanes",
     "LaneShare", "LabelCounts", "BlindBlock", "Attribution",
     "resolve_blind", "attribute", "attribute_workspace", "compute_attribution", "query_labels",
 ]
@@ -123,30 +123,50 @@ class Coverage:
                 "queries_not_indexed": self.queries_not_indexed}
 
 
-def coverage(judgments, relevant: int, positives: np.ndarray,
-             corpus_mask: np.ndarray | None) -> tuple[np.ndarray | None, Coverage]:
-    """(indexed flag per positive or None, coverage line).
+def coverage_per_query(judgments, relevant: int, corpus_mask: np.ndarray,
+                       n_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per query code: (indexed, relevant pairs, relevant pairs whose doc is not in the corpus).
 
-    ``judgments`` has ``qid``, ``doc`` and ``grade`` columns; ``corpus_mask`` is a bool
-    per doc code. A positive is indexed when at least one of its relevant docs is in
-    the corpus (the same at group level: a relevant group needs a relevant doc).
+    ``judgments`` has ``qid``, ``doc`` and ``grade`` columns; ``corpus_mask`` is a bool per
+    doc code. A query is indexed when at least one of its relevant docs (grade >=
+    ``relevant``) is in the corpus (the same at group level: a relevant group needs a
+    relevant doc). One query's values read only its own judgments, so they can be taken
+    bucket by bucket (``kernel.bucket``) and summed over the positives after.
     """
-    positives = np.asarray(positives, dtype=np.int64)
-    if corpus_mask is None:
-        return None, Coverage(False)
     corpus_mask = np.asarray(corpus_mask, dtype=bool)
-    n_q = int(max(int(judgments.qid.max(initial=-1)), int(positives.max(initial=-1)))) + 1
-    is_pos = np.zeros(n_q, dtype=bool)
-    is_pos[positives] = True
-    rel = (judgments.grade >= relevant) & is_pos[judgments.qid]
-    q, d = judgments.qid[rel], judgments.doc[rel]
+    rel = judgments.grade >= relevant
+    q, d = judgments.qid[rel].astype(np.int64), judgments.doc[rel]
     inside = np.zeros(d.shape[0], dtype=bool)
     known = d < corpus_mask.shape[0]
     inside[known] = corpus_mask[d[known]]
-    has = np.zeros(n_q, dtype=bool)
-    has[q[inside]] = True
-    indexed = has[positives]
-    return indexed, Coverage(True, int(rel.sum()), int((~inside).sum()), int((~indexed).sum()))
+    pairs = np.bincount(q, minlength=n_queries).astype(np.int64)
+    outside = np.bincount(q[~inside], minlength=n_queries).astype(np.int64)
+    indexed = np.zeros(n_queries, dtype=bool)
+    indexed[q[inside]] = True
+    return indexed, pairs, outside
+
+
+def coverage_of(per_query: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+                positives: np.ndarray) -> tuple[np.ndarray | None, Coverage]:
+    """(indexed flag per positive or None, coverage line) from :func:`coverage_per_query`'s
+    arrays (None: no corpus, coverage not assessed)."""
+    if per_query is None:
+        return None, Coverage(False)
+    positives = np.asarray(positives, dtype=np.int64)
+    indexed, pairs, outside = per_query
+    ind = indexed[positives]
+    return ind, Coverage(True, int(pairs[positives].sum()), int(outside[positives].sum()), int((~ind).sum()))
+
+
+def coverage(judgments, relevant: int, positives: np.ndarray,
+             corpus_mask: np.ndarray | None) -> tuple[np.ndarray | None, Coverage]:
+    """(indexed flag per positive or None, coverage line): :func:`coverage_of` over
+    :func:`coverage_per_query` (see there)."""
+    positives = np.asarray(positives, dtype=np.int64)
+    if corpus_mask is None:
+        return None, Coverage(False)
+    n_q = int(max(int(judgments.qid.max(initial=-1)), int(positives.max(initial=-1)))) + 1
+    return coverage_of(coverage_per_query(judgments, relevant, corpus_mask, n_q), positives)
 
 
 @dataclass(frozen=True)
@@ -422,11 +442,11 @@ def compute_attribution(ws, level: str = "doc") -> Attribution:
     pos = np.asarray(ws.positives, dtype=np.int64)
     ranks = np.stack([np.asarray(ws.first_relevant_rank(lane, level))[pos] for lane in lanes], axis=1) if lanes \
         else np.zeros((pos.shape[0], 0), dtype=np.int32)
-    indexed, cov = coverage(ws.judgments, ws.settings.relevant, pos, ws.corpus_mask)
+    indexed, cov = coverage_of(ws.coverage(), pos)
     strata = {name: np.asarray(labels, dtype=object)[pos] for name, labels in ws.strata.items()}
     blind = resolve_blind(ws.settings.blind, ws.strata) if ws.settings.blind else None
     judged = np.flatnonzero((ws.classes == J.POSITIVE) | (ws.classes == J.NEGATIVE))
-    missing = missing_from_lanes(judged, lanes, [ws.lanes[lane].present() for lane in lanes])
+    missing = missing_from_lanes(judged, lanes, [ws.present(lane) for lane in lanes])
     return attribute(ranks, lanes, pos, ws.settings.window, indexed, strata, blind, level, cov, missing)
 
 

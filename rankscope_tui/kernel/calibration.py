@@ -20,28 +20,61 @@ import numpy as np
 from .settings import CalibrationSettings
 
 
-def objective(ws, metric: str, queries: np.ndarray | None = None):
-    """``f(lane) -> mean metric over the queries`` (positives by default), via the metrics kernel."""
+def per_query_objective(ws, metric: str):
+    """``g(lane) -> metric per query code`` (doc level, via the metrics kernel), and the metric's key."""
     from . import metrics as M
 
     key = M.parse_metrics(metric)[0]
-    q = ws.positives if queries is None else queries
     j, s = ws.judgments, ws.settings
 
-    def f(lane) -> float:
+    def g(lane) -> np.ndarray:
         hits, ideal = M.doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, ws.n_docs)
-        return float(M.compute(hits, ideal, ws.n_queries, [key], s.relevant)[key.key][q].mean()) if q.size else 0.0
+        return M.compute(hits, ideal, ws.n_queries, [key], s.relevant)[key.key]
 
-    return f, key
+    return g, key
+
+
+def mean_over(values: np.ndarray, queries: np.ndarray) -> float:
+    """The objective: the mean of per-query values over the queries (0 over none)."""
+    return float(values[queries].mean()) if queries.size else 0.0
+
+
+def objective(ws, metric: str, queries: np.ndarray | None = None):
+    """``f(lane) -> mean metric over the queries`` (positives by default), via the metrics kernel."""
+    g, key = per_query_objective(ws, metric)
+    q = ws.positives if queries is None else queries
+    return (lambda lane: mean_over(g(lane), q)), key
 
 
 def fit_convex(ws, step: float, metric: str, queries: np.ndarray | None = None):
-    """Convex fusion weights (``fusion.ConvexFit``) fitted on ``queries`` (positives by default) of this workspace."""
+    """Convex fusion weights (``fusion.ConvexFit``) fitted on ``queries`` (positives by default)
+    of this workspace. A workspace of merged query buckets (``bucket.QueryWorkspace``)
+    brings every grid point's per-query values from the buckets (``grid_values``)."""
     from . import fusion as F
 
+    grid_of = getattr(ws, "convex_grid", None)
+    if grid_of is not None:
+        from .metrics import parse_metrics
+
+        lanes, values, fused = grid_of(step, metric)
+        q = ws.positives if queries is None else queries
+        return F.fit_of_values(lanes, step, F.grid_weights(len(lanes), step), (mean_over(v, q) for v in values),
+                               fused, parse_metrics(metric)[0].key)
     f, key = objective(ws, metric, queries)
     return F.calibrate_convex([ws.lanes[n] for n in ws.input_lanes], f, n_queries=ws.n_queries, step=step,
                               depth=ws.settings.depth, objective_depth=key.k, doc_ids=ws.doc_order, objective_name=key.key)
+
+
+def grid_values(ws, step: float, metric: str) -> tuple[tuple[str, ...], list[np.ndarray], int]:
+    """(lanes, per grid point the objective per query code, queries with a fused hit): what
+    :func:`fit_convex` takes the means of, kept per query (a bucket's share of a fit)."""
+    from . import fusion as F
+
+    g, key = per_query_objective(ws, metric)
+    table = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries, ws.doc_order, None,
+                                by_best_rank=False)
+    values = [g(lane) for lane in F.grid_lanes(table, step, ws.settings.depth, key.k)]
+    return table.lanes, values, table.fused_queries
 
 
 def convex_means(ws, weights) -> dict[str, float]:

@@ -898,10 +898,30 @@ def calibrate_convex(
     _check_depth(objective_depth)
     grid = grid_weights(len(table.lanes), step)
     k = _objective_depth(depth, objective_depth)
-    best_i, best_v, values = _first_best(grid, lambda w: objective(table.convex(w, k, "convex")))
+    return fit_of_values(table.lanes, step, grid, (objective(table.convex(w, k, "convex")) for _, w in grid),
+                         table.fused_queries, objective_name)
+
+
+def grid_lanes(table: FusionTable, step: float, depth: int | None = None,
+               objective_depth: int | None = None) -> Iterator[RankedLane]:
+    """The fused lane of every grid point, in visiting order, as :func:`calibrate_convex`
+    scores them (for a caller that keeps per-query values rather than means)."""
+    _check_depth(depth)
+    _check_depth(objective_depth)
+    k = _objective_depth(depth, objective_depth)
+    for _, w in grid_weights(len(table.lanes), step):
+        yield table.convex(w, k, "convex")
+
+
+def fit_of_values(lanes: Sequence[str], step: float, grid, values, fused_queries: int,
+                  objective_name: str = "objective") -> ConvexFit:
+    """The fit from the objective of every grid point (``values``, in visiting order):
+    the first maximum wins (exact comparison)."""
+    values = iter(values)
+    best_i, best_v, got = _first_best(grid, lambda _: next(values))
     comp, w = grid[best_i]
-    return ConvexFit(table.lanes, float(step), w, comp, best_v, objective_name, table.fused_queries,
-                     tuple((c, v) for (c, _), v in zip(grid, values)))
+    return ConvexFit(tuple(lanes), float(step), w, comp, best_v, objective_name, int(fused_queries),
+                     tuple((c, v) for (c, _), v in zip(grid, got)))
 
 
 def _first_best(points, score) -> tuple[int, float, list[float]]:
@@ -1042,13 +1062,23 @@ def dilution(
     queries: np.ndarray | None = None,
 ) -> Dilution:
     """What fusion dilutes: per input lane, the queries (optionally within ``queries``,
-    a bool mask or codes) whose rank-1 hit is relevant there but not in ``fused``."""
+    a bool mask or codes) whose rank-1 hit is relevant there but not in ``fused``
+    (:func:`dilution_of` over each lane's :func:`_top_relevant`)."""
     nq = fused.offsets.shape[0] - 1
-    lost_in_fused = ~_top_relevant(fused, judgments, relevant, nq)
+    return dilution_of(fused.name, relevant, [lane.name for lane in inputs],
+                       [_top_relevant(lane, judgments, relevant, nq) for lane in inputs],
+                       _top_relevant(fused, judgments, relevant, nq), queries)
+
+
+def dilution_of(fused: str, relevant: int, lanes: Sequence[str], top_relevant: Sequence[np.ndarray],
+                fused_top_relevant: np.ndarray, queries: np.ndarray | None = None) -> Dilution:
+    """:func:`dilution` from per-query flags: ``top_relevant`` per input lane and
+    ``fused_top_relevant`` (bool per query code: the rank-1 hit has grade >= ``relevant``)."""
+    nq = int(np.asarray(fused_top_relevant).shape[0])
+    lost_in_fused = ~np.asarray(fused_top_relevant, dtype=bool)
     allowed = np.ones(nq, dtype=bool)
     if queries is not None:
         q = np.asarray(queries)
         allowed = q if q.dtype == bool else np.isin(np.arange(nq), q)
-    out = tuple(np.flatnonzero(_top_relevant(lane, judgments, relevant, nq) & lost_in_fused & allowed).astype(np.int32)
-                for lane in inputs)
-    return Dilution(fused.name, int(relevant), tuple(lane.name for lane in inputs), out)
+    out = tuple(np.flatnonzero(np.asarray(t, dtype=bool) & lost_in_fused & allowed).astype(np.int32) for t in top_relevant)
+    return Dilution(fused, int(relevant), tuple(lanes), out)

@@ -351,9 +351,7 @@ def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds 
     g = (thresholds.data.get("gate") or {}) if thresholds is not None else {}
     mutual_r = g.get("mutual_r", settings.mutual) if g else settings.mutual
 
-    L = ws.lanes[lane]
-    hits, _ = ws.hits(lane, "doc")  # grades already joined for the metrics: reuse them
-    top = G.top_scores(L, ws.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
+    top = ws.top_scores(lane)
     pos = ws.positives
     negs = negative_sets(ws)
     null = G.null_floors(top, negs, c)
@@ -361,7 +359,7 @@ def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds 
     mutual = None
     if mutual_r is not None:
         among = np.concatenate([pos] + list(negs.values()))
-        mutual = G.mutual_nn(L, np.sort(among), tie_rule="count")
+        mutual = ws.mutual(lane, np.sort(among))
     sw = G.sweep(top, pos, negs, confidence=c)
     msw = G.margin_sweep(top, pos, negs, confidence=c)
     ops = {name: G.operating_point(sw, fpir, cons, c, negative_set=name) for name in negs if negs[name].size}

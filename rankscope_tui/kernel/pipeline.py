@@ -62,21 +62,27 @@ def _order_lanes(ws: Workspace) -> None:
 def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
     """The report's fusion block: RRF at the workspace's k (``rrf_at_k``, what the RRF view
     shows at that k) and the calibrated convex lane."""
-    from . import fusion as F
-    from .rrf_at_k import rrf_at_k
-
     if "rrf" not in ws.lanes:
         return None
     s = ws.settings
-    inputs = [ws.lanes[n] for n in ws.input_lanes]
     out: dict = {"rrf": {"k": s.rrf_k, "k_source": s.rrf_k_source}}
-    out["rrf"]["dilution"] = rrf_at_k(ws).dilution.as_dict(ws.qids)
+    out["rrf"]["dilution"] = _dilution(ws, "rrf").as_dict(ws.qids)  # what rrf_at_k(ws) says at the workspace's k
     if "convex" in ws.lanes and th is not None:
         overlap = in_sample_overlap(ws, th, ws.positives)
         out["convex"] = {"weights": th.convex_weights, "calibrated_on": th.path,
                          "label": "in-sample" if overlap else "held-out", "overlap_queries": overlap}
-        out["convex"]["dilution"] = F.dilution(inputs, ws.lanes["convex"], ws.judgments, s.relevant, queries=ws.positives).as_dict(ws.qids)
+        out["convex"]["dilution"] = _dilution(ws, "convex").as_dict(ws.qids)
     return out
+
+
+def _dilution(ws: Workspace, fused: str):
+    """``fusion.dilution`` of a loaded fused lane over the positives, from each lane's
+    per-query top-hit relevance (``Workspace.top_relevant``)."""
+    from . import fusion as F
+
+    return F.dilution_of(fused, ws.settings.relevant, ws.input_lanes,
+                         [ws.top_relevant(n) for n in ws.input_lanes], ws.top_relevant(fused),
+                         queries=ws.positives)
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -97,10 +103,18 @@ def prepare(ws: Workspace, thresholds_path: str | None = None) -> tuple[Workspac
 def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_path: str | None = None) -> dict:
     """The full report dict for ``rankscope evaluate`` (and the dashboard's export), on
     ``prepare(ws, thresholds_path)``'s workspace."""
+    ws, th = prepare(ws, thresholds_path)
+    return report_of(ws, gate, th)
+
+
+def report_of(ws: Workspace, gate: GateSettings | None = None, th: Thresholds | None = None) -> dict:
+    """The report dict of a prepared workspace (``prepare``'s result and thresholds). Every
+    block reads per-query values only (``per_query``, ``ceilings``, ``top_scores``,
+    ``present``, ``coverage``), so a workspace of merged query buckets
+    (``bucket.QueryWorkspace``) gets the same report from here."""
     from .gate_analysis import analyse_gate, gate_requested
 
     gate = gate or GateSettings()
-    ws, th = prepare(ws, thresholds_path)
     extra: dict = {}
     extra["attribution"] = attribution_block(ws)
     fb = fusion_block(ws, th)

@@ -206,7 +206,7 @@ def fused_calibration_queries(ws, queries: np.ndarray) -> int:
     """How many of ``queries`` have a hit in at least one input lane (so a fused list)."""
     has = np.zeros(ws.n_queries, dtype=bool)
     for name in ws.input_lanes:
-        has |= np.diff(ws.lanes[name].offsets) > 0
+        has |= ws.present(name)
     return int(np.count_nonzero(has[queries]))
 
 

@@ -135,6 +135,34 @@ def check_lane_names(raw_lanes, how: str = "name lanes with NAME=PATH") -> None:
             raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
 
 
+def read_inputs(lanes, qrels: str, settings: LoadSettings,
+                ood_negatives: str | None = None) -> tuple[list[RawLane], RawQrels, RawQrels | None]:
+    """Read the lane, qrels and out-of-domain negatives files (each file once: a path given
+    twice is an error) as ``Workspace.load`` does before encoding them."""
+    check_relevant(settings.relevant)
+    if not lanes:
+        raise InputError("at least one --lane is needed", "--lane")
+    import os
+
+    from .formats import check_options_used, read_lanes, shard_paths
+
+    shards = [shard_paths(p) for _, p in lanes]
+    seen_paths: dict[str, str] = {}
+    for role, p in [("lane", p) for ps in shards for p in ps] + [("qrels", qrels)] + [("ood negatives", ood_negatives)]:
+        if p is None:
+            continue
+        real = os.path.realpath(p)
+        if real in seen_paths:
+            raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
+        seen_paths[real] = role
+    raw_lanes = read_lanes(lanes, shards, settings.inputs)
+    check_lane_names(raw_lanes)
+    raw_q = read_qrels(qrels, settings.inputs)
+    raw_ood = read_qrels(ood_negatives, settings.inputs) if ood_negatives else None
+    check_options_used(settings.inputs, raw_lanes, [raw_q] + ([raw_ood] if raw_ood else []))
+    return raw_lanes, raw_q, raw_ood
+
+
 def load(sources: Sources) -> "Workspace":
     """The workspace over ``sources`` (what every command and the dashboard load)."""
     return Workspace.load(list(sources.lanes), sources.qrels, sources.settings, list(sources.strata), sources.corpus,
@@ -191,29 +219,7 @@ class Workspace:
         ood_negatives: str | None = None,
     ) -> "Workspace":
         """``queries`` and ``docs``: a path or a sequence of paths (merged in order)."""
-        check_relevant(settings.relevant)
-        if not lanes:
-            raise InputError("at least one --lane is needed", "--lane")
-        from .formats import read_lanes, shard_paths
-
-        shards = [shard_paths(p) for _, p in lanes]
-        seen_paths: dict[str, str] = {}
-        for role, p in [("lane", p) for ps in shards for p in ps] + [("qrels", qrels)] + [("ood negatives", ood_negatives)]:
-            if p is None:
-                continue
-            import os
-
-            real = os.path.realpath(p)
-            if real in seen_paths:
-                raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
-            seen_paths[real] = role
-        raw_lanes = read_lanes(lanes, shards, settings.inputs)
-        check_lane_names(raw_lanes)
-        raw_q = read_qrels(qrels, settings.inputs)
-        raw_ood = read_qrels(ood_negatives, settings.inputs) if ood_negatives else None
-        from .formats import check_options_used
-
-        check_options_used(settings.inputs, raw_lanes, [raw_q] + ([raw_ood] if raw_ood else []))
+        raw_lanes, raw_q, raw_ood = read_inputs(lanes, qrels, settings, ood_negatives)
         ws = cls.from_raw(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release=True)
         from .provenance import provenance
 
@@ -336,7 +342,6 @@ class Workspace:
         if raw_ood is not None:
             inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid)),
                                     format=raw_ood.format or None, columns=raw_ood.columns))
-        warnings += _unreached_levels(settings.metrics, judgments, raw_q.path)
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
@@ -345,32 +350,18 @@ class Workspace:
             if c:
                 q, where = _first_place(qcodes[len(raw_lanes)], classes == cls_code, raw_q.line, raw_q.path)
                 warnings.append(InputWarning(kind, c, msg, where))
+        warnings += unreached_levels(settings.metrics, top_grade(judgments), raw_q.path)
 
         ws = cls(settings, qids, doc_ids, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
         ws.lane_origin = {r.name: "input" for r in raw_lanes}
         ws.ood_judgments, ws.ood_negatives = ood_j, ood_neg
         if settings.group_sep:
             ws.groups, ws.group_of = group_codes(doc_ids, settings.group_sep)
-        for path in strata:
-            labels = read_strata(path)
-            name = stratification_name(path)
-            if name in ws.strata:
-                raise InputError(f"two stratifications named {name!r}", path)
-            arr = np.full(nq, NONE_LABEL, dtype=object)
-            index = ws.qid_index
-            for q, lab in labels.items():
-                c = index.get(q)
-                if c is not None:
-                    arr[c] = lab
-            ws.strata[name] = arr
-            ws.inputs.append(InputFile("strata", path, sha256_of(path), len(labels)))
+        ws.strata, files = read_strata_labels(strata, ws.qid_index, nq)
+        ws.inputs += files
         if corpus:
             ids = read_corpus(corpus)
-            import pyarrow.compute as pc
-
-            from .arrow import arrow_strings, to_numpy
-
-            ws.corpus_mask = to_numpy(pc.is_in(doc_ids, value_set=arrow_strings(sorted(ids))))
+            ws.corpus_mask = corpus_mask(doc_ids, ids)
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
         if _paths(queries):
             ws.query_text = read_text_files(_paths(queries))
@@ -501,6 +492,50 @@ class Workspace:
         hits, _ = self.hits(lane, level)
         return M.first_relevant_rank(hits, self.n_queries, self.settings.relevant)
 
+    def present(self, lane: str) -> np.ndarray:
+        """Bool per query code: the lane lists the query (``RankedLane.present``)."""
+        return self.lanes[lane].present()
+
+    def top_scores(self, lane: str):
+        """The lane's per-query top score, runner-up, top doc and top-hit relevance at doc
+        level (``gate.top_scores``): what the gate and the fusion dilution read."""
+        key = ("top", lane)
+        if key not in self._cache:
+            from .gate import top_scores
+
+            s = self.settings
+            hits, _ = self.hits(lane, "doc")  # grades already joined for the metrics: reuse them
+            self._cache[key] = top_scores(self.lanes[lane], self.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
+        return self._cache[key]
+
+    def mutual(self, lane: str, among: np.ndarray):
+        """The mutual-nearest-neighbour lists of the lane over the queries ``among`` (tie
+        rule "count"): each query's top doc (``top_scores``) and how many of ``among``
+        list that doc (``gate.doc_reach``), put together by ``gate.mutual_of_tops``."""
+        from .gate import doc_reach, mutual_of_tops
+
+        t = self.top_scores(lane)
+        docs, counts = doc_reach(self.lanes[lane], among)
+        reach = np.zeros(self.n_docs, dtype=np.int64)
+        reach[docs] = counts
+        return mutual_of_tops(t.top_doc, t.present, among, np.where(t.present, reach[np.maximum(t.top_doc, 0)], 0))
+
+    def top_relevant(self, lane: str) -> np.ndarray:
+        """Bool per query code: the lane's rank-1 doc has a grade >= relevant (what fusion dilutes)."""
+        return self.top_scores(lane).top_relevant
+
+    def coverage(self):
+        """Per query code (indexed, relevant pairs, pairs whose doc is not in the corpus) of
+        the corpus (``attribution.coverage_per_query``), or None without a corpus."""
+        if self.corpus_mask is None:
+            return None
+        if "coverage" not in self._cache:
+            from .attribution import coverage_per_query
+
+            self._cache["coverage"] = coverage_per_query(self.judgments, self.settings.relevant, self.corpus_mask,
+                                                         self.n_queries)
+        return self._cache["coverage"]
+
     def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
         key = ("ceil", level)
         if key not in self._cache:
@@ -551,10 +586,15 @@ class Workspace:
         return ws
 
 
-def _unreached_levels(metrics, judgments: J.Judgments, path: str) -> list[InputWarning]:
-    """A measure's own relevance level (``rel=N``) above every grade in the qrels makes it 0
-    on every query: said once per measure rather than left to read as a result."""
-    top = int(judgments.grade.max()) if judgments.grade.size else None
+def top_grade(judgments: J.Judgments) -> int | None:
+    """The highest grade in the judgments, None without any."""
+    return int(judgments.grade.max()) if judgments.grade.size else None
+
+
+def unreached_levels(metrics, top: int | None, path: str) -> list[InputWarning]:
+    """A measure's own relevance level (``rel=N``) above every grade in the qrels (``top``,
+    the highest) makes it 0 on every query: said once per measure rather than left to
+    read as a result. Last among the workspace warnings."""
     out = []
     for m in metrics:
         rel = getattr(m, "rel", None)
@@ -564,6 +604,35 @@ def _unreached_levels(metrics, judgments: J.Judgments, path: str) -> list[InputW
                                     f"{m.key}: no judged doc has grade >= {rel} ({highest}); it is 0 on every query",
                                     path))
     return out
+
+
+def corpus_mask(doc_ids, ids) -> np.ndarray:
+    """Bool per doc code (``doc_ids``: the workspace's dictionary): the doc is in ``ids``."""
+    import pyarrow.compute as pc
+
+    from .arrow import arrow_strings, to_numpy
+
+    return to_numpy(pc.is_in(doc_ids, value_set=arrow_strings(sorted(ids))))
+
+
+def read_strata_labels(paths, qid_index: dict[str, int], n_queries: int) -> tuple[dict[str, np.ndarray], list[InputFile]]:
+    """The ``--strata`` files as {stratification: label per query code} (``(none)`` for a
+    query a file does not list) and their input records."""
+    out: dict[str, np.ndarray] = {}
+    files = []
+    for path in paths:
+        labels = read_strata(path)
+        name = stratification_name(path)
+        if name in out:
+            raise InputError(f"two stratifications named {name!r}", path)
+        arr = np.full(n_queries, NONE_LABEL, dtype=object)
+        for q, lab in labels.items():
+            c = qid_index.get(q)
+            if c is not None:
+                arr[c] = lab
+        out[name] = arr
+        files.append(InputFile("strata", path, sha256_of(path), len(labels)))
+    return out, files
 
 
 def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str, shards=()) -> tuple[int, str]:

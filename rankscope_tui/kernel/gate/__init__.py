@@ -35,7 +35,7 @@ Conventions
 
 
 from .floors import ConformalFloor, NullFloor, conformal_floor, conformal_k, conformal_min_n, null_floor, null_floors
-from .mutual import MutualNN, batch_size_warning, mutual_nn
+from .mutual import MutualNN, batch_size_warning, doc_reach, mutual_nn, mutual_of_tops
 from .outcome import GateOutcome, Outcome, condition_outcomes, gate_outcome
 from .rates import Rate, negatives_needed, rule_of_three_table, wilson_interval
 from .scores import TopScores, top_scores
@@ -54,6 +54,8 @@ __all__ = [
     "conformal_floor",
     "MutualNN",
     "mutual_nn",
+    "doc_reach",
+    "mutual_of_tops",
     "batch_size_warning",
     "Outcome",
     "GateOutcome",

@@ -101,6 +101,35 @@ def mutual_nn(lane: RankedLane, among: np.ndarray, tie_rule: str = "share") -> M
     return MutualNN(row_pos, row_size, position, list_size, among, n_built, tie_rule)
 
 
+def doc_reach(lane: RankedLane, among) -> tuple[np.ndarray, np.ndarray]:
+    """(doc codes, queries) : for every doc the lane lists for a query in ``among`` (bool
+    mask or codes), how many of those queries list it -- |L(d)|. A doc occurs once per
+    query, so rows are queries; counts of disjoint query sets add up (query buckets)."""
+    n_q = int(lane.offsets.shape[0] - 1)
+    rows = _mask(among, n_q, "among")[lane.qid] if lane.n_rows else np.zeros(0, dtype=bool)
+    docs, counts = np.unique(lane.doc[rows], return_counts=True)
+    return docs.astype(np.int64), counts.astype(np.int64)
+
+
+def mutual_of_tops(top_doc: np.ndarray, present: np.ndarray, among, reach_of_top: np.ndarray) -> MutualNN:
+    """The mutual lists under the ``"count"`` tie rule from one row per query: a query's top
+    doc d has rank 1, so its position in L(d) is the number of queries of ``among`` whose
+    top doc is d, and |L(d)| is ``reach_of_top`` (:func:`doc_reach` of q's top doc). The
+    same ``position`` / ``list_size`` as :func:`mutual_nn` with ``tie_rule="count"``; the
+    per-row arrays are left empty (only the golden tables read them)."""
+    n_q = int(np.asarray(present).shape[0])
+    among = _mask(among, n_q, "among")
+    sel = among & np.asarray(present, dtype=bool)
+    position = np.zeros(n_q, dtype=np.int64)
+    list_size = np.zeros(n_q, dtype=np.int64)
+    if sel.any():
+        _, inv, cnt = np.unique(np.asarray(top_doc)[sel], return_inverse=True, return_counts=True)
+        position[sel] = cnt[inv]
+        list_size[sel] = np.asarray(reach_of_top, dtype=np.int64)[sel]
+    empty = np.zeros(0, dtype=np.int64)
+    return MutualNN(empty, empty, position, list_size, among, int(np.count_nonzero(sel)), "count")
+
+
 def batch_size_warning(calibration_queries: int, evaluation_queries: int) -> str | None:
     """Warning text when the mutual lists were built from batches differing by more than 2×
     (list positions grow with the number of queries, so r does not transfer)."""
