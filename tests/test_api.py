@@ -286,7 +286,7 @@ def readme_python_blocks() -> list[str]:
 def test_the_readme_python_example_runs(tmp_path):
     """Must show 4: the README's Python block is executed as written."""
     blocks = readme_python_blocks()
-    assert len(blocks) == 1
+    assert len(blocks) == 2  # the API example, then query buckets (run by tests/test_bucket.py)
     ast.parse(blocks[0])
     res = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True, env=cli_env(),
                          cwd=tmp_path, timeout=300)
