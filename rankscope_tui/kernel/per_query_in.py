@@ -500,7 +500,7 @@ class TableWorkspace:
                     qrels: str | None = None, strata=()) -> "TableWorkspace":
         from dataclasses import replace
 
-        from .workspace import InputFile, NONE_LABEL
+        from .workspace import InputFile
 
         names: dict[str, list[str]] = {}
         for t in tables:
@@ -583,21 +583,10 @@ class TableWorkspace:
                  notes=notes)
         if qrels is not None:
             ws.inputs.append(InputFile("qrels", qrels, sha, len(compared)))
-        from .files import sha256_of
-        from .tables import read_strata, stratification_name
+        from .workspace import read_strata_labels
 
-        for path in strata:
-            labels = read_strata(path)
-            sname = stratification_name(path)
-            if sname in ws.strata:
-                raise InputError(f"two stratifications named {sname!r}", path)
-            arr = np.full(n, NONE_LABEL, dtype=object)
-            for q, lab in labels.items():
-                c = index.get(q)
-                if c is not None:
-                    arr[c] = lab
-            ws.strata[sname] = arr
-            ws.inputs.append(InputFile("strata", path, sha256_of(path), len(labels)))
+        ws.strata, files = read_strata_labels(strata, index, n)
+        ws.inputs += files
         return ws
 
     # what comparison and report ask
