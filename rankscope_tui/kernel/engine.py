@@ -278,8 +278,10 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
     paths = [path for _, path in p.lanes] + [p.qrels] + ([p.ood_negatives] if p.ood_negatives else [])
     n = bucket_count(paths, engine)
     if engine.engine == "dask":
-        try:
-            from .dask_engine import run_dask
+        import importlib
+
+        try:  # kernel/dask_engine.py, which imports dask.distributed (the scale extra)
+            run_dask = importlib.import_module(".dask_engine", __package__).run_dask
         except ImportError as exc:
             raise InputError(f"the Dask engine is not available here ({_one_line(exc)}): pip install "
                              "'rankscope[scale]'", "--engine") from None
