@@ -361,17 +361,24 @@ def test_options_that_do_not_split_by_query_are_refused(generated, demo_dir, mai
     assert not list(tmp_path.iterdir())
 
 
-def test_the_bucket_count_rule():
-    """N = ceil(EXPANSION * bytes / (limit / (workers + 1) - WORKER_BASE_BYTES)), at least 1."""
-    here = [str(REPO / "pyproject.toml")]
-    size = os.path.getsize(here[0])
+def test_the_bucket_count_rule(tmp_path):
+    """N = ceil(EXPANSION * bytes / (limit / (workers + 1) - WORKER_BASE_BYTES)), at least 1;
+    a compressed file counts COMPRESSED_RATIO times its size."""
+    plain, packed = tmp_path / "big.run", tmp_path / "big.run.gz"
     limit = 2 * 10**9
-    for copies in (1, 10**5, 10**6):
-        got = E.bucket_count(here * copies, E.EngineSettings("local", memory_limit="2GB", workers=3))
-        assert got == max(1, math.ceil(E.EXPANSION * size * copies / (limit / 4 - E.WORKER_BASE_BYTES)))
-    assert E.bucket_count(here * 10**6, E.EngineSettings("local", workers=3)) == \
-        math.ceil(E.EXPANSION * size * 10**6 / E.DEFAULT_BUCKET_BYTES)
-    assert E.bucket_count(here, E.EngineSettings("local", buckets=5)) == 5
+    budget = limit / 4 - E.WORKER_BASE_BYTES
+    for size in (10, 10**8, 10**10):
+        with open(plain, "wb") as fh:  # sparse: no disk used
+            fh.truncate(size)
+        with open(packed, "wb") as fh:
+            fh.write(gzip.compress(b"x"))
+            fh.truncate(size)
+        local = E.EngineSettings("local", memory_limit="2GB", workers=3)
+        assert E.bucket_count([str(plain)], local) == max(1, math.ceil(E.EXPANSION * size / budget))
+        assert E.bucket_count([str(packed)], local) == max(1, math.ceil(E.EXPANSION * E.COMPRESSED_RATIO * size / budget))
+        assert E.bucket_count([str(plain)], E.EngineSettings("local", workers=3)) == \
+            max(1, math.ceil(E.EXPANSION * size / E.DEFAULT_BUCKET_BYTES))
+    assert E.bucket_count([str(plain)], E.EngineSettings("local", buckets=5)) == 5
     assert E.parse_size("1.5GiB") == 3 * 2**29 and E.parse_size("512MB") == 512 * 10**6
     with pytest.raises(InputError, match="--memory-limit"):
         E.parse_size("-1GB")

@@ -77,7 +77,7 @@ class EngineSettings:
         if self.memory_limit is not None:
             parse_size(self.memory_limit)
         if self.workers is not None and self.workers < 1:
-            raise InputError(f"must be at least 1, got {self.workers}", "--workers")
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
         if self.scheduler is not None and self.engine != "dask":
             raise InputError("names a Dask scheduler: give it with --engine dask", "--scheduler")
 
