@@ -528,22 +528,25 @@ def verdicts(res: dict) -> dict:
     def ratio(scale, name):
         return s.get(scale, {}).get("ratios", {}).get(name)
 
-    def target(key, value, goal, met, **extra):
+    def target(key, value, goal, met, cpu=None, **extra):
+        """Met on the wall-time ratio (the issue's measure); the CPU-time ratio beside it."""
         if value is not None:
-            v[key] = {"value": value, "goal": goal, "met": bool(met(value)), **extra}
+            v[key] = {"value": value, "cpu_value": cpu, "goal": goal, "met": bool(met(value)),
+                      "met_on_cpu": None if cpu is None else bool(met(cpu)), **extra}
 
-    target("100k-pytrec", ratio("100k", "pytrec_eval process / rankscope evaluate process"), ">= 1.5x",
-           lambda x: x >= 1.5)
+    pt, pt_cpu = "pytrec_eval process / rankscope evaluate process", "pytrec_eval process CPU / rankscope evaluate process CPU"
+    target("100k-pytrec", ratio("100k", pt), ">= 1.5x", lambda x: x >= 1.5, ratio("100k", pt_cpu))
     te = ratio("100k", "trec_eval process / rankscope evaluate process")
-    target("100k-trec_eval", te, "trec_eval / rankscope >= 0.5x (stretch >= 1x)", lambda x: x >= 0.5,
+    te_cpu = ratio("100k", "trec_eval process CPU / rankscope evaluate process CPU")
+    target("100k-trec_eval", te, "trec_eval / rankscope >= 0.5x (stretch >= 1x)", lambda x: x >= 0.5, te_cpu,
            stretch_met=bool(te and te >= 1.0))
-    target("1M-pytrec", ratio("1M", "pytrec_eval process / rankscope evaluate process"), ">= 3x", lambda x: x >= 3)
-    target("7M-pytrec", ratio("7M", "pytrec_eval process / rankscope evaluate process"), ">= 5x", lambda x: x >= 5)
+    target("1M-pytrec", ratio("1M", pt), ">= 3x", lambda x: x >= 3, ratio("1M", pt_cpu))
+    target("7M-pytrec", ratio("7M", pt), ">= 5x", lambda x: x >= 5, ratio("7M", pt_cpu))
     target("7M-ranx", ratio("7M", "ranx warm (in-process read + eval) / rankscope evaluate process"), ">= 10x",
-           lambda x: x >= 10)
+           lambda x: x >= 10, ratio("7M", "ranx warm CPU / rankscope evaluate process CPU"))
     target("7M-rss", _med(s.get("7M", {}).get("tools", {}), "cli", "rss_mb"), "<= 1024 MiB", lambda x: x <= 1024)
     target("1M-intervals", ratio("1M", "rankscope default (B = 9,999) process / --resamples 0 process"), "<= 1.3x",
-           lambda x: x <= 1.3)
+           lambda x: x <= 1.3, ratio("1M", "rankscope default (B = 9,999) CPU / --resamples 0 CPU"))
     return v
 
 
@@ -624,20 +627,25 @@ def write_report(res: dict) -> None:
                   + ", ".join(f"{m} {d:.1e}" for m, d in p["max_abs_diff"].items())
                   + (" — **equal**" if p["ok"] else " — **DIFFERENT**")]
         L.append("")
-    L += ["## Issue 20's targets (ratios of medians, same run)", "", "| target | value | goal | status |",
-          "|---|---:|---|---|"]
+    L += ["## Issue 20's targets (ratios of medians, same run)", "",
+          "| target | wall ratio | goal | status (wall) | CPU ratio | status (CPU) |", "|---|---:|---|---|---:|---|"]
     for key, text in TARGETS.items():
         v = res["verdicts"].get(key)
         if v is None:
-            L.append(f"| {text} | — | — | not measured |")
+            L.append(f"| {text} | — | — | not measured | — | — |")
             continue
         val = f"{v['value']:.0f} MiB" if key == "7M-rss" else f"{v['value']:.2f}×"
         status = "**met**" if v["met"] else "**missed**"
         if "stretch_met" in v:
             status += ", stretch " + ("met" if v["stretch_met"] else "missed")
-        L.append(f"| {text} | {val} | {v['goal']} | {status} |")
+        cpu = v.get("cpu_value")
+        cpu_status = "—" if cpu is None else ("met" if v["met_on_cpu"] else "missed")
+        L.append(f"| {text} | {val} | {v['goal']} | {status} | {'—' if cpu is None else f'{cpu:.2f}×'} | {cpu_status} |")
     L += ["", "Ratios are peer / rankscope (> 1: rankscope faster) except the interval and floor lines "
-          "(rankscope / reference: < 1.3 and near 1 are the goals).", ""]
+          "(rankscope / reference: < 1.3 and near 1 are the goals). The issue states its targets in wall time; "
+          "on a machine whose load average exceeds its CPU count a process's wall time is mostly its share of "
+          "the CPUs, so the CPU-time ratios are given beside (rankscope uses two threads where the peers use one, "
+          "which wall time on an idle machine credits and CPU time does not).", ""]
     (RESULTS / "eval.md").write_text("\n".join(L))
 
 
@@ -773,9 +781,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="scales at which cli_b9999 (the default run, B = 9,999) runs (default 1M)")
     ap.add_argument("--rankscope", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     ap.add_argument("--trec-eval", type=Path, default=None, help="a trec_eval binary (default: build one)")
+    ap.add_argument("--rewrite", action="store_true", help="re-render results/eval.md from results/eval.json")
     ap.add_argument("--no-warmup", action="store_true", help="skip the untimed first round at each scale")
     ap.add_argument("--profile", action="store_true", help="write results/profile_eval.md instead")
     a = ap.parse_args(argv)
+    if a.rewrite:  # re-render eval.md from eval.json (ratios and verdicts recomputed)
+        res = json.loads((RESULTS / "eval.json").read_text())
+        for s in res["scales"].values():
+            s["ratios"] = ratios(s["tools"])
+        res["verdicts"] = verdicts(res)
+        write_report(res)
+        print((RESULTS / "eval.md").read_text())
+        return 0
     scratch_dir = tempfile.TemporaryDirectory(prefix="bench_eval.")
     scratch = Path(scratch_dir.name)
     co = Checkout(a.rankscope, scratch)
