@@ -341,6 +341,8 @@ class Checkout:
 
         status = git("status", "--porcelain", "--untracked-files=no", "--", "rankscope_tui")  # the code measured
         return {"path": str(self.path), "package": found, "commit": git("rev-parse", "HEAD"),
+                "package_commit": git("log", "-1", "--format=%H", "--", "rankscope_tui", "pyproject.toml"),
+                "package_subject": git("log", "-1", "--format=%s", "--", "rankscope_tui", "pyproject.toml"),
                 "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "subject": git("log", "-1", "--format=%s"),
                 "dirty": bool(status) if status is not None else None, "cli": " ".join(self.cli)}
 
@@ -611,10 +613,12 @@ def write_report(res: dict) -> None:
     (RESULTS / "eval.json").write_text(json.dumps(res, indent=2) + "\n")
     co = res["rankscope"]
     la0, la1 = res["load_average_start"], res["load_average_end"]
+    pc = co.get("package_commit")
     L = ["# Evaluate a run, whole process: rankscope against pytrec_eval, trec_eval (C), ranx", "",
          f"rankscope under test: `{co['path']}` at commit `{(co['commit'] or '?')[:12]}` ({co['branch']}"
-         f"{', with uncommitted changes to rankscope_tui' if co['dirty'] else ''}): \"{co['subject']}\". Run at {res['started_utc']} "
-         f"({res['elapsed_s']:.0f} s). {res['machine']}.", "",
+         f"{', with uncommitted changes to rankscope_tui' if co['dirty'] else ''}); its package (`rankscope_tui`, "
+         f"`pyproject.toml`) last changed in `{(pc or '?')[:12]}` \"{co.get('package_subject')}\". Run at "
+         f"{res['started_utc']} ({res['elapsed_s']:.0f} s). {res['machine']}.", "",
          f"**Load average** (1 / 5 / 15 min) at the start {la0[0]:.2f} / {la0[1]:.2f} / {la0[2]:.2f}, at the end "
          f"{la1[0]:.2f} / {la1[1]:.2f} / {la1[2]:.2f} on {os.cpu_count()} CPUs shared with other work: read the ratios "
          "and the CPU times; the seconds move with the load.", "",
@@ -691,7 +695,8 @@ def profile(co: Checkout, scales: list[str], reps: int, scratch: Path) -> None:
                "python -c 'import rankscope_tui.cli'": [sys.executable, "-c", "import rankscope_tui.cli"]}
     L = ["# Where `rankscope evaluate --resamples 0 --out report.json` spends its time", "",
          f"rankscope at `{co.path}`, commit `{(co.info['commit'] or '?')[:12]}` ({co.info['branch']}"
-         f"{', with uncommitted changes to rankscope_tui' if co.info['dirty'] else ''}). Load average at the start "
+         f"{', with uncommitted changes to rankscope_tui' if co.info['dirty'] else ''}; package last changed in "
+         f"`{(co.info.get('package_commit') or '?')[:12]}`). Load average at the start "
          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} shared CPUs. Metrics {RS_METRICS}; data as in `eval.md`.", ""]
     pyinst = [d for d in PYINSTRUMENT_DIRS if Path(d, "pyinstrument").is_dir()]
     for scale in scales:
