@@ -238,6 +238,23 @@ out["first"], out["cpu_first"] = time.perf_counter() - t, cpu() - c
 print(json.dumps(out))
 """
 
+MODULES_DRIVER = """\
+import json, sys
+out = sys.argv.pop(1)
+from rankscope_tui.cli import main
+main(sys.argv[1:])
+json.dump([m for m in sys.modules if m != "__main__"], open(out, "w"))
+"""
+
+IMPORT_ONLY = """\
+import importlib, json, sys
+for name in json.load(open(sys.argv[1])):
+    try:
+        importlib.import_module(name)
+    except Exception:  # a module only importable as a side effect of another (rare); its parent imported it
+        pass
+"""
+
 # Samples main()'s stack; each sample's time goes to the outermost phase on its stack.
 PYINSTRUMENT_DRIVER = """\
 import json, os, sys
@@ -704,7 +721,18 @@ def profile(co: Checkout, scales: list[str], reps: int, scratch: Path) -> None:
         run, qrels = d / "run1.txt", d / "qrels.txt"
         cli = co.cli + ["evaluate", "--lane", f"run={run}", "--qrels", str(qrels), "--metrics", RS_METRICS,
                         "--resamples", "0", "--out", str(scratch / "report.json")]
+        # The modules an evaluate process holds at exit, imported in their order and nothing run: the
+        # process's CPU minus this one's is the work; this one's minus `python -c pass` is the imports.
+        mods_file = scratch / f"modules_{scale}.json"
+        subprocess.run([sys.executable, "-c", MODULES_DRIVER, str(mods_file), *cli[len(co.cli):]],
+                       capture_output=True, cwd=str(scratch), env=co.env)
+        mods = json.loads(mods_file.read_text()) if mods_file.exists() else []
         cmds = dict(startup)
+        cmds["python -c 'import numpy'"] = [sys.executable, "-c", "import numpy"]
+        cmds["python -c 'import numpy, pyarrow, pyarrow.csv'"] = [sys.executable, "-c", "import numpy, pyarrow, pyarrow.csv"]
+        if mods:
+            cmds[f"import the {len(mods)} modules an evaluate process holds at exit"] = [
+                sys.executable, "-c", IMPORT_ONLY, str(mods_file)]
         cmds["rankscope evaluate --resamples 0"] = cli
         times: dict = {k: [] for k in cmds}
         for rep in range(reps):
@@ -717,7 +745,16 @@ def profile(co: Checkout, scales: list[str], reps: int, scratch: Path) -> None:
             L.append(f"| `{k}` | {_spread(_stats([r['process'] for r in rs]))} | "
                      f"{_spread(_stats([r['process_cpu'] for r in rs]))} | {_spread(_stats([r['rss_mb'] for r in rs]), 'MB')} |")
         size = (scratch / "report.json").stat().st_size
-        L += ["", f"report.json: {size / 1e6:.2f} MB.", ""]
+        med = {k: statistics.median([r["process_cpu"] for r in rs]) for k, rs in times.items()}
+        full, base = med["rankscope evaluate --resamples 0"], med["python -c pass"]
+        imp = next((v for k, v in med.items() if k.startswith("import the ")), None)
+        L += ["", f"report.json: {size / 1e6:.2f} MB."]
+        if imp is not None:
+            np_only, np_pa = med["python -c 'import numpy'"], med["python -c 'import numpy, pyarrow, pyarrow.csv'"]
+            L += ["", f"CPU by difference of medians: interpreter start + exit {base:.3f} s; imports {imp - base:.3f} s "
+                  f"(numpy alone {np_only - base:.3f} s, numpy + pyarrow + pyarrow.csv {np_pa - base:.3f} s); the "
+                  f"work after the imports {full - imp:.3f} s; {full:.3f} s in all."]
+        L.append("")
         # -X importtime: self time grouped by top-level package (one run; importtime adds its own overhead)
         script = cli if len(co.cli) == 1 else cli[1:]  # the console script's path, or -m rankscope_tui.cli
         r = subprocess.run([sys.executable, "-X", "importtime", *script], capture_output=True, text=True,
