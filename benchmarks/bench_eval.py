@@ -45,8 +45,11 @@ with min-max spreads.
 
 Correctness in the same run: the kernel's per-query values are compared with
 pytrec_eval's on every positive query (a query pytrec_eval omits counts as 0), and with
-trec_eval's ``-q`` output (printed to 4 decimals, so agreement is to 5e-5); the maximum
-absolute difference per metric is reported. A fast wrong answer is no answer.
+trec_eval's ``-q`` output (printed to 4 decimals, so agreement is to 5e-5); so is the
+``rankscope evaluate`` process's own report.json (its per-query table value by value, its
+means against pytrec_eval's over the same queries), found by shape, so a new layout
+reports "not checked" rather than failing. The maximum absolute difference per metric is
+reported. A fast wrong answer is no answer.
 
 Writes ``benchmarks/results/eval.md`` and ``eval.json`` (``--profile``:
 ``results/profile_eval.md``). Not a test: nothing here asserts a time.
@@ -449,6 +452,56 @@ def parity_trec_eval(rs_dump: Path, te_out: Path) -> dict:
     return {"queries": len(rs), "max_abs_diff": worst, "printed_decimals": 4, "ok": max(worst.values()) <= 5e-5 + 1e-12}
 
 
+def _report_values(node, found: list) -> None:
+    """Every {qid: {metric: value}} table and every lane's {metric: {"value": mean}} in a report."""
+    if isinstance(node, dict):
+        vals = list(node.values())[:3]
+        if vals and all(isinstance(v, dict) and all(m in v for m in PT_METRICS) for v in vals):
+            if all(isinstance(v[m], (int, float)) for v in vals for m in PT_METRICS):
+                found.append(("per_query", node))
+                return
+        if all(isinstance(node.get(m), dict) and "value" in node[m] for m in PT_METRICS):
+            found.append(("means", node))
+            return
+        for v in node.values():
+            _report_values(v, found)
+    elif isinstance(node, list):
+        for v in node:
+            _report_values(v, found)
+
+
+def parity_report(report: Path, pt_out: Path) -> dict:
+    """The `rankscope evaluate` process's own report.json against pytrec_eval: its per-query table (where
+    the report holds one) value by value, and its means against the mean of pytrec_eval's per-query
+    values over the same queries (pytrec_eval's omitted queries count as 0)."""
+    pt = json.loads(pt_out.read_text())
+    found: list = []
+    _report_values(json.loads(report.read_text()), found)
+    out: dict = {"per_query_tables": 0, "means": 0}
+    worst = {m: 0.0 for m in PT_METRICS}
+    qids: list = []
+    for kind, node in found:
+        if kind == "per_query":
+            out["per_query_tables"] += 1
+            qids = list(node)
+            for q, vals in node.items():
+                for m, key in PT_METRICS.items():
+                    worst[m] = max(worst[m], abs(float(vals[m]) - float(pt.get(q, {}).get(key, 0.0))))
+    if found and qids:
+        for kind, node in found:
+            if kind == "means" and node[next(iter(PT_METRICS))]["value"] is not None:
+                out["means"] += 1
+                for m, key in PT_METRICS.items():
+                    mean = statistics.fmean(float(pt.get(q, {}).get(key, 0.0)) for q in qids)
+                    out.setdefault("max_abs_diff_means", {})[m] = max(
+                        out.get("max_abs_diff_means", {}).get(m, 0.0), abs(float(node[m]["value"]) - mean))
+    out["queries"] = len(qids)
+    out["max_abs_diff"] = worst
+    means_ok = all(d <= 1e-12 for d in out.get("max_abs_diff_means", {}).values())
+    out["ok"] = bool(qids) and max(worst.values()) == 0.0 and means_ok
+    return out
+
+
 def _stats(xs: list[float]) -> dict:
     if not xs:
         return {}
@@ -488,9 +541,13 @@ def run_scale(bench: Bench, scale: str, reps: int, tools: list[str], ranx_reps: 
                     shutil.copy(out, work / "pytrec_eval.json")
                 if tool == "trec_eval":
                     shutil.copy(out, work / "trec_eval.q")
+                if tool == "cli":
+                    shutil.copy(out, work / "report.json")
     kd = work / "kernel.json"
     if kd.exists() and (work / "pytrec_eval.json").exists():
         par["pytrec_eval"] = parity_pytrec(kd, work / "pytrec_eval.json")
+    if (work / "report.json").exists() and (work / "pytrec_eval.json").exists():
+        par["report.json"] = parity_report(work / "report.json", work / "pytrec_eval.json")
     if kd.exists() and (work / "trec_eval.q").exists():
         par["trec_eval"] = parity_trec_eval(kd, work / "trec_eval.q")
     summary: dict = {"lines": lines, "run": str(run.relative_to(ROOT)), "qrels": str(qrels.relative_to(ROOT)),
@@ -655,6 +712,17 @@ def write_report(res: dict) -> None:
         L += ["", "| ratio of medians | value |", "|---|---:|"]
         L += [f"| {k} | {v:.2f}× |" for k, v in s["ratios"].items()]
         for peer, p in s.get("parity", {}).items():
+            if peer == "report.json":
+                if not p["queries"]:
+                    L += ["", "report.json of `rankscope evaluate`: no per-query table found in it (not checked)."]
+                    continue
+                means = p.get("max_abs_diff_means", {})
+                L += ["", f"report.json of `rankscope evaluate` against pytrec_eval, {p['queries']:,} queries in its "
+                      f"per-query table: max |Δ| " + ", ".join(f"{m} {d:.1e}" for m, d in p["max_abs_diff"].items())
+                      + (f"; its means against pytrec_eval's over those queries: max |Δ| "
+                         + ", ".join(f"{m} {d:.1e}" for m, d in means.items()) if means else "")
+                      + (" — **equal**" if p["ok"] else " — **DIFFERENT**")]
+                continue
             tol = " (its output has 4 decimals: agreement means |Δ| ≤ 5e-5)" if peer == "trec_eval" else ""
             L += ["", f"Per-query values, kernel against {peer}{tol}, {p['queries']:,} positive queries: max |Δ| "
                   + ", ".join(f"{m} {d:.1e}" for m, d in p["max_abs_diff"].items())
@@ -829,6 +897,7 @@ def _trim_tree(tree: str, width: int = 150) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global RESULTS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scales", nargs="+", default=list(SCALES), choices=list(SCALES))
     ap.add_argument("--reps", type=int, default=5, help="repetitions per scale (default 5)")
@@ -839,10 +908,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="scales at which cli_b9999 (the default run, B = 9,999) runs (default 1M)")
     ap.add_argument("--rankscope", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     ap.add_argument("--trec-eval", type=Path, default=None, help="a trec_eval binary (default: build one)")
+    ap.add_argument("--results", type=Path, default=RESULTS,
+                    help="where eval.md / eval.json / profile_eval.md go (default benchmarks/results)")
     ap.add_argument("--rewrite", action="store_true", help="re-render results/eval.md from results/eval.json")
     ap.add_argument("--no-warmup", action="store_true", help="skip the untimed first round at each scale")
     ap.add_argument("--profile", action="store_true", help="write results/profile_eval.md instead")
     a = ap.parse_args(argv)
+    RESULTS = a.results.resolve()
     if a.rewrite:  # re-render eval.md from eval.json (ratios and verdicts recomputed)
         res = json.loads((RESULTS / "eval.json").read_text())
         for s in res["scales"].values():
