@@ -5,7 +5,9 @@ tools a user would pick instead, on the same files in the same run (issue 20; SP
     .venv/bin/python benchmarks/bench_eval.py [--scales 100k 1M 7M] [--reps N]
         [--tools cli cli_b9999 kernel pytrec_eval trec_eval ranx ranx_warm floor ir_measures]
         [--rankscope PATH-TO-CHECKOUT] [--trec-eval PATH] [--ranx-reps N] [--intervals-at 1M ...]
+        [--results DIR] [--no-warmup]
     .venv/bin/python benchmarks/bench_eval.py --profile [--scales 100k 1M]   # results/profile_eval.md
+    .venv/bin/python benchmarks/bench_eval.py --rewrite   # eval.md again from eval.json
 
 Data: ``/work/shared/tools/synth.py`` (deterministic, seeded), generated into
 ``benchmarks/data/`` when missing: 100k = 1,000 queries x 100 hits, 1M = 10,000 x
