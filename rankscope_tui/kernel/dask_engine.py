@@ -1,0 +1,246 @@
+"""Query-id buckets on a Dask cluster: the bucket function on ``dask.distributed`` workers.
+
+``rankscope evaluate --engine dask --scheduler ADDRESS`` partitions the inputs on the
+driver as ``--buckets N`` does, then runs each bucket's :func:`bucket.run_bucket` on a
+worker of a running ``dask.distributed`` cluster; the per-query tables
+(:class:`bucket.BucketResult`) come back to the driver, which merges them and computes
+everything else (intervals, strata, compare, the report) as on one machine.
+
+The cluster is the user's: started with the tools they already use (``dask scheduler``
+and ``dask worker``, dask-jobqueue on Slurm/PBS/SGE, the Dask Kubernetes operator, Dask
+on YARN, Coiled, ...); rankscope only connects to it. Conventions:
+
+- **address**: ``--scheduler`` takes what ``distributed.Client`` takes, ``tcp://host:8786``
+  (``host:8786`` means the same), ``tls://...``, or the path of a scheduler file
+  (``dask scheduler --scheduler-file FILE``, what dask-jobqueue and dask-mpi write).
+  Without ``--scheduler`` the Dask configuration's ``scheduler-address`` is used
+  (``DASK_SCHEDULER_ADDRESS`` in the environment, as many deployments export it); with
+  neither, the command is refused: rankscope never starts a cluster of its own (on one
+  machine ``--engine local`` is that cluster). The connect timeout is Dask's
+  ``distributed.comm.timeouts.connect`` (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``).
+- **data**: each task carries its bucket's Parquet files as bytes (the driver reads them
+  from its own work directory), so the workers need no storage shared with the driver
+  and nothing is left on them; at most :func:`in_flight` buckets are in the cluster at
+  once, so the driver's memory holds a few buckets, never the run.
+- **code**: the workers must have the driver's rankscope version installed (and
+  pyarrow, numpy, scipy); a task on a worker with another version fails, naming both.
+- **order and failure**: results are put in bucket order whatever order they finish in.
+  A bucket's own input error (a duplicate hit, a bad line: the error the in-memory path
+  gives) fails the command with that error; any other failed task, a worker lost past
+  Dask's retries (``distributed.scheduler.allowed-failures``; ``KilledWorker``) or a lost
+  scheduler fails it with one line naming the bucket. Outstanding tasks are cancelled and
+  the client is closed on every exit path; nothing is written (the driver writes the
+  outputs only after every bucket is back).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .errors import InputError
+
+__all__ = ["run_dask", "scheduler_address", "ShippedBucket", "ship", "run_shipped", "in_flight", "DaskError"]
+
+
+class DaskError(InputError):
+    """The cluster could not run the buckets (unreachable scheduler, failed task, lost
+    worker): one line, the command fails and writes nothing."""
+
+
+@dataclass(frozen=True)
+class ShippedBucket:
+    """One bucket as a task carries it: its index, and the bytes of its Parquet files
+    (per lane (name, bytes), in plan order; the qrels; the out-of-domain negatives or None)."""
+
+    index: int
+    lanes: tuple  # ((name, bytes), ...)
+    qrels: bytes
+    ood: bytes | None = None
+
+    @property
+    def size(self) -> int:
+        return sum(len(b) for _, b in self.lanes) + len(self.qrels) + len(self.ood or b"")
+
+
+def ship(files) -> ShippedBucket:
+    """The bytes of one bucket's files (``index``, ``lanes`` ((name, path), ...), ``qrels``,
+    ``ood`` path or None: a ``partition.BucketFiles``)."""
+
+    def read(path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    return ShippedBucket(int(files.index), tuple((name, read(path)) for name, path in files.lanes), read(files.qrels),
+                         read(files.ood) if files.ood is not None else None)
+
+
+def run_shipped(bucket: ShippedBucket, plan, version: str | None = None):
+    """:func:`bucket.run_bucket` of a shipped bucket (what a worker runs): its Parquet
+    bytes read back as Arrow tables, in memory. ``version``: the driver's rankscope
+    version; a worker with another one refuses the task (its numbers could differ)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .. import __version__
+    from .bucket import run_bucket
+
+    if version is not None and version != __version__:
+        raise DaskError(f"a Dask worker runs rankscope {__version__}, the driver {version}: install the driver's "
+                        "version on the workers")
+
+    def table(data: bytes):
+        return pq.read_table(pa.BufferReader(data))
+
+    return run_bucket({name: table(b) for name, b in bucket.lanes}, table(bucket.qrels), plan,
+                      table(bucket.ood) if bucket.ood is not None else None)
+
+
+def scheduler_address(scheduler: str | None) -> str:
+    """The address ``--scheduler`` names, else Dask's configured ``scheduler-address``;
+    neither is an error naming the option."""
+    if scheduler is not None and scheduler.strip():
+        return scheduler.strip()
+    import dask
+
+    configured = dask.config.get("scheduler-address", None)
+    if configured:
+        return str(configured)
+    raise InputError("--engine dask needs --scheduler ADDRESS (a running dask.distributed scheduler, e.g. "
+                     "tcp://host:8786, or its scheduler file); on one machine use --engine local", "--scheduler")
+
+
+def in_flight(threads: int) -> int:
+    """How many buckets are submitted at once: twice the cluster's worker threads (each
+    has its next bucket waiting), at least 2 (a cluster still starting workers)."""
+    return max(2, 2 * int(threads))
+
+
+def run_dask(files: list, plan, scheduler: str | None, progress=None) -> list:
+    """The :class:`bucket.BucketResult` of every bucket of ``files`` (``partition.BucketFiles``),
+    in the order of ``files``, computed on the Dask cluster at ``scheduler`` (see the module
+    docstring). ``progress``: called with (buckets done, buckets) after each one."""
+    address = scheduler_address(scheduler)
+    with _quiet_distributed():
+        client = _connect(address)
+        try:
+            return _run(client, list(files), plan, address, progress)
+        finally:
+            client.close()
+
+
+def _connect(address: str):
+    from distributed import Client
+
+    try:
+        if os.path.isfile(address):
+            return Client(scheduler_file=address, set_as_default=False)
+        return Client(address, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise DaskError(f"cannot connect to the Dask scheduler at {address}: {_one_line(exc)}", "--scheduler") from None
+
+
+def _run(client, files: list, plan, address: str, progress) -> list:
+    from distributed import as_completed
+
+    from .. import __version__
+
+    token = uuid.uuid4().hex[:12]  # keys unique to this command: never another run's cached result
+    results: dict = {}
+    pending = list(enumerate(files))[::-1]  # popped from the end: bucket order
+    running: dict = {}
+    done = as_completed(loop=client.loop)
+
+    def submit_more() -> None:
+        limit = in_flight(_threads(client))
+        while pending and len(running) < limit:
+            pos, f = pending.pop()
+            payload = ship(f)
+            with warnings.catch_warnings():  # a bucket is meant to travel with its task
+                warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+                warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
+                fut = client.submit(run_shipped, payload, plan, __version__, key=f"rankscope-bucket-{f.index}-{token}",
+                                    pure=False, retries=0)
+            running[fut.key] = (pos, f.index)
+            done.add(fut)
+
+    try:
+        submit_more()
+        for fut in done:
+            pos, index = running.pop(fut.key)
+            if fut.status != "finished":
+                raise _task_error(fut, index, len(files), address)
+            try:
+                results[pos] = fut.result()
+            except Exception as exc:  # the result could not come back (a lost connection)
+                raise _task_error(fut, index, len(files), address, exc) from None
+            fut.release()
+            if progress is not None:
+                progress(len(results), len(files))
+            submit_more()
+    except BaseException:
+        _cancel(client, running)
+        raise
+    return [results[i] for i in range(len(files))]
+
+
+def _threads(client) -> int:
+    try:
+        return sum(client.nthreads().values())
+    except Exception:  # the scheduler is going away: the next result says why
+        return 0
+
+
+def _cancel(client, running: dict) -> None:
+    try:
+        client.cancel(list(running), force=True)
+    except Exception:  # a lost scheduler has nothing left to cancel
+        pass
+
+
+def _task_error(fut, index: int, n: int, address: str, exc: BaseException | None = None) -> InputError:
+    """The one-line error of a bucket that did not come back: its own input error as it is
+    (the in-memory path's words), anything else naming the bucket."""
+    from distributed.scheduler import KilledWorker
+
+    if exc is None:
+        try:
+            exc = fut.exception()
+        except BaseException as e:  # a cancelled future raises instead of returning
+            exc = e
+    where = f"bucket {index} of {n}"
+    if isinstance(exc, DaskError):
+        return exc
+    if isinstance(exc, InputError):
+        return InputError(str(exc))
+    if isinstance(exc, KilledWorker):
+        return DaskError(f"{where}: the Dask worker running it was lost (killed or out of memory) past the "
+                         "cluster's retries (distributed.scheduler.allowed-failures)")
+    if fut.status == "cancelled" or exc is None or type(exc).__name__ in ("CancelledError", "FutureCancelledError"):
+        return DaskError(f"{where}: lost the Dask scheduler at {address} (the task was cancelled)")
+    return DaskError(f"{where} failed on the Dask cluster: {type(exc).__name__}: {_one_line(exc)}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+@contextmanager
+def _quiet_distributed():
+    """The client's own log lines (reconnect attempts, a lost scheduler) off stderr while it
+    runs: the command says one line of its own when something fails."""
+    loggers = [logging.getLogger(n) for n in ("distributed", "distributed.client", "distributed.core",
+                                              "distributed.comm", "tornado")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
