@@ -1,34 +1,38 @@
-"""Query-id buckets on a Dask cluster (kernel/dask_engine.py) against the in-memory path.
+"""Query-id buckets on a Dask cluster (``--engine dask``, kernel/dask_engine.py) against the
+in-memory path.
 
-A ``distributed.LocalCluster`` started and stopped by the module's fixture (two workers in
-this process, reached over TCP as a remote cluster would be) runs every bucket; the
-per-query tables come back, are merged on the driver, and report.json
-(``output.dumps_strict``) and the per-query CSV must equal ``pipeline.evaluate_report`` on
-the whole workspace, byte for byte: on the demo, the Cranfield set and generated runs
-with ties, missing queries and negatives. A bucket that fails (its own input error, a
-task that raises, a worker that dies, a worker of another version, no scheduler) fails
-with one line.
+A ``distributed.LocalCluster`` started and stopped by the module's fixture (two
+single-thread workers in this process behind a scheduler on a TCP port, reached as a
+remote cluster is) runs every bucket. ``rankscope evaluate --engine dask --scheduler
+ADDRESS`` (``cli.main`` in this process) must write the report.json, per-query CSV and
+text of the in-memory command, byte for byte, but for the settings block naming the
+engine: on the demo, the Cranfield set and generated runs with ties, missing queries and
+negatives. A bucket that fails (its own input error, a task that raises, a worker that
+dies, a worker of another version, no scheduler) fails the command with one line, exit
+status 2 and nothing written.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import dask
 import distributed
 import pyarrow.parquet as pq
 import pytest
 
+from rankscope_tui import cli
 from rankscope_tui.kernel import bucket as B
 from rankscope_tui.kernel import dask_engine as D
+from rankscope_tui.kernel import partition as P
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.output import dumps_strict
 from rankscope_tui.kernel.pipeline import evaluate_report
-from rankscope_tui.kernel.workspace import load, read_inputs
-from rankscope_tui.render.report import per_query_csv
+from rankscope_tui.kernel.workspace import load
 
 from support import REPO, shared_path
 from test_bucket import _generate, _lane_args, _sources
@@ -39,8 +43,8 @@ N_BUCKETS = 5
 @pytest.fixture(scope="module")
 def cluster():
     """Two single-thread workers in this process behind a real scheduler on a TCP port."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None,
-                                  host="127.0.0.1") as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None, host="127.0.0.1") as c:
         yield c
 
 
@@ -49,127 +53,157 @@ def generated(tmp_path_factory) -> dict:
     return _generate(tmp_path_factory.mktemp("generated"), seed=5, n_queries=160)
 
 
-def _bucket_files(src, n: int, workdir: Path):
-    """The inputs of ``src`` split into ``n`` Parquet buckets (one file per lane, qrels and
-    negatives per bucket) as an engine's partitioner leaves them, and their FileFacts."""
-    raw_lanes, raw_q, raw_ood = read_inputs(list(src.lanes), src.qrels, src.settings, src.ood_negatives)
-    facts = {r.path: B.file_facts(r) for r in [*raw_lanes, raw_q] + ([raw_ood] if raw_ood is not None else [])}
-    files = []
-    for i, (lanes, q, o) in enumerate(B.partition(raw_lanes, raw_q, n, raw_ood)):
-        paths = []
-        for name, t in lanes.items():
-            paths.append((name, str(workdir / f"{i}-{len(paths)}.parquet")))
-            pq.write_table(t, paths[-1][1])
-        qp = str(workdir / f"{i}-qrels.parquet")
-        pq.write_table(q, qp)
-        op = None
-        if o is not None:
-            op = str(workdir / f"{i}-ood.parquet")
-            pq.write_table(o, op)
-        files.append(SimpleNamespace(index=i, lanes=tuple(paths), qrels=qp, ood=op))
-    return files, facts
+@pytest.fixture
+def main(capsys):
+    """``cli.main`` in this process: (exit status, stdout, stderr); the signal handlers it
+    installs are put back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+
+    def run(*argv):
+        capsys.readouterr()
+        rc = cli.main([str(a) for a in argv])
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    yield run
+    for s, h in saved.items():
+        signal.signal(s, h)
 
 
-def _on_dask(argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
-    src, gate, th = _sources(argv)
-    p = B.plan(src, gate, th)
-    files, facts = _bucket_files(src, n, tmp_path)
-    done = []
-    results = D.run_dask(files, p, cluster.scheduler_address, progress=lambda k, total: done.append((k, total)))
-    assert done[-1] == (n, n) and [k for k, _ in done] == list(range(1, n + 1))
-    for f, r in zip(files, results):  # in bucket order, whatever order they finished in
-        qids = set()
-        for path in [path for _, path in f.lanes] + [f.qrels] + ([f.ood] if f.ood else []):
-            qids |= set(pq.read_table(path).column("qid").to_pylist())
-        assert set(r.queries.column("qid").to_pylist()) == qids
-    return B.evaluate_merged(B.merge(results), p, facts, gate)
+def _without_engine(raw: bytes, n: int) -> bytes:
+    """report.json with its settings block's engine entry (which must name Dask and ``n``
+    buckets) removed, written as the CLI writes JSON."""
+    data = json.loads(raw)
+    assert data["inputs"]["settings"].pop("engine") == {"name": "dask", "buckets": n}
+    return dumps_strict(data).encode("utf-8")
 
 
-def _assert_same(argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
-    src, gate, th = _sources(argv)
-    want = evaluate_report(load(src), gate, th)
-    got = _on_dask(argv, cluster, tmp_path, n)
-    assert dumps_strict(got) == dumps_strict(want), "report.json differs on Dask"
-    assert per_query_csv(got) == per_query_csv(want), "per-query CSV differs on Dask"
-    return want
+def _evaluate_both(main, argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
+    m, d = tmp_path / "memory", tmp_path / "dask"
+    m.mkdir(), d.mkdir()
+    rc, text, err = main("evaluate", *argv, "--out", m / "report.json", "--per-query", m / "pq.csv")
+    assert rc == 0, err
+    rc, dtext, err = main("evaluate", *argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
+                          "--buckets", n, "--out", d / "report.json", "--per-query", d / "pq.csv")
+    assert rc == 0, err
+    assert _without_engine((d / "report.json").read_bytes(), n) == (m / "report.json").read_bytes()
+    assert (d / "pq.csv").read_bytes() == (m / "pq.csv").read_bytes()
+    assert dtext == text
+    return json.loads((m / "report.json").read_bytes())
 
 
 # --------------------------------------------------------------------------- byte for byte
 
 
-def test_demo(demo_dir, cluster, tmp_path):
+def test_demo(demo_dir, main, cluster, tmp_path):
     d = demo_dir
-    report = _assert_same(["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
-                           "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
-                           d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
-                           "--resamples", "999"], cluster, tmp_path)
+    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+                                   "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
+                                   d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
+                                   "--resamples", "999"], cluster, tmp_path)
     assert not report["gate"].get("skipped")
 
 
-def test_cranfield(cluster, tmp_path):
+def test_cranfield(main, cluster, tmp_path):
     c = shared_path("cranfield")
-    _assert_same([*_lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")}), "--qrels",
-                  c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives", c / "qrels-ood-negatives.txt",
-                  "--resamples", "999"], cluster, tmp_path)
+    _evaluate_both(main, [*_lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")}), "--qrels",
+                          c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
+                          c / "qrels-ood-negatives.txt", "--resamples", "999"], cluster, tmp_path)
 
 
-def test_generated_runs_with_ties_missing_queries_and_negatives(generated, cluster, tmp_path):
+def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, cluster, tmp_path):
     g = generated
-    report = _assert_same([*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"], "--ood-negatives",
-                           g["ood"], "--gate-on", "gamma", "--mutual", "1", "--margin", "0.5", "--resamples", "499"],
-                          cluster, tmp_path, n=7)
+    report = _evaluate_both(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
+                                   "--ood-negatives", g["ood"], "--gate-on", "gamma", "--mutual", "1", "--margin", "0.5",
+                                   "--resamples", "499"], cluster, tmp_path, n=7)
     assert report["summary"]["negatives"] > 0 and report["gate"]["mutual"]["built_from"] > 0
     kinds = {w["kind"] for w in report["summary"]["warnings"]}
-    assert {"duplicate_qrels_lines", "positives_missing_from_lane", "unjudged_queries"} <= kinds
+    assert {"duplicate_qrels_lines", "positives_missing_from_lane", "unjudged_queries", "extra_columns"} <= kinds
 
 
-def test_more_buckets_than_the_cluster_holds_at_once(generated, cluster, tmp_path):
-    """23 buckets through 2 workers (at most D.in_flight(2) in the cluster at once), some
-    empty: the results still come back in bucket order."""
+def _bucket_files(argv, n: int, workdir: Path):
+    src, gate, th = _sources(argv)
+    p = B.plan(src, gate, th)
+    files, facts = P.partition_files(p, n, str(workdir))
+    return src, gate, p, files, facts
+
+
+@pytest.mark.parametrize("few", [False, True], ids=["23 buckets", "3 queries in 7 buckets"])
+def test_results_come_back_in_bucket_order(generated, cluster, tmp_path, few):
+    """More buckets than the cluster holds at once (at most ``D.in_flight(2)``), or buckets
+    without rows (run on the driver): result i holds the queries of bucket i's files, and
+    the merged report is the in-memory one."""
     g = generated
-    _assert_same([*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "99"], cluster, tmp_path, n=23)
+    lanes, qrels, n = dict(g["lanes"]), g["qrels"], 23
+    if few:
+        keep = ("1", "q1", "é1")
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text("".join(l + "\n" for l in g["qrels"].read_text().splitlines() if l.split(" ")[0] in keep))
+        lanes = {"alpha": tmp_path / "one.run"}
+        lanes["alpha"].write_text("".join(l + "\n" for l in g["lanes"]["alpha"].read_text().splitlines()
+                                          if l.split(" ")[0] in keep))
+        n = 7
+    src, gate, p, files, facts = _bucket_files([*_lane_args(lanes), "--qrels", qrels, "--resamples", "99"], n,
+                                               tmp_path / "work")
+    seen = []
+    results = D.run_dask(files, p, cluster.scheduler_address, progress=lambda k, total: seen.append((k, total)))
+    assert seen[-1] == (n, n) and [k for k, _ in seen] == sorted(k for k, _ in seen)
+    for f, r in zip(files, results):
+        want = set()
+        for path in (*dict(f.lanes).values(), f.qrels):
+            t = P._read_parquet(path)
+            want |= set(t.column("qid").to_pylist()) if t is not None else set()
+        assert set(r.queries.column("qid").to_pylist()) == want
+    assert any(r.n_queries == 0 for r in results) == few
+    report = B.evaluate_merged(B.merge(results), p, facts, gate)
+    assert dumps_strict(report) == dumps_strict(evaluate_report(load(src), gate, None))
 
 
 # --------------------------------------------------------------------------- failures
 
 
-def _plan_and_files(g, tmp_path, lanes=None):
-    src, gate, th = _sources([*_lane_args(lanes or g["lanes"]), "--qrels", g["qrels"]])
-    files, _ = _bucket_files(src, 3, tmp_path)
-    return src, B.plan(src, gate, th), files
+def _fails_with_one_line(main, argv, tmp_path) -> str:
+    """The command's one-line error; exit status 2 and nothing written."""
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    rc, text, err = main("evaluate", *argv, "--out", out / "report.json", "--per-query", out / "pq.csv")
+    assert rc == 2 and text == "" and err.count("\n") == 1 and err.startswith("rankscope: error: "), err
+    assert not list(out.iterdir())
+    return err[len("rankscope: error: "):].rstrip("\n")
 
 
-def test_a_buckets_input_error_is_the_in_memory_error(generated, cluster, tmp_path):
+def test_a_buckets_input_error_is_the_in_memory_error(generated, main, cluster, tmp_path):
     g = generated
     run = tmp_path / "dup.run"
     lines = g["lanes"]["alpha"].read_text().splitlines()
     run.write_text("\n".join(lines + [next(l for l in lines if l and not l.startswith("#"))]) + "\n")
-    src, p, files = _plan_and_files(g, tmp_path, {"alpha": run})
-    with pytest.raises(InputError) as mem:
-        load(src)
-    with pytest.raises(InputError) as dsk:
-        D.run_dask(files, p, cluster.scheduler_address)
-    assert str(dsk.value) == str(mem.value) and "\n" not in str(dsk.value)
+    argv = ["--lane", f"alpha={run}", "--qrels", g["qrels"]]
+    mem = _fails_with_one_line(main, argv, tmp_path)
+    dsk = _fails_with_one_line(main, [*argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
+                                      "--buckets", "3"], tmp_path)
+    assert dsk == mem and "appears twice" in mem
 
 
-def test_a_task_that_raises_names_its_bucket(generated, cluster, tmp_path, monkeypatch):
-    def broken(*args, **kwargs):
-        raise RuntimeError("disk on fire\nsecond line")
+def test_a_task_that_raises_fails_the_command(generated, main, cluster, tmp_path, monkeypatch):
+    def broken(files, plan):
+        raise RuntimeError("the disk is on fire\nand a second line")
 
-    monkeypatch.setattr(B, "run_bucket", broken)  # the workers run in this process
-    _, p, files = _plan_and_files(generated, tmp_path)
-    with pytest.raises(D.DaskError) as e:
-        D.run_dask(files, p, cluster.scheduler_address)
-    assert str(e.value).startswith("bucket ") and "of 3 failed on the Dask cluster: RuntimeError: disk on fire second line" \
-        in str(e.value) and "\n" not in str(e.value)
+    monkeypatch.setattr(P, "bucket_task", broken)  # the workers run in this process
+    g = generated
+    err = _fails_with_one_line(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask",
+                                      "--scheduler", cluster.scheduler_address, "--buckets", "3"], tmp_path)
+    assert err.startswith("bucket ") and err.endswith(
+        " of 3 failed on the Dask cluster: RuntimeError: the disk is on fire and a second line; nothing was written")
 
 
 def test_a_worker_of_another_version_refuses(generated, tmp_path):
     """What a worker runs refuses a bucket sent by a driver of another rankscope version."""
-    _, p, files = _plan_and_files(generated, tmp_path)
+    g = generated
+    _, _, p, files, _ = _bucket_files([*_lane_args(g["lanes"]), "--qrels", g["qrels"]], 3, tmp_path)
     with pytest.raises(D.DaskError, match=r"^a Dask worker runs rankscope \S+, the driver 0.0.0-other: install"):
         D.run_shipped(D.ship(files[0]), p, "0.0.0-other")
-    assert isinstance(D.run_shipped(D.ship(files[0]), p, None), B.BucketResult)
+    assert dumps_strict(D.run_shipped(D.ship(files[0]), p, None).queries.to_pydict()) == \
+        dumps_strict(P.bucket_task(files[0], p).queries.to_pydict())
 
 
 class _DieOnBucket(distributed.WorkerPlugin):
@@ -180,31 +214,32 @@ class _DieOnBucket(distributed.WorkerPlugin):
             os._exit(1)
 
 
-def test_a_lost_worker_fails_with_one_line(generated, tmp_path):
-    """A worker process that dies running a bucket (here: every time; the cluster allows
-    no retry) fails the whole run with one line naming the bucket."""
+def test_a_lost_worker_fails_with_one_line(generated, main, tmp_path):
+    """A worker process that dies running a bucket (here: every time, and the cluster
+    allows no retry) fails the command with one line naming the bucket."""
     import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    _, p, files = _plan_and_files(generated, tmp_path)
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the worker cannot import this test module
+    g = generated
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                                      worker_dashboard_address=None, host="127.0.0.1", env={"PYTHONPATH": str(REPO)}) as c:
+                                      host="127.0.0.1", env={"PYTHONPATH": str(REPO)}) as c:
             with distributed.Client(c.scheduler_address, set_as_default=False) as client:
                 client.register_plugin(_DieOnBucket())
-            with pytest.raises(D.DaskError) as e:
-                D.run_dask(files, p, c.scheduler_address)
-    assert "the Dask worker running it was lost" in str(e.value) and "\n" not in str(e.value)
+            err = _fails_with_one_line(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask",
+                                              "--scheduler", c.scheduler_address, "--buckets", "3"], tmp_path)
+    assert err.startswith("bucket ") and "failed: the Dask worker running it was lost" in err
 
 
-def test_no_scheduler_is_one_line(generated, tmp_path):
-    _, p, files = _plan_and_files(generated, tmp_path)
+def test_no_scheduler_is_one_line(generated, main, tmp_path):
+    g = generated
+    argv = [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask", "--buckets", "3"]
     with dask.config.set({"scheduler-address": None}):
-        with pytest.raises(InputError, match="--engine dask needs --scheduler ADDRESS"):
-            D.run_dask(files, p, None)
+        err = _fails_with_one_line(main, argv, tmp_path)
+    assert err.startswith("--scheduler: --engine dask needs --scheduler ADDRESS")
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        with pytest.raises(D.DaskError, match=r"^--scheduler: cannot connect to the Dask scheduler at tcp://127.0.0.1:9"):
-            D.run_dask(files, p, "tcp://127.0.0.1:9")
+        err = _fails_with_one_line(main, [*argv, "--scheduler", "tcp://127.0.0.1:9"], tmp_path)
+    assert err.startswith("--scheduler: cannot connect to the Dask scheduler at tcp://127.0.0.1:9: ")
 
 
 def test_the_configured_scheduler_address_is_the_default(cluster):

@@ -42,62 +42,84 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .engine import BucketFailed
 from .errors import InputError
 
 __all__ = ["run_dask", "scheduler_address", "ShippedBucket", "ship", "run_shipped", "in_flight", "DaskError"]
 
 
-class DaskError(InputError):
+class DaskError(BucketFailed):
     """The cluster could not run the buckets (unreachable scheduler, failed task, lost
     worker): one line, the command fails and writes nothing."""
 
 
 @dataclass(frozen=True)
 class ShippedBucket:
-    """One bucket as a task carries it: its index, and the bytes of its Parquet files
-    (per lane (name, bytes), in plan order; the qrels; the out-of-domain negatives or None)."""
+    """One bucket as a task carries it: ``partition.BucketFiles`` with each path's content
+    in place of the path. A content is ``((file name, bytes), ...)``: one entry for a
+    Parquet file, one per part for a directory of them, none for a path that does not
+    exist (no rows there). ``lanes``: ((name, content), ...) in plan order; ``ood``: None
+    without out-of-domain negatives."""
 
     index: int
-    lanes: tuple  # ((name, bytes), ...)
-    qrels: bytes
-    ood: bytes | None = None
+    lanes: tuple  # ((name, content), ...)
+    qrels: tuple  # content
+    ood: tuple | None = None
 
     @property
     def size(self) -> int:
-        return sum(len(b) for _, b in self.lanes) + len(self.qrels) + len(self.ood or b"")
+        contents = [c for _, c in self.lanes] + [self.qrels] + ([self.ood] if self.ood is not None else [])
+        return sum(len(b) for c in contents for _, b in c)
+
+
+def _content(path: str | None) -> tuple:
+    def read(p: str) -> bytes:
+        with open(p, "rb") as f:
+            return f.read()
+
+    if path is None or not os.path.exists(path):
+        return ()
+    if os.path.isdir(path):
+        return tuple((name, read(os.path.join(path, name))) for name in sorted(os.listdir(path))
+                     if name.endswith(".parquet"))
+    return ((os.path.basename(path), read(path)),)
 
 
 def ship(files) -> ShippedBucket:
-    """The bytes of one bucket's files (``index``, ``lanes`` ((name, path), ...), ``qrels``,
-    ``ood`` path or None: a ``partition.BucketFiles``)."""
-
-    def read(path: str) -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
-
-    return ShippedBucket(int(files.index), tuple((name, read(path)) for name, path in files.lanes), read(files.qrels),
-                         read(files.ood) if files.ood is not None else None)
+    """The content of one bucket's files (a ``partition.BucketFiles``)."""
+    return ShippedBucket(int(files.index), tuple((name, _content(path)) for name, path in files.lanes),
+                         _content(files.qrels), _content(files.ood) if files.ood is not None else None)
 
 
 def run_shipped(bucket: ShippedBucket, plan, version: str | None = None):
-    """:func:`bucket.run_bucket` of a shipped bucket (what a worker runs): its Parquet
-    bytes read back as Arrow tables, in memory. ``version``: the driver's rankscope
-    version; a worker with another one refuses the task (its numbers could differ)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    """``partition.bucket_task`` of a shipped bucket (what a worker runs): its files are
+    written to a private temporary directory of the worker, read as the local engine reads
+    them, and removed. ``version``: the driver's rankscope version; a worker with another
+    one refuses the task (its numbers could differ)."""
+    import shutil
+    import tempfile
 
     from .. import __version__
-    from .bucket import run_bucket
+    from .partition import BucketFiles, bucket_task
 
     if version is not None and version != __version__:
         raise DaskError(f"a Dask worker runs rankscope {__version__}, the driver {version}: install the driver's "
                         "version on the workers")
+    root = tempfile.mkdtemp(prefix="rankscope-bucket-")
+    try:
+        def put(what: str, content: tuple) -> str:
+            d = os.path.join(root, what)  # a directory of parts (an empty one: no rows)
+            os.mkdir(d)
+            for name, data in content:
+                with open(os.path.join(d, name), "wb") as f:
+                    f.write(data)
+            return d
 
-    def table(data: bytes):
-        return pq.read_table(pa.BufferReader(data))
-
-    return run_bucket({name: table(b) for name, b in bucket.lanes}, table(bucket.qrels), plan,
-                      table(bucket.ood) if bucket.ood is not None else None)
+        local = BucketFiles(bucket.index, tuple((name, put(f"lane{i}", c)) for i, (name, c) in enumerate(bucket.lanes)),
+                            put("qrels", bucket.qrels), put("ood", bucket.ood) if bucket.ood is not None else None)
+        return bucket_task(local, plan)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def scheduler_address(scheduler: str | None) -> str:
@@ -144,14 +166,22 @@ def _connect(address: str):
         raise DaskError(f"cannot connect to the Dask scheduler at {address}: {_one_line(exc)}", "--scheduler") from None
 
 
+def _has_rows(files) -> bool:
+    return any(os.path.exists(p) for p in [*(p for _, p in files.lanes), files.qrels, files.ood] if p)
+
+
 def _run(client, files: list, plan, address: str, progress) -> list:
     from distributed import as_completed
 
     from .. import __version__
+    from .partition import bucket_task
 
     token = uuid.uuid4().hex[:12]  # keys unique to this command: never another run's cached result
     results: dict = {}
-    pending = list(enumerate(files))[::-1]  # popped from the end: bucket order
+    for pos, f in enumerate(files):
+        if not _has_rows(f):  # reads nothing: not worth a trip to the cluster
+            results[pos] = bucket_task(f, plan)
+    pending = [(pos, f) for pos, f in enumerate(files) if pos not in results][::-1]  # popped from the end
     running: dict = {}
     done = as_completed(loop=client.loop)
 
@@ -168,6 +198,8 @@ def _run(client, files: list, plan, address: str, progress) -> list:
             running[fut.key] = (pos, f.index)
             done.add(fut)
 
+    if progress is not None:
+        progress(len(results), len(files))
     try:
         submit_more()
         for fut in done:
@@ -212,17 +244,17 @@ def _task_error(fut, index: int, n: int, address: str, exc: BaseException | None
             exc = fut.exception()
         except BaseException as e:  # a cancelled future raises instead of returning
             exc = e
-    where = f"bucket {index} of {n}"
+    where = f"bucket {index} of {n} failed"
     if isinstance(exc, DaskError):
         return exc
     if isinstance(exc, InputError):
         return InputError(str(exc))
     if isinstance(exc, KilledWorker):
-        return DaskError(f"{where}: the Dask worker running it was lost (killed or out of memory) past the "
-                         "cluster's retries (distributed.scheduler.allowed-failures)")
+        return DaskError(f"{where}: the Dask worker running it was lost (killed, or out of memory) past the "
+                         "cluster's retries (distributed.scheduler.allowed-failures); nothing was written")
     if fut.status == "cancelled" or exc is None or type(exc).__name__ in ("CancelledError", "FutureCancelledError"):
-        return DaskError(f"{where}: lost the Dask scheduler at {address} (the task was cancelled)")
-    return DaskError(f"{where} failed on the Dask cluster: {type(exc).__name__}: {_one_line(exc)}")
+        return DaskError(f"{where}: lost the Dask scheduler at {address}; nothing was written")
+    return DaskError(f"{where} on the Dask cluster: {type(exc).__name__}: {_one_line(exc)}; nothing was written")
 
 
 def _one_line(exc: BaseException) -> str:
