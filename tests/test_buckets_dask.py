@@ -196,12 +196,15 @@ def test_a_task_that_raises_fails_the_command(generated, main, cluster, tmp_path
         " of 3 failed on the Dask cluster: RuntimeError: the disk is on fire and a second line; nothing was written")
 
 
-def test_a_worker_of_another_version_refuses(generated, tmp_path):
-    """What a worker runs refuses a bucket sent by a driver of another rankscope version."""
+def test_a_worker_with_other_code_refuses(generated, tmp_path):
+    """What a worker runs refuses a bucket sent by a driver whose kernel sources differ."""
     g = generated
     _, _, p, files, _ = _bucket_files([*_lane_args(g["lanes"]), "--qrels", g["qrels"]], 3, tmp_path)
-    with pytest.raises(D.DaskError, match=r"^a Dask worker runs rankscope \S+, the driver 0.0.0-other: install"):
-        D.run_shipped(D.ship(files[0]), p, "0.0.0-other")
+    assert len(D.kernel_fingerprint()) == 12
+    with pytest.raises(D.DaskError, match=r"^a Dask worker runs other rankscope code than the driver \(kernel "
+                                          r"[0-9a-f]{12}, the driver's 000000000000\): install"):
+        D.run_shipped(D.ship(files[0]), p, "000000000000")
+    D.run_shipped(D.ship(files[0]), p, D.kernel_fingerprint())
     assert dumps_strict(D.run_shipped(D.ship(files[0]), p, None).queries.to_pydict()) == \
         dumps_strict(P.bucket_task(files[0], p).queries.to_pydict())
 

@@ -22,8 +22,9 @@ on YARN, Coiled, ...); rankscope only connects to it. Conventions:
   from its own work directory), so the workers need no storage shared with the driver
   and nothing is left on them; at most :func:`in_flight` buckets are in the cluster at
   once, so the driver's memory holds a few buckets, never the run.
-- **code**: the workers must have the driver's rankscope version installed (and
-  pyarrow, numpy, scipy); a task on a worker with another version fails, naming both.
+- **code**: the workers must have the driver's rankscope installed (and pyarrow, numpy,
+  scipy); a task on a worker whose kernel sources differ from the driver's
+  (:func:`kernel_fingerprint`) fails, naming both fingerprints.
 - **order and failure**: results are put in bucket order whatever order they finish in.
   A bucket's own input error (a duplicate hit, a bad line: the error the in-memory path
   gives) fails the command with that error; any other failed task, a worker lost past
@@ -45,7 +46,7 @@ from dataclasses import dataclass
 from .engine import BucketFailed
 from .errors import InputError
 
-__all__ = ["run_dask", "scheduler_address", "ShippedBucket", "ship", "run_shipped", "in_flight", "DaskError"]
+__all__ = ["run_dask", "scheduler_address", "ShippedBucket", "ship", "run_shipped", "in_flight", "kernel_fingerprint", "DaskError"]
 
 
 class DaskError(BucketFailed):
@@ -91,20 +92,38 @@ def ship(files) -> ShippedBucket:
                          _content(files.qrels), _content(files.ood) if files.ood is not None else None)
 
 
-def run_shipped(bucket: ShippedBucket, plan, version: str | None = None):
+_FINGERPRINT: list = []
+
+
+def kernel_fingerprint() -> str:
+    """The first 12 hex digits of the sha256 over this kernel's source files (relative
+    path and bytes of every ``*.py`` under ``rankscope_tui/kernel``, in path order): the
+    code that computes the numbers, whatever its version string says. Once per process."""
+    if not _FINGERPRINT:
+        import hashlib
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+        _FINGERPRINT.append(h.hexdigest()[:12])
+    return _FINGERPRINT[0]
+
+
+def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None):
     """``partition.bucket_task`` of a shipped bucket (what a worker runs): its files are
     written to a private temporary directory of the worker, read as the local engine reads
-    them, and removed. ``version``: the driver's rankscope version; a worker with another
-    one refuses the task (its numbers could differ)."""
+    them, and removed. ``fingerprint``: the driver's :func:`kernel_fingerprint`; a worker
+    whose kernel differs refuses the task (its numbers could differ)."""
     import shutil
     import tempfile
 
-    from .. import __version__
     from .partition import BucketFiles, bucket_task
 
-    if version is not None and version != __version__:
-        raise DaskError(f"a Dask worker runs rankscope {__version__}, the driver {version}: install the driver's "
-                        "version on the workers")
+    if fingerprint is not None and fingerprint != kernel_fingerprint():
+        raise DaskError(f"a Dask worker runs other rankscope code than the driver (kernel {kernel_fingerprint()}, "
+                        f"the driver's {fingerprint}): install the driver's rankscope on the workers")
     root = tempfile.mkdtemp(prefix="rankscope-bucket-")
     try:
         def put(what: str, content: tuple) -> str:
@@ -173,9 +192,9 @@ def _has_rows(files) -> bool:
 def _run(client, files: list, plan, address: str, progress) -> list:
     from distributed import as_completed
 
-    from .. import __version__
     from .partition import bucket_task
 
+    fingerprint = kernel_fingerprint()
     token = uuid.uuid4().hex[:12]  # keys unique to this command: never another run's cached result
     results: dict = {}
     for pos, f in enumerate(files):
@@ -193,7 +212,7 @@ def _run(client, files: list, plan, address: str, progress) -> list:
             with warnings.catch_warnings():  # a bucket is meant to travel with its task
                 warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
                 warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
-                fut = client.submit(run_shipped, payload, plan, __version__, key=f"rankscope-bucket-{f.index}-{token}",
+                fut = client.submit(run_shipped, payload, plan, fingerprint, key=f"rankscope-bucket-{f.index}-{token}",
                                     pure=False, retries=0)
             running[fut.key] = (pos, f.index)
             done.add(fut)
