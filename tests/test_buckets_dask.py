@@ -100,7 +100,7 @@ def test_demo(demo_dir, main, cluster, tmp_path):
     report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
                                    "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
                                    d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
-                                   "--resamples", "999"], cluster, tmp_path)
+                                   "--resamples", "199"], cluster, tmp_path)
     assert not report["gate"].get("skipped")
 
 
@@ -108,14 +108,14 @@ def test_cranfield(main, cluster, tmp_path):
     c = shared_path("cranfield")
     _evaluate_both(main, [*_lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")}), "--qrels",
                           c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
-                          c / "qrels-ood-negatives.txt", "--resamples", "999"], cluster, tmp_path)
+                          c / "qrels-ood-negatives.txt", "--resamples", "199"], cluster, tmp_path)
 
 
 def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, cluster, tmp_path):
     g = generated
     report = _evaluate_both(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
                                    "--ood-negatives", g["ood"], "--gate-on", "gamma", "--mutual", "1", "--margin", "0.5",
-                                   "--resamples", "499"], cluster, tmp_path, n=7)
+                                   "--resamples", "199"], cluster, tmp_path, n=7)
     assert report["summary"]["negatives"] > 0 and report["gate"]["mutual"]["built_from"] > 0
     kinds = {w["kind"] for w in report["summary"]["warnings"]}
     assert {"duplicate_qrels_lines", "positives_missing_from_lane", "unjudged_queries", "extra_columns"} <= kinds
@@ -157,6 +157,28 @@ def test_results_come_back_in_bucket_order(generated, cluster, tmp_path, few):
     assert any(r.n_queries == 0 for r in results) == few
     report = B.evaluate_merged(B.merge(results), p, facts, gate)
     assert dumps_strict(report) == dumps_strict(evaluate_report(load(src), gate, None))
+
+
+def test_workers_read_none_of_the_drivers_files(demo_dir, cluster, tmp_path, monkeypatch):
+    """Each bucket's Parquet files and the corpus travel with the tasks: what the worker
+    reads is its own copy (no storage shared with the driver is needed), and the report is
+    still the in-memory one."""
+    d = demo_dir
+    argv = ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}", "--qrels",
+            d / "qrels-test.txt", "--corpus", d / "corpus.tsv", "--resamples", "99"]
+    src, gate, p, files, facts = _bucket_files(argv, 4, tmp_path / "work")
+    seen, real = [], P.bucket_task
+
+    def recording(files, plan):
+        seen.append([path for _, path in files.lanes] + [files.qrels, plan.corpus])
+        return real(files, plan)
+
+    monkeypatch.setattr(P, "bucket_task", recording)
+    report = B.evaluate_merged(B.merge(D.run_dask(files, p, cluster.scheduler_address)), p, facts, gate)
+    assert dumps_strict(report) == dumps_strict(evaluate_report(load(src), gate, None))
+    assert len(seen) == 4 and all(Path(x).exists() for paths in seen for x in paths[-1:])
+    for paths in seen:
+        assert not any(x.startswith(str(tmp_path)) or x == str(d / "corpus.tsv") for x in paths), paths
 
 
 # --------------------------------------------------------------------------- failures

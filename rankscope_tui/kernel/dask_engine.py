@@ -20,7 +20,9 @@ on YARN, Coiled, ...); rankscope only connects to it. Conventions:
   ``distributed.comm.timeouts.connect`` (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``).
 - **data**: each task carries its bucket's Parquet files as bytes (the driver reads them
   from its own work directory), so the workers need no storage shared with the driver
-  and nothing is left on them; at most :func:`in_flight` buckets are in the cluster at
+  and nothing is left on them (the ``--corpus`` file, the one input a bucket reads
+  itself, goes once per run; each worker process keeps its copy in its temporary
+  directory until it exits); at most :func:`in_flight` buckets are in the cluster at
   once, so the driver's memory holds a few buckets, never the run.
 - **code**: the workers must have the driver's rankscope installed (and pyarrow, numpy,
   scipy); a task on a worker whose kernel sources differ from the driver's
@@ -111,19 +113,49 @@ def kernel_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None):
+_CORPUS_FILES: dict = {}
+
+
+def _local_corpus(name: str, content: bytes) -> str:
+    """The corpus file's bytes as a file of this worker process (once per content; removed
+    when the process exits)."""
+    import atexit
+    import hashlib
+    import shutil
+    import tempfile
+
+    key = hashlib.sha256(content).hexdigest()
+    if key not in _CORPUS_FILES:
+        d = tempfile.mkdtemp(prefix="rankscope-corpus-")
+        atexit.register(shutil.rmtree, d, True)
+        path = os.path.join(d, os.path.basename(name) or "corpus")
+        with open(path, "wb") as f:
+            f.write(content)
+        _CORPUS_FILES[key] = path
+    return _CORPUS_FILES[key]
+
+
+def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None, corpus: bytes | None = None):
     """``partition.bucket_task`` of a shipped bucket (what a worker runs): its files are
     written to a private temporary directory of the worker, read as the local engine reads
     them, and removed. ``fingerprint``: the driver's :func:`kernel_fingerprint`; a worker
-    whose kernel differs refuses the task (its numbers could differ)."""
+    whose kernel differs refuses the task (its numbers could differ). ``corpus``: the
+    bytes of ``plan.corpus`` (the one input file a bucket reads itself), sent once per
+    run and kept by each worker process while it lives; an error reading it names the
+    driver's path."""
     import shutil
     import tempfile
+    from dataclasses import replace
 
     from .partition import BucketFiles, bucket_task
 
     if fingerprint is not None and fingerprint != kernel_fingerprint():
         raise DaskError(f"a Dask worker runs other rankscope code than the driver (kernel {kernel_fingerprint()}, "
                         f"the driver's {fingerprint}): install the driver's rankscope on the workers")
+    local_corpus, plan_corpus = None, plan.corpus
+    if plan.corpus is not None and corpus is not None:
+        local_corpus = _local_corpus(plan.corpus, corpus)
+        plan = replace(plan, corpus=local_corpus)
     root = tempfile.mkdtemp(prefix="rankscope-bucket-")
     try:
         def put(what: str, content: tuple) -> str:
@@ -136,7 +168,12 @@ def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None):
 
         local = BucketFiles(bucket.index, tuple((name, put(f"lane{i}", c)) for i, (name, c) in enumerate(bucket.lanes)),
                             put("qrels", bucket.qrels), put("ood", bucket.ood) if bucket.ood is not None else None)
-        return bucket_task(local, plan)
+        try:
+            return bucket_task(local, plan)
+        except InputError as exc:
+            if local_corpus is None or local_corpus not in str(exc):
+                raise
+            raise InputError(str(exc).replace(local_corpus, plan_corpus)) from None
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -203,6 +240,11 @@ def _run(client, files: list, plan, address: str, progress) -> list:
     pending = [(pos, f) for pos, f in enumerate(files) if pos not in results][::-1]  # popped from the end
     running: dict = {}
     done = as_completed(loop=client.loop)
+    corpus = None
+    if plan.corpus is not None:  # one copy for the run; each worker fetches it once
+        with open(plan.corpus, "rb") as f, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object).*")
+            corpus = client.submit(_content_of, f.read(), key=f"rankscope-corpus-{token}", pure=False)
 
     def submit_more() -> None:
         limit = in_flight(_threads(client))
@@ -212,7 +254,7 @@ def _run(client, files: list, plan, address: str, progress) -> list:
             with warnings.catch_warnings():  # a bucket is meant to travel with its task
                 warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
                 warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
-                fut = client.submit(run_shipped, payload, plan, fingerprint, key=f"rankscope-bucket-{f.index}-{token}",
+                fut = client.submit(run_shipped, payload, plan, fingerprint, corpus, key=f"rankscope-bucket-{f.index}-{token}",
                                     pure=False, retries=0)
             running[fut.key] = (pos, f.index)
             done.add(fut)
@@ -237,6 +279,10 @@ def _run(client, files: list, plan, address: str, progress) -> list:
         _cancel(client, running)
         raise
     return [results[i] for i in range(len(files))]
+
+
+def _content_of(data: bytes) -> bytes:
+    return data
 
 
 def _threads(client) -> int:
