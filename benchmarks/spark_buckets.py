@@ -43,8 +43,11 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
-#: bucket.bucket_of in Spark SQL ({qid}: a string column expression, {n}: the bucket count)
-SPARK_BUCKET = "pmod(conv(substr(md5({qid}), 1, 15), 16, 10), {n})"
+#: bucket.bucket_of in Spark SQL ({qid}: a string column expression, {n}: the bucket count);
+#: conv gives a decimal string, cast to BIGINT here (60 bits fit) so that pmod is exact
+SPARK_BUCKET = "pmod(cast(conv(substr(md5({qid}), 1, 15), 16, 10) as bigint), {n})"
+#: the same without the cast (as bucket.bucket_of's docstring spells it): checked too
+SPARK_BUCKET_UNCAST = "pmod(conv(substr(md5({qid}), 1, 15), 16, 10), {n})"
 
 
 def _lines(spark, path: str, n_fields: int):
@@ -108,6 +111,24 @@ def spark_results(spark, plan, n: int) -> list:
     return [pickle.loads(r["result"]) for r in rows]
 
 
+def bucket_agreement(spark, plan, n: int) -> dict:
+    """For every distinct qid of the qrels and the lanes: does Spark's bucket (with and
+    without the cast) equal ``bucket.bucket_of``?"""
+    from pyspark.sql import functions as F
+
+    from rankscope_tui.kernel.bucket import bucket_of
+
+    qids = run_frame(spark, plan.lanes, n).select("qid").union(qrels_frame(spark, plan.qrels, n).select("qid")).distinct()
+    rows = qids.select("qid", F.expr(SPARK_BUCKET.format(qid="qid", n=n)).alias("a"),
+                       F.expr(SPARK_BUCKET_UNCAST.format(qid="qid", n=n)).alias("b")).collect()
+    out = {"qids": len(rows), "cast": 0, "uncast": 0}
+    for r in rows:
+        want = bucket_of(r["qid"], n)
+        out["cast"] += int(r["a"] == want)
+        out["uncast"] += int(r["b"] is not None and int(r["b"]) == want)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lane", action="append", default=[], metavar="NAME=PATH")
@@ -166,6 +187,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         results = spark_results(spark, plan, a.buckets)
         t_spark = time.perf_counter() - t0
+        agree = bucket_agreement(spark, plan, a.buckets)
         import pyspark
 
         spark_version = pyspark.__version__
@@ -179,6 +201,7 @@ def main(argv=None) -> int:
         "data": data, "buckets": a.buckets, "non_empty_buckets": len(results), "master": a.master,
         "resamples": int(a.resamples), "pyspark": spark_version, "python": platform.python_version(),
         "java": subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0],
+        "qids_whose_spark_bucket_is_bucket_of": agree,
         "report_json_identical": same_json, "per_query_csv_identical": same_csv,
         "seconds": {"evaluate_process": round(t_memory, 2), "spark_session_start": round(t_start, 2),
                     "spark_buckets": round(t_spark, 2)},
@@ -187,6 +210,14 @@ def main(argv=None) -> int:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "spark_buckets.json").write_text(json.dumps(result, indent=1) + "\n")
     yes = {True: "identical", False: "DIFFERENT"}
+    uncast = SPARK_BUCKET_UNCAST.format(qid="qid", n=a.buckets)
+    agreement_text = (f"Spark's bucket equals `bucket.bucket_of(qid, {a.buckets})` for {agree['cast']} of "
+                      f"{agree['qids']} qids with the cast to BIGINT, and for {agree['uncast']} of {agree['qids']} "
+                      f"without it (`{uncast}`).")
+    if agree["uncast"] != agree["qids"]:
+        agreement_text += (" Without the cast Spark takes the decimal string as a double, which cannot hold 60 bits "
+                           "exactly: still a partition by qid (so the same report), but not the buckets of "
+                           "`bucket.SQL_BUCKET` and `bucket_of`.")
     (RESULTS / "spark_buckets.md").write_text(f"""# rankscope's bucket function under PySpark
 
 `benchmarks/spark_buckets.py` ({result['when']}; pyspark {spark_version}, {result['java']},
@@ -200,6 +231,8 @@ bucket, merged and reported on the driver; against `rankscope evaluate --out --p
 |---|---|
 | report.json | {yes[same_json]} |
 | per-query CSV | {yes[same_csv]} |
+
+{agreement_text}
 
 Seconds: `rankscope evaluate` process {t_memory:.2f}; Spark session start {t_start:.2f};
 the Spark job (parse, bucket, co-group, run the buckets, collect) {t_spark:.2f}. On data
