@@ -70,11 +70,14 @@ def main(capsys):
         signal.signal(s, h)
 
 
-def _without_engine(raw: bytes, n: int) -> bytes:
-    """report.json with its settings block's engine entry (which must name Dask and ``n``
+def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
+    """The JSON with its settings block's engine entry (which must name Dask and ``n``
     buckets) removed, written as the CLI writes JSON."""
     data = json.loads(raw)
-    assert data["inputs"]["settings"].pop("engine") == {"name": "dask", "buckets": n}
+    settings = data
+    for k in block:
+        settings = settings[k]
+    assert settings.pop("engine") == {"name": "dask", "buckets": n}
     return dumps_strict(data).encode("utf-8")
 
 
@@ -126,6 +129,25 @@ def _bucket_files(argv, n: int, workdir: Path):
     p = B.plan(src, gate, th)
     files, facts = P.partition_files(p, n, str(workdir))
     return src, gate, p, files, facts
+
+
+def test_compare_and_calibrate(demo_dir, generated, main, cluster, tmp_path):
+    """compare's rows and calibrate's thresholds.json from Dask buckets: the in-memory bytes
+    but the engine entry."""
+    d, g = demo_dir, generated
+    dask_args = ["--engine", "dask", "--scheduler", cluster.scheduler_address, "--buckets", "4"]
+    for i, (command, argv) in enumerate((
+            ("compare", [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--metric", "ap", "--metric", "rr",
+                         "--resamples", "999"]),
+            ("calibrate", ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}", "--qrels",
+                           d / "qrels-dev.txt", "--gate-on", "dense", "--resamples", "99"]))):
+        m, b = tmp_path / f"m{i}.json", tmp_path / f"b{i}.json"
+        rc, text, err = main(command, *argv, "--out", m)
+        assert rc == 0, err
+        rc, btext, err = main(command, *argv, *dask_args, "--out", b)
+        assert rc == 0, err
+        assert _without_engine(b.read_bytes(), 4, ("settings",)) == m.read_bytes(), command
+        assert btext.replace(str(b), str(m)) == text
 
 
 @pytest.mark.parametrize("few", [False, True], ids=["23 buckets", "3 queries in 7 buckets"])
