@@ -233,22 +233,28 @@ def test_demo(demo_dir, main, tmp_path, workdirs):
     assert not report["gate"].get("skipped") and report["per_query"]["rrf"]
 
 
-def test_cranfield_streams_its_runs(main, tmp_path, workdirs, monkeypatch):
-    c = shared_path("cranfield")
-    streamed = []
+def _count_streams(monkeypatch) -> list:
+    """(path, declined) of every file the streamed road read, once it was read."""
+    seen: list = []
     real = P._Stream
 
     class Counting(real):
-        def reader(self):
-            streamed.append(self.path)
-            return super().reader()
+        def batches(self):
+            yield from super().batches()
+            seen.append((self.path, self.declined))
 
     monkeypatch.setattr(P, "_Stream", Counting)
+    return seen
+
+
+def test_cranfield_streams_its_runs(main, tmp_path, workdirs, monkeypatch):
+    c = shared_path("cranfield")
+    streamed = _count_streams(monkeypatch)
     lanes = _lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")})
     _evaluate_both(main, [*lanes, "--qrels", c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
                           c / "qrels-ood-negatives.txt", "--corpus", c / "passages.tsv", "--summary",
                           tmp_path / "summary.csv", "--resamples", "999"], tmp_path, workdirs)
-    assert len(streamed) == 6  # three clean plain runs, twice: the streamed road
+    assert len(streamed) == 6 and not any(d for _, d in streamed)  # three clean plain runs, twice: streamed
 
 
 def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, tmp_path, workdirs):
@@ -261,21 +267,28 @@ def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main,
     assert report["summary"]["negatives"] > 0
 
 
-def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs):
+def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatch):
+    """A gzip run with comment lines (read whole by the readers), a clean one (streamed,
+    its bytes checked as they are decompressed), gzip qrels and a Parquet run."""
     g = generated
+    streamed = _count_streams(monkeypatch)
     alpha = tmp_path / "alpha.run.gz"
     alpha.write_bytes(gzip.compress(g["lanes"]["alpha"].read_bytes(), mtime=0))
+    clean = [l for l in g["lanes"]["gamma"].read_text().splitlines() if l and not l.startswith("#")]
+    gamma = tmp_path / "gamma.run.gz"
+    gamma.write_bytes(gzip.compress(("\n".join(clean) + "\n").encode(), mtime=0))
     qrels = tmp_path / "qrels.txt.gz"
     qrels.write_bytes(gzip.compress(g["qrels"].read_bytes(), mtime=0))
     rows = [l.split() for l in g["lanes"]["beta"].read_text().splitlines() if l and not l.startswith("#")]
     beta = tmp_path / "beta.parquet"
     pq.write_table(pa.table({"qid": [r[0] for r in rows], "docno": [r[2] for r in rows],
                              "score": [float(r[4]) for r in rows]}), beta)
-    report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--qrels", qrels,
-                                   "--resamples", "199"], tmp_path, workdirs)
+    report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--lane", f"gamma={gamma}",
+                                   "--qrels", qrels, "--resamples", "199"], tmp_path, workdirs)
     lanes = report["inputs"]["lanes"]
     assert (lanes["alpha"]["format"], lanes["beta"]["format"], report["inputs"]["qrels"]["format"]) == \
         ("trec", "parquet", "trec")
+    assert streamed == [(str(alpha), True), (str(gamma), False)] * 2  # alpha declined, gamma streamed
 
 
 # --------------------------------------------------------------------------- compare and calibrate
@@ -318,8 +331,9 @@ def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
 
 def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
     """A clean plain run with an infinite score (the streamed road declines, the readers
-    name the line), a run with a bad score on a commented file, and a duplicate doc found
-    inside a bucket: the one line of the in-memory command, exit 2, nothing written."""
+    name the line), a run with a bad score on a commented file, a duplicate doc found
+    inside a bucket, the infinite score gzip-compressed and a truncated gzip run: the one
+    line of the in-memory command, exit 2, nothing written."""
     g = generated
     clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
     inf = tmp_path / "inf.run"
@@ -330,7 +344,11 @@ def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
     bad.write_text("\n".join(text) + "\n")
     dup = tmp_path / "dup.run"
     dup.write_text("\n".join(clean + [clean[7]]) + "\n")
-    for run in (inf, bad, dup):
+    inf_gz = tmp_path / "inf.run.gz"
+    inf_gz.write_bytes(gzip.compress(inf.read_bytes(), mtime=0))
+    cut_gz = tmp_path / "cut.run.gz"
+    cut_gz.write_bytes(gzip.compress(("\n".join(clean) + "\n").encode(), mtime=0)[:-30])
+    for run in (inf, bad, dup, inf_gz, cut_gz):
         out = tmp_path / "out.json"
         argv = ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0", "--out", out]
         rc, _, want = main(*argv)
