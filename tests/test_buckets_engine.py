@@ -202,7 +202,7 @@ def _evaluate_both(main, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
         b.mkdir()
         before = len(workdirs)
         rc, btext, err = main("evaluate", *argv, "--buckets", n, "--out", b / "report.json", "--per-query", b / "pq.csv")
-        assert rc == 0, err
+        assert rc == 0 and err == "", err  # (no progress lines: stderr is not a terminal)
         assert len(workdirs) == before + 1 and _no_workdir_left(workdirs)
         assert _without_engine((b / "report.json").read_bytes(), n) == (m / "report.json").read_bytes(), n
         assert (b / "pq.csv").read_bytes() == (m / "pq.csv").read_bytes(), n
@@ -289,6 +289,19 @@ def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatc
     assert (lanes["alpha"]["format"], lanes["beta"]["format"], report["inputs"]["qrels"]["format"]) == \
         ("trec", "parquet", "trec")
     assert streamed == [(str(alpha), True), (str(gamma), False)] * 2  # alpha declined, gamma streamed
+
+
+def test_progress_on_a_terminal(demo_dir, main, workdirs, monkeypatch):
+    monkeypatch.setenv("RANKSCOPE_PROGRESS_AFTER_S", "0")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    d = demo_dir
+    argv = ["--lane", d / "lexical.run", "--lane", d / "dense.run", "--qrels", d / "qrels-test.txt", "--resamples", "0"]
+    rc, _, err = main("evaluate", *argv, "--buckets", "7")
+    assert rc == 0
+    lines = [line.rsplit(" (", 1)[0] for line in err.splitlines()]
+    n_queries = load(_sources(argv)[0]).n_queries
+    assert lines[0] == "rankscope: partitioned the inputs into 7 query bucket(s)"
+    assert lines[-2:] == ["rankscope: buckets 7/7 done", f"rankscope: evaluated 7 bucket(s), {n_queries:,} queries"]
 
 
 # --------------------------------------------------------------------------- compare and calibrate
