@@ -236,14 +236,15 @@ def test_demo(demo_dir, main, tmp_path, workdirs):
 def _count_streams(monkeypatch) -> list:
     """(path, declined) of every file the streamed road read, once it was read."""
     seen: list = []
-    real = P._Stream
+    for which in ("_Stream", "_ParquetStream"):
+        real = getattr(P, which)
 
-    class Counting(real):
-        def batches(self):
-            yield from super().batches()
-            seen.append((self.path, self.declined))
+        class Counting(real):
+            def batches(self):
+                yield from super().batches()
+                seen.append((self.path, self.declined))
 
-    monkeypatch.setattr(P, "_Stream", Counting)
+        monkeypatch.setattr(P, which, Counting)
     return seen
 
 
@@ -272,6 +273,7 @@ def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatc
     its bytes checked as they are decompressed), gzip qrels and a Parquet run."""
     g = generated
     streamed = _count_streams(monkeypatch)
+    monkeypatch.setattr(P, "PARQUET_BATCH_ROWS", 300)  # several batches, across row groups
     alpha = tmp_path / "alpha.run.gz"
     alpha.write_bytes(gzip.compress(g["lanes"]["alpha"].read_bytes(), mtime=0))
     clean = [l for l in g["lanes"]["gamma"].read_text().splitlines() if l and not l.startswith("#")]
@@ -282,13 +284,18 @@ def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatc
     rows = [l.split() for l in g["lanes"]["beta"].read_text().splitlines() if l and not l.startswith("#")]
     beta = tmp_path / "beta.parquet"
     pq.write_table(pa.table({"qid": [r[0] for r in rows], "docno": [r[2] for r in rows],
-                             "score": [float(r[4]) for r in rows]}), beta)
+                             "score": [float(r[4]) for r in rows]}), beta, row_group_size=500)
+    ranked = tmp_path / "ranked.parquet"
+    pq.write_table(pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
+                             "rank": [int(r[3]) for r in rows]}), ranked)
     report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--lane", f"gamma={gamma}",
-                                   "--qrels", qrels, "--resamples", "199"], tmp_path, workdirs)
+                                   "--lane", f"ranked={ranked}", "--qrels", qrels, "--resamples", "199"],
+                            tmp_path, workdirs)
     lanes = report["inputs"]["lanes"]
     assert (lanes["alpha"]["format"], lanes["beta"]["format"], report["inputs"]["qrels"]["format"]) == \
         ("trec", "parquet", "trec")
-    assert streamed == [(str(alpha), True), (str(gamma), False)] * 2  # alpha declined, gamma streamed
+    # alpha (comment lines) and the ranks (checked per query) go to the readers; beta and gamma stream
+    assert streamed == [(str(alpha), True), (str(beta), False), (str(gamma), False), (str(ranked), True)] * 2
 
 
 def test_progress_on_a_terminal(demo_dir, main, workdirs, monkeypatch):
@@ -342,7 +349,7 @@ def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
 # --------------------------------------------------------------------------- errors as in memory
 
 
-def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
+def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs, monkeypatch):
     """A clean plain run with an infinite score (the streamed road declines, the readers
     name the line), a run with a bad score on a commented file, a duplicate doc found
     inside a bucket, the infinite score gzip-compressed and a truncated gzip run: the one
@@ -361,7 +368,13 @@ def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
     inf_gz.write_bytes(gzip.compress(inf.read_bytes(), mtime=0))
     cut_gz = tmp_path / "cut.run.gz"
     cut_gz.write_bytes(gzip.compress(("\n".join(clean) + "\n").encode(), mtime=0)[:-30])
-    for run in (inf, bad, dup, inf_gz, cut_gz):
+    nulls = tmp_path / "nulls.parquet"  # a null doc id in the 700th row, a bad one in the 3rd row group
+    rows = [l.split() for l in clean]
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "docno": [None if i == 699 else r[2] for i, r in
+                                                                   enumerate(rows)],
+                             "score": [float(r[4]) for r in rows]}), nulls, row_group_size=250)
+    monkeypatch.setattr(P, "PARQUET_BATCH_ROWS", 200)  # the null is in the 4th batch
+    for run in (inf, bad, dup, inf_gz, cut_gz, nulls):
         out = tmp_path / "out.json"
         argv = ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0", "--out", out]
         rc, _, want = main(*argv)

@@ -13,8 +13,11 @@ DuckDB (the optional extra ``rankscope[scale]``) writing the Parquet files:
   fast path would decline (a check fails, a score is null or not finite, a line does not
   parse as six fields) the stream's buckets are dropped and the file goes the second
   road. (A file read whole is bounded by ``files.input_size_limit``; a streamed one is not.)
-- *every other file* (JSON, MS MARCO, a header-named table, Parquet, JSON Lines, a run
-  with comment lines, the qrels) is read whole by ``readers.read_lane`` / ``read_qrels``,
+- a *Parquet run* with a score column is read a batch of row groups at a time, each batch
+  checked and converted by the readers' ``columns.run_table`` (any error: the readers
+  read the file whole and raise theirs);
+- *every other file* (JSON, MS MARCO, a header-named table, a Parquet run with a rank
+  column, JSON Lines, a run with comment lines, the qrels) is read whole by ``readers.read_lane`` / ``read_qrels``,
   one file at a time, and its rows are handed to DuckDB as an Arrow table.
 
 So every row, line number, warning and error is the readers' own: a malformed file
@@ -40,6 +43,8 @@ __all__ = ["BucketFiles", "partition_files", "read_bucket", "bucket_task", "duck
 
 #: Bytes per block of the streamed CSV reading (the readers' ``_read_columns`` block size).
 BLOCK_BYTES = 1 << 22
+#: Rows per batch of a streamed Parquet run.
+PARQUET_BATCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -245,6 +250,56 @@ class _Stream:
         return pa.RecordBatchReader.from_batches(self.schema(), self.batches())
 
 
+class _ParquetStream:
+    """The rows of a Parquet run with a score column, a batch at a time, each batch checked
+    and converted by the readers' own ``columns.run_table`` (row numbers as the readers
+    number them: from 1 in file order). ``declined`` where the readers must read the file
+    whole: a rank column (its ranks are checked per query, across batches), no rows, or any
+    error -- which the readers then raise for the whole file, as in memory."""
+
+    def __init__(self, path: str, name: str, options):
+        self.path, self.name, self.options = path, name, options
+        self.declined = False
+        self.rows = 0
+        self.columns: dict | None = None
+
+    schema = _Stream.schema
+
+    def batches(self):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .bucket import _no_digest
+        from .columns import ColumnMapping, resolve_columns, run_table
+
+        try:
+            pf = pq.ParquetFile(self.path)
+            r = resolve_columns(pf.schema_arrow.names, self.options.run_columns, "run", self.path)
+            if r.kind == "rank":
+                self.declined = True
+                return
+            mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+            for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(dict.fromkeys((r.query, r.doc, r.value)))):
+                if batch.num_rows == 0:
+                    continue
+                line = np.arange(self.rows + 1, self.rows + 1 + batch.num_rows, dtype=np.int64)
+                raw = run_table(pa.Table.from_batches([batch]), self.path, mapping, name=self.name,
+                                digest=_no_digest(), rows=line)
+                self.rows += batch.num_rows
+                self.columns = raw.columns
+                qid = raw.qid.combine_chunks() if isinstance(raw.qid, pa.ChunkedArray) else raw.qid
+                doc = raw.doc.combine_chunks() if isinstance(raw.doc, pa.ChunkedArray) else raw.doc
+                yield pa.record_batch([qid.cast(pa.string()), doc.cast(pa.string()),
+                                       pa.array(np.asarray(raw.score, dtype=np.float64)), pa.array(line)],
+                                      schema=self.schema())
+        except (InputError, pa.ArrowException, OSError, ValueError):
+            self.declined = True
+        if self.rows == 0:
+            self.declined = True
+
+    reader = _Stream.reader
+
+
 def _streamable_run(path: str, options) -> tuple[str | None, object]:
     """(format, scan) of a lane file the streamed road can read: a regular uncompressed TREC
     file passing the fast path's byte checks; (format or None, None) otherwise."""
@@ -346,7 +401,16 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                 out = os.path.join(workdir, f"lane{i}")
                 lane_dirs.append((name, out))
                 fmt, scan = _streamable_run(path, opts)
-                if scan is not None:
+                if fmt == "parquet":
+                    digest = hasher.submit(sha256_of, path)
+                    stream = _ParquetStream(path, name, opts)
+                    _write_buckets(con, stream.reader(), ("qid", "doc", "score", "line"), n, out)
+                    if not stream.declined:
+                        facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
+                        formats.append(SimpleNamespace(format="parquet"))
+                        continue
+                    _remove_tree(out)  # the readers read it whole
+                elif scan is not None:
                     digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
                     stream = _Stream(path, scan)
                     try:
@@ -356,11 +420,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                         if checked is not None:
                             checked.close()
                     if not stream.declined:
-                        try:
-                            sha = digest.result()
-                        except OSError as exc:
-                            raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
-                        facts[path] = FileFacts(path, sha, "trec", None, ())
+                        facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
                         formats.append(SimpleNamespace(format="trec"))
                         continue
                     _remove_tree(out)  # the readers read it whole
@@ -389,6 +449,13 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                          at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
              for k in range(n)]
     return files, facts
+
+
+def _sha(digest, path: str) -> str:
+    try:
+        return digest.result()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
 def _remove_tree(path: str) -> None:
