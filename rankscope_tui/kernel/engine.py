@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -77,7 +78,7 @@ class EngineSettings:
         if self.memory_limit is not None:
             parse_size(self.memory_limit)
         if self.workers is not None and self.workers < 1:
-            raise InputError(f"must be at least 1, got {self.workers}", "--workers")
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
         if self.scheduler is not None and self.engine != "dask":
             raise InputError("names a Dask scheduler: give it with --engine dask", "--scheduler")
 
@@ -293,8 +294,12 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
         if engine.engine == "dask":
             results = run_dask(files, p, engine.scheduler)
         else:
-            def each(done: int, total: int) -> None:
-                if progress and total > 1:
+            last = [-math.inf]
+
+            def each(done: int, total: int) -> None:  # at most a line a second, and the last one
+                now = time.monotonic()
+                if progress and total > 1 and done and (done == total or now - last[0] >= 1.0):
+                    last[0] = now
                     progress(f"buckets {done}/{total} done")
 
             results = run_local(files, p, _workers(engine), each)
