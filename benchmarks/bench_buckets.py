@@ -27,7 +27,8 @@ does):
 
 Peak memory: a sampler reads ``/proc/PID/statm`` (resident pages) of the process and of
 every descendant (the pool's workers, multiprocessing's resource tracker; DuckDB runs
-in the driver's threads) every 50 ms and keeps the largest **sum** -- shared pages
+in the driver's threads) every 50 ms (the process tree itself is found anew every
+500 ms) and keeps the largest **sum** -- shared pages
 (libraries, copy-on-write) are counted once per process, so the sum is an upper bound of
 what the tree holds; ``Pss`` from ``/proc/PID/smaps_rollup`` (shared pages divided among
 their users) is summed too, every 10th sample, as the closer figure. The largest single
@@ -175,8 +176,9 @@ def _pss(pid: int) -> int:
 
 
 class TreeSampler(threading.Thread):
-    """Every ``interval`` s: the summed RSS of ``pid`` and its descendants (and every 10th
-    time their summed PSS); ends the tree (SIGKILL to each) when the RSS sum passes ``cap``."""
+    """Every ``interval`` s: the summed RSS of ``pid`` and its descendants (the tree found
+    anew every 10th time, with their summed PSS); ends the tree (SIGKILL to each) when the
+    RSS sum passes ``cap``."""
 
     def __init__(self, pid: int, cap: int | None, interval: float = 0.05):
         super().__init__(daemon=True)
@@ -188,8 +190,10 @@ class TreeSampler(threading.Thread):
         self.t0 = time.perf_counter()
 
     def run(self) -> None:
+        pids: list = []
         while not self.stop.is_set():
-            pids = _tree(self.pid)
+            if self.samples % 10 == 0:  # the tree every 10th sample (a scan of /proc is slow on a busy machine)
+                pids = _tree(self.pid)
             total = sum(_rss(p) for p in pids)
             self.peak_rss = max(self.peak_rss, total)
             self.peak_processes = max(self.peak_processes, len(pids))
