@@ -271,16 +271,32 @@ def main(argv=None) -> int:
     runs: dict = {}
     extra = ["--memory-limit", a.memory_limit] + (["--buckets", str(a.buckets)] if a.buckets else [])
 
-    print(f"in memory, {lines['reference']:,} lines ...", file=sys.stderr)
-    runs["memory_reference"] = measure(evaluate_argv(ref, work / "ref-memory.json", []))
-    print(f"buckets, {lines['reference']:,} lines ...", file=sys.stderr)
-    runs["buckets_reference"] = measure(evaluate_argv(ref, work / "ref-buckets.json", extra))
-    print(f"buckets, {lines['large']:,} lines ...", file=sys.stderr)
-    runs["buckets_large"] = measure(evaluate_argv(big, work / "large-buckets.json", extra))
+    # the must-show first: each result is written as soon as it is in (a run can be stopped)
+    order = [("buckets_large", big, "large", extra, None), ("memory_reference", ref, "reference", [], None)]
     if not a.skip_memory_path:
-        print(f"in memory, {lines['large']:,} lines (capped at {a.memory_cap}) ...", file=sys.stderr)
-        runs["memory_large"] = measure(evaluate_argv(big, work / "large-memory.json", []), cap=parse_size(a.memory_cap))
+        order.append(("memory_large", big, "large", [], parse_size(a.memory_cap)))
+    order.append(("buckets_reference", ref, "reference", extra, None))
+    load_before = os.getloadavg()
+    for key, d, size, flags, cap in order:
+        how = "buckets" if flags else "in memory"
+        print(f"{how}, {lines[size]:,} lines{f' (capped at {a.memory_cap})' if cap else ''} ...", file=sys.stderr)
+        load = os.getloadavg()[0]
+        runs[key] = measure(evaluate_argv(d, work / f"{key}.json", flags), cap=cap)
+        runs[key]["load_average_1min"] = [round(load, 2), round(os.getloadavg()[0], 2)]  # before, after
+        result = summarize(runs, lines, meta, big, ref, extra, work, load_before)
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "buckets.json").write_text(json.dumps(result, indent=1) + "\n")
+        write_markdown(result)
+    for f in work.iterdir():
+        f.unlink()
+    work.rmdir()
+    print(json.dumps({k: result[k] for k in ("ns_per_line", "ratio_buckets_large_to_memory_reference",
+                                             "identical_but_engine")}, indent=1))
+    return 0
 
+
+def summarize(runs: dict, lines: dict, meta: dict, big: Path, ref: Path, extra: list, work: Path,
+              load_before) -> dict:
     def per_line(run: str, size: str) -> float | None:
         r = runs.get(run)
         return r["seconds"] / lines[size] * 1e9 if r and r["exit"] == 0 else None
@@ -289,21 +305,29 @@ def main(argv=None) -> int:
           "buckets_reference": per_line("buckets_reference", "reference"),
           "buckets_large": per_line("buckets_large", "large"),
           "memory_large": per_line("memory_large", "large")}
+
+    def ok(key: str) -> bool:
+        return key in runs and runs[key]["exit"] == 0
+
     identical = {}
-    if runs["buckets_reference"]["exit"] == 0 and runs["memory_reference"]["exit"] == 0:
-        identical["reference"] = same_but_engine(work / "ref-buckets.json", work / "ref-memory.json")
-    if "memory_large" in runs and runs["memory_large"]["exit"] == 0 and runs["buckets_large"]["exit"] == 0:
-        identical["large"] = same_but_engine(work / "large-buckets.json", work / "large-memory.json")
+    if ok("buckets_reference") and ok("memory_reference"):
+        identical["reference"] = same_but_engine(work / "buckets_reference.json", work / "memory_reference.json")
+    if ok("memory_large") and ok("buckets_large"):
+        identical["large"] = same_but_engine(work / "buckets_large.json", work / "memory_large.json")
     engine = {}
-    if runs["buckets_large"]["exit"] == 0:
-        engine = json.loads((work / "large-buckets.json").read_bytes())["inputs"]["settings"].get("engine", {})
-    result = {
+    if ok("buckets_large"):
+        with open(work / "buckets_large.json", "rb") as f:  # the settings block is near the top
+            head = f.read(1 << 16).decode("utf-8", "replace")
+        i = head.find('"engine": {')
+        if i >= 0:
+            engine = json.loads(head[i + len('"engine": '):head.index("}", i) + 1])
+    return {
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-                    "python": platform.python_version(), "load_average_before": os.getloadavg()},
+                    "python": platform.python_version(), "load_average_before": load_before},
         "data": {k: {"dir": str(d.relative_to(ROOT)), "queries": meta[k]["n_queries_qrels"], "run_lines": lines[k],
                      "qrels_lines": meta[k]["qrels_lines"], "run_bytes": meta[k]["files"]["run1.txt"]["bytes"],
-                     "run_sha256": meta[k]["files"]["run1.txt"]["sha256"]}
+                     "run_sha256": meta[k]["files"]["run1.txt"]["sha256"], "generator": meta[k].get("generator")}
                  for k, d in (("large", big), ("reference", ref))},
         "bucket_options": extra, "engine_of_large_run": engine, "runs": runs, "ns_per_line": ns,
         "ratio_buckets_large_to_memory_reference": (ns["buckets_large"] / ns["memory_reference"]
@@ -311,15 +335,6 @@ def main(argv=None) -> int:
         "identical_but_engine": identical,
         "targets": {"peak_sum_bytes_at_most": 2.5e9, "time_per_line_ratio_at_most": 1.5},
     }
-    for f in work.iterdir():
-        f.unlink()
-    work.rmdir()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "buckets.json").write_text(json.dumps(result, indent=1) + "\n")
-    write_markdown(result)
-    print(json.dumps({k: result[k] for k in ("ns_per_line", "ratio_buckets_large_to_memory_reference",
-                                             "identical_but_engine")}, indent=1))
-    return 0
 
 
 def write_markdown(r: dict) -> None:
