@@ -202,7 +202,7 @@ def _evaluate_both(main, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
         b.mkdir()
         before = len(workdirs)
         rc, btext, err = main("evaluate", *argv, "--buckets", n, "--out", b / "report.json", "--per-query", b / "pq.csv")
-        assert rc == 0, err
+        assert rc == 0 and err == "", err  # (no progress lines: stderr is not a terminal)
         assert len(workdirs) == before + 1 and _no_workdir_left(workdirs)
         assert _without_engine((b / "report.json").read_bytes(), n) == (m / "report.json").read_bytes(), n
         assert (b / "pq.csv").read_bytes() == (m / "pq.csv").read_bytes(), n
@@ -233,22 +233,29 @@ def test_demo(demo_dir, main, tmp_path, workdirs):
     assert not report["gate"].get("skipped") and report["per_query"]["rrf"]
 
 
+def _count_streams(monkeypatch) -> list:
+    """(path, declined) of every file the streamed road read, once it was read."""
+    seen: list = []
+    for which in ("_Stream", "_ParquetStream"):
+        real = getattr(P, which)
+
+        class Counting(real):
+            def batches(self):
+                yield from super().batches()
+                seen.append((self.path, self.declined))
+
+        monkeypatch.setattr(P, which, Counting)
+    return seen
+
+
 def test_cranfield_streams_its_runs(main, tmp_path, workdirs, monkeypatch):
     c = shared_path("cranfield")
-    streamed = []
-    real = P._Stream
-
-    class Counting(real):
-        def reader(self):
-            streamed.append(self.path)
-            return super().reader()
-
-    monkeypatch.setattr(P, "_Stream", Counting)
+    streamed = _count_streams(monkeypatch)
     lanes = _lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")})
     _evaluate_both(main, [*lanes, "--qrels", c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
                           c / "qrels-ood-negatives.txt", "--corpus", c / "passages.tsv", "--summary",
                           tmp_path / "summary.csv", "--resamples", "999"], tmp_path, workdirs)
-    assert len(streamed) == 6  # three clean plain runs, twice: the streamed road
+    assert len(streamed) == 6 and not any(d for _, d in streamed)  # three clean plain runs, twice: streamed
 
 
 def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, tmp_path, workdirs):
@@ -261,21 +268,47 @@ def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main,
     assert report["summary"]["negatives"] > 0
 
 
-def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs):
+def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatch):
+    """A gzip run with comment lines (read whole by the readers), a clean one (streamed,
+    its bytes checked as they are decompressed), gzip qrels and a Parquet run."""
     g = generated
+    streamed = _count_streams(monkeypatch)
+    monkeypatch.setattr(P, "PARQUET_BATCH_ROWS", 300)  # several batches, across row groups
     alpha = tmp_path / "alpha.run.gz"
     alpha.write_bytes(gzip.compress(g["lanes"]["alpha"].read_bytes(), mtime=0))
+    clean = [l for l in g["lanes"]["gamma"].read_text().splitlines() if l and not l.startswith("#")]
+    gamma = tmp_path / "gamma.run.gz"
+    gamma.write_bytes(gzip.compress(("\n".join(clean) + "\n").encode(), mtime=0))
     qrels = tmp_path / "qrels.txt.gz"
     qrels.write_bytes(gzip.compress(g["qrels"].read_bytes(), mtime=0))
     rows = [l.split() for l in g["lanes"]["beta"].read_text().splitlines() if l and not l.startswith("#")]
     beta = tmp_path / "beta.parquet"
     pq.write_table(pa.table({"qid": [r[0] for r in rows], "docno": [r[2] for r in rows],
-                             "score": [float(r[4]) for r in rows]}), beta)
-    report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--qrels", qrels,
-                                   "--resamples", "199"], tmp_path, workdirs)
+                             "score": [float(r[4]) for r in rows]}), beta, row_group_size=500)
+    ranked = tmp_path / "ranked.parquet"
+    pq.write_table(pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
+                             "rank": [int(r[3]) for r in rows]}), ranked)
+    report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--lane", f"gamma={gamma}",
+                                   "--lane", f"ranked={ranked}", "--qrels", qrels, "--resamples", "199"],
+                            tmp_path, workdirs)
     lanes = report["inputs"]["lanes"]
     assert (lanes["alpha"]["format"], lanes["beta"]["format"], report["inputs"]["qrels"]["format"]) == \
         ("trec", "parquet", "trec")
+    # alpha (comment lines) and the ranks (checked per query) go to the readers; beta and gamma stream
+    assert streamed == [(str(alpha), True), (str(beta), False), (str(gamma), False), (str(ranked), True)] * 2
+
+
+def test_progress_on_a_terminal(demo_dir, main, workdirs, monkeypatch):
+    monkeypatch.setenv("RANKSCOPE_PROGRESS_AFTER_S", "0")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    d = demo_dir
+    argv = ["--lane", d / "lexical.run", "--lane", d / "dense.run", "--qrels", d / "qrels-test.txt", "--resamples", "0"]
+    rc, _, err = main("evaluate", *argv, "--buckets", "7")
+    assert rc == 0
+    lines = [line.rsplit(" (", 1)[0] for line in err.splitlines()]
+    n_queries = load(_sources(argv)[0]).n_queries
+    assert lines[0] == "rankscope: partitioned the inputs into 7 query bucket(s)"
+    assert lines[-2:] == ["rankscope: buckets 7/7 done", f"rankscope: evaluated 7 bucket(s), {n_queries:,} queries"]
 
 
 # --------------------------------------------------------------------------- compare and calibrate
@@ -316,10 +349,11 @@ def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
 # --------------------------------------------------------------------------- errors as in memory
 
 
-def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
+def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs, monkeypatch):
     """A clean plain run with an infinite score (the streamed road declines, the readers
-    name the line), a run with a bad score on a commented file, and a duplicate doc found
-    inside a bucket: the one line of the in-memory command, exit 2, nothing written."""
+    name the line), a run with a bad score on a commented file, a duplicate doc found
+    inside a bucket, the infinite score gzip-compressed and a truncated gzip run: the one
+    line of the in-memory command, exit 2, nothing written."""
     g = generated
     clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
     inf = tmp_path / "inf.run"
@@ -330,7 +364,17 @@ def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
     bad.write_text("\n".join(text) + "\n")
     dup = tmp_path / "dup.run"
     dup.write_text("\n".join(clean + [clean[7]]) + "\n")
-    for run in (inf, bad, dup):
+    inf_gz = tmp_path / "inf.run.gz"
+    inf_gz.write_bytes(gzip.compress(inf.read_bytes(), mtime=0))
+    cut_gz = tmp_path / "cut.run.gz"
+    cut_gz.write_bytes(gzip.compress(("\n".join(clean) + "\n").encode(), mtime=0)[:-30])
+    nulls = tmp_path / "nulls.parquet"  # a null doc id in the 700th row, a bad one in the 3rd row group
+    rows = [l.split() for l in clean]
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "docno": [None if i == 699 else r[2] for i, r in
+                                                                   enumerate(rows)],
+                             "score": [float(r[4]) for r in rows]}), nulls, row_group_size=250)
+    monkeypatch.setattr(P, "PARQUET_BATCH_ROWS", 200)  # the null is in the 4th batch
+    for run in (inf, bad, dup, inf_gz, cut_gz, nulls):
         out = tmp_path / "out.json"
         argv = ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0", "--out", out]
         rc, _, want = main(*argv)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -293,8 +294,12 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
         if engine.engine == "dask":
             results = run_dask(files, p, engine.scheduler)
         else:
-            def each(done: int, total: int) -> None:
-                if progress and total > 1:
+            last = [-math.inf]
+
+            def each(done: int, total: int) -> None:  # at most a line a second, and the last one
+                now = time.monotonic()
+                if progress and total > 1 and done and (done == total or now - last[0] >= 1.0):
+                    last[0] = now
                     progress(f"buckets {done}/{total} done")
 
             results = run_local(files, p, _workers(engine), each)

@@ -4,16 +4,21 @@
 ``n`` buckets by ``bucket.SQL_BUCKET`` (the md5 prefix of ``bucket.bucket_of``), with
 DuckDB (the optional extra ``rankscope[scale]``) writing the Parquet files:
 
-- a *plain TREC run* that passes the readers' fast-path byte checks (``readers._scan_plain``:
-  one delimiter byte, six fields, no comment, blank or CR lines, valid UTF-8) is streamed
-  through pyarrow's CSV reader with the readers' own options, a block at a time, row i
-  being line i + 1 -- exactly the rows the readers' fast path reads, never the whole
-  file in memory. A block that would make the fast path decline (a score that is null or
-  not finite, a line that does not parse as six fields) stops the stream and the file
-  goes the second road;
-- *every other file* (compressed, JSON, MS MARCO, a header-named table, Parquet, JSON
-  Lines, the qrels) is read whole by ``readers.read_lane`` / ``read_qrels``, one file at a
-  time, and its rows are handed to DuckDB as an Arrow table.
+- a *TREC run* that passes the readers' fast-path byte checks (one delimiter byte, six
+  fields, no comment, blank or CR lines, valid UTF-8, no BOM) is streamed through pyarrow's
+  CSV reader with the readers' own options, a block at a time, row i being line i + 1 --
+  exactly the rows the readers' fast path reads, never the whole file in memory. A plain
+  file is checked first (``readers._scan_plain``); compressed content (gzip, bzip2, xz,
+  zstd, lz4, decompressed by the readers' codecs) is checked as it is read. Where the
+  fast path would decline (a check fails, a score is null or not finite, a line does not
+  parse as six fields) the stream's buckets are dropped and the file goes the second
+  road. (A file read whole is bounded by ``files.input_size_limit``; a streamed one is not.)
+- a *Parquet run* with a score column is read a batch of row groups at a time, each batch
+  checked and converted by the readers' ``columns.run_table`` (any error: the readers
+  read the file whole and raise theirs);
+- *every other file* (JSON, MS MARCO, a header-named table, a Parquet run with a rank
+  column, JSON Lines, a run with comment lines, the qrels) is read whole by ``readers.read_lane`` / ``read_qrels``,
+  one file at a time, and its rows are handed to DuckDB as an Arrow table.
 
 So every row, line number, warning and error is the readers' own: a malformed file
 raises the same one-line ``FILE:LINE: what is wrong`` as in memory.
@@ -38,6 +43,8 @@ __all__ = ["BucketFiles", "partition_files", "read_bucket", "bucket_task", "duck
 
 #: Bytes per block of the streamed CSV reading (the readers' ``_read_columns`` block size).
 BLOCK_BYTES = 1 << 22
+#: Rows per batch of a streamed Parquet run.
+PARQUET_BATCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -119,11 +126,76 @@ def _qrels_table(raw):
 # --------------------------------------------------------------------------- the streamed road
 
 
+class _Checked:
+    """Decompressed content read through the fast path's byte checks (``readers._ChunkCheck``,
+    fed as ``readers._check_range`` feeds it: each slice after the first preceded by the
+    previous slice's last byte); pyarrow's CSV reader reads it (``pa.PythonFile``)."""
+
+    closed = False
+
+    def __init__(self, stream, first: bytes, delim: bytes):
+        from .readers import _ChunkCheck
+
+        self.stream, self.pending = stream, first
+        self.check = _ChunkCheck(delim[0])
+        self.prev: int | None = None
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pending:
+            data, self.pending = self.pending, b""
+        else:
+            data = self.stream.read(n if n is not None and n >= 0 else 1 << 22)
+        if data:
+            b = np.frombuffer(data, dtype=np.uint8)
+            if self.prev is None:
+                self.check.feed(b, overlap=False)
+            else:
+                self.check.feed(np.concatenate([np.array([self.prev], dtype=np.uint8), b]), overlap=True)
+            self.prev = int(b[-1])
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self.stream.close()
+
+    def clean(self) -> bool:
+        """Whether every byte read passed (``_ChunkCheck.result`` not False)."""
+        return self.check.ok and self.check.result() is not False
+
+
+def _decompressed(path: str, name: str):
+    """A stream of the content of ``path`` compressed as ``name`` (the codecs the readers use)."""
+    import bz2
+    import gzip
+    import lzma
+
+    if name == "gzip":
+        return gzip.GzipFile(path, "rb")
+    if name == "bzip2":
+        return bz2.BZ2File(path, "rb")
+    if name == "xz":
+        return lzma.LZMAFile(path, "rb")
+    import pyarrow as pa
+
+    codec = "zstd" if name == "zstd" else "lz4"
+    if not pa.Codec.is_available(codec):
+        return None
+    return pa.CompressedInputStream(pa.OSFile(path), codec)
+
+
 class _Stream:
-    """The rows of a clean plain TREC run, block by block, as the readers' fast path reads
-    them (``readers._read_columns`` options; ids of an ASCII file read as binary and viewed
-    as strings); ``declined`` is set, and the stream ends, where the fast path would
-    decline the whole file."""
+    """The rows of a clean TREC run, block by block, as the readers' fast path reads them
+    (``readers._read_columns`` options; ids of an ASCII file read as binary and viewed as
+    strings); ``declined`` is set, and the stream ends, where the fast path would decline
+    the whole file. ``scan``: the verdict of ``readers._scan_plain`` on a plain file; for
+    compressed content (``scan.checked``, a :class:`_Checked`) the checks run as the
+    content is read, and the verdict is known at its end."""
 
     def __init__(self, path: str, scan):
         self.path, self.scan = path, scan
@@ -139,10 +211,11 @@ class _Stream:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
+        checked = getattr(self.scan, "checked", None)
         str_t = pa.binary() if self.scan.clean is True else pa.string()
         try:
             reader = pcsv.open_csv(
-                self.path,
+                self.path if checked is None else pa.PythonFile(checked, mode="r"),
                 read_options=pcsv.ReadOptions(column_names=["qid", "q0", "doc", "rank", "score", "tag"],
                                               block_size=BLOCK_BYTES),
                 parse_options=pcsv.ParseOptions(delimiter=self.scan.delim.decode(), quote_char=False,
@@ -157,7 +230,7 @@ class _Stream:
             for batch in reader:
                 score = batch.column(2)
                 values = np.asarray(score.to_numpy(zero_copy_only=False), dtype=np.float64)
-                if score.null_count or not np.isfinite(values).all():
+                if score.null_count or not np.isfinite(values).all() or (checked is not None and not checked.check.ok):
                     self.declined = True
                     return
                 qid, doc = batch.column(0), batch.column(1)
@@ -166,15 +239,65 @@ class _Stream:
                 line = np.arange(self.rows + 1, self.rows + 1 + batch.num_rows, dtype=np.int64)
                 self.rows += batch.num_rows
                 yield pa.record_batch([qid, doc, score, pa.array(line)], schema=self.schema())
-        except (pa.ArrowException, UnicodeDecodeError, OSError):
+        except (pa.ArrowException, UnicodeDecodeError, OSError, EOFError, ValueError):  # (corrupt compressed content)
             self.declined = True
-        if self.rows == 0:
+        if self.rows == 0 or (checked is not None and not checked.clean()):
             self.declined = True
 
     def reader(self):
         import pyarrow as pa
 
         return pa.RecordBatchReader.from_batches(self.schema(), self.batches())
+
+
+class _ParquetStream:
+    """The rows of a Parquet run with a score column, a batch at a time, each batch checked
+    and converted by the readers' own ``columns.run_table`` (row numbers as the readers
+    number them: from 1 in file order). ``declined`` where the readers must read the file
+    whole: a rank column (its ranks are checked per query, across batches), no rows, or any
+    error -- which the readers then raise for the whole file, as in memory."""
+
+    def __init__(self, path: str, name: str, options):
+        self.path, self.name, self.options = path, name, options
+        self.declined = False
+        self.rows = 0
+        self.columns: dict | None = None
+
+    schema = _Stream.schema
+
+    def batches(self):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .bucket import _no_digest
+        from .columns import ColumnMapping, resolve_columns, run_table
+
+        try:
+            pf = pq.ParquetFile(self.path)
+            r = resolve_columns(pf.schema_arrow.names, self.options.run_columns, "run", self.path)
+            if r.kind == "rank":
+                self.declined = True
+                return
+            mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+            for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(dict.fromkeys((r.query, r.doc, r.value)))):
+                if batch.num_rows == 0:
+                    continue
+                line = np.arange(self.rows + 1, self.rows + 1 + batch.num_rows, dtype=np.int64)
+                raw = run_table(pa.Table.from_batches([batch]), self.path, mapping, name=self.name,
+                                digest=_no_digest(), rows=line)
+                self.rows += batch.num_rows
+                self.columns = raw.columns
+                qid = raw.qid.combine_chunks() if isinstance(raw.qid, pa.ChunkedArray) else raw.qid
+                doc = raw.doc.combine_chunks() if isinstance(raw.doc, pa.ChunkedArray) else raw.doc
+                yield pa.record_batch([qid.cast(pa.string()), doc.cast(pa.string()),
+                                       pa.array(np.asarray(raw.score, dtype=np.float64)), pa.array(line)],
+                                      schema=self.schema())
+        except (InputError, pa.ArrowException, OSError, ValueError):
+            self.declined = True
+        if self.rows == 0:
+            self.declined = True
+
+    reader = _Stream.reader
 
 
 def _streamable_run(path: str, options) -> tuple[str | None, object]:
@@ -191,8 +314,9 @@ def _streamable_run(path: str, options) -> tuple[str | None, object]:
             head = fh.read(HEAD_BYTES)
     except (InputError, OSError):
         return None, None  # the readers say what is wrong
-    if compression_of(head[:6]) is not None:
-        return None, None
+    name = compression_of(head[:6])
+    if name is not None:
+        return _streamable_compressed(path, name, options)
     fmt = options.run_format if options.run_format != "auto" else detect(head, "run", path)
     if fmt != "trec":
         return fmt, None
@@ -200,6 +324,38 @@ def _streamable_run(path: str, options) -> tuple[str | None, object]:
     if scan is None or scan.clean is False or scan.delim is None:
         return fmt, None
     return fmt, scan
+
+
+def _streamable_compressed(path: str, name: str, options) -> tuple[str | None, object]:
+    """(format, scan) of compressed TREC content the streamed road reads, checking its bytes
+    as it goes (a :class:`_Checked` stream, opened on its first 1 MiB); (None, None) when the
+    readers must read it (another format, no delimiter on the first line, a BOM, corrupt)."""
+    from .formats import HEAD_BYTES, detect
+    from .readers import _SCAN_STEP, _delimiter
+
+    if options.run_format not in ("auto", "trec"):
+        return None, None
+    try:
+        stream = _decompressed(path, name)
+        if stream is None:
+            return None, None
+        first = stream.read(_SCAN_STEP)
+    except Exception:  # noqa: BLE001 - a corrupt file: the readers name the problem
+        return None, None
+    fmt = options.run_format if options.run_format != "auto" else _detect_or_none(detect, first[:HEAD_BYTES], path)
+    nl = first.find(b"\n")
+    delim = None if first[:3] == b"\xef\xbb\xbf" else _delimiter(first[:nl] if nl >= 0 else first)
+    if fmt != "trec" or delim is None or not first:
+        stream.close()
+        return None, None
+    return fmt, SimpleNamespace(delim=delim, clean=None, checked=_Checked(stream, first, delim))
+
+
+def _detect_or_none(detect, head: bytes, path: str):
+    try:
+        return detect(head, "run", path)
+    except InputError:
+        return None  # the readers say it
 
 
 # --------------------------------------------------------------------------- partition
@@ -245,16 +401,26 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                 out = os.path.join(workdir, f"lane{i}")
                 lane_dirs.append((name, out))
                 fmt, scan = _streamable_run(path, opts)
-                if scan is not None:
-                    digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
-                    stream = _Stream(path, scan)
+                if fmt == "parquet":
+                    digest = hasher.submit(sha256_of, path)
+                    stream = _ParquetStream(path, name, opts)
                     _write_buckets(con, stream.reader(), ("qid", "doc", "score", "line"), n, out)
                     if not stream.declined:
-                        try:
-                            sha = digest.result()
-                        except OSError as exc:
-                            raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
-                        facts[path] = FileFacts(path, sha, "trec", None, ())
+                        facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
+                        formats.append(SimpleNamespace(format="parquet"))
+                        continue
+                    _remove_tree(out)  # the readers read it whole
+                elif scan is not None:
+                    digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
+                    stream = _Stream(path, scan)
+                    try:
+                        _write_buckets(con, stream.reader(), ("qid", "doc", "score", "line"), n, out)
+                    finally:
+                        checked = getattr(scan, "checked", None)
+                        if checked is not None:
+                            checked.close()
+                    if not stream.declined:
+                        facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
                         formats.append(SimpleNamespace(format="trec"))
                         continue
                     _remove_tree(out)  # the readers read it whole
@@ -283,6 +449,13 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                          at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
              for k in range(n)]
     return files, facts
+
+
+def _sha(digest, path: str) -> str:
+    try:
+        return digest.result()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
 def _remove_tree(path: str) -> None:
