@@ -177,15 +177,74 @@ def _as_plain(col):
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col], col.type)
     if pa.types.is_dictionary(col.type):
-        col = col.cast(col.type.value_type)
+        decoded = _decode_runs(col)
+        col = decoded if decoded is not None else col.cast(col.type.value_type)
     return col
+
+
+def _decode_runs(col):
+    """A dictionary-encoded string column whose rows come in runs of one value (a run
+    file's query column: every hit of a query together), decoded by repeating each
+    run's value: a few steps per run, not per row (for the 7M-row benchmark run,
+    reading the query column as a dictionary and decoding it so took 0.19 s of CPU
+    against 0.31 s for pyarrow's decoding of its pages to strings). None when the
+    column is not such a column (other value types, nulls, runs shorter than 64 rows
+    on average): the caller decodes it with pyarrow."""
+    import pyarrow as pa
+
+    vt = col.type.value_type
+    if not (pa.types.is_string(vt) or pa.types.is_large_string(vt)) or col.null_count:
+        return None
+    it = col.type.index_type
+    if not pa.types.is_integer(it):
+        return None
+    from .arrow import to_numpy
+
+    runs = []  # per chunk: (value bytes of each run, run lengths)
+    for ch in col.chunks:
+        if len(ch) == 0:
+            continue
+        idx = to_numpy(ch.indices)
+        start = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+        if start.shape[0] * 64 > idx.shape[0]:  # runs shorter than 64 rows: not worth it
+            return None
+        d = ch.dictionary
+        if d.null_count or len(d) == 0:
+            return None
+        odt = np.int64 if pa.types.is_large_string(d.type) else np.int32
+        _, ob, db = d.buffers()
+        doff = np.frombuffer(ob, dtype=odt, count=len(d) + 1, offset=d.offset * np.dtype(odt).itemsize)
+        head = idx[start]
+        if int(head.min()) < 0 or int(head.max()) >= len(d):
+            return None
+        data = np.frombuffer(db, dtype=np.uint8) if db is not None else np.zeros(0, dtype=np.uint8)
+        runs.append(([data[a:b] for a, b in zip(doff[head].tolist(), doff[head + 1].tolist())],
+                     np.diff(np.r_[start, idx.shape[0]])))
+    if not runs:
+        return pa.chunked_array([], pa.string())
+    values = [v for vs, _ in runs for v in vs]
+    run_len = np.concatenate([r for _, r in runs])
+    value_len = np.fromiter((v.shape[0] for v in values), dtype=np.int64, count=len(values))
+    total = int(value_len @ run_len)
+    big = total >= 2**31
+    odt = np.int64 if big else np.int32
+    off = np.zeros(int(run_len.sum()) + 1, dtype=odt)
+    np.cumsum(np.repeat(value_len.astype(odt), run_len), out=off[1:])
+    out = np.empty(total, dtype=np.uint8)
+    pos = 0
+    for v, n in zip(values, run_len.tolist()):  # each run: its value n times
+        k = v.shape[0] * n
+        out[pos:pos + k].reshape(n, v.shape[0])[...] = v
+        pos += k
+    arr = pa.Array.from_buffers(pa.large_string() if big else pa.string(), off.shape[0] - 1,
+                                [None, pa.py_buffer(off), pa.py_buffer(out)])
+    return pa.chunked_array([arr], arr.type)
 
 
 def id_column(col, source: str, name: str, role: str, rows=None):
     """An id column as a pyarrow ``string`` chunked array: text as is, integers in
     decimal; nulls, floats, other types, line breaks and NUL bytes refused naming the row."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     col = _as_plain(col)
     t = col.type
@@ -197,6 +256,8 @@ def id_column(col, source: str, name: str, role: str, rows=None):
         i = _first_null(col)
         raise InputError(f"{role} id (column {name!r}) is missing (null)", source, row(i))
     if pa.types.is_integer(t):
+        import pyarrow.compute as pc  # (only here: importing it costs a clean read a tenth of a second or more)
+
         col = pc.cast(col, pa.string())
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
         pass
@@ -259,7 +320,6 @@ def _not_utf8(b) -> bool:
 def score_column(col, source: str, name: str, rows=None) -> np.ndarray:
     """A score column as finite float64; text parsed as the TREC reader parses scores."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from .arrow import to_numpy
 
@@ -279,7 +339,12 @@ def score_column(col, source: str, name: str, rows=None) -> np.ndarray:
     if pa.types.is_boolean(t) or not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
         raise InputError(f"score column {name!r} must hold numbers, not {t}"[:300], source)
     try:
-        out = to_numpy(pc.cast(col, pa.float64())) if t != pa.float64() else to_numpy(col)
+        if t == pa.float64():
+            out = to_numpy(col)
+        else:
+            import pyarrow.compute as pc
+
+            out = to_numpy(pc.cast(col, pa.float64()))
     except pa.ArrowInvalid as exc:
         raise InputError(f"score column {name!r}: {exc}"[:300], source) from None
     finite = np.isfinite(out)
@@ -449,16 +514,33 @@ def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, dig
 
 def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, digest, name: str | None = None):
     """A run or qrels Parquet file (``source``: its path, or its decompressed bytes),
-    reading only the three chosen columns. Rows are numbered from 1 in file order."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    reading only the three chosen columns, on pyarrow's threads. Rows are numbered from
+    1 in file order.
 
-    src = source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
+    A query column stored as a dictionary in every row group (pyarrow's writer does so
+    for ids that repeat) is read as one and decoded run by run (:func:`_decode_runs`);
+    the values are the same."""
+    import pyarrow as pa
+
+    def open_at(**kw):
+        src = source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
+        return _parquet_reader(src, **kw)
+
     try:
-        pf = pq.ParquetFile(src)
-        names = pf.schema_arrow.names
+        reader = open_at()
+        names = reader.schema_arrow.names
         r = resolve_columns(names, columns, what, path)
-        table = pf.read(columns=list(dict.fromkeys((r.query, r.doc, r.value))), use_threads=True)
+        wanted = list(dict.fromkeys((r.query, r.doc, r.value)))
+        paths = [".".join(p) if isinstance(p, (list, tuple)) else str(p) for p in reader.column_paths]
+        if all(paths.count(c) == 1 for c in wanted) and len(set(names)) == len(names):
+            if _dictionary_pages(reader, paths.index(r.query), r.query):
+                reader = open_at(read_dictionary=[paths.index(r.query)], metadata=reader.metadata)
+            table = reader.read_all(column_indices=[paths.index(c) for c in wanted], use_threads=True)
+        else:  # nested or repeated names: pyarrow.parquet maps them to leaf columns
+            import pyarrow.parquet as pq
+
+            table = pq.ParquetFile(source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
+                                   ).read(columns=wanted, use_threads=True)
     except InputError:
         raise
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -467,3 +549,39 @@ def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, di
     if what == "run":
         return run_table(table, path, mapping, name=name, digest=digest)
     return qrels_table(table, path, mapping, digest=digest)
+
+
+def _parquet_reader(src, **kw):
+    """pyarrow's Parquet file reader over ``src``. Taken from ``pyarrow._parquet``, which
+    ``pyarrow.parquet`` wraps: importing the wrapper also imports pyarrow's filesystem
+    layer (ssl, the cloud clients), a tenth of a second or more of every process that
+    reads a Parquet file; the wrapper is the fallback where the module is not there."""
+    try:
+        from pyarrow._parquet import ParquetReader
+    except ImportError:  # pragma: no cover - every pyarrow this package supports (>= 14) has it
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(src, **kw).reader
+    reader = ParquetReader()
+    reader.open(src, **kw)
+    return reader
+
+
+def _dictionary_pages(reader, col: int, name: str) -> bool:
+    """Whether leaf column ``col`` (the top-level column ``name``) is a string column
+    stored as a dictionary in every row group: a dictionary page, and at most 4 bytes
+    a value in all (so the writer did not fall back to plain pages, which pyarrow
+    would have to encode as a dictionary again: 7x the time of reading them plain)."""
+    import pyarrow as pa
+
+    meta = reader.metadata
+    if meta.num_row_groups == 0 or meta.num_rows == 0:
+        return False
+    t = reader.schema_arrow.field(name).type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return False
+    for g in range(meta.num_row_groups):
+        c = meta.row_group(g).column(col)
+        if not c.has_dictionary_page or c.total_uncompressed_size > 4 * max(1, c.num_values):
+            return False
+    return True
