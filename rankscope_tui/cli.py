@@ -135,6 +135,65 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
 
 
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """``--buckets``, ``--memory-limit``, ``--engine``, ``--scheduler``: per-query work in
+    query-id buckets (``kernel.engine``; README: Out of core on one machine)."""
+    from .kernel.engine import MAX_BUCKETS
+
+    e = p.add_argument_group("larger than memory", "per-query work in query-id buckets (needs rankscope[scale])")
+    e.add_argument("--buckets", type=int, default=None, metavar="N",
+                   help=f"split the rows into N query-id buckets on disk, evaluated one per worker (1 to {MAX_BUCKETS})")
+    e.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="memory for the whole run, e.g. 2GB; without --buckets it sets their number")
+    e.add_argument("--engine", choices=["local", "dask"], default=None,
+                   help="where the buckets run: local worker processes (the default with --buckets) or a Dask cluster")
+    e.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="the Dask scheduler to connect to (with --engine dask), e.g. tcp://host:8786")
+
+
+def engine_settings(args):
+    """The engine named on the command line (``kernel.engine.EngineSettings``): the memory
+    engine unless a bucket option is given; ``--buckets`` with ``--per-query-in`` is refused
+    (the tables are per-query values already)."""
+    from .kernel.engine import EngineSettings
+
+    given = [f for f, a in (("--buckets", "buckets"), ("--memory-limit", "memory_limit"), ("--engine", "engine"),
+                            ("--scheduler", "scheduler")) if getattr(args, a, None) is not None]
+    if not given:
+        return EngineSettings()
+    if getattr(args, "per_query_in", None):
+        raise InputError(f"{given[0]} cannot be used with --per-query-in (the tables are per-query values already; "
+                         "buckets split rankings)", given[0])
+    return EngineSettings(engine=args.engine or "local", buckets=args.buckets, memory_limit=args.memory_limit,
+                          scheduler=args.scheduler)
+
+
+def run_buckets(args, engine, metrics=(), calibration=None):
+    """(``bucket.QueryWorkspace``, ``bucket.BucketPlan``, the engine with its bucket count)
+    of the inputs on the command line, computed in query buckets; progress on stderr on a
+    terminal."""
+    from dataclasses import replace
+
+    from .kernel.bucket import QueryWorkspace
+    from .kernel.engine import bucket_count, run_engine
+    from .kernel.workspace import Sources
+
+    if getattr(args, "per_query_format", None):
+        raise InputError("--per-query-format needs --per-query-in", "--per-query-format")
+    if not args.qrels:
+        raise CliError("the following arguments are required: --qrels")
+    src = Sources(tuple(args.lane), args.qrels, settings_from(args), tuple(args.strata), args.corpus,
+                  tuple(args.queries), tuple(args.docs), args.ood_negatives)
+    paths = [p for _, p in src.lanes] + [src.qrels] + ([src.ood_negatives] if src.ood_negatives else [])
+    engine = replace(engine, buckets=bucket_count(paths, engine))
+    progress = StageProgress()
+    gate = gate_options(args)
+    merged, plan, facts = run_engine(src, engine, gate, args.thresholds, metrics, calibration,
+                                     progress=progress.done)
+    progress.done(f"evaluated {engine.buckets} bucket(s), {len(merged.qids):,} queries")
+    return QueryWorkspace(merged, plan, facts), plan, engine
+
+
 #: Loading options a command reads nothing from, with what they belong to (given anyway,
 #: they are refused: a setting that changes nothing must not look applied).
 UNUSED_GATE_OPTIONS = ("gate_on", "fpir", "conservative", "miss_rate", "margin", "mutual")
@@ -297,13 +356,21 @@ def cmd_evaluate(args) -> int:
             tidy.check_suffix(path, option)
     check_outputs([("--out", args.out), ("--per-query", args.per_query), ("--summary", args.summary),
                    ("--per-query-long", args.per_query_long)], input_paths(args))
+    engine = engine_settings(args)
     if args.per_query_in:
         return evaluate_tables(args)
-    progress = StageProgress()
-    ws = load_workspace(args)
-    progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
-    report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
-    progress.done("computed the report")
+    if engine.bucketed:
+        from .kernel.pipeline import report_of
+
+        ws, plan, engine = run_buckets(args, engine)
+        report = report_of(ws, gate_options(args), plan.thresholds)
+        report["inputs"]["settings"]["engine"] = engine.as_dict(engine.buckets)
+    else:
+        progress = StageProgress()
+        ws = load_workspace(args)
+        progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
+        report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
+        progress.done("computed the report")
     text = R.RENDERERS[args.format](report)
     payloads = []
     if args.out:
@@ -491,6 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="metrics with intervals, strata, attribution, fusion and the gate")
     add_loading_options(ev, tables=True)
+    add_engine_options(ev)
     ev.add_argument("--out", metavar="report.json", help="write the report (strict JSON, atomic)")
     ev.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     ev.add_argument("--per-query", metavar="FILE.csv", help="one row per (lane, level, positive qid)")

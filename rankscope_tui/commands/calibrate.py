@@ -8,10 +8,11 @@ from ..kernel.settings import CalibrationSettings
 
 
 def register(sub) -> None:
-    from ..cli import add_loading_options
+    from ..cli import add_engine_options, add_loading_options
 
     p = sub.add_parser("calibrate", help="fit fusion weights and gate floors on calibration queries")
     add_loading_options(p)
+    add_engine_options(p)
     p.add_argument("--step", type=float, default=CalibrationSettings.step, help="convex weight grid step (1/step must be an integer)")
     p.add_argument("--objective", default=CalibrationSettings.objective, help="metric the weights maximise (mean over calibration positives)")
     p.add_argument("--alpha", type=float, default=None, help="conformal miss rate (same as --miss-rate)")
@@ -20,15 +21,22 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import gate_options, input_paths, load_workspace
+    from ..cli import engine_settings, gate_options, input_paths, load_workspace, run_buckets
     from ..kernel.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.thresholds import calibrate
     from ..render.calibrate import calibrate_text
 
     check_output_path(args.out, input_paths(args))
-    ws = load_workspace(args)
+    engine = engine_settings(args)
+    cal = CalibrationSettings(step=args.step, objective=args.objective)
+    if engine.bucketed:  # the buckets keep every convex grid point's per-query objective
+        ws, _, engine = run_buckets(args, engine, calibration=cal)
+    else:
+        ws = load_workspace(args)
     gate = gate_options(args)  # --alpha is --miss-rate
-    data = calibrate(ws, gate, CalibrationSettings(step=args.step, objective=args.objective))
+    data = calibrate(ws, gate, cal)
+    if engine.bucketed:
+        data["settings"] = {**data["settings"], "engine": engine.as_dict(engine.buckets)}
     write_atomic(args.out, dumps_strict(data))
     sys.stdout.write(calibrate_text(data, args.out))
     return 0

@@ -13,12 +13,13 @@ LOG_KEYS = ("baseline", "candidate", "metric", "randomization_p", "verdict")
 
 
 def register(sub) -> None:
-    from ..cli import add_loading_options
+    from ..cli import add_engine_options, add_loading_options
     from ..kernel.settings import CompareSettings
 
     d = CompareSettings()
     p = sub.add_parser("compare", help="paired tests: is the candidate better than the baseline?")
     add_loading_options(p, tables=True)
+    add_engine_options(p)
     p.add_argument("--baseline", default=None, help="a lane (default: the first --lane), or 'best' (exploratory)")
     p.add_argument("--candidate", action="append", default=[], help="a lane, rrf or convex; repeatable (default: every other lane)")
     p.add_argument("--metric", action="append", default=[], help="repeatable; default ndcg@10")
@@ -45,12 +46,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, input_paths, load_workspace, refuse_unused_options
+    from ..cli import (UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace,
+                       refuse_unused_options, run_buckets)
     from ..kernel.comparison import compare
     from ..kernel.errors import InputError
     from ..kernel.output import StagedOutputs, check_outputs, dumps_strict
     from ..kernel.pipeline import prepare
-    from ..kernel.settings import CompareSettings
     from ..render.compare import log_reuse_line, render_compare
     from ..render.sentences import with_sentences
 
@@ -62,7 +63,14 @@ def run(args) -> int:
     check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args) + ([args.unit] if args.unit else []))
     if args.log:
         read_log(args.log)  # a log that is not one is refused before any work
-    if args.per_query_in:  # values computed elsewhere: no derived lanes, no thresholds
+    engine = engine_settings(args)
+    settings = compare_settings(args)
+    if engine.bucketed:
+        if not args.lane:
+            raise InputError("at least one --lane is needed", "--lane")
+        ws, plan, engine = run_buckets(args, engine, metrics=settings.metrics)
+        th = plan.thresholds
+    elif args.per_query_in:  # values computed elsewhere: no derived lanes, no thresholds
         if args.log and not args.qrels:
             raise InputError("--log with --per-query-in needs --qrels (the log counts calls on one qrels file)", "--log")
         ws, th = load_workspace(args), None
@@ -71,16 +79,10 @@ def run(args) -> int:
             raise InputError("at least one --lane is needed", "--lane")
         ws = load_workspace(args)
         ws, th = prepare(ws, args.thresholds)
-    settings = CompareSettings(
-        baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
-        correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
-        seed_runs=args.seed_runs, shared_seeds=args.shared_seeds, exploratory=args.exploratory, primary=args.primary,
-        **({"metrics": tuple(args.metric)} if args.metric else {}),
-    )  # resamples, seed and confidence: the workspace's (--resamples, --seed, --confidence)
     if args.all_pairs:
-        return run_all_pairs(args, ws, th, settings)
+        return run_all_pairs(args, ws, th, settings, engine)
     comparison = compare(ws, th, settings)
-    payload = with_sentences(comparison.as_dict())
+    payload = with_engine(with_sentences(comparison.as_dict()), engine)
     text = render_compare(comparison, args.format)
     if args.per_query_in and args.format == "text":
         text = tables_header(ws) + text
@@ -96,6 +98,27 @@ def run(args) -> int:
     return 0
 
 
+def compare_settings(args):
+    """``kernel.settings.CompareSettings`` of the command line (resamples, seed and
+    confidence: the workspace's, from --resamples, --seed, --confidence)."""
+    from ..kernel.settings import CompareSettings
+
+    return CompareSettings(
+        baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
+        correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
+        seed_runs=args.seed_runs, shared_seeds=args.shared_seeds, exploratory=args.exploratory, primary=args.primary,
+        **({"metrics": tuple(args.metric)} if args.metric else {}),
+    )
+
+
+def with_engine(payload: dict, engine) -> dict:
+    """The payload with its settings naming the engine, when the work ran in query buckets
+    (the in-memory payload is left as it is, byte for byte)."""
+    if engine.bucketed:
+        payload["settings"] = {**payload["settings"], "engine": engine.as_dict(engine.buckets)}
+    return payload
+
+
 #: compare options --all-pairs does not use, with their defaults: given, they are refused
 #: (the Tukey HSD holds the family-wise rate itself and has no baseline, primary or min-delta)
 _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "primary", None),
@@ -104,7 +127,7 @@ _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "pr
                        ("--shared-seeds", "shared_seeds", False))
 
 
-def run_all_pairs(args, ws, th, settings) -> int:
+def run_all_pairs(args, ws, th, settings, engine) -> int:
     from ..kernel.comparison import compare_all_pairs
     from ..kernel.errors import InputError
     from ..kernel.output import dumps_strict, write_outputs
@@ -116,7 +139,7 @@ def run_all_pairs(args, ws, th, settings) -> int:
                              "rate over every pair itself)", flag)
     result = compare_all_pairs(ws, th, settings)
     text = render_all_pairs(result, args.format)
-    write_outputs([(args.out, dumps_strict(result.as_dict()))] if args.out else [])
+    write_outputs([(args.out, dumps_strict(with_engine(result.as_dict(), engine)))] if args.out else [])
     sys.stdout.write(text)
     return 0
 

@@ -1,0 +1,467 @@
+"""The out-of-core engine (kernel/partition.py, kernel/engine.py, ``--buckets``) against the
+in-memory path, byte for byte, and its failures.
+
+Every comparison is with the in-memory command on the same inputs: report.json, the
+per-query CSV and the text of ``evaluate --buckets 1`` and ``--buckets 7`` equal the
+in-memory ones except the settings block naming the engine (removed, the rest must be
+the in-memory bytes); compare's and calibrate's outputs likewise. Inputs: the demo, the
+Cranfield set (plain clean TREC runs: the streamed road) and generated runs with ties,
+missing queries, negatives, comment lines and extra fields (the readers' road), gzip and
+Parquet files. A failing bucket or a killed worker fails the command with one line and
+exit 2, writes nothing and leaves no temporary bucket directory; SIGTERM exits 130 with
+the directory gone and no worker left.
+
+The commands run in this process (``cli.main``) on one spawned pool for the module
+(spawned interpreters are slow to start), handed to the engine through
+``engine.new_pool``; the kill and SIGTERM cases run the CLI in a subprocess with its own pool.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rankscope_tui import cli
+from rankscope_tui.kernel import bucket as B
+from rankscope_tui.kernel import engine as E
+from rankscope_tui.kernel import partition as P
+from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.output import dumps_strict
+from rankscope_tui.kernel.pipeline import evaluate_report
+from rankscope_tui.kernel.workspace import load
+
+from support import REPO, cli_env, shared_path
+from test_bucket import _generate, _lane_args, _sources
+
+FAULTS = '''
+"""Bucket tasks that fail, for tests/test_buckets_engine.py (imported by the pool's workers)."""
+import os
+import signal
+import time
+
+from rankscope_tui.kernel.partition import bucket_task
+
+FAILING = 3
+
+
+def failing(files, plan):
+    if files.index == FAILING:
+        raise RuntimeError("the disk is on fire\\nand a second line")
+    return bucket_task(files, plan)
+
+
+def killing(files, plan):
+    if files.index == FAILING:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return bucket_task(files, plan)
+
+
+def sleeping(files, plan):
+    with open(os.path.join(os.environ["RS_MARKS"], f"{os.getpid()}.started"), "w"):
+        pass
+    time.sleep(120)
+    return bucket_task(files, plan)
+'''
+
+DRIVER = '''
+import sys
+
+import faults
+from rankscope_tui.kernel import engine
+
+
+if __name__ == "__main__":  # (the spawned workers import this file as __mp_main__)
+    engine._task = lambda: getattr(faults, sys.argv[1])
+    from rankscope_tui.cli import main
+
+    sys.exit(main(sys.argv[2:]))
+'''
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def faults_dir(tmp_path_factory) -> Path:
+    """A directory holding ``faults.py`` (and the subprocess driver), on sys.path before the
+    shared pool is spawned, so its workers can import the failing tasks."""
+    d = tmp_path_factory.mktemp("faults")
+    (d / "faults.py").write_text(textwrap.dedent(FAULTS))
+    (d / "driver.py").write_text(textwrap.dedent(DRIVER))
+    sys.path.insert(0, str(d))
+    yield d
+    sys.path.remove(str(d))
+
+
+class _SharedPool:
+    """One spawned pool for every command of the module; the engine's shutdown leaves it running."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.submitted = 0
+
+    def submit(self, *a, **k):
+        self.submitted += 1
+        return self.pool.submit(*a, **k)
+
+    def shutdown(self, *a, **k):
+        pass
+
+
+@pytest.fixture(scope="module")
+def shared_pool(faults_dir):
+    pool = E.new_pool(2)
+    yield _SharedPool(pool)
+    pool.shutdown(wait=True)
+
+
+@pytest.fixture
+def workdirs(tmp_path, monkeypatch, shared_pool) -> list:
+    """The engine on the shared pool, its temporary directories under ``tmp_path/tmp``;
+    the list gets each directory partition_files was given."""
+    import tempfile
+
+    monkeypatch.setattr(E, "new_pool", lambda workers: shared_pool)
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(parent))
+    seen: list = []
+    real = P.partition_files
+
+    def recording(plan, n, workdir, memory_limit=None):
+        seen.append(Path(workdir))
+        assert Path(workdir).parent == parent and Path(workdir).is_dir()
+        return real(plan, n, workdir, memory_limit)
+
+    monkeypatch.setattr(P, "partition_files", recording)
+    return seen
+
+
+def _no_workdir_left(workdirs) -> bool:
+    return bool(workdirs) and not any(d.exists() for d in workdirs) and not any(workdirs[0].parent.iterdir())
+
+
+@pytest.fixture
+def main(capsys):
+    """``cli.main`` in this process: (exit status, stdout, stderr); the signal handlers it
+    installs are put back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+
+    def run(*argv):
+        capsys.readouterr()
+        rc = cli.main([str(a) for a in argv])
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    yield run
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> dict:
+    return _generate(tmp_path_factory.mktemp("generated"))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
+    """The JSON with its settings block's engine entry (which must name the local engine and
+    ``n`` buckets) removed, written as the CLI writes JSON."""
+    data = json.loads(raw)
+    settings = data
+    for k in block:
+        settings = settings[k]
+    assert settings.pop("engine") == {"name": "local", "buckets": n}
+    return dumps_strict(data).encode("utf-8")
+
+
+def _evaluate_both(main, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
+    """``evaluate ARGV`` in memory and in each bucket count: the same report.json (but the
+    engine), per-query CSV and text; the bucket directories gone after each."""
+    m = tmp_path / "memory"
+    m.mkdir()
+    rc, text, err = main("evaluate", *argv, "--out", m / "report.json", "--per-query", m / "pq.csv")
+    assert rc == 0, err
+    for n in buckets:
+        b = tmp_path / f"buckets{n}"
+        b.mkdir()
+        before = len(workdirs)
+        rc, btext, err = main("evaluate", *argv, "--buckets", n, "--out", b / "report.json", "--per-query", b / "pq.csv")
+        assert rc == 0, err
+        assert len(workdirs) == before + 1 and _no_workdir_left(workdirs)
+        assert _without_engine((b / "report.json").read_bytes(), n) == (m / "report.json").read_bytes(), n
+        assert (b / "pq.csv").read_bytes() == (m / "pq.csv").read_bytes(), n
+        assert btext == text, n
+    return json.loads((m / "report.json").read_bytes())
+
+
+# --------------------------------------------------------------------------- evaluate, byte for byte
+
+
+def test_run_engine_is_the_in_memory_report(generated, workdirs):
+    g = generated
+    argv = [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"], "--ood-negatives", g["ood"],
+            "--corpus", g["corpus"], "--gate-on", "gamma", "--mutual", "1", "--resamples", "99"]
+    src, gate, th = _sources(argv)
+    want = dumps_strict(evaluate_report(load(src), gate, th))
+    merged, p, facts = E.run_engine(src, E.EngineSettings("local", 7, workers=2), gate, th)
+    assert dumps_strict(B.evaluate_merged(merged, p, facts, gate)) == want
+    assert _no_workdir_left(workdirs)
+
+
+def test_demo(demo_dir, main, tmp_path, workdirs):
+    d = demo_dir
+    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+                                   "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
+                                   d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
+                                   "--resamples", "999"], tmp_path, workdirs)
+    assert not report["gate"].get("skipped") and report["per_query"]["rrf"]
+
+
+def test_cranfield_streams_its_runs(main, tmp_path, workdirs, monkeypatch):
+    c = shared_path("cranfield")
+    streamed = []
+    real = P._Stream
+
+    class Counting(real):
+        def reader(self):
+            streamed.append(self.path)
+            return super().reader()
+
+    monkeypatch.setattr(P, "_Stream", Counting)
+    lanes = _lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")})
+    _evaluate_both(main, [*lanes, "--qrels", c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
+                          c / "qrels-ood-negatives.txt", "--corpus", c / "passages.tsv", "--summary",
+                          tmp_path / "summary.csv", "--resamples", "999"], tmp_path, workdirs)
+    assert len(streamed) == 6  # three clean plain runs, twice: the streamed road
+
+
+def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, tmp_path, workdirs):
+    g = generated
+    report = _evaluate_both(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
+                                   "--ood-negatives", g["ood"], "--group-sep", "#", "--cap", "2", "--gate-on", "gamma",
+                                   "--margin", "0.5", "--resamples", "499"], tmp_path, workdirs)
+    kinds = {w["kind"] for w in report["summary"]["warnings"]}
+    assert {"duplicate_qrels_lines", "positives_missing_from_lane", "unjudged_queries", "extra_columns"} <= kinds
+    assert report["summary"]["negatives"] > 0
+
+
+def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs):
+    g = generated
+    alpha = tmp_path / "alpha.run.gz"
+    alpha.write_bytes(gzip.compress(g["lanes"]["alpha"].read_bytes(), mtime=0))
+    qrels = tmp_path / "qrels.txt.gz"
+    qrels.write_bytes(gzip.compress(g["qrels"].read_bytes(), mtime=0))
+    rows = [l.split() for l in g["lanes"]["beta"].read_text().splitlines() if l and not l.startswith("#")]
+    beta = tmp_path / "beta.parquet"
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "docno": [r[2] for r in rows],
+                             "score": [float(r[4]) for r in rows]}), beta)
+    report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--qrels", qrels,
+                                   "--resamples", "199"], tmp_path, workdirs)
+    lanes = report["inputs"]["lanes"]
+    assert (lanes["alpha"]["format"], lanes["beta"]["format"], report["inputs"]["qrels"]["format"]) == \
+        ("trec", "parquet", "trec")
+
+
+# --------------------------------------------------------------------------- compare and calibrate
+
+
+def test_compare_on_buckets(generated, main, tmp_path, workdirs):
+    g = generated
+    base = [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "999", "--group-sep", "#"]
+    for i, extra in enumerate(([], ["--metric", "ap", "--metric", "rr", "--level", "group", "--candidate", "rrf"],
+                               ["--all-pairs", "--metric", "ndcg@10"])):
+        m, b = tmp_path / f"m{i}.json", tmp_path / f"b{i}.json"
+        rc, text, err = main("compare", *base, *extra, "--out", m)
+        assert rc == 0, err
+        rc, btext, err = main("compare", *base, *extra, "--buckets", "7", "--out", b)
+        assert rc == 0, err
+        assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes(), extra
+        assert btext == text
+    assert _no_workdir_left(workdirs)
+
+
+def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
+    d, g = demo_dir, generated
+    for i, argv in enumerate((["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+                               "--qrels", d / "qrels-dev.txt", "--gate-on", "dense", "--resamples", "99"],
+                              [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--ood-negatives", g["ood"], "--gate-on",
+                               "rrf", "--depth", "20", "--step", "0.25", "--objective", "rr", "--resamples", "99"])):
+        m, b = tmp_path / f"m{i}.json", tmp_path / f"b{i}.json"
+        rc, text, err = main("calibrate", *argv, "--out", m)
+        assert rc == 0, err
+        rc, btext, err = main("calibrate", *argv, "--buckets", "7", "--out", b)
+        assert rc == 0, err
+        assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes()
+        assert btext.replace(str(b), str(m)) == text
+        assert '"convex"' in m.read_text()
+    assert _no_workdir_left(workdirs)
+
+
+# --------------------------------------------------------------------------- errors as in memory
+
+
+def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs):
+    """A clean plain run with an infinite score (the streamed road declines, the readers
+    name the line), a run with a bad score on a commented file, and a duplicate doc found
+    inside a bucket: the one line of the in-memory command, exit 2, nothing written."""
+    g = generated
+    clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
+    inf = tmp_path / "inf.run"
+    inf.write_text("\n".join(clean[:50] + [clean[50].rsplit(" ", 2)[0] + " inf x"] + clean[51:]) + "\n")
+    bad = tmp_path / "bad.run"
+    text = g["lanes"]["beta"].read_text().splitlines()
+    text[40] = text[40].rsplit(" ", 2)[0] + " abc beta"
+    bad.write_text("\n".join(text) + "\n")
+    dup = tmp_path / "dup.run"
+    dup.write_text("\n".join(clean + [clean[7]]) + "\n")
+    for run in (inf, bad, dup):
+        out = tmp_path / "out.json"
+        argv = ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0", "--out", out]
+        rc, _, want = main(*argv)
+        assert rc == 2 and want.count("\n") == 1 and str(run) in want
+        rc, _, err = main(*argv, "--buckets", "7")
+        assert (rc, err) == (2, want) and not out.exists()
+    assert _no_workdir_left(workdirs)
+
+
+def test_options_that_do_not_split_by_query_are_refused(generated, demo_dir, main, tmp_path):
+    g, d = generated, demo_dir
+    lanes = _lane_args(g["lanes"])
+    cases = [
+        (["evaluate", *lanes, "--qrels", g["qrels"], "--queries", d / "queries.tsv", "--buckets", "3"], "--queries"),
+        (["evaluate", *lanes, "--qrels", g["qrels"], "--docs", d / "docs.tsv", "--buckets", "3"], "--docs"),
+        (["evaluate", "--lane", f"ab={g['lanes']['alpha']},{g['lanes']['beta']}", "--qrels", g["qrels"], "--buckets",
+          "3"], "shard"),
+        (["evaluate", "--per-query-in", g["lanes"]["alpha"], "--qrels", g["qrels"], "--buckets", "3"], "--per-query-in"),
+        (["compare", "--per-query-in", g["lanes"]["alpha"], "--memory-limit", "1GB"], "--per-query-in"),
+        (["evaluate", *lanes, "--qrels", g["qrels"], "--scheduler", "tcp://127.0.0.1:1"], "--engine dask"),
+        (["evaluate", *lanes, "--qrels", g["qrels"], "--memory-limit", "lots"], "--memory-limit"),
+        (["evaluate", *lanes, "--qrels", g["qrels"], "--memory-limit", "100MB"], "leaves no memory"),
+        (["evaluate", *lanes, "--qrels", g["qrels"], "--buckets", "0"], "--buckets"),
+    ]
+    for argv, words in cases:
+        rc, _, err = main(*argv)
+        assert rc == 2 and err.count("\n") == 1 and err.startswith("rankscope: error: ") and words in err, (argv, err)
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_bucket_count_rule(tmp_path):
+    """N = ceil(EXPANSION * bytes / (limit / (workers + 1) - WORKER_BASE_BYTES)), at least 1;
+    a compressed file counts COMPRESSED_RATIO times its size."""
+    plain, packed = tmp_path / "big.run", tmp_path / "big.run.gz"
+    limit = 2 * 10**9
+    budget = limit / 4 - E.WORKER_BASE_BYTES
+    for size in (10, 10**8, 10**10):
+        with open(plain, "wb") as fh:  # sparse: no disk used
+            fh.truncate(size)
+        with open(packed, "wb") as fh:
+            fh.write(gzip.compress(b"x"))
+            fh.truncate(size)
+        local = E.EngineSettings("local", memory_limit="2GB", workers=3)
+        assert E.bucket_count([str(plain)], local) == max(1, math.ceil(E.EXPANSION * size / budget))
+        assert E.bucket_count([str(packed)], local) == max(1, math.ceil(E.EXPANSION * E.COMPRESSED_RATIO * size / budget))
+        assert E.bucket_count([str(plain)], E.EngineSettings("local", workers=3)) == \
+            max(1, math.ceil(E.EXPANSION * size / E.DEFAULT_BUCKET_BYTES))
+    assert E.bucket_count([str(plain)], E.EngineSettings("local", buckets=5)) == 5
+    assert E.parse_size("1.5GiB") == 3 * 2**29 and E.parse_size("512MB") == 512 * 10**6
+    with pytest.raises(InputError, match="--memory-limit"):
+        E.parse_size("-1GB")
+
+
+def test_duckdb_buckets_are_bucket_of(tmp_path):
+    """The SQL hash DuckDB applies puts every qid where ``bucket.bucket_of`` says."""
+    qids = ["1", "10", "q7", "é1", "Z", "a-b", "x" * 300, "日本"]
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"{q} Q0 d{i} 1 {i}.5 t\n" for i, q in enumerate(qids)))
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"{q} 0 d{i} 1\n" for i, q in enumerate(qids)))
+    plan = B.BucketPlan((("r", str(run)),), str(qrels))
+    (tmp_path / "w").mkdir()
+    files, facts = P.partition_files(plan, 5, str(tmp_path / "w"))
+    for f in files:
+        lanes, q, ood = P.read_bucket(f)
+        want = sorted(x for x in qids if B.bucket_of(x, 5) == f.index)
+        assert sorted(q.column("qid").to_pylist() if q is not None else []) == want
+        assert sorted(lanes["r"].column("qid").to_pylist() if "r" in lanes else []) == want
+        assert ood is None
+        if "r" in lanes:
+            assert lanes["r"].schema.field("score").type == pa.float64()
+            assert lanes["r"].schema.field("line").type == pa.int64()
+    assert facts[str(run)].format == "trec" and facts[str(run)].sha256 == hashlib.sha256(run.read_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------- must-show 3: failures
+
+
+def test_a_failing_bucket_fails_the_command(generated, main, tmp_path, workdirs, monkeypatch, faults_dir):
+    import faults
+
+    monkeypatch.setattr(E, "_task", lambda: faults.failing)
+    g = generated
+    out, pqc = tmp_path / "report.json", tmp_path / "pq.csv"
+    rc, text, err = main("evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "0", "--buckets",
+                         "7", "--out", out, "--per-query", pqc)
+    assert rc == 2 and text == ""
+    assert err == ("rankscope: error: bucket 3 of 7 failed: RuntimeError: the disk is on fire and a second line; "
+                   "nothing was written\n")
+    assert not out.exists() and not pqc.exists() and _no_workdir_left(workdirs)
+
+
+def _subprocess(faults_dir: Path, task: str, argv: list, tmp: Path, marks: Path | None = None):
+    env = cli_env({"TMPDIR": str(tmp), "PYTHONPATH": os.pathsep.join([str(faults_dir), str(REPO)])})
+    if marks is not None:
+        env["RS_MARKS"] = str(marks)
+    return subprocess.Popen([sys.executable, str(faults_dir / "driver.py"), task, *map(str, argv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_a_killed_worker_fails_the_command(generated, faults_dir, tmp_path):
+    g = generated
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "report.json"
+    proc = _subprocess(faults_dir, "killing", ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
+                                               "--resamples", "0", "--buckets", "7", "--out", out], tmp)
+    stdout, stderr = proc.communicate(timeout=240)
+    assert proc.returncode == 2 and stdout == ""
+    assert stderr.startswith("rankscope: error: bucket ") and stderr.count("\n") == 1
+    assert "a worker process ended unexpectedly (killed, or out of memory); nothing was written" in stderr
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def test_sigterm_removes_the_buckets_and_the_workers(generated, faults_dir, tmp_path):
+    g = generated
+    tmp, marks = tmp_path / "tmp", tmp_path / "marks"
+    tmp.mkdir()
+    marks.mkdir()
+    out = tmp_path / "report.json"
+    proc = _subprocess(faults_dir, "sleeping", ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
+                                                "--resamples", "0", "--buckets", "7", "--out", out], tmp, marks)
+    deadline = time.monotonic() + 180
+    while not list(marks.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(marks.iterdir()), proc.communicate()[1]
+    assert len(list(tmp.iterdir())) == 1  # the bucket directory, while the buckets run
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == ""
+    assert not out.exists() and list(tmp.iterdir()) == []
+    for mark in marks.iterdir():
+        pid = int(mark.name.split(".")[0])
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
