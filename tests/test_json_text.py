@@ -70,19 +70,19 @@ json_values = st.recursive(scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=6), st.lists(inner, max_size=4).map(tuple), st.dictionaries(texts, inner, max_size=6)), max_leaves=40)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_any_value_as_json_dumps(obj):
     same(obj)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(tables())
 def test_tables_of_rows_as_json_dumps(obj):
     same(obj)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(floats, min_size=64, max_size=400), st.integers(0, 399))
 def test_float_columns_with_repeats_and_negative_zero(vals, at):
     """Long float columns are formatted once per distinct value: -0.0 (equal to 0.0 as a
