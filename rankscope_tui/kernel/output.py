@@ -27,7 +27,6 @@ counts as gone).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -336,5 +335,9 @@ def write_atomic(path: str, data: str | bytes) -> None:
 
 
 def dumps_strict(obj) -> str:
-    """Strict JSON (no NaN/Infinity), sorted keys off: key order is the report's order."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Strict JSON (no NaN/Infinity), sorted keys off: key order is the report's order.
+    The text of ``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, written
+    a column at a time (``json_text``) and a newline."""
+    from .json_text import dumps
+
+    return dumps(obj) + "\n"

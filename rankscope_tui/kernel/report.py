@@ -7,6 +7,8 @@ The human renderings live in ``rankscope_tui.render.report``.
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from . import judgments as J
@@ -98,6 +100,7 @@ def counts(ws: Workspace) -> dict:
 
 
 def per_query_block(ws: Workspace) -> dict:
+    """``{lane: {level: {qid: {"rank": int, metric: float, ...}}}}`` over the positives."""
     keys = ["rank"] + [m.key for m in ws.settings.metrics]
     pos = ws.positives
     qids = ws.qids[pos].tolist()
@@ -106,9 +109,17 @@ def per_query_block(ws: Workspace) -> dict:
         out[lane] = {}
         for level in ws.levels():
             pq = ws.per_query(lane, level)
-            cols = [pq[k][pos].tolist() for k in keys]
-            out[lane][level] = {q: {k: (int(col[i]) if k == "rank" else float(col[i])) for k, col in zip(keys, cols)} for i, q in enumerate(qids)}
+            cols = [_python_column(pq[k][pos], int if k == "rank" else float) for k in keys]
+            # the rows built column-wise: one dict per query, keys in the metric order
+            out[lane][level] = dict(zip(qids, map(dict, map(zip, repeat(keys), zip(*cols)))))
     return out
+
+
+def _python_column(values: np.ndarray, kind: type) -> list:
+    """``[kind(v) for v in values]``, straight from ``tolist`` when that already gives ``kind``."""
+    if (kind is int and values.dtype.kind in "iu") or (kind is float and values.dtype == np.float64):
+        return values.tolist()
+    return list(map(kind, values.tolist()))
 
 
 def build(ws: Workspace, extra: dict | None = None) -> dict:

@@ -1,0 +1,191 @@
+"""Strict JSON text with a two-space indent, column by column.
+
+:func:`dumps` returns exactly the text of ``json.dumps(obj, indent=2, ensure_ascii=False,
+allow_nan=False)``. The standard library writes indented JSON with its pure-Python
+encoder, one generator step per value; a report's per-query block (a dict of thousands
+of dicts with the same keys) then costs most of the time of writing report.json. Here a
+container whose values are all scalars is formatted a column at a time (``float.__repr__``,
+``int.__repr__`` and the C string escaper mapped over a list -- the very functions
+``json`` calls per value), and a dict or list of dicts that share one key order is filled
+into one row template.
+
+Only exact ``dict``, ``list``, ``tuple``, ``str``, ``int``, ``float``, ``bool`` and
+``None`` with string keys take this road. Anything else (a subclass, a non-string key,
+a non-finite float, a cycle) hands the whole object to ``json.dumps``, so what that
+gives -- text or error -- is what the caller gets.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from itertools import chain, repeat
+from json.encoder import encode_basestring  # the C escaper when available (ensure_ascii=False)
+from operator import itemgetter
+
+_FREPR = float.__repr__
+_IREPR = int.__repr__
+_ESC = encode_basestring
+_ISFINITE = math.isfinite
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+_SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
+_JOIN_KEY = ": "
+_NEG_ZERO = array("d", [-0.0]).tobytes()
+
+
+class _Fallback(Exception):
+    """The object holds something only ``json.dumps`` may decide about."""
+
+
+def dumps(obj) -> str:
+    """``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, the same text."""
+    try:
+        out: list[str] = []
+        _value(obj, 0, out, set())
+        return "".join(out)
+    except (_Fallback, RecursionError):
+        return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _scalar(v) -> str:
+    t = type(v)
+    if t is str:
+        return _ESC(v)
+    if t is float:
+        if not _ISFINITE(v):
+            raise _Fallback
+        return _FREPR(v)
+    if t is int:
+        return _IREPR(v)
+    if t is bool or v is None:
+        return _CONSTANTS[v]
+    raise _Fallback
+
+
+def _floats(vals: list) -> list[str]:
+    """``float.__repr__`` of each finite float, each distinct value formatted once (a
+    per-query column holds few: p@10 is k/10). -0.0 equals 0.0 as a dict key but prints
+    differently, so a column holding a negative zero is formatted value by value."""
+    if not all(map(_ISFINITE, vals)):
+        raise _Fallback
+    if len(vals) < 64 or _NEG_ZERO in array("d", vals).tobytes():
+        return list(map(_FREPR, vals))
+    distinct = list(dict.fromkeys(vals))
+    if len(distinct) * 2 > len(vals):
+        return list(map(_FREPR, vals))
+    return list(map(dict(zip(distinct, map(_FREPR, distinct))).__getitem__, vals))
+
+
+def _column(vals: list) -> list[str] | None:
+    """Every value's text when all are scalars, else None (a container among them)."""
+    types = set(map(type, vals))
+    if len(types) == 1:
+        t = next(iter(types))
+        if t is float:
+            return _floats(vals)
+        if t is int:
+            return list(map(_IREPR, vals))
+        if t is str:
+            return list(map(_ESC, vals))
+    if types <= _SCALAR_TYPES:
+        return [_scalar(v) for v in vals]
+    return None
+
+
+def _rows(vals: list, level: int) -> list[str] | None:
+    """The pieces of each value, row after row, when all values are non-empty dicts with
+    one key order and scalar values (a table's rows), each indented as a value at
+    ``level``: ``[head, v1, mid1, v2, ..., vN, end]`` repeated; else None."""
+    if not vals or set(map(type, vals)) != {dict}:
+        return None
+    keys = tuple(vals[0])
+    if not keys or len(set(map(tuple, vals))) != 1 or set(map(type, keys)) != {str}:
+        return None
+    if len(keys) == 1:
+        cols = [[v[keys[0]] for v in vals]]
+    else:
+        cols = list(zip(*map(itemgetter(*keys), vals)))
+    inner = "\n" + "  " * (level + 1)
+    parts = []
+    for i, (key, col) in enumerate(zip(keys, cols)):
+        text = _column(list(col))
+        if text is None:
+            return None
+        parts.append(repeat(("{" if i == 0 else ",") + inner + _ESC(key) + _JOIN_KEY))
+        parts.append(text)
+    parts.append(repeat("\n" + "  " * level + "}"))
+    return parts
+
+
+def _items(heads: list[str], columns: list, level: int, close: str) -> str:
+    """A container from its items: ``heads`` (the separator and key before each value)
+    and ``columns`` ([each value's text], or :func:`_rows`' pieces), joined row by row."""
+    return "".join(chain.from_iterable(zip(heads, *columns))) + "\n" + "  " * level + close
+
+
+def _heads(n: int, level: int, open_: str, keys: list[str] | None) -> list[str]:
+    nl = "\n" + "  " * (level + 1)
+    seps = [open_ + nl] + [("," + nl)] * (n - 1)
+    if keys is None:
+        return seps
+    return list(map(str.__add__, map(str.__add__, seps, map(_ESC, keys)), repeat(_JOIN_KEY)))
+
+
+def _value(o, level: int, out: list[str], path: set) -> None:
+    t = type(o)
+    if t is dict:
+        _dict(o, level, out, path)
+    elif t is list or t is tuple:
+        _list(o, level, out, path)
+    else:
+        out.append(_scalar(o))
+
+
+def _dict(d: dict, level: int, out: list[str], path: set) -> None:
+    if not d:
+        out.append("{}")
+        return
+    keys = list(d)
+    if set(map(type, keys)) != {str}:
+        raise _Fallback
+    vals = list(d.values())
+    nl = "\n" + "  " * (level + 1)
+    texts = _column(vals)
+    columns = [texts] if texts is not None else _rows(vals, level + 1)
+    if columns is not None:
+        out.append(_items(_heads(len(vals), level, "{", keys), columns, level, "}"))
+        return
+    if id(d) in path:
+        raise _Fallback  # a cycle: json.dumps says so
+    path.add(id(d))
+    sep = "{" + nl
+    for k, v in zip(keys, vals):
+        out.append(sep + _ESC(k) + _JOIN_KEY)
+        sep = "," + nl
+        _value(v, level + 1, out, path)
+    out.append("\n" + "  " * level + "}")
+    path.discard(id(d))
+
+
+def _list(seq, level: int, out: list[str], path: set) -> None:
+    if not seq:
+        out.append("[]")
+        return
+    vals = list(seq)
+    nl = "\n" + "  " * (level + 1)
+    texts = _column(vals)
+    columns = [texts] if texts is not None else _rows(vals, level + 1)
+    if columns is not None:
+        out.append(_items(_heads(len(vals), level, "[", None), columns, level, "]"))
+        return
+    if id(seq) in path:
+        raise _Fallback
+    path.add(id(seq))
+    sep = "[" + nl
+    for v in vals:
+        out.append(sep)
+        sep = "," + nl
+        _value(v, level + 1, out, path)
+    out.append("\n" + "  " * level + "]")
+    path.discard(id(seq))
