@@ -226,11 +226,17 @@ def test_run_engine_is_the_in_memory_report(generated, workdirs):
 
 def test_demo(demo_dir, main, tmp_path, workdirs):
     d = demo_dir
-    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
-                                   "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
-                                   d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
-                                   "--resamples", "999"], tmp_path, workdirs)
+    argv = ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}", "--qrels",
+            d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives", d / "qrels-ood-negatives.txt",
+            "--corpus", d / "corpus.tsv", "--gate-on", "dense", "--resamples", "999"]
+    report = _evaluate_both(main, argv, tmp_path, workdirs)
     assert not report["gate"].get("skipped") and report["per_query"]["rrf"]
+    # --memory-limit alone: the bucket count from the rule, recorded
+    paths = [d / "lexical.run", d / "dense.run", d / "qrels-test.txt", d / "qrels-ood-negatives.txt"]
+    n = E.bucket_count([str(p) for p in paths], E.EngineSettings("local", memory_limit="3GB"))
+    rc, _, err = main("evaluate", *argv, "--memory-limit", "3GB", "--out", tmp_path / "limited.json")
+    assert rc == 0, err
+    assert _without_engine((tmp_path / "limited.json").read_bytes(), n) == (tmp_path / "memory" / "report.json").read_bytes()
 
 
 def _count_streams(monkeypatch) -> list:
