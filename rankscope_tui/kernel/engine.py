@@ -291,17 +291,17 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
         files, facts = partition_files(p, n, workdir, _duckdb_limit(engine))
         if progress:
             progress(f"partitioned the inputs into {n} query bucket(s)")
+        last = [-math.inf]
+
+        def each(done: int, total: int) -> None:  # at most a line a second, and the last one
+            now = time.monotonic()
+            if progress and total > 1 and done and (done == total or now - last[0] >= 1.0):
+                last[0] = now
+                progress(f"buckets {done}/{total} done")
+
         if engine.engine == "dask":
-            results = run_dask(files, p, engine.scheduler)
+            results = run_dask(files, p, engine.scheduler, each)
         else:
-            last = [-math.inf]
-
-            def each(done: int, total: int) -> None:  # at most a line a second, and the last one
-                now = time.monotonic()
-                if progress and total > 1 and done and (done == total or now - last[0] >= 1.0):
-                    last[0] = now
-                    progress(f"buckets {done}/{total} done")
-
             results = run_local(files, p, _workers(engine), each)
         merged = B.merge(results)
     finally:
