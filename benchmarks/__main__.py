@@ -1,6 +1,6 @@
 """Run every benchmark module in ``benchmarks/`` (``bench_*.py``), one after another.
 
-    .venv/bin/python -m benchmarks [--only eval gate ...] [--skip tui ...] [--list]
+    .venv/bin/python -m benchmarks [eval gate ...] [--only eval gate ...] [--skip tui ...] [--list]
                                    [-- ARGS passed to every module]
 
 Each module runs as its own subprocess (``python benchmarks/bench_X.py``), so one
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", metavar="NAME", help="run only these (the same as --only)")
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME", help="run only these (e.g. eval gate)")
     ap.add_argument("--skip", nargs="+", default=[], metavar="NAME", help="skip these")
     ap.add_argument("--list", action="store_true", help="list the benchmark modules and exit")
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, path in mods.items():
             print(f"{name:10s} {path.relative_to(ROOT)}")
         return 0
-    wanted = a.only or list(mods)
+    wanted = (a.names + (a.only or [])) or list(mods)
     results = []
     for name in wanted:
         if name in a.skip:
