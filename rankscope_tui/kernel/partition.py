@@ -464,7 +464,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
     """Write every input of ``plan`` as ``n`` query-id buckets of Parquet files under
     ``workdir`` (which must exist); returns one :class:`BucketFiles` per bucket and the
     :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (e.g. ``2GB``: this
-    process's share) bounds the bucket writer's buffers to a quarter of it (at most
+    process's share) bounds the bucket writer's buffers to an eighth of it (at most
     ``BUFFER_BYTES``). Files are read in the order ``workspace.read_inputs`` reads them,
     so the first error is the one the in-memory path raises."""
     from concurrent.futures import ThreadPoolExecutor
@@ -539,7 +539,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
     return files, facts
 
 
-#: The bucket writer's buffers (``_BucketWriter``): at most this, or a quarter of the
+#: The bucket writer's buffers (``_BucketWriter``): at most this, or an eighth of the
 #: memory limit given.
 BUFFER_BYTES = 256 * 10**6
 
@@ -549,7 +549,7 @@ def _buffer_budget(memory_limit: str | None) -> int:
         return BUFFER_BYTES
     from .engine import parse_size
 
-    return max(16 * 10**6, min(BUFFER_BYTES, parse_size(memory_limit) // 4))
+    return max(16 * 10**6, min(BUFFER_BYTES, parse_size(memory_limit) // 8))
 
 
 def _sha(digest, path: str) -> str:
