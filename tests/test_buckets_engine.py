@@ -364,7 +364,11 @@ def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
         assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes()
         assert btext.replace(str(b), str(m)) == text
         assert '"convex"' in m.read_text()
-    assert _no_workdir_left(workdirs)
+    # the thresholds applied: the convex lane and the calibrated gate, in buckets too
+    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+                                   "--qrels", d / "qrels-test.txt", "--thresholds", tmp_path / "m0.json",
+                                   "--resamples", "99"], tmp_path, workdirs, buckets=(7,))
+    assert "convex" in report["lanes"] and report["gate"]["applied"]
 
 
 # --------------------------------------------------------------------------- errors as in memory
