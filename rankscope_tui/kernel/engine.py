@@ -202,11 +202,27 @@ def _one_line(exc: BaseException) -> str:
     return text[:400]
 
 
-def run_local(files_list, plan, workers: int, progress: Callable[[int, int], None] | None = None) -> list:
-    """``partition.bucket_task`` of every bucket on a pool of ``workers`` processes, in
-    bucket order. Buckets without rows are run here (they read nothing). An InputError of
-    a bucket (a duplicate doc, named by file and line) is raised as it is; any other
-    failure, or a worker that died, is a :class:`BucketFailed` naming the bucket."""
+def _warm() -> None:
+    """Import what a bucket needs (what a worker does while the driver partitions)."""
+    from . import partition, pipeline, workspace  # noqa: F401
+
+
+def warm_pool(workers: int):
+    """A pool (:func:`new_pool`) whose ``workers`` processes are started, each importing the
+    kernel, in the background: the driver partitions meanwhile."""
+    pool = new_pool(workers)
+    for _ in range(workers):
+        pool.submit(_warm)
+    return pool
+
+
+def run_local(files_list, plan, workers: int, progress: Callable[[int, int], None] | None = None,
+              pool=None) -> list:
+    """``partition.bucket_task`` of every bucket on a pool of ``workers`` processes (``pool``,
+    which the caller then ends, or one of its own), in bucket order. Buckets without rows
+    are run here (they read nothing). An InputError of a bucket (a duplicate doc, named by
+    file and line) is raised as it is; any other failure, or a worker that died, is a
+    :class:`BucketFailed` naming the bucket."""
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -222,7 +238,9 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
         progress(done_count, len(files_list))
     if not busy:
         return results
-    pool = new_pool(max(1, min(workers, len(busy))))
+    own = pool is None
+    if own:
+        pool = new_pool(max(1, min(workers, len(busy))))
     ok = False
     try:
         futures = {pool.submit(_task(), f, plan): f for f in busy}
@@ -247,7 +265,8 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
                 progress(done_count, len(files_list))
         ok = True
     finally:
-        _end_pool(pool, cancel=not ok)
+        if own or not ok:
+            _end_pool(pool, cancel=not ok)
     return results
 
 
@@ -287,7 +306,10 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
             raise InputError(f"the Dask engine is not available here ({_one_line(exc)}): pip install "
                              "'rankscope[scale]'", "--engine") from None
     workdir = tempfile.mkdtemp(prefix="rankscope-buckets-")
+    pool, ok = None, False
     try:
+        if engine.engine == "local":  # the workers start while the driver partitions
+            pool = warm_pool(max(1, min(_workers(engine), n)))
         files, facts = partition_files(p, n, workdir, _driver_share(engine))
         if progress:
             progress(f"partitioned the inputs into {n} query bucket(s)")
@@ -302,8 +324,11 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
         if engine.engine == "dask":
             results = run_dask(files, p, engine.scheduler, each)
         else:
-            results = run_local(files, p, _workers(engine), each)
+            results = run_local(files, p, _workers(engine), each, pool)
         merged = B.merge(results)
+        ok = True
     finally:
+        if pool is not None:
+            _end_pool(pool, cancel=not ok)  # (ended before the directory goes: no worker reads it then)
         shutil.rmtree(workdir, ignore_errors=True)
     return merged, p, facts
