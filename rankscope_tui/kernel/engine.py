@@ -86,10 +86,10 @@ class EngineSettings:
     def bucketed(self) -> bool:
         return self.engine != "memory"
 
-    def as_dict(self, buckets: int) -> dict:
+    def as_dict(self) -> dict:
         """What report.json's settings record of a bucketed run (the engine and the bucket
-        count; where the workers ran is not a setting of the result)."""
-        return {"name": self.engine, "buckets": buckets}
+        count, once known; where the workers ran is not a setting of the result)."""
+        return {"name": self.engine, "buckets": self.buckets}
 
 
 class BucketFailed(InputError):
