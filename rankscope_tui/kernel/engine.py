@@ -3,7 +3,8 @@
 :func:`run_engine` is the driver of ``--buckets`` / ``--memory-limit`` / ``--engine``:
 
 1. ``bucket.plan`` of the sources (refusing what does not split by query);
-2. ``partition.partition_files`` into a temporary directory (DuckDB writes Parquet);
+2. ``partition.partition_files`` into a temporary directory (DuckDB hashes the qids, pyarrow
+   writes the Parquet buckets);
 3. ``partition.bucket_task`` per bucket -- on a pool of ``workers`` processes (the
    ``local`` engine; ``multiprocessing``'s spawn context, so a worker starts clean), or
    on a Dask cluster (``dask``: ``dask_engine.run_dask``);
