@@ -364,7 +364,7 @@ def cmd_evaluate(args) -> int:
 
         ws, plan, engine = run_buckets(args, engine)
         report = report_of(ws, gate_options(args), plan.thresholds)
-        report["inputs"]["settings"]["engine"] = engine.as_dict(engine.buckets)
+        report["inputs"]["settings"]["engine"] = engine.as_dict()
     else:
         progress = StageProgress()
         ws = load_workspace(args)

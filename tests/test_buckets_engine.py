@@ -83,8 +83,23 @@ import faults
 from rankscope_tui.kernel import engine
 
 
+def slow_add(self, batch):
+    """The bucket writer taking its time on the driver, to be interrupted while it partitions."""
+    import os
+    import time
+
+    with open(os.path.join(os.environ["RS_MARKS"], f"{os.getpid()}.partitioning"), "w"):
+        pass
+    time.sleep(120)
+
+
 if __name__ == "__main__":  # (the spawned workers import this file as __mp_main__)
-    engine._task = lambda: getattr(faults, sys.argv[1])
+    if sys.argv[1] == "slow_partition":
+        from rankscope_tui.kernel import partition
+
+        partition._BucketWriter.add = slow_add
+    else:
+        engine._task = lambda: getattr(faults, sys.argv[1])
     from rankscope_tui.cli import main
 
     sys.exit(main(sys.argv[2:]))
@@ -226,11 +241,17 @@ def test_run_engine_is_the_in_memory_report(generated, workdirs):
 
 def test_demo(demo_dir, main, tmp_path, workdirs):
     d = demo_dir
-    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
-                                   "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
-                                   d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
-                                   "--resamples", "999"], tmp_path, workdirs)
+    argv = ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}", "--qrels",
+            d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives", d / "qrels-ood-negatives.txt",
+            "--corpus", d / "corpus.tsv", "--gate-on", "dense", "--resamples", "999"]
+    report = _evaluate_both(main, argv, tmp_path, workdirs)
     assert not report["gate"].get("skipped") and report["per_query"]["rrf"]
+    # --memory-limit alone: the bucket count from the rule, recorded
+    paths = [d / "lexical.run", d / "dense.run", d / "qrels-test.txt", d / "qrels-ood-negatives.txt"]
+    n = E.bucket_count([str(p) for p in paths], E.EngineSettings("local", memory_limit="3GB"))
+    rc, _, err = main("evaluate", *argv, "--memory-limit", "3GB", "--out", tmp_path / "limited.json")
+    assert rc == 0, err
+    assert _without_engine((tmp_path / "limited.json").read_bytes(), n) == (tmp_path / "memory" / "report.json").read_bytes()
 
 
 def _count_streams(monkeypatch) -> list:
@@ -343,7 +364,11 @@ def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
         assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes()
         assert btext.replace(str(b), str(m)) == text
         assert '"convex"' in m.read_text()
-    assert _no_workdir_left(workdirs)
+    # the thresholds applied: the convex lane and the calibrated gate, in buckets too
+    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+                                   "--qrels", d / "qrels-test.txt", "--thresholds", tmp_path / "m0.json",
+                                   "--resamples", "99"], tmp_path, workdirs, buckets=(7,))
+    assert "convex" in report["lanes"] and report["gate"]["applied"]
 
 
 # --------------------------------------------------------------------------- errors as in memory
@@ -467,6 +492,14 @@ def test_a_failing_bucket_fails_the_command(generated, main, tmp_path, workdirs,
     assert not out.exists() and not pqc.exists() and _no_workdir_left(workdirs)
 
 
+def test_without_duckdb_the_command_says_what_to_install(generated, main, monkeypatch, workdirs):
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb: ImportError
+    g = generated
+    rc, _, err = main("evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--buckets", "2")
+    assert (rc, err) == (2, "rankscope: error: --buckets: query buckets need DuckDB: pip install 'rankscope[scale]'\n")
+    assert _no_workdir_left(workdirs)
+
+
 def _subprocess(faults_dir: Path, task: str, argv: list, tmp: Path, marks: Path | None = None):
     env = cli_env({"TMPDIR": str(tmp), "PYTHONPATH": os.pathsep.join([str(faults_dir), str(REPO)])})
     if marks is not None:
@@ -489,13 +522,15 @@ def test_a_killed_worker_fails_the_command(generated, faults_dir, tmp_path):
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
-def test_sigterm_removes_the_buckets_and_the_workers(generated, faults_dir, tmp_path):
+@pytest.mark.parametrize("task", ["sleeping", "slow_partition"])
+def test_sigterm_removes_the_buckets_and_the_workers(generated, faults_dir, tmp_path, task):
+    """SIGTERM while the buckets run (the workers are ended) and while the driver partitions."""
     g = generated
     tmp, marks = tmp_path / "tmp", tmp_path / "marks"
     tmp.mkdir()
     marks.mkdir()
     out = tmp_path / "report.json"
-    proc = _subprocess(faults_dir, "sleeping", ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
+    proc = _subprocess(faults_dir, task, ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
                                                 "--resamples", "0", "--buckets", "7", "--out", out], tmp, marks)
     deadline = time.monotonic() + 180
     while not list(marks.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
@@ -506,6 +541,6 @@ def test_sigterm_removes_the_buckets_and_the_workers(generated, faults_dir, tmp_
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == ""
     assert not out.exists() and list(tmp.iterdir()) == []
-    for mark in marks.iterdir():
+    for mark in marks.glob("*.started"):
         pid = int(mark.name.split(".")[0])
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()

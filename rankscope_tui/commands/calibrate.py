@@ -36,7 +36,7 @@ def run(args) -> int:
     gate = gate_options(args)  # --alpha is --miss-rate
     data = calibrate(ws, gate, cal)
     if engine.bucketed:
-        data["settings"] = {**data["settings"], "engine": engine.as_dict(engine.buckets)}
+        data["settings"] = {**data["settings"], "engine": engine.as_dict()}
     write_atomic(args.out, dumps_strict(data))
     sys.stdout.write(calibrate_text(data, args.out))
     return 0

@@ -115,7 +115,7 @@ def with_engine(payload: dict, engine) -> dict:
     """The payload with its settings naming the engine, when the work ran in query buckets
     (the in-memory payload is left as it is, byte for byte)."""
     if engine.bucketed:
-        payload["settings"] = {**payload["settings"], "engine": engine.as_dict(engine.buckets)}
+        payload["settings"] = {**payload["settings"], "engine": engine.as_dict()}
     return payload
 
 

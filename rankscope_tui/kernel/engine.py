@@ -3,7 +3,8 @@
 :func:`run_engine` is the driver of ``--buckets`` / ``--memory-limit`` / ``--engine``:
 
 1. ``bucket.plan`` of the sources (refusing what does not split by query);
-2. ``partition.partition_files`` into a temporary directory (DuckDB writes Parquet);
+2. ``partition.partition_files`` into a temporary directory (DuckDB hashes the qids, pyarrow
+   writes the Parquet buckets);
 3. ``partition.bucket_task`` per bucket -- on a pool of ``workers`` processes (the
    ``local`` engine; ``multiprocessing``'s spawn context, so a worker starts clean), or
    on a Dask cluster (``dask``: ``dask_engine.run_dask``);
@@ -24,9 +25,8 @@ driver, so each gets ``limit / (workers + 1)`` and
 
     N = ceil(EXPANSION * input bytes / (limit / (workers + 1) - WORKER_BASE_BYTES))
 
-(without ``--memory-limit`` the budget of a bucket is ``DEFAULT_BUCKET_BYTES``). DuckDB's
-own memory while partitioning is held to the driver's share; beyond it it spills to the
-temporary directory.
+(without ``--memory-limit`` the budget of a bucket is ``DEFAULT_BUCKET_BYTES``). While it
+partitions, the driver's bucket writer buffers at most an eighth of the driver's share.
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ __all__ = ["EngineSettings", "run_engine", "bucket_count", "parse_size", "Bucket
 
 ENGINES = ("memory", "local", "dask")
 
-#: Peak memory of evaluating a bucket's rows, per byte of their (uncompressed) file text.
-EXPANSION = 4.0
+#: Peak memory of evaluating a bucket's rows, per byte of their (uncompressed) file text
+#: (measured: a worker held 980 MB for a bucket of 4M lines, 126 MB of text).
+EXPANSION = 8.0
 #: A compressed input is taken as this many times its stored size once decompressed.
 COMPRESSED_RATIO = 4.0
 #: What a worker process holds before any rows (Python, numpy, pyarrow, the kernel).
@@ -86,10 +87,10 @@ class EngineSettings:
     def bucketed(self) -> bool:
         return self.engine != "memory"
 
-    def as_dict(self, buckets: int) -> dict:
+    def as_dict(self) -> dict:
         """What report.json's settings record of a bucketed run (the engine and the bucket
-        count; where the workers ran is not a setting of the result)."""
-        return {"name": self.engine, "buckets": buckets}
+        count, once known; where the workers ran is not a setting of the result)."""
+        return {"name": self.engine, "buckets": self.buckets}
 
 
 class BucketFailed(InputError):
@@ -149,7 +150,7 @@ def bucket_count(paths: Sequence[str], engine: EngineSettings) -> int:
     return max(1, min(MAX_BUCKETS, math.ceil(EXPANSION * input_bytes(paths) / budget)))
 
 
-def _duckdb_limit(engine: EngineSettings) -> str | None:
+def _driver_share(engine: EngineSettings) -> str | None:
     if engine.memory_limit is None:
         return None
     return f"{max(1, parse_size(engine.memory_limit) // (_workers(engine) + 1) // 10**6)}MB"
@@ -202,11 +203,27 @@ def _one_line(exc: BaseException) -> str:
     return text[:400]
 
 
-def run_local(files_list, plan, workers: int, progress: Callable[[int, int], None] | None = None) -> list:
-    """``partition.bucket_task`` of every bucket on a pool of ``workers`` processes, in
-    bucket order. Buckets without rows are run here (they read nothing). An InputError of
-    a bucket (a duplicate doc, named by file and line) is raised as it is; any other
-    failure, or a worker that died, is a :class:`BucketFailed` naming the bucket."""
+def _warm() -> None:
+    """Import what a bucket needs (what a worker does while the driver partitions)."""
+    from . import partition, pipeline, workspace  # noqa: F401
+
+
+def warm_pool(workers: int):
+    """A pool (:func:`new_pool`) whose ``workers`` processes are started, each importing the
+    kernel, in the background: the driver partitions meanwhile."""
+    pool = new_pool(workers)
+    for _ in range(workers):
+        pool.submit(_warm)
+    return pool
+
+
+def run_local(files_list, plan, workers: int, progress: Callable[[int, int], None] | None = None,
+              pool=None) -> list:
+    """``partition.bucket_task`` of every bucket on a pool of ``workers`` processes (``pool``,
+    which the caller then ends, or one of its own), in bucket order. Buckets without rows
+    are run here (they read nothing). An InputError of a bucket (a duplicate doc, named by
+    file and line) is raised as it is; any other failure, or a worker that died, is a
+    :class:`BucketFailed` naming the bucket."""
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -222,7 +239,9 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
         progress(done_count, len(files_list))
     if not busy:
         return results
-    pool = new_pool(max(1, min(workers, len(busy))))
+    own = pool is None
+    if own:
+        pool = new_pool(max(1, min(workers, len(busy))))
     ok = False
     try:
         futures = {pool.submit(_task(), f, plan): f for f in busy}
@@ -247,7 +266,8 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
                 progress(done_count, len(files_list))
         ok = True
     finally:
-        _end_pool(pool, cancel=not ok)
+        if own or not ok:
+            _end_pool(pool, cancel=not ok)
     return results
 
 
@@ -287,23 +307,29 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
             raise InputError(f"the Dask engine is not available here ({_one_line(exc)}): pip install "
                              "'rankscope[scale]'", "--engine") from None
     workdir = tempfile.mkdtemp(prefix="rankscope-buckets-")
+    pool, ok = None, False
     try:
-        files, facts = partition_files(p, n, workdir, _duckdb_limit(engine))
+        if engine.engine == "local":  # the workers start while the driver partitions
+            pool = warm_pool(max(1, min(_workers(engine), n)))
+        files, facts = partition_files(p, n, workdir, _driver_share(engine))
         if progress:
             progress(f"partitioned the inputs into {n} query bucket(s)")
+        last = [-math.inf]
+
+        def each(done: int, total: int) -> None:  # at most a line a second, and the last one
+            now = time.monotonic()
+            if progress and total > 1 and done and (done == total or now - last[0] >= 1.0):
+                last[0] = now
+                progress(f"buckets {done}/{total} done")
+
         if engine.engine == "dask":
-            results = run_dask(files, p, engine.scheduler)
+            results = run_dask(files, p, engine.scheduler, each)
         else:
-            last = [-math.inf]
-
-            def each(done: int, total: int) -> None:  # at most a line a second, and the last one
-                now = time.monotonic()
-                if progress and total > 1 and done and (done == total or now - last[0] >= 1.0):
-                    last[0] = now
-                    progress(f"buckets {done}/{total} done")
-
-            results = run_local(files, p, _workers(engine), each)
+            results = run_local(files, p, _workers(engine), each, pool)
         merged = B.merge(results)
+        ok = True
     finally:
+        if pool is not None:
+            _end_pool(pool, cancel=not ok)  # (ended before the directory goes: no worker reads it then)
         shutil.rmtree(workdir, ignore_errors=True)
     return merged, p, facts

@@ -1,8 +1,10 @@
 """Input files split into query-id buckets on disk: Parquet files a bucket reads alone.
 
 :func:`partition_files` writes every lane, the qrels and the out-of-domain negatives as
-``n`` buckets by ``bucket.SQL_BUCKET`` (the md5 prefix of ``bucket.bucket_of``), with
-DuckDB (the optional extra ``rankscope[scale]``) writing the Parquet files:
+``n`` buckets by ``bucket.SQL_BUCKET`` (the md5 prefix of ``bucket.bucket_of``), computed
+by DuckDB (the optional extra ``rankscope[scale]``) on each batch of rows, the rows split
+and written by pyarrow into Parquet part files within a fixed buffer budget
+(:class:`_BucketWriter`):
 
 - a *TREC run* that passes the readers' fast-path byte checks (one delimiter byte, six
   fields, no comment, blank or CR lines, valid UTF-8, no BOM) is streamed through pyarrow's
@@ -17,14 +19,14 @@ DuckDB (the optional extra ``rankscope[scale]``) writing the Parquet files:
   checked and converted by the readers' ``columns.run_table`` (any error: the readers
   read the file whole and raise theirs);
 - *every other file* (JSON, MS MARCO, a header-named table, a Parquet run with a rank
-  column, JSON Lines, a run with comment lines, the qrels) is read whole by ``readers.read_lane`` / ``read_qrels``,
-  one file at a time, and its rows are handed to DuckDB as an Arrow table.
+  column, JSON Lines, a run with comment lines, the qrels) is read whole by
+  ``readers.read_lane`` / ``read_qrels``, one file at a time, and its rows split the same way.
 
 So every row, line number, warning and error is the readers' own: a malformed file
 raises the same one-line ``FILE:LINE: what is wrong`` as in memory.
 
-On disk: ``WORKDIR/<input>/bucket=K/*.parquet`` (DuckDB's ``PARTITION_BY`` layout; a bucket
-without rows of an input has no directory). Columns as ``bucket`` documents them: lanes
+On disk: ``WORKDIR/<input>/bucket=K/part-NNNNNN.parquet`` (a bucket without rows of an
+input has no directory). Columns as ``bucket`` documents them: lanes
 ``qid, doc, score float64, line int64``, qrels ``qid, doc, grade int64, line int64``.
 """
 
@@ -42,7 +44,7 @@ from .errors import InputError
 __all__ = ["BucketFiles", "partition_files", "read_bucket", "bucket_task", "duckdb_module"]
 
 #: Bytes per block of the streamed CSV reading (the readers' ``_read_columns`` block size).
-BLOCK_BYTES = 1 << 22
+BLOCK_BYTES = 1 << 20
 #: Rows per batch of a streamed Parquet run.
 PARQUET_BATCH_ROWS = 1 << 20
 
@@ -71,42 +73,132 @@ def duckdb_module():
 # --------------------------------------------------------------------------- writing
 
 
-def _connect(workdir: str, memory_limit: str | None):
+def _connect(threads: int | None = None):
+    """A DuckDB connection for hashing qids (nothing is stored in it)."""
     duckdb = duckdb_module()
     con = duckdb.connect(":memory:")
-    spill = os.path.join(workdir, "spill")
-    os.makedirs(spill, exist_ok=True)
-    con.execute(f"SET temp_directory = '{_sql_text(spill)}'")
-    con.execute("SET preserve_insertion_order = false")  # bucket rows are put back in line order (``line``)
-    if memory_limit:
-        con.execute(f"SET memory_limit = '{_sql_text(memory_limit)}'")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
     return con
 
 
-def _sql_text(s: str) -> str:
-    return str(s).replace("'", "''")
+class _BucketWriter:
+    """Rows of one input into ``n`` bucket directories ``out_dir/bucket=K/``, a batch at a
+    time: DuckDB computes :data:`bucket.SQL_BUCKET` of each batch's qids, pyarrow splits the
+    batch and buffers each bucket's rows; when the buffers hold ``budget`` bytes every
+    non-empty one is written as the bucket's next Parquet part file (``part-NNNNNN.parquet``,
+    in write order) and emptied. Memory is bounded by the budget plus one batch, whatever
+    the input's size or the bucket count. (DuckDB's own ``PARTITION_BY`` writer was measured
+    holding memory growing with the input: 1.6 GB for a 20M-line run into 64 buckets.)"""
+
+    HASH_ROWS = 1 << 17  # rows hashed per DuckDB query (batches are gathered up to this)
+
+    def __init__(self, con, n: int, out_dir: str, schema, budget: int):
+        self.con, self.n, self.out_dir, self.schema, self.budget = con, n, out_dir, schema, budget
+        self.buffers: list[list] = [[] for _ in range(n)]
+        self.buffered = 0
+        self.parts = 0
+        self.pending: list = []
+        self.pending_rows = 0
+
+    def add(self, batch) -> None:
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= self.HASH_ROWS:
+            self._split()
+
+    def _split(self) -> None:
+        import pyarrow as pa
+
+        if not self.pending:
+            return
+        table = pa.Table.from_batches(self.pending, schema=self.schema).combine_chunks()
+        self.pending, self.pending_rows = [], 0
+        b = self._buckets(table)
+        order = np.argsort(b, kind="stable")
+        cuts = np.searchsorted(b[order], np.arange(self.n + 1))
+        table = table.take(pa.array(order))  # one gather; each bucket's rows are then a slice
+        for k in np.flatnonzero(np.diff(cuts)):
+            part = table.slice(int(cuts[k]), int(cuts[k + 1] - cuts[k]))
+            self.buffers[k].append(part)
+            self.buffered += part.nbytes
+        if self.buffered >= self.budget:
+            self._flush()
+
+    def _buckets(self, table) -> np.ndarray:
+        """The bucket of every row: each distinct qid of the batch hashed once, by DuckDB."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.n == 1:
+            return np.zeros(table.num_rows, dtype=np.int64)
+        enc = pc.dictionary_encode(table.column("qid")).combine_chunks()
+        view = "rankscope_qids"
+        distinct = len(enc.dictionary)
+        self.con.register(view, pa.table({"i": pa.array(np.arange(distinct, dtype=np.int64)), "qid": enc.dictionary}))
+        try:
+            got = self.con.execute(f"SELECT i, {SQL_BUCKET.format(qid='qid', n=self.n)} AS b FROM {view}").fetchnumpy()
+        except Exception as exc:  # duckdb.Error
+            if type(exc).__name__ == "InterruptException":
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            self.con.unregister(view)
+        per = np.empty(distinct, dtype=np.int64)
+        per[np.asarray(got["i"], dtype=np.int64)] = np.asarray(got["b"], dtype=np.int64)  # in any order DuckDB gives
+        return per[np.asarray(enc.indices, dtype=np.int64)]
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        name = f"part-{self.parts:06d}.parquet"
+        for k, parts in enumerate(self.buffers):
+            if not parts:
+                continue
+            d = os.path.join(self.out_dir, f"bucket={k}")
+            os.makedirs(d, exist_ok=True)
+            try:
+                # read once, soon: no compression or statistics; the repetitive qids as a dictionary
+                pq.write_table(pa.concat_tables(parts), os.path.join(d, name), compression="none",
+                               use_dictionary=["qid"], write_statistics=False)
+            except OSError as exc:
+                raise InputError(f"cannot write the bucket files: {exc.strerror or exc}", self.out_dir) from None
+            self.buffers[k] = []
+        self.buffered = 0
+        self.parts += 1
+
+    def close(self) -> None:
+        self._split()
+        self._flush()
 
 
-def _write_buckets(con, source, columns: tuple, n: int, out_dir: str) -> None:
-    """``COPY`` the rows of ``source`` (an Arrow table or record batch reader) into ``n``
-    bucket directories under ``out_dir``, by :data:`bucket.SQL_BUCKET` of the qid."""
-    view = "rankscope_rows"
-    con.register(view, source)
-    try:
-        bucket = SQL_BUCKET.format(qid="qid", n=n)
-        cols = ", ".join(columns)
-        con.execute(f"COPY (SELECT {cols}, {bucket} AS bucket FROM {view}) TO '{_sql_text(out_dir)}' "
-                    "(FORMAT parquet, PARTITION_BY (bucket), OVERWRITE_OR_IGNORE true)")
-    except Exception as exc:  # duckdb.Error: a full disk, the memory limit
-        if _is_interrupt(exc):
-            raise KeyboardInterrupt from None
-        raise InputError(f"cannot write the bucket files: {' '.join(str(exc).split())}"[:400], out_dir) from None
-    finally:
-        con.unregister(view)
+LANE_SCHEMA_FIELDS = (("qid", "string"), ("doc", "string"), ("score", "float64"), ("line", "int64"))
+QRELS_SCHEMA_FIELDS = (("qid", "string"), ("doc", "string"), ("grade", "int64"), ("line", "int64"))
 
 
-def _is_interrupt(exc: Exception) -> bool:
-    return type(exc).__name__ == "InterruptException"
+def _schema(fields):
+    import pyarrow as pa
+
+    return pa.schema([(name, getattr(pa, t)()) for name, t in fields])
+
+
+def _write_buckets(con, batches, fields, n: int, out_dir: str, budget: int) -> None:
+    """Every batch of ``batches`` (record batches of ``fields``' columns) into ``n`` buckets
+    under ``out_dir`` (see :class:`_BucketWriter`)."""
+    w = _BucketWriter(con, n, out_dir, _schema(fields), budget)
+    for batch in batches:
+        w.add(batch)
+    w.close()
+
+
+def _table_batches(table, fields):
+    """A table read whole by the readers, as record batches of ``fields``' types."""
+    schema = _schema(fields)
+    table = table.select([f for f, _ in fields]).cast(schema)
+    return table.to_batches(max_chunksize=1 << 17)
 
 
 def _lane_table(raw):
@@ -244,11 +336,6 @@ class _Stream:
         if self.rows == 0 or (checked is not None and not checked.clean()):
             self.declined = True
 
-    def reader(self):
-        import pyarrow as pa
-
-        return pa.RecordBatchReader.from_batches(self.schema(), self.batches())
-
 
 class _ParquetStream:
     """The rows of a Parquet run with a score column, a batch at a time, each batch checked
@@ -296,8 +383,6 @@ class _ParquetStream:
             self.declined = True
         if self.rows == 0:
             self.declined = True
-
-    reader = _Stream.reader
 
 
 def _streamable_run(path: str, options) -> tuple[str | None, object]:
@@ -378,9 +463,9 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                     memory_limit: str | None = None) -> tuple[list[BucketFiles], dict]:
     """Write every input of ``plan`` as ``n`` query-id buckets of Parquet files under
     ``workdir`` (which must exist); returns one :class:`BucketFiles` per bucket and the
-    :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (DuckDB's
-    ``SET memory_limit``, e.g. ``2GB``) bounds DuckDB's own buffers; beyond it it spills
-    under ``workdir``. Files are read in the order ``workspace.read_inputs`` reads them,
+    :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (e.g. ``2GB``: this
+    process's share) bounds the bucket writer's buffers to an eighth of it (at most
+    ``BUFFER_BYTES``). Files are read in the order ``workspace.read_inputs`` reads them,
     so the first error is the one the in-memory path raises."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -392,7 +477,8 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
         raise InputError(f"must be at least 1, got {n}", "--buckets")
     _check_paths_once(plan)
     opts = plan.settings.inputs
-    con = _connect(workdir, memory_limit)
+    budget = _buffer_budget(memory_limit)
+    con = _connect()
     facts: dict = {}
     lane_dirs, formats = [], []
     try:
@@ -404,7 +490,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                 if fmt == "parquet":
                     digest = hasher.submit(sha256_of, path)
                     stream = _ParquetStream(path, name, opts)
-                    _write_buckets(con, stream.reader(), ("qid", "doc", "score", "line"), n, out)
+                    _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
                     if not stream.declined:
                         facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
                         formats.append(SimpleNamespace(format="parquet"))
@@ -414,7 +500,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                     digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
                     stream = _Stream(path, scan)
                     try:
-                        _write_buckets(con, stream.reader(), ("qid", "doc", "score", "line"), n, out)
+                        _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
                     finally:
                         checked = getattr(scan, "checked", None)
                         if checked is not None:
@@ -425,7 +511,8 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                         continue
                     _remove_tree(out)  # the readers read it whole
                 raw = read_lane(path, name, opts)
-                _write_buckets(con, _lane_table(raw), ("qid", "doc", "score", "line"), n, out)
+                _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out,
+                               budget)
                 facts[path] = file_facts(raw)
                 formats.append(SimpleNamespace(format=raw.format))
                 del raw
@@ -434,7 +521,8 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
             if path is None:
                 continue
             raw = read_qrels(path, opts)
-            _write_buckets(con, _qrels_table(raw), ("qid", "doc", "grade", "line"), n, os.path.join(workdir, what))
+            _write_buckets(con, _table_batches(_qrels_table(raw), QRELS_SCHEMA_FIELDS), QRELS_SCHEMA_FIELDS, n,
+                           os.path.join(workdir, what), budget)
             facts[path] = file_facts(raw)
             judged.append(SimpleNamespace(format=raw.format))
             del raw
@@ -449,6 +537,19 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                          at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
              for k in range(n)]
     return files, facts
+
+
+#: The bucket writer's buffers (``_BucketWriter``): at most this, or an eighth of the
+#: memory limit given.
+BUFFER_BYTES = 256 * 10**6
+
+
+def _buffer_budget(memory_limit: str | None) -> int:
+    if memory_limit is None:
+        return BUFFER_BYTES
+    from .engine import parse_size
+
+    return max(16 * 10**6, min(BUFFER_BYTES, parse_size(memory_limit) // 8))
 
 
 def _sha(digest, path: str) -> str:
