@@ -720,8 +720,8 @@ def write_report(res: dict) -> None:
                     continue
                 means = p.get("max_abs_diff_means", {})
                 L += ["", f"report.json of `rankscope evaluate` against pytrec_eval, {p['queries']:,} queries in its "
-                      f"per-query table: max |Δ| " + ", ".join(f"{m} {d:.1e}" for m, d in p["max_abs_diff"].items())
-                      + (f"; its means against pytrec_eval's over those queries: max |Δ| "
+                      "per-query table: max |Δ| " + ", ".join(f"{m} {d:.1e}" for m, d in p["max_abs_diff"].items())
+                      + ("; its means against pytrec_eval's over those queries: max |Δ| "
                          + ", ".join(f"{m} {d:.1e}" for m, d in means.items()) if means else "")
                       + (" — **equal**" if p["ok"] else " — **DIFFERENT**")]
                 continue

@@ -393,7 +393,7 @@ def factorize_words(sw: StringWords, threads: int | None = None):
         low = (h & np.uint64(1)).astype(bool)
         parts = [np.flatnonzero(~low), np.flatnonzero(low)]
         del low
-    done = run_all([lambda r=r: _factorize_part(sw, h, r) for r in parts], threads)
+    done = run_all([lambda r=r, h=h: _factorize_part(sw, h, r) for r in parts], threads)
     del h
     codes = np.empty(n, dtype=np.int64)
     offsets = np.cumsum([0] + [int(np.count_nonzero(new)) for _, new, _ in done])
