@@ -183,7 +183,8 @@ class TreeSampler(threading.Thread):
     def __init__(self, pid: int, cap: int | None, interval: float = 0.05):
         super().__init__(daemon=True)
         self.pid, self.cap, self.interval = pid, cap, interval
-        self.peak_rss = self.peak_pss = self.peak_processes = 0
+        self.peak_rss = self.peak_pss = self.peak_processes = self.peak_root = self.peak_others = 0
+        self.timeline: list = []
         self.samples = 0
         self.capped_at: float | None = None
         self.stop = threading.Event()
@@ -194,8 +195,15 @@ class TreeSampler(threading.Thread):
         while not self.stop.is_set():
             if self.samples % 10 == 0:  # the tree every 10th sample (a scan of /proc is slow on a busy machine)
                 pids = _tree(self.pid)
-            total = sum(_rss(p) for p in pids)
+            each = [_rss(p) for p in pids]
+            total = sum(each)
             self.peak_rss = max(self.peak_rss, total)
+            if each:
+                self.peak_root = max(self.peak_root, each[0])
+                self.peak_others = max(self.peak_others, total - each[0])
+            now = time.perf_counter() - self.t0
+            if now >= len(self.timeline):  # one point a second: (s, driver, the others)
+                self.timeline.append((round(now, 1), each[0] if each else 0, total - (each[0] if each else 0)))
             self.peak_processes = max(self.peak_processes, len(pids))
             if self.samples % 10 == 0:
                 self.peak_pss = max(self.peak_pss, sum(_pss(p) for p in pids))
@@ -225,7 +233,8 @@ def measure(argv: list[str], cap: int | None = None, env: dict | None = None) ->
     proc.returncode = os.waitstatus_to_exitcode(status)
     return {"argv": argv[2:], "exit": proc.returncode, "seconds": round(wall, 2),
             "peak_rss_sum_bytes": sampler.peak_rss, "peak_pss_sum_bytes": sampler.peak_pss,
-            "largest_process_bytes": ru.ru_maxrss * 1024,
+            "largest_process_bytes": ru.ru_maxrss * 1024, "peak_driver_rss_bytes": sampler.peak_root,
+            "peak_other_processes_rss_sum_bytes": sampler.peak_others, "rss_timeline_s_driver_others": sampler.timeline,
             "processes_at_most": sampler.peak_processes, "samples": sampler.samples,
             "killed_at_cap_after_s": round(sampler.capped_at, 2) if sampler.capped_at is not None else None,
             "stderr_tail": err.strip().splitlines()[-3:]}
@@ -355,7 +364,8 @@ def write_markdown(r: dict) -> None:
             outcome = f"failed (exit {run['exit']}): {' '.join(run['stderr_tail'])[:160]}"
         rows.append(f"| {how} | {d['run_lines'] / 1e6:.0f}M | {outcome} | {run['seconds']:.1f} s | "
                     f"{'-' if ns is None else f'{ns:.0f} ns'} | {gb(run['peak_rss_sum_bytes'])} | "
-                    f"{gb(run['peak_pss_sum_bytes'])} | {gb(run['largest_process_bytes'])} | {run['processes_at_most']} |")
+                    f"{gb(run['peak_pss_sum_bytes'])} | {gb(run['peak_driver_rss_bytes'])} | "
+                    f"{gb(run['peak_other_processes_rss_sum_bytes'])} | {run['processes_at_most']} |")
     ratio = r["ratio_buckets_large_to_memory_reference"]
     big = r["runs"]["buckets_large"]
     ident = ", ".join(f"{k}: {'identical' if v else 'DIFFERENT'}" for k, v in r["identical_but_engine"].items()) or "-"
@@ -373,11 +383,12 @@ the bucketed ones add `{' '.join(r['bucket_options'])}` (large run: {engine_text
 
 Peak memory is the largest **sum of RSS over the process tree** (driver with DuckDB's threads,
 pool workers, resource tracker), sampled from /proc every 50 ms: an upper bound (shared pages count
-once per process); the PSS sum (shared pages divided) is the closer figure; "largest process"
-is the biggest single `ru_maxrss`.
+once per process); the PSS sum (shared pages divided) is the closer figure. "Driver" is the
+`rankscope` process itself (reading, DuckDB's partitioning, the merge, the report), "others"
+the pool's workers and the resource tracker (their peaks need not coincide with the driver's).
 
-| path | lines | outcome | wall | per line | peak RSS sum | peak PSS sum | largest process | processes |
-|---|---:|---|---:|---:|---:|---:|---:|---:|
+| path | lines | outcome | wall | per line | peak RSS sum | peak PSS sum | driver peak | others' peak sum | processes |
+|---|---:|---|---:|---:|---:|---:|---:|---:|---:|
 {chr(10).join(rows)}
 
 - peak summed over the processes, buckets at {L['run_lines'] / 1e6:.0f}M: **{gb(big['peak_rss_sum_bytes'])}** RSS sum,

@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import dask
@@ -238,6 +239,10 @@ def test_a_task_that_raises_fails_the_command(generated, main, cluster, tmp_path
                                       "--scheduler", cluster.scheduler_address, "--buckets", "3"], tmp_path)
     assert err.startswith("bucket ") and err.endswith(
         " of 3 failed on the Dask cluster: RuntimeError: the disk is on fire and a second line; nothing was written")
+    deadline = time.monotonic() + 10
+    while any(str(k).startswith("rankscope-bucket-") for k in cluster.scheduler.tasks) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the scheduler forgets cancelled tasks asynchronously
+    assert not any(str(k).startswith("rankscope-bucket-") for k in cluster.scheduler.tasks)
 
 
 def test_a_worker_with_other_code_refuses(generated, tmp_path):

@@ -254,9 +254,9 @@ def _run(client, files: list, plan, address: str, progress) -> list:
             with warnings.catch_warnings():  # a bucket is meant to travel with its task
                 warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
                 warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
-                fut = client.submit(run_shipped, payload, plan, fingerprint, corpus, key=f"rankscope-bucket-{f.index}-{token}",
-                                    pure=False, retries=0)
-            running[fut.key] = (pos, f.index)
+                fut = client.submit(run_shipped, payload, plan, fingerprint, corpus,
+                                    key=f"rankscope-bucket-{f.index}-{token}", pure=False, retries=0)
+            running[fut.key] = (pos, f.index, fut)
             done.add(fut)
 
     if progress is not None:
@@ -264,7 +264,7 @@ def _run(client, files: list, plan, address: str, progress) -> list:
     try:
         submit_more()
         for fut in done:
-            pos, index = running.pop(fut.key)
+            pos, index, _ = running.pop(fut.key)
             if fut.status != "finished":
                 raise _task_error(fut, index, len(files), address)
             try:
@@ -294,7 +294,7 @@ def _threads(client) -> int:
 
 def _cancel(client, running: dict) -> None:
     try:
-        client.cancel(list(running), force=True)
+        client.cancel([fut for _, _, fut in running.values()], force=True)
     except Exception:  # a lost scheduler has nothing left to cancel
         pass
 
