@@ -15,12 +15,10 @@ import os
 import random
 import subprocess
 import sys
-import textwrap
 import unicodedata
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from textual import events
 from textual.keys import REPLACED_KEYS, _get_unicode_name_from_key
 from textual.widgets import DataTable, Input, Select, Static
@@ -29,7 +27,7 @@ from rankscope_tui.app import RankscopeApp, exit_status
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import FILES
 from rankscope_tui.screens import VIEWS
-from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace
+from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
 

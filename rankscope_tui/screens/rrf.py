@@ -23,7 +23,8 @@ from ..kernel.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope p
 from ..kernel.rrf_at_k import FusedAtK, RRFExplorer, best_k
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
-from .base import PlainTable, QidTable, ViewScreen, guarded
+from ..widgets.tables import PlainTable, QidTable
+from .base import ViewScreen, guarded
 
 K_MIN, K_MAX = 1, 200
 QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
