@@ -94,21 +94,20 @@ class ViewScreen(Screen):
         self.watch(self.app, "report_version", self._data_changed, init=False)
         self.call_after_refresh(self._refresh_if_stale)
 
-    def _on_screen_resume(self, event) -> None:
-        """A revisit keeps the view's styles (runs before Textual's own handler): Textual
-        restyles every widget of a resumed screen, which also drops every table's and plot's
-        rendered lines, so a revisit re-rendered the whole view. Returning from an opaque
-        screen Textual itself skips that (``pop_screen``); a view left for another view is
-        the same case. Styles are refreshed as before when they were invalidated meanwhile
-        (a theme change counts up ``_css_update_count``)."""
+    def on_screen_resume(self, event) -> None:
+        """A revisit keeps the view's styles (this runs before Textual's own handler, which
+        reads ``refresh_styles``): Textual restyles every widget of a resumed screen, which
+        also drops every table's and plot's rendered lines, so a revisit re-rendered the
+        whole view. Returning from an opaque screen Textual itself skips that
+        (``pop_screen``); a view left for another view is the same case. Styles are
+        refreshed as before when they were invalidated meanwhile (a theme change counts up
+        ``_css_update_count``) or the view was never drawn with its data."""
         try:
             current = self._css_update_count == self.app._css_update_count
         except Exception:
             current = False
         if current and self.is_mounted and not self._stale:
             event.refresh_styles = False
-
-    def on_screen_resume(self) -> None:
         self._refresh_if_stale()
         self.app.update_busy()
 
