@@ -483,6 +483,9 @@ def render_markdown(r: dict, args) -> str:
         L += ["", f"{args.presses} presses each. Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
     else:
         ok3 = None
+        L += ["## 3. RRF slider at 7M lines", "",
+              "Not run in this table (`--skip-7m`); the kernel's share of a step at 7M lines is in "
+              "`benchmarks/results/tui_profile.md`.", ""]
 
     L += ["## 4. Frozen frames: the event loop's longest gap (5 ms ticker inside the app)", "",
           "| phase | " + " | ".join(label[n] for n in names) + " |", "|---|" + "---:|" * len(names)]
