@@ -122,7 +122,11 @@ class RankscopeApp(App):
             self.compute_report()
         else:
             self.report_version += 1
-        self.call_after_refresh(resume_collector)  # the first frame with data is drawn
+        self.call_after_refresh(self._first_data_drawn)
+
+    def _first_data_drawn(self) -> None:
+        resume_collector()
+        self._import_views()  # while the report computes: the views are ready when it is in
 
     def _sync_lanes(self) -> None:
         self.lane_names = list(self.ws.lanes) if self.ws is not None else []
@@ -141,13 +145,12 @@ class RankscopeApp(App):
         self.ws = self.state.base_workspace.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
-        self._import_views()
 
     def _import_views(self) -> None:
-        """Import the other views' modules in a daemon thread, once the report is in: a view's
-        module is imported when it is first shown, and the Compare view's statistics (scipy)
-        alone would hold the event loop a third of a second there. Import locks make a key
-        pressed meanwhile wait for that one module, never import it twice."""
+        """Import the other views' modules in a daemon thread, once the first frame with data
+        is drawn: a view's module is imported when it is first shown, and the Compare view's
+        statistics (scipy) alone would hold the event loop a third of a second there. Import
+        locks make a key pressed meanwhile wait for that one module, never import it twice."""
         if getattr(self, "_views_imported", False):
             return
         self._views_imported = True
