@@ -28,9 +28,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from .screens import VIEWS, view_screens
+from .screens import VIEWS, screen_class, view_screens
 from .screens.palette import RankscopeCommands, RankscopePalette
-from .state import DashboardState, error_line, evaluate, load_workspace
+from .startup import resume_collector
+from .state import DashboardState, error_line, evaluate, start_loading
 from .widgets.dialogs import (ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest,
                               SearchDialog)
 from .widgets.safe import escape as safe_escape, escape_control
@@ -83,6 +84,12 @@ class RankscopeApp(App):
     # ------------------------------------------------------------------ loading
 
     def on_mount(self) -> None:
+        if self.state.base_workspace is None and self.state.has_inputs:
+            pre = self.state.preload
+            if (pre is not None and pre.done() and not pre.cancelled() and pre.exception() is None
+                    and pre.options is self.state.options):
+                self.state.preload = None  # read while Textual started: the first frame shows it
+                self.state.base_workspace = pre.result()
         if self.state.base_workspace is not None:
             self._loaded(self.state.base_workspace)
         elif self.state.has_inputs:
@@ -90,29 +97,14 @@ class RankscopeApp(App):
 
     @work(exclusive=True, group="load", exit_on_error=False, description="loading inputs")
     async def load(self) -> None:
-        """Read the inputs in a daemon thread the worker awaits: quitting (or a new load)
-        cancels the worker and abandons the thread, so an input that blocks (a FIFO with no
-        writer, a stalled network file) never keeps the dashboard from quitting."""
+        """Read the inputs in a daemon thread the worker awaits (``state.start_loading``; the
+        one `rankscope tui` began before the UI was imported when it is for these options):
+        quitting (or a new load) cancels the worker and abandons the thread, so an input that
+        blocks (a FIFO with no writer, a stalled network file) never keeps the dashboard from
+        quitting."""
         options = self.state.options
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future = loop.create_future()
-
-        def settle(ok: bool, value) -> None:
-            if not done.done():
-                (done.set_result if ok else done.set_exception)(value)
-
-        def read() -> None:
-            try:
-                result, ok = load_workspace(options), True
-            except BaseException as exc:  # handed to the worker, which reports it
-                result, ok = exc, False
-            try:
-                loop.call_soon_threadsafe(settle, ok, result)
-            except RuntimeError:  # the app has gone: nobody is waiting
-                pass
-
-        threading.Thread(target=read, name="rankscope-load", daemon=True).start()
-        ws = await done
+        future = self.state.take_preload(options) or start_loading(options)
+        ws = await asyncio.wrap_future(future)
         if options is self.state.options:  # not a load the user has since replaced
             self._loaded(ws)
 
@@ -130,6 +122,11 @@ class RankscopeApp(App):
             self.compute_report()
         else:
             self.report_version += 1
+        self.call_after_refresh(self._first_data_drawn)
+
+    def _first_data_drawn(self) -> None:
+        resume_collector()
+        self._import_views()  # while the report computes: the views are ready when it is in
 
     def _sync_lanes(self) -> None:
         self.lane_names = list(self.ws.lanes) if self.ws is not None else []
@@ -148,6 +145,24 @@ class RankscopeApp(App):
         self.ws = self.state.base_workspace.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
+
+    def _import_views(self) -> None:
+        """Import the other views' modules in a daemon thread, once the first frame with data
+        is drawn: a view's module is imported when it is first shown, and the Compare view's
+        statistics (scipy) alone would hold the event loop a third of a second there. Import
+        locks make a key pressed meanwhile wait for that one module, never import it twice."""
+        if getattr(self, "_views_imported", False):
+            return
+        self._views_imported = True
+
+        def imports() -> None:
+            for mode, _ in VIEWS:
+                try:
+                    screen_class(mode)
+                except Exception:  # shown (and reported) when the view itself is opened
+                    pass
+
+        threading.Thread(target=imports, name="rankscope-views", daemon=True).start()
 
     # ------------------------------------------------------------------ errors and progress
 
@@ -172,6 +187,7 @@ class RankscopeApp(App):
                     self._show_load_error_everywhere()
                 self.report_version += 1
             self.show_error(event.worker.error)
+            resume_collector()
         self.update_busy()
 
     def _show_load_error_everywhere(self) -> None:
@@ -578,7 +594,10 @@ def exit_status(app: RankscopeApp) -> int:
 
 def run(state: DashboardState) -> int:
     app = RankscopeApp(state)
-    app.run()
+    try:
+        app.run()
+    finally:
+        resume_collector()
     return exit_status(app)
 
 

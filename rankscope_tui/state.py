@@ -94,6 +94,36 @@ def load_workspace(options: DashboardOptions):
     )
 
 
+def start_loading(options: DashboardOptions):
+    """A ``concurrent.futures.Future`` of :func:`load_workspace` (``options``), read in a
+    daemon thread started now: ``rankscope tui`` starts it before it imports the UI, so the
+    files are read while Textual is imported and the first frame is drawn. An input that
+    blocks (a FIFO with no writer) only holds that thread: quitting abandons it. Once
+    loaded, the per-query values the Overview shows first (each input lane, doc level) are
+    computed in the same thread (cached in the workspace), so the first frame with numbers
+    asks the event loop for no computation."""
+    import threading
+    from concurrent.futures import Future
+
+    future: Future = Future()
+
+    def read() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            ws = load_workspace(options)
+            for lane in ws.input_lanes:
+                ws.per_query(lane, "doc")
+        except BaseException as exc:  # handed to whoever waits (the app's load worker reports it)
+            future.set_exception(exc)
+        else:
+            future.set_result(ws)
+
+    future.options = options  # what it loads (``DashboardState.take_preload`` matches on it)
+    threading.Thread(target=read, name="rankscope-load", daemon=True).start()
+    return future
+
+
 def load_dev_workspace(options: DashboardOptions):
     """The dev set loaded exactly as `rankscope calibrate --qrels DEV` would load it: the same
     loader and every other option of the main workspace (lanes, strata, corpus, texts,
@@ -122,6 +152,13 @@ class DashboardState:
     report: dict | None = None  # ``evaluate(options, base_workspace)``
     report_error: BaseException | None = None  # why the report could not be computed
     load_error: BaseException | None = None  # why the inputs could not be loaded (the last load)
+    preload: object | None = None  # ``start_loading(options)`` begun before the app started, or None
+
+    def take_preload(self, options: DashboardOptions):
+        """The load begun for ``options`` before the app started (once; None when there is
+        none or it was for other options)."""
+        pre, self.preload = self.preload, None
+        return pre if pre is not None and getattr(pre, "options", None) is options else None
 
     @property
     def error_wording(self) -> str | None:

@@ -15,12 +15,10 @@ import os
 import random
 import subprocess
 import sys
-import textwrap
 import unicodedata
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from textual import events
 from textual.keys import REPLACED_KEYS, _get_unicode_name_from_key
 from textual.widgets import DataTable, Input, Select, Static
@@ -29,7 +27,7 @@ from rankscope_tui.app import RankscopeApp, exit_status
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import FILES
 from rankscope_tui.screens import VIEWS
-from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace
+from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
 
@@ -542,3 +540,97 @@ async def test_export_writes_the_current_views_figure(demo_options, loaded, tmp_
         out = tmp_path / "query.vl.json"
         await export(out)
         assert not out.exists() and app.is_running and app._exception is None
+
+
+# ----------------------------------------------------------------------------- start-up: inputs read before the UI, means first
+
+
+@module_loop
+async def test_overview_shows_the_lane_means_before_the_report_then_its_intervals(demo_options, loaded, monkeypatch):
+    """While the report (intervals) is computing, the Overview's table already holds each
+    input lane's mean; each is the report's own cell value for that lane (the oracle: the
+    report computed independently by the fixture), and the report's cells replace them."""
+    import threading
+
+    from rankscope_tui import app as app_module
+    from rankscope_tui.widgets import fmt
+
+    ws, report = loaded
+    release = threading.Event()
+
+    def held_evaluate(options, workspace):
+        release.wait(60)
+        return ws, report
+
+    monkeypatch.setattr(app_module, "evaluate", held_evaluate)
+    app = make_app(demo_options, (ws, None))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#ov-metrics", DataTable)
+        assert app.state.report is None and not table.loading
+        metrics = report["inputs"]["settings"]["metrics"]
+        rows = {cell_text(table, r, 0): [cell_text(table, r, 2 + i) for i in range(len(metrics))]
+                for r in range(table.row_count)}
+        assert list(rows) == list(ws.input_lanes)  # the fused lanes come with the report
+        for lane, cells in rows.items():
+            want = [f"{fmt.num(report['lanes'][lane]['doc'][m]['value'])} …" for m in metrics]
+            assert cells == want, lane
+        release.set()
+        await settle(app, pilot)
+        assert app.state.report is report
+        lanes = [cell_text(table, r, 0) for r in range(table.row_count)]
+        assert lanes == list(report["lanes"])
+        first = report["lanes"][lanes[0]]["doc"][metrics[0]]
+        assert cell_text(table, 0, 2) == fmt.cell(first, compact=True)
+
+
+@module_loop
+async def test_a_load_begun_before_the_app_is_the_one_it_shows(demo_options):
+    """`rankscope tui` starts reading the inputs before Textual is imported; the app takes
+    that workspace (no second load), and its numbers are those of a fresh load."""
+    from rankscope_tui import state as state_module
+
+    future = state_module.start_loading(demo_options)
+    calls = []
+    original = state_module.load_workspace
+
+    def counted(options):
+        calls.append(options)
+        return original(options)
+
+    st = DashboardState(demo_options, synthetic=True, source_label="test")
+    st.preload = future
+    state_module.load_workspace, saved = counted, state_module.load_workspace
+    try:
+        app = RankscopeApp(st)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            assert calls == []
+            assert app.state.base_workspace is future.result()
+            fresh = original(demo_options)
+            lane = fresh.input_lanes[0]
+            assert app.ws.mean(lane, "doc", "ndcg@10") == fresh.mean(lane, "doc", "ndcg@10")
+            assert app.state.report is not None
+    finally:
+        state_module.load_workspace = saved
+
+
+@module_loop
+async def test_a_load_begun_before_the_app_that_fails_is_reported_as_any_load_error(demo_options, tmp_path):
+    """The early load's error reaches the error dialog and the exit status as the app's own
+    load would (one line naming the file, status 2)."""
+    from dataclasses import replace
+
+    from rankscope_tui import state as state_module
+
+    bad = tmp_path / "broken.run"
+    bad.write_text("q1 Q0 d1 1 not-a-score run\n", encoding="utf-8")
+    options = replace(demo_options, lanes=((None, str(bad)),) + demo_options.lanes[1:])
+    st = DashboardState(options, source_label="test")
+    st.preload = state_module.start_loading(options)
+    app = RankscopeApp(st)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.state.base_workspace is None and app.state.load_error is not None
+        assert any(isinstance(s, ErrorDialog) and "broken.run" in s.message for s in app.screen_stack)
+    assert exit_status(app) == 2

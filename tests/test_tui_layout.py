@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from textual.geometry import Region
 
-from rankscope_tui.commands.tui import demo_argv, parse_args, state_from_args
+from rankscope_tui.commands.tui import demo_argv, parse_args
 from rankscope_tui.demo import SHOWCASE
 from rankscope_tui.kernel import comparison as CMP
 from rankscope_tui.screens import VIEWS

@@ -140,7 +140,12 @@ def resolve(args: argparse.Namespace) -> DashboardState:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..startup import pause_collector
+    from ..state import start_loading
+
+    pause_collector()  # until the first frame with data (app.py resumes it)
     state = resolve(args)
+    state.preload = start_loading(state.options)  # the files are read while Textual is imported
     from ..app import run as run_app
 
     return run_app(state)

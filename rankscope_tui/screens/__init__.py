@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 VIEWS: list[tuple[str, str]] = [
     ("overview", "Overview"),
     ("strata", "Strata"),
@@ -15,18 +17,34 @@ VIEWS: list[tuple[str, str]] = [
 ]
 
 
-def view_screens() -> dict:
-    """Mode name → screen class, in key order."""
-    from .attribution import AttributionScreen
-    from .calibrate import CalibrateScreen
-    from .compare import CompareScreen
-    from .gate import GateScreen
-    from .overview import OverviewScreen
-    from .query import QueryScreen
-    from .rrf import RRFScreen
-    from .strata import StrataScreen
-    from .verdicts import VerdictsScreen
+#: mode -> (module, class) of its screen; a module is imported when its view is first shown
+#: (the Compare view's statistics pull in scipy: a third of a second no start should pay)
+SCREEN_CLASSES: dict[str, tuple[str, str]] = {
+    "overview": ("overview", "OverviewScreen"),
+    "strata": ("strata", "StrataScreen"),
+    "attribution": ("attribution", "AttributionScreen"),
+    "rrf": ("rrf", "RRFScreen"),
+    "calibrate": ("calibrate", "CalibrateScreen"),
+    "gate": ("gate", "GateScreen"),
+    "compare": ("compare", "CompareScreen"),
+    "verdicts": ("verdicts", "VerdictsScreen"),
+    "query": ("query", "QueryScreen"),
+}
 
-    classes = [OverviewScreen, StrataScreen, AttributionScreen, RRFScreen, CalibrateScreen, GateScreen,
-               CompareScreen, VerdictsScreen, QueryScreen]
-    return {mode: cls for (mode, _), cls in zip(VIEWS, classes)}
+
+def screen_class(mode: str) -> type:
+    """The screen class of view ``mode`` (its module imported now, once)."""
+    from importlib import import_module
+
+    module, name = SCREEN_CLASSES[mode]
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
+
+def view_screens() -> dict:
+    """Mode name -> a factory of its screen, in key order (Textual's ``MODES`` accepts a
+    callable): a view's module is imported when the view is first shown."""
+    return {mode: partial(_make_screen, mode) for mode, _ in VIEWS}
+
+
+def _make_screen(mode: str):
+    return screen_class(mode)()

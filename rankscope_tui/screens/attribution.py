@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Label, Select, Static
 
 from ..widgets import fmt
 from ..kernel import attribution as A
-from .base import PlainTable, QidTable, ViewScreen, guarded
+from ..widgets.tables import PlainTable, QidTable
+from .base import ViewScreen, guarded
 
 
 class AttributionScreen(ViewScreen):

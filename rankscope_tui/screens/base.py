@@ -10,7 +10,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
-from ..widgets.tables import PlainTable, QidTable  # noqa: F401  (re-exported for the screens)
 from ..widgets.viewbar import ViewBar
 from . import VIEWS
 
@@ -44,6 +43,18 @@ class ViewScreen(Screen):
 
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
+        # A new screen counts its styles as never refreshed, so Textual re-parses the whole
+        # stylesheet (and drops its parse cache) when the view is first shown (~50-100 ms on
+        # every first visit). Once the view shown now has been refreshed with the current
+        # variables, the stylesheet is current: a view made then is styled by it when it
+        # mounts, and a later theme change still refreshes every view. The first view of a
+        # start keeps Textual's refresh (it applies the theme's variables).
+        try:
+            app = self.app
+            if app._screen_stacks and app.screen._css_update_count == app._css_update_count:
+                self._css_update_count = app._css_update_count
+        except Exception:  # no running app or no screen yet: Textual's default
+            pass
         self._stale = True
         self.narrow = False
         i = [m for m, _ in VIEWS].index(self.VIEW) + 1
@@ -83,7 +94,20 @@ class ViewScreen(Screen):
         self.watch(self.app, "report_version", self._data_changed, init=False)
         self.call_after_refresh(self._refresh_if_stale)
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event) -> None:
+        """A revisit keeps the view's styles (this runs before Textual's own handler, which
+        reads ``refresh_styles``): Textual restyles every widget of a resumed screen, which
+        also drops every table's and plot's rendered lines, so a revisit re-rendered the
+        whole view. Returning from an opaque screen Textual itself skips that
+        (``pop_screen``); a view left for another view is the same case. Styles are
+        refreshed as before when they were invalidated meanwhile (a theme change counts up
+        ``_css_update_count``) or the view was never drawn with its data."""
+        try:
+            current = self._css_update_count == self.app._css_update_count
+        except Exception:
+            current = False
+        if current and self.is_mounted and not self._stale:
+            event.refresh_styles = False
         self._refresh_if_stale()
         self.app.update_busy()
 

@@ -22,7 +22,8 @@ from ..kernel.settings import CalibrationSettings
 from ..state import load_dev_workspace
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
-from .base import PlainTable, ViewScreen, guarded
+from ..widgets.tables import PlainTable
+from .base import ViewScreen, guarded
 
 STEPS = [("0.5", 0.5), ("0.25", 0.25), ("0.2", 0.2), ("0.1", 0.1), ("0.05", 0.05)]
 
@@ -188,7 +189,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
             L.append(f"    dev {m} {fmt.num(r.fit_dev.objective, 4)} (in-sample) → [b]test {fmt.num(r.test_at_dev[m], 4)}[/] "
                      f"(held out, {r.n_test} positives)")
         else:
-            L.append(f"[$warning]no --dev-qrels: only an in-sample fit on the evaluated queries is possible[/]")
+            L.append("[$warning]no --dev-qrels: only an in-sample fit on the evaluated queries is possible[/]")
             if self.dev_error:
                 L.append(self.dev_error)
         if cheat:

@@ -22,7 +22,8 @@ from ..widgets import fmt
 from ..kernel.randomization import format_p
 from ..kernel.verdict import CAPTION
 from ..kernel.settings import CompareSettings
-from .base import PlainTable, QidTable, ViewScreen, guarded
+from ..widgets.tables import PlainTable, QidTable
+from .base import ViewScreen, guarded
 
 CORRECTIONS = ["holm", "bonferroni", "none"]
 ALTERNATIVES = ["two-sided", "greater", "less"]

@@ -21,7 +21,8 @@ from ..kernel.gate_analysis import GateAnalysis, GateLabel, analyse_gate
 from ..kernel.settings import GateSettings
 from ..kernel.thresholds import read_thresholds
 from ..widgets import fmt
-from .base import PlainTable, ViewScreen, parse_optional_number, guarded
+from ..widgets.tables import PlainTable
+from .base import ViewScreen, parse_optional_number, guarded
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep
@@ -383,7 +384,7 @@ conservative.
     def _draw_floors(self, r: GateResult) -> None:
         p, a = r.params, r.analysis
         lines = self._applied_lines(r)
-        lines.append(f"[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
+        lines.append("[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
                      + f" · positives {int(a.positives.size)}")
         for name, nf in a.null.items():
             head = f"[b]Null floor[/] ({NEG_LABELS.get(name, name)}, n={nf.n}): "

@@ -16,7 +16,8 @@ from textual.widgets import DataTable, Label, Static
 from ..kernel.judgments import NO_JUDGMENT
 from ..kernel.ranking import tied_queries
 from ..widgets import fmt
-from .base import PlainTable, ViewScreen
+from ..widgets.tables import PlainTable
+from .base import ViewScreen
 
 PARSED_ROWS = 15
 
@@ -78,7 +79,8 @@ drills into the current query.
         table = self.query_one("#ov-metrics", DataTable)
         if rep is None:
             summary.update(self._counts_text() + "\n" + self.waiting("computing the report (intervals)"))
-            table.loading = self.state.report_error is None
+            if self.state.report_error is None:
+                self._render_means()
             return
         table.loading = False
         summary.update(self._summary_text(rep))
@@ -125,6 +127,24 @@ drills into the current query.
             table.add_row(lane, self.level, *[fmt.cell(cells.get(m), compact=True) for m in metrics], key=lane)
         d = rep["definitions"]
         self.query_one("#ov-caption", Static).update(d.get("intervals", ""))
+
+    def _render_means(self) -> None:
+        """Before the report: the input lanes' means over the positives (the workspace's,
+        which the report's cells carry as their value; computed by the load), intervals to
+        follow. The derived lanes (rrf, variants) come with the report."""
+        ws = self.ws
+        table = self.query_one("#ov-metrics", DataTable)
+        metrics = [m.key for m in ws.settings.metrics]
+        level = self.level if self.level in ws.levels() else "doc"
+        table.clear(columns=True)
+        table.add_column("lane", key="lane")
+        table.add_column("level", key="level")
+        for m in metrics:
+            table.add_column(m, key=m)
+        for lane in ws.input_lanes:
+            means = ws.means_of(ws.per_query(lane, level), metrics)
+            table.add_row(lane, level, *[f"{fmt.num(means[m])} …" for m in metrics], key=lane)
+        self.query_one("#ov-caption", Static).update("means over the positives; intervals (and fused lanes) follow with the report")
 
     def _render_warnings(self) -> None:
         lines = []

@@ -15,7 +15,8 @@ from textual.widgets import DataTable, Label, Static
 from ..widgets import fmt
 from ..kernel import attribution as A
 from ..kernel import measures as M
-from .base import PlainTable, ViewScreen
+from ..widgets.tables import PlainTable
+from .base import ViewScreen
 
 SHOW_ROWS = 100
 

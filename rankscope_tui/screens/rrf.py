@@ -23,10 +23,12 @@ from ..kernel.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope p
 from ..kernel.rrf_at_k import FusedAtK, RRFExplorer, best_k
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
-from .base import PlainTable, QidTable, ViewScreen, guarded
+from ..widgets.tables import PlainTable, QidTable
+from .base import ViewScreen, guarded
 
 K_MIN, K_MAX = 1, 200
 QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
+CURVE_REDRAW = 0.2  # seconds: at most one plot redraw per window while the curve's points arrive
 SHOW = 10
 X_TICKS = (1, 50, 100, 150, 200)  # k is an integer: integer ticks
 # the input lanes' reference lines: colours that show on the dark and the light themes
@@ -63,6 +65,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self.redraws = 0
         self._explorer: RRFExplorer | None = None
         self._window = None
+        self._curve_redraw = None
         self._pending = False
         self._last_changed = 0.0
         self.last_latency: float | None = None
@@ -184,8 +187,23 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     @guarded
     def _curve_point(self, r: FusedAtK) -> None:
+        """A point of the metric-against-k curve: the plot is redrawn at most every
+        ``CURVE_REDRAW`` seconds while points arrive (each redraw rebuilds the figure on the
+        event loop), and at once with the last point."""
         self.curve.setdefault(r.k, r.means)
-        if self.current is not None:
+        if self.current is None:
+            return
+        if all(k in self.curve for k in CURVE_KS):
+            if self._curve_redraw is not None:
+                self._curve_redraw.stop()
+                self._curve_redraw = None
+            self._draw_plot()
+        elif self._curve_redraw is None:
+            self._curve_redraw = self.set_timer(CURVE_REDRAW, self._redraw_curve)
+
+    def _redraw_curve(self) -> None:
+        self._curve_redraw = None
+        if self.current is not None and self.is_mounted:
             self._draw_plot()
 
     def _opening_query(self, r: FusedAtK) -> str | None:

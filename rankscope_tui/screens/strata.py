@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Label, Select, Static
 from ..kernel.settings import DEFAULT_METRIC
 from ..widgets import fmt
 from ..widgets.safe import escape
-from .base import PlainTable, QidTable, ViewScreen
+from ..widgets.tables import PlainTable, QidTable
+from .base import ViewScreen
 
 
 class StrataScreen(ViewScreen):

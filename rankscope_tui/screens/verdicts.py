@@ -19,7 +19,8 @@ from ..widgets.dialogs import ValueDialog
 from ..kernel import rules as RU
 from ..kernel.files import sha256_of
 from ..state import error_line
-from .base import PlainTable, ViewScreen
+from ..widgets.tables import PlainTable
+from .base import ViewScreen
 
 
 class VerdictsScreen(ViewScreen):

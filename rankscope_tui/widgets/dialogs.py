@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
-from textual.widgets import Button, Input, Label, Markdown, OptionList, Select, Static
+from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 _DIALOG_CSS = """
@@ -466,6 +466,8 @@ class HelpScreen(Dialog):
         self.markdown = markdown
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # imported when help is first shown (markdown-it: ~50 ms)
+
         with Vertical():
             with VerticalScroll():
                 yield Markdown(self.markdown)
