@@ -201,10 +201,25 @@ def check_outputs(outputs: list[tuple[str, str | None]], inputs: list[str]) -> N
 # ---------------------------------------------------------------------------- writing
 
 
+#: Text is encoded this many characters at a time as it is written: a report of a million
+#: queries (hundreds of MB) is never held twice, as text and as bytes.
+_ENCODE_CHARS = 1 << 22
+
+
+def _encoded(payload: str | bytes):
+    """The UTF-8 bytes of ``payload`` in pieces (bytes as they are). A cut never splits a
+    character: the pieces are cut from the str."""
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        yield payload
+        return
+    for i in range(0, len(payload), _ENCODE_CHARS):
+        yield payload[i:i + _ENCODE_CHARS].encode("utf-8")
+
+
 class _Staged:
     """One output, staged: a complete temporary file beside its target, or an open stream."""
 
-    def __init__(self, path: str, payload: bytes):
+    def __init__(self, path: str, payload: str | bytes):
         self.path, self.payload = path, payload
         self.how, self.where, _ = _target(path)
         self.tmp: str | None = None
@@ -228,7 +243,8 @@ class _Staged:
                 mode = 0o666 & ~umask
             os.chmod(self.tmp, mode)
             with os.fdopen(fd, "wb") as fh:
-                fh.write(self.payload)
+                for chunk in _encoded(self.payload):
+                    fh.write(chunk)
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
@@ -254,9 +270,10 @@ class _Staged:
 
     def write_stream(self) -> None:
         try:
-            view = memoryview(self.payload)
-            while view:
-                view = view[os.write(self.fd, view):]
+            for chunk in _encoded(self.payload):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(self.fd, view):]
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", self.path) from None
 
@@ -292,7 +309,7 @@ class StagedOutputs:
     before any output is replaced (``compare``'s log append) goes inside the block."""
 
     def __init__(self, items: list[tuple[str, str | bytes]]):
-        self.staged = [_Staged(p, d.encode("utf-8") if isinstance(d, str) else d) for p, d in items]
+        self.staged = [_Staged(p, d) for p, d in items]
 
     def __enter__(self) -> "StagedOutputs":
         try:
