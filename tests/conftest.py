@@ -1,4 +1,4 @@
-"""Fixtures every test module may use: the demo directory.
+"""Fixtures every test module may use: the demo directory and ``cli_run`` (the command line in this process).
 
 The plain helpers (the CLI runner ``support.run_cli``, the fork server
 ``support.cli_many``, the shared-data path ``support.shared_path``) are in
@@ -7,9 +7,12 @@ The plain helpers (the CLI runner ``support.run_cli``, the fork server
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
+
+from rankscope_tui import cli
 
 from rankscope_tui.demo import write_demo
 
@@ -24,3 +27,20 @@ def demo_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("demo")
     write_demo(d, seed=DEMO_SEED)
     return d
+
+
+@pytest.fixture
+def cli_run(capsys):
+    """``cli.main`` in this process: (exit status, stdout, stderr); the signal handlers it
+    installs are put back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+
+    def run(*argv):
+        capsys.readouterr()
+        rc = cli.main([str(a) for a in argv])
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    yield run
+    for s, h in saved.items():
+        signal.signal(s, h)

@@ -16,21 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 import dask
 import distributed
-import pyarrow.parquet as pq
 import pytest
 
-from rankscope_tui import cli
 from rankscope_tui.kernel import bucket as B
 from rankscope_tui.kernel import dask_engine as D
 from rankscope_tui.kernel import partition as P
-from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.output import dumps_strict
 from rankscope_tui.kernel.pipeline import evaluate_report
 from rankscope_tui.kernel.workspace import load
@@ -54,23 +50,6 @@ def generated(tmp_path_factory) -> dict:
     return _generate(tmp_path_factory.mktemp("generated"), seed=5, n_queries=160)
 
 
-@pytest.fixture
-def main(capsys):
-    """``cli.main`` in this process: (exit status, stdout, stderr); the signal handlers it
-    installs are put back."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
-
-    def run(*argv):
-        capsys.readouterr()
-        rc = cli.main([str(a) for a in argv])
-        out = capsys.readouterr()
-        return rc, out.out, out.err
-
-    yield run
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
 def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
     """The JSON with its settings block's engine entry (which must name Dask and ``n``
     buckets) removed, written as the CLI writes JSON."""
@@ -82,12 +61,12 @@ def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
     return dumps_strict(data).encode("utf-8")
 
 
-def _evaluate_both(main, argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
+def _evaluate_both(cli_run, argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
     m, d = tmp_path / "memory", tmp_path / "dask"
     m.mkdir(), d.mkdir()
-    rc, text, err = main("evaluate", *argv, "--out", m / "report.json", "--per-query", m / "pq.csv")
+    rc, text, err = cli_run("evaluate", *argv, "--out", m / "report.json", "--per-query", m / "pq.csv")
     assert rc == 0, err
-    rc, dtext, err = main("evaluate", *argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
+    rc, dtext, err = cli_run("evaluate", *argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
                           "--buckets", n, "--out", d / "report.json", "--per-query", d / "pq.csv")
     assert rc == 0, err
     assert _without_engine((d / "report.json").read_bytes(), n) == (m / "report.json").read_bytes()
@@ -99,25 +78,25 @@ def _evaluate_both(main, argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
 # --------------------------------------------------------------------------- byte for byte
 
 
-def test_demo(demo_dir, main, cluster, tmp_path):
+def test_demo(demo_dir, cli_run, cluster, tmp_path):
     d = demo_dir
-    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+    report = _evaluate_both(cli_run, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
                                    "--qrels", d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives",
                                    d / "qrels-ood-negatives.txt", "--corpus", d / "corpus.tsv", "--gate-on", "dense",
                                    "--resamples", "199"], cluster, tmp_path)
     assert not report["gate"].get("skipped")
 
 
-def test_cranfield(main, cluster, tmp_path):
+def test_cranfield(cli_run, cluster, tmp_path):
     c = shared_path("cranfield")
-    _evaluate_both(main, [*_lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")}), "--qrels",
+    _evaluate_both(cli_run, [*_lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")}), "--qrels",
                           c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
                           c / "qrels-ood-negatives.txt", "--resamples", "199"], cluster, tmp_path)
 
 
-def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, cluster, tmp_path):
+def test_generated_runs_with_ties_missing_queries_and_negatives(generated, cli_run, cluster, tmp_path):
     g = generated
-    report = _evaluate_both(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
+    report = _evaluate_both(cli_run, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
                                    "--ood-negatives", g["ood"], "--gate-on", "gamma", "--mutual", "1", "--margin", "0.5",
                                    "--resamples", "199"], cluster, tmp_path, n=7)
     assert report["summary"]["negatives"] > 0 and report["gate"]["mutual"]["built_from"] > 0
@@ -132,7 +111,7 @@ def _bucket_files(argv, n: int, workdir: Path):
     return src, gate, p, files, facts
 
 
-def test_compare_and_calibrate(demo_dir, generated, main, cluster, tmp_path):
+def test_compare_and_calibrate(demo_dir, generated, cli_run, cluster, tmp_path):
     """compare's rows and calibrate's thresholds.json from Dask buckets: the in-memory bytes
     but the engine entry."""
     d, g = demo_dir, generated
@@ -143,9 +122,9 @@ def test_compare_and_calibrate(demo_dir, generated, main, cluster, tmp_path):
             ("calibrate", ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}", "--qrels",
                            d / "qrels-dev.txt", "--gate-on", "dense", "--resamples", "99"]))):
         m, b = tmp_path / f"m{i}.json", tmp_path / f"b{i}.json"
-        rc, text, err = main(command, *argv, "--out", m)
+        rc, text, err = cli_run(command, *argv, "--out", m)
         assert rc == 0, err
-        rc, btext, err = main(command, *argv, *dask_args, "--out", b)
+        rc, btext, err = cli_run(command, *argv, *dask_args, "--out", b)
         assert rc == 0, err
         assert _without_engine(b.read_bytes(), 4, ("settings",)) == m.read_bytes(), command
         assert btext.replace(str(b), str(m)) == text
@@ -207,35 +186,35 @@ def test_workers_read_none_of_the_drivers_files(demo_dir, cluster, tmp_path, mon
 # --------------------------------------------------------------------------- failures
 
 
-def _fails_with_one_line(main, argv, tmp_path) -> str:
+def _fails_with_one_line(cli_run, argv, tmp_path) -> str:
     """The command's one-line error; exit status 2 and nothing written."""
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
-    rc, text, err = main("evaluate", *argv, "--out", out / "report.json", "--per-query", out / "pq.csv")
+    rc, text, err = cli_run("evaluate", *argv, "--out", out / "report.json", "--per-query", out / "pq.csv")
     assert rc == 2 and text == "" and err.count("\n") == 1 and err.startswith("rankscope: error: "), err
     assert not list(out.iterdir())
     return err[len("rankscope: error: "):].rstrip("\n")
 
 
-def test_a_buckets_input_error_is_the_in_memory_error(generated, main, cluster, tmp_path):
+def test_a_buckets_input_error_is_the_in_memory_error(generated, cli_run, cluster, tmp_path):
     g = generated
     run = tmp_path / "dup.run"
     lines = g["lanes"]["alpha"].read_text().splitlines()
     run.write_text("\n".join(lines + [next(l for l in lines if l and not l.startswith("#"))]) + "\n")
     argv = ["--lane", f"alpha={run}", "--qrels", g["qrels"]]
-    mem = _fails_with_one_line(main, argv, tmp_path)
-    dsk = _fails_with_one_line(main, [*argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
+    mem = _fails_with_one_line(cli_run, argv, tmp_path)
+    dsk = _fails_with_one_line(cli_run, [*argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
                                       "--buckets", "3"], tmp_path)
     assert dsk == mem and "appears twice" in mem
 
 
-def test_a_task_that_raises_fails_the_command(generated, main, cluster, tmp_path, monkeypatch):
+def test_a_task_that_raises_fails_the_command(generated, cli_run, cluster, tmp_path, monkeypatch):
     def broken(files, plan):
         raise RuntimeError("the disk is on fire\nand a second line")
 
     monkeypatch.setattr(P, "bucket_task", broken)  # the workers run in this process
     g = generated
-    err = _fails_with_one_line(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask",
+    err = _fails_with_one_line(cli_run, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask",
                                       "--scheduler", cluster.scheduler_address, "--buckets", "3"], tmp_path)
     assert err.startswith("bucket ") and err.endswith(
         " of 3 failed on the Dask cluster: RuntimeError: the disk is on fire and a second line; nothing was written")
@@ -266,7 +245,7 @@ class _DieOnBucket(distributed.WorkerPlugin):
             os._exit(1)
 
 
-def test_a_lost_worker_fails_with_one_line(generated, main, tmp_path):
+def test_a_lost_worker_fails_with_one_line(generated, cli_run, tmp_path):
     """A worker process that dies running a bucket (here: every time, and the cluster
     allows no retry) fails the command with one line naming the bucket."""
     import cloudpickle
@@ -278,19 +257,19 @@ def test_a_lost_worker_fails_with_one_line(generated, main, tmp_path):
                                       host="127.0.0.1", env={"PYTHONPATH": str(REPO)}) as c:
             with distributed.Client(c.scheduler_address, set_as_default=False) as client:
                 client.register_plugin(_DieOnBucket())
-            err = _fails_with_one_line(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask",
+            err = _fails_with_one_line(cli_run, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask",
                                               "--scheduler", c.scheduler_address, "--buckets", "3"], tmp_path)
     assert err.startswith("bucket ") and "failed: the Dask worker running it was lost" in err
 
 
-def test_no_scheduler_is_one_line(generated, main, tmp_path):
+def test_no_scheduler_is_one_line(generated, cli_run, tmp_path):
     g = generated
     argv = [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--engine", "dask", "--buckets", "3"]
     with dask.config.set({"scheduler-address": None}):
-        err = _fails_with_one_line(main, argv, tmp_path)
+        err = _fails_with_one_line(cli_run, argv, tmp_path)
     assert err.startswith("--scheduler: --engine dask needs --scheduler ADDRESS")
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        err = _fails_with_one_line(main, [*argv, "--scheduler", "tcp://127.0.0.1:9"], tmp_path)
+        err = _fails_with_one_line(cli_run, [*argv, "--scheduler", "tcp://127.0.0.1:9"], tmp_path)
     assert err.startswith("--scheduler: cannot connect to the Dask scheduler at tcp://127.0.0.1:9: ")
 
 

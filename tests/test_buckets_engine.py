@@ -34,7 +34,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rankscope_tui import cli
 from rankscope_tui.kernel import bucket as B
 from rankscope_tui.kernel import engine as E
 from rankscope_tui.kernel import partition as P
@@ -169,23 +168,6 @@ def _no_workdir_left(workdirs) -> bool:
     return bool(workdirs) and not any(d.exists() for d in workdirs) and not any(workdirs[0].parent.iterdir())
 
 
-@pytest.fixture
-def main(capsys):
-    """``cli.main`` in this process: (exit status, stdout, stderr); the signal handlers it
-    installs are put back."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
-
-    def run(*argv):
-        capsys.readouterr()
-        rc = cli.main([str(a) for a in argv])
-        out = capsys.readouterr()
-        return rc, out.out, out.err
-
-    yield run
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> dict:
     return _generate(tmp_path_factory.mktemp("generated"))
@@ -205,18 +187,18 @@ def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
     return dumps_strict(data).encode("utf-8")
 
 
-def _evaluate_both(main, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
+def _evaluate_both(cli_run, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
     """``evaluate ARGV`` in memory and in each bucket count: the same report.json (but the
     engine), per-query CSV and text; the bucket directories gone after each."""
     m = tmp_path / "memory"
     m.mkdir()
-    rc, text, err = main("evaluate", *argv, "--out", m / "report.json", "--per-query", m / "pq.csv")
+    rc, text, err = cli_run("evaluate", *argv, "--out", m / "report.json", "--per-query", m / "pq.csv")
     assert rc == 0, err
     for n in buckets:
         b = tmp_path / f"buckets{n}"
         b.mkdir()
         before = len(workdirs)
-        rc, btext, err = main("evaluate", *argv, "--buckets", n, "--out", b / "report.json", "--per-query", b / "pq.csv")
+        rc, btext, err = cli_run("evaluate", *argv, "--buckets", n, "--out", b / "report.json", "--per-query", b / "pq.csv")
         assert rc == 0 and err == "", err  # (no progress lines: stderr is not a terminal)
         assert len(workdirs) == before + 1 and _no_workdir_left(workdirs)
         assert _without_engine((b / "report.json").read_bytes(), n) == (m / "report.json").read_bytes(), n
@@ -239,17 +221,17 @@ def test_run_engine_is_the_in_memory_report(generated, workdirs):
     assert _no_workdir_left(workdirs)
 
 
-def test_demo(demo_dir, main, tmp_path, workdirs):
+def test_demo(demo_dir, cli_run, tmp_path, workdirs):
     d = demo_dir
     argv = ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}", "--qrels",
             d / "qrels-test.txt", "--strata", d / "strata.tsv", "--ood-negatives", d / "qrels-ood-negatives.txt",
             "--corpus", d / "corpus.tsv", "--gate-on", "dense", "--resamples", "999"]
-    report = _evaluate_both(main, argv, tmp_path, workdirs)
+    report = _evaluate_both(cli_run, argv, tmp_path, workdirs)
     assert not report["gate"].get("skipped") and report["per_query"]["rrf"]
     # --memory-limit alone: the bucket count from the rule, recorded
     paths = [d / "lexical.run", d / "dense.run", d / "qrels-test.txt", d / "qrels-ood-negatives.txt"]
     n = E.bucket_count([str(p) for p in paths], E.EngineSettings("local", memory_limit="3GB"))
-    rc, _, err = main("evaluate", *argv, "--memory-limit", "3GB", "--out", tmp_path / "limited.json")
+    rc, _, err = cli_run("evaluate", *argv, "--memory-limit", "3GB", "--out", tmp_path / "limited.json")
     assert rc == 0, err
     assert _without_engine((tmp_path / "limited.json").read_bytes(), n) == (tmp_path / "memory" / "report.json").read_bytes()
 
@@ -269,19 +251,19 @@ def _count_streams(monkeypatch) -> list:
     return seen
 
 
-def test_cranfield_streams_its_runs(main, tmp_path, workdirs, monkeypatch):
+def test_cranfield_streams_its_runs(cli_run, tmp_path, workdirs, monkeypatch):
     c = shared_path("cranfield")
     streamed = _count_streams(monkeypatch)
     lanes = _lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")})
-    _evaluate_both(main, [*lanes, "--qrels", c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
+    _evaluate_both(cli_run, [*lanes, "--qrels", c / "qrels-test.txt", "--strata", c / "strata.tsv", "--ood-negatives",
                           c / "qrels-ood-negatives.txt", "--corpus", c / "passages.tsv", "--summary",
                           tmp_path / "summary.csv", "--resamples", "999"], tmp_path, workdirs)
     assert len(streamed) == 6 and not any(d for _, d in streamed)  # three clean plain runs, twice: streamed
 
 
-def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main, tmp_path, workdirs):
+def test_generated_runs_with_ties_missing_queries_and_negatives(generated, cli_run, tmp_path, workdirs):
     g = generated
-    report = _evaluate_both(main, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
+    report = _evaluate_both(cli_run, [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--strata", g["strata"],
                                    "--ood-negatives", g["ood"], "--group-sep", "#", "--cap", "2", "--gate-on", "gamma",
                                    "--margin", "0.5", "--resamples", "499"], tmp_path, workdirs)
     kinds = {w["kind"] for w in report["summary"]["warnings"]}
@@ -289,7 +271,7 @@ def test_generated_runs_with_ties_missing_queries_and_negatives(generated, main,
     assert report["summary"]["negatives"] > 0
 
 
-def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatch):
+def test_gzip_and_parquet_inputs(generated, cli_run, tmp_path, workdirs, monkeypatch):
     """A gzip run with comment lines (read whole by the readers), a clean one (streamed,
     its bytes checked as they are decompressed), gzip qrels and a Parquet run."""
     g = generated
@@ -309,7 +291,7 @@ def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatc
     ranked = tmp_path / "ranked.parquet"
     pq.write_table(pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
                              "rank": [int(r[3]) for r in rows]}), ranked)
-    report = _evaluate_both(main, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--lane", f"gamma={gamma}",
+    report = _evaluate_both(cli_run, ["--lane", f"alpha={alpha}", "--lane", f"beta={beta}", "--lane", f"gamma={gamma}",
                                    "--lane", f"ranked={ranked}", "--qrels", qrels, "--resamples", "199"],
                             tmp_path, workdirs)
     lanes = report["inputs"]["lanes"]
@@ -319,12 +301,12 @@ def test_gzip_and_parquet_inputs(generated, main, tmp_path, workdirs, monkeypatc
     assert streamed == [(str(alpha), True), (str(beta), False), (str(gamma), False), (str(ranked), True)] * 2
 
 
-def test_progress_on_a_terminal(demo_dir, main, workdirs, monkeypatch):
+def test_progress_on_a_terminal(demo_dir, cli_run, workdirs, monkeypatch):
     monkeypatch.setenv("RANKSCOPE_PROGRESS_AFTER_S", "0")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     d = demo_dir
     argv = ["--lane", d / "lexical.run", "--lane", d / "dense.run", "--qrels", d / "qrels-test.txt", "--resamples", "0"]
-    rc, _, err = main("evaluate", *argv, "--buckets", "7")
+    rc, _, err = cli_run("evaluate", *argv, "--buckets", "7")
     assert rc == 0
     lines = [line.rsplit(" (", 1)[0] for line in err.splitlines()]
     n_queries = load(_sources(argv)[0]).n_queries
@@ -335,37 +317,37 @@ def test_progress_on_a_terminal(demo_dir, main, workdirs, monkeypatch):
 # --------------------------------------------------------------------------- compare and calibrate
 
 
-def test_compare_on_buckets(generated, main, tmp_path, workdirs):
+def test_compare_on_buckets(generated, cli_run, tmp_path, workdirs):
     g = generated
     base = [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "999", "--group-sep", "#"]
     for i, extra in enumerate(([], ["--metric", "ap", "--metric", "rr", "--level", "group", "--candidate", "rrf"],
                                ["--all-pairs", "--metric", "ndcg@10"])):
         m, b = tmp_path / f"m{i}.json", tmp_path / f"b{i}.json"
-        rc, text, err = main("compare", *base, *extra, "--out", m)
+        rc, text, err = cli_run("compare", *base, *extra, "--out", m)
         assert rc == 0, err
-        rc, btext, err = main("compare", *base, *extra, "--buckets", "7", "--out", b)
+        rc, btext, err = cli_run("compare", *base, *extra, "--buckets", "7", "--out", b)
         assert rc == 0, err
         assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes(), extra
         assert btext == text
     assert _no_workdir_left(workdirs)
 
 
-def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
+def test_calibrate_on_buckets(demo_dir, generated, cli_run, tmp_path, workdirs):
     d, g = demo_dir, generated
     for i, argv in enumerate((["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
                                "--qrels", d / "qrels-dev.txt", "--gate-on", "dense", "--resamples", "99"],
                               [*_lane_args(g["lanes"]), "--qrels", g["qrels"], "--ood-negatives", g["ood"], "--gate-on",
                                "rrf", "--depth", "20", "--step", "0.25", "--objective", "rr", "--resamples", "99"])):
         m, b = tmp_path / f"m{i}.json", tmp_path / f"b{i}.json"
-        rc, text, err = main("calibrate", *argv, "--out", m)
+        rc, text, err = cli_run("calibrate", *argv, "--out", m)
         assert rc == 0, err
-        rc, btext, err = main("calibrate", *argv, "--buckets", "7", "--out", b)
+        rc, btext, err = cli_run("calibrate", *argv, "--buckets", "7", "--out", b)
         assert rc == 0, err
         assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes()
         assert btext.replace(str(b), str(m)) == text
         assert '"convex"' in m.read_text()
     # the thresholds applied: the convex lane and the calibrated gate, in buckets too
-    report = _evaluate_both(main, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
+    report = _evaluate_both(cli_run, ["--lane", f"lexical={d / 'lexical.run'}", "--lane", f"dense={d / 'dense.run'}",
                                    "--qrels", d / "qrels-test.txt", "--thresholds", tmp_path / "m0.json",
                                    "--resamples", "99"], tmp_path, workdirs, buckets=(7,))
     assert "convex" in report["lanes"] and report["gate"]["applied"]
@@ -374,7 +356,7 @@ def test_calibrate_on_buckets(demo_dir, generated, main, tmp_path, workdirs):
 # --------------------------------------------------------------------------- errors as in memory
 
 
-def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs, monkeypatch):
+def test_bad_input_is_the_readers_error(generated, cli_run, tmp_path, workdirs, monkeypatch):
     """A clean plain run with an infinite score (the streamed road declines, the readers
     name the line), a run with a bad score on a commented file, a duplicate doc found
     inside a bucket, the infinite score gzip-compressed and a truncated gzip run: the one
@@ -402,14 +384,14 @@ def test_bad_input_is_the_readers_error(generated, main, tmp_path, workdirs, mon
     for run in (inf, bad, dup, inf_gz, cut_gz, nulls):
         out = tmp_path / "out.json"
         argv = ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0", "--out", out]
-        rc, _, want = main(*argv)
+        rc, _, want = cli_run(*argv)
         assert rc == 2 and want.count("\n") == 1 and str(run) in want
-        rc, _, err = main(*argv, "--buckets", "7")
+        rc, _, err = cli_run(*argv, "--buckets", "7")
         assert (rc, err) == (2, want) and not out.exists()
     assert _no_workdir_left(workdirs)
 
 
-def test_options_that_do_not_split_by_query_are_refused(generated, demo_dir, main, tmp_path):
+def test_options_that_do_not_split_by_query_are_refused(generated, demo_dir, cli_run, tmp_path):
     g, d = generated, demo_dir
     lanes = _lane_args(g["lanes"])
     cases = [
@@ -425,7 +407,7 @@ def test_options_that_do_not_split_by_query_are_refused(generated, demo_dir, mai
         (["evaluate", *lanes, "--qrels", g["qrels"], "--buckets", "0"], "--buckets"),
     ]
     for argv, words in cases:
-        rc, _, err = main(*argv)
+        rc, _, err = cli_run(*argv)
         assert rc == 2 and err.count("\n") == 1 and err.startswith("rankscope: error: ") and words in err, (argv, err)
     assert not list(tmp_path.iterdir())
 
@@ -478,13 +460,13 @@ def test_duckdb_buckets_are_bucket_of(tmp_path):
 # --------------------------------------------------------------------------- must-show 3: failures
 
 
-def test_a_failing_bucket_fails_the_command(generated, main, tmp_path, workdirs, monkeypatch, faults_dir):
+def test_a_failing_bucket_fails_the_command(generated, cli_run, tmp_path, workdirs, monkeypatch, faults_dir):
     import faults
 
     monkeypatch.setattr(E, "_task", lambda: faults.failing)
     g = generated
     out, pqc = tmp_path / "report.json", tmp_path / "pq.csv"
-    rc, text, err = main("evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "0", "--buckets",
+    rc, text, err = cli_run("evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "0", "--buckets",
                          "7", "--out", out, "--per-query", pqc)
     assert rc == 2 and text == ""
     assert err == ("rankscope: error: bucket 3 of 7 failed: RuntimeError: the disk is on fire and a second line; "
@@ -492,10 +474,10 @@ def test_a_failing_bucket_fails_the_command(generated, main, tmp_path, workdirs,
     assert not out.exists() and not pqc.exists() and _no_workdir_left(workdirs)
 
 
-def test_without_duckdb_the_command_says_what_to_install(generated, main, monkeypatch, workdirs):
+def test_without_duckdb_the_command_says_what_to_install(generated, cli_run, monkeypatch, workdirs):
     monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb: ImportError
     g = generated
-    rc, _, err = main("evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--buckets", "2")
+    rc, _, err = cli_run("evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--buckets", "2")
     assert (rc, err) == (2, "rankscope: error: --buckets: query buckets need DuckDB: pip install 'rankscope[scale]'\n")
     assert _no_workdir_left(workdirs)
 
