@@ -391,6 +391,19 @@ def test_bad_input_is_the_readers_error(generated, cli_run, tmp_path, workdirs, 
     assert _no_workdir_left(workdirs)
 
 
+def test_a_file_given_twice_is_the_in_memory_error(generated, cli_run, tmp_path):
+    """The same file as two lanes, or as a lane and the qrels: refused before anything is
+    read, in the in-memory command's words."""
+    g = generated
+    run = g["lanes"]["alpha"]
+    out = tmp_path / "out.json"
+    for extra in (["--lane", f"again={run}", "--qrels", g["qrels"]], ["--qrels", run]):
+        argv = ["evaluate", "--lane", f"alpha={run}", *extra, "--resamples", "0", "--out", out]
+        rc, _, want = cli_run(*argv)
+        assert rc == 2 and "file given twice" in want and want.count("\n") == 1
+        assert cli_run(*argv, "--buckets", "3")[::2] == (2, want) and not out.exists()
+
+
 def test_options_that_do_not_split_by_query_are_refused(generated, demo_dir, cli_run, tmp_path):
     g, d = generated, demo_dir
     lanes = _lane_args(g["lanes"])

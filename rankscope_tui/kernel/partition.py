@@ -448,15 +448,9 @@ def _detect_or_none(detect, head: bytes, path: str):
 
 def _check_paths_once(plan: BucketPlan) -> None:
     """A path given twice is an error, as ``workspace.read_inputs`` says it (before reading)."""
-    seen: dict[str, str] = {}
-    roles = [("lane", p) for _, p in plan.lanes] + [("qrels", plan.qrels), ("ood negatives", plan.ood_negatives)]
-    for role, p in roles:
-        if p is None:
-            continue
-        real = os.path.realpath(p)
-        if real in seen:
-            raise InputError(f"file given twice (as {seen[real]} and as {role})", p)
-        seen[real] = role
+    from .workspace import check_read_once
+
+    check_read_once([("lane", p) for _, p in plan.lanes] + [("qrels", plan.qrels), ("ood negatives", plan.ood_negatives)])
 
 
 def partition_files(plan: BucketPlan, n: int, workdir: str,

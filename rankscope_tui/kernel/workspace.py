@@ -135,6 +135,21 @@ def check_lane_names(raw_lanes, how: str = "name lanes with NAME=PATH") -> None:
             raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
 
 
+def check_read_once(roles) -> None:
+    """Each input file is read once: a path given twice, in the same or another role
+    (``(role, path)`` pairs; a None path is skipped), is an error naming both roles."""
+    import os
+
+    seen: dict[str, str] = {}
+    for role, p in roles:
+        if p is None:
+            continue
+        real = os.path.realpath(p)
+        if real in seen:
+            raise InputError(f"file given twice (as {seen[real]} and as {role})", p)
+        seen[real] = role
+
+
 def read_inputs(lanes, qrels: str, settings: LoadSettings,
                 ood_negatives: str | None = None) -> tuple[list[RawLane], RawQrels, RawQrels | None]:
     """Read the lane, qrels and out-of-domain negatives files (each file once: a path given
@@ -142,19 +157,10 @@ def read_inputs(lanes, qrels: str, settings: LoadSettings,
     check_relevant(settings.relevant)
     if not lanes:
         raise InputError("at least one --lane is needed", "--lane")
-    import os
-
     from .formats import check_options_used, read_lanes, shard_paths
 
     shards = [shard_paths(p) for _, p in lanes]
-    seen_paths: dict[str, str] = {}
-    for role, p in [("lane", p) for ps in shards for p in ps] + [("qrels", qrels)] + [("ood negatives", ood_negatives)]:
-        if p is None:
-            continue
-        real = os.path.realpath(p)
-        if real in seen_paths:
-            raise InputError(f"file given twice (as {seen_paths[real]} and as {role})", p)
-        seen_paths[real] = role
+    check_read_once([("lane", p) for ps in shards for p in ps] + [("qrels", qrels), ("ood negatives", ood_negatives)])
     raw_lanes = read_lanes(lanes, shards, settings.inputs)
     check_lane_names(raw_lanes)
     raw_q = read_qrels(qrels, settings.inputs)
