@@ -313,6 +313,19 @@ class RankscopeApp(App):
         if self.use_command_palette and self._may_open_dialog():
             self.push_screen(RankscopePalette(id="--command-palette"))
 
+    # Textual's own palettes (its "Theme" and "Keys" commands) are the guarded one too: a
+    # palette closed while its search finishes must not end the app.
+    def search_commands(self, commands, placeholder: str = "Search for commands…"):
+        from textual.command import SimpleProvider
+
+        return self.push_screen(RankscopePalette(providers=[SimpleProvider(self.screen, commands)],
+                                                 placeholder=placeholder))
+
+    def search_themes(self) -> None:
+        from textual.theme import ThemeProvider
+
+        self.push_screen(RankscopePalette(providers=[ThemeProvider], placeholder="Search for themes…"))
+
     def action_leave_input(self) -> None:
         """Esc in a text field: leave it (the value stays); the view's keys work again."""
         focused = self.focused

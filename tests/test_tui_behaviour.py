@@ -27,6 +27,7 @@ from rankscope_tui.app import RankscopeApp, exit_status
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import FILES
 from rankscope_tui.screens import VIEWS
+from rankscope_tui.screens.palette import RankscopePalette
 from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
@@ -407,6 +408,31 @@ async def test_a_palette_taken_down_mid_search_does_not_end_the_app(demo_options
         await palette.query_one(CommandList).remove()  # the list goes first on teardown
         await pilot.press("enter", "down")  # handlers that look the list up
         await pilot.pause(palette._NO_MATCHES_COUNTDOWN + 0.3)  # the countdown fires
+        assert app.is_running and app._exception is None
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert len(app.screen_stack) == 1 and app.is_running and app._exception is None
+
+
+@pytest.mark.parametrize("opened_by", ["search_themes", "search_commands"])
+async def test_textuals_own_palettes_are_guarded_too(demo_options, loaded, opened_by):
+    """The "Theme" and "Keys" commands open palettes of Textual's own; a list taken down while
+    one of them searches must not end the app either (the storm met this through Theme)."""
+    from textual.command import CommandList, SimpleCommand
+
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        if opened_by == "search_themes":
+            app.search_themes()
+        else:
+            app.search_commands([SimpleCommand("one", lambda: None, "a command")])
+        await settle(app, pilot)
+        palette = app.screen
+        assert isinstance(palette, RankscopePalette)
+        await palette.query_one(CommandList).remove()
+        await pilot.press("a")  # a search starts and ends with the list gone
+        await pilot.pause(0.5)
         assert app.is_running and app._exception is None
         await pilot.press("escape")
         await settle(app, pilot)
