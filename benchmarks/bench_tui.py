@@ -207,6 +207,14 @@ def _frame_hook(app) -> list:
     return frames
 
 
+async def _report_in(app, pilot, t0: float, limit_s: float, poll_s: float) -> None:
+    """Wait (polling every ``poll_s``, at most ``limit_s`` after ``t0``) until the app holds
+    its report or its load error, then until the screen settles."""
+    while app.state.report is None and app.state.report_error is None and time.perf_counter() - t0 < limit_s:
+        await asyncio.sleep(poll_s)
+    await _settle(app, pilot)
+
+
 async def _settle(app, pilot) -> None:
     from textual.worker import WorkerCancelled
 
@@ -230,9 +238,7 @@ async def child_revisit(rounds: int) -> dict:
     again: dict[str, list[float]] = {}
     async with app.run_test(size=SIZE) as pilot:
         watch.start()
-        while app.state.report is None and app.state.report_error is None and time.perf_counter() - t0 < 120:
-            await asyncio.sleep(0.01)
-        await _settle(app, pilot)
+        await _report_in(app, pilot, t0, 120, 0.01)
         loaded_s = time.perf_counter() - t0
         watch.phase = "views"
         keys = {mode: str(i) for i, (mode, _) in enumerate(VIEWS, 1) if mode != "query"}
@@ -282,9 +288,7 @@ async def child_slider(data: Path, presses: int) -> dict:
     try:
         async with app.run_test(size=SIZE) as pilot:
             watch.start()
-            while app.state.report is None and app.state.report_error is None and time.perf_counter() - t0 < 600:
-                await asyncio.sleep(0.05)
-            await _settle(app, pilot)
+            await _report_in(app, pilot, t0, 600, 0.05)
             load_s = time.perf_counter() - t0
             watch.phase = "open rrf"
             t1 = time.perf_counter()

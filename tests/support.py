@@ -27,6 +27,20 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 WORKERS = max(2, min(6, (os.cpu_count() or 2) * 2))
 
 
+def without_engine(raw: bytes, engine: str, n: int, block=("inputs", "settings")) -> bytes:
+    """report.json (or compare/calibrate output) with its settings block's engine entry,
+    which must name ``engine`` and ``n`` buckets, removed: written as the CLI writes JSON, so
+    it compares byte for byte with the in-memory command's output."""
+    from rankscope_tui.kernel.output import dumps_strict
+
+    data = json.loads(raw)
+    settings = data
+    for k in block:
+        settings = settings[k]
+    assert settings.pop("engine") == {"name": engine, "buckets": n}
+    return dumps_strict(data).encode("utf-8")
+
+
 def cli_env(extra: dict | None = None) -> dict:
     """The environment of a CLI call: this checkout first on PYTHONPATH, no inherited
     PYTHONHASHSEED (tests that vary it pass their own), then ``extra``."""

@@ -31,7 +31,7 @@ from rankscope_tui.kernel.output import dumps_strict
 from rankscope_tui.kernel.pipeline import evaluate_report
 from rankscope_tui.kernel.workspace import load
 
-from support import REPO, shared_path
+from support import REPO, shared_path, without_engine
 from test_bucket import _generate, _lane_args, _sources
 
 N_BUCKETS = 5
@@ -50,17 +50,6 @@ def generated(tmp_path_factory) -> dict:
     return _generate(tmp_path_factory.mktemp("generated"), seed=5, n_queries=160)
 
 
-def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
-    """The JSON with its settings block's engine entry (which must name Dask and ``n``
-    buckets) removed, written as the CLI writes JSON."""
-    data = json.loads(raw)
-    settings = data
-    for k in block:
-        settings = settings[k]
-    assert settings.pop("engine") == {"name": "dask", "buckets": n}
-    return dumps_strict(data).encode("utf-8")
-
-
 def _evaluate_both(cli_run, argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict:
     m, d = tmp_path / "memory", tmp_path / "dask"
     m.mkdir(), d.mkdir()
@@ -69,7 +58,7 @@ def _evaluate_both(cli_run, argv, cluster, tmp_path, n: int = N_BUCKETS) -> dict
     rc, dtext, err = cli_run("evaluate", *argv, "--engine", "dask", "--scheduler", cluster.scheduler_address,
                           "--buckets", n, "--out", d / "report.json", "--per-query", d / "pq.csv")
     assert rc == 0, err
-    assert _without_engine((d / "report.json").read_bytes(), n) == (m / "report.json").read_bytes()
+    assert without_engine((d / "report.json").read_bytes(), "dask", n) == (m / "report.json").read_bytes()
     assert (d / "pq.csv").read_bytes() == (m / "pq.csv").read_bytes()
     assert dtext == text
     return json.loads((m / "report.json").read_bytes())
@@ -126,7 +115,7 @@ def test_compare_and_calibrate(demo_dir, generated, cli_run, cluster, tmp_path):
         assert rc == 0, err
         rc, btext, err = cli_run(command, *argv, *dask_args, "--out", b)
         assert rc == 0, err
-        assert _without_engine(b.read_bytes(), 4, ("settings",)) == m.read_bytes(), command
+        assert without_engine(b.read_bytes(), "dask", 4, ("settings",)) == m.read_bytes(), command
         assert btext.replace(str(b), str(m)) == text
 
 

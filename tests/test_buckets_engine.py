@@ -42,7 +42,7 @@ from rankscope_tui.kernel.output import dumps_strict
 from rankscope_tui.kernel.pipeline import evaluate_report
 from rankscope_tui.kernel.workspace import load
 
-from support import REPO, cli_env, shared_path
+from support import REPO, cli_env, shared_path, without_engine
 from test_bucket import _generate, _lane_args, _sources
 
 FAULTS = '''
@@ -176,17 +176,6 @@ def generated(tmp_path_factory) -> dict:
 # --------------------------------------------------------------------------- helpers
 
 
-def _without_engine(raw: bytes, n: int, block=("inputs", "settings")) -> bytes:
-    """The JSON with its settings block's engine entry (which must name the local engine and
-    ``n`` buckets) removed, written as the CLI writes JSON."""
-    data = json.loads(raw)
-    settings = data
-    for k in block:
-        settings = settings[k]
-    assert settings.pop("engine") == {"name": "local", "buckets": n}
-    return dumps_strict(data).encode("utf-8")
-
-
 def _evaluate_both(cli_run, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
     """``evaluate ARGV`` in memory and in each bucket count: the same report.json (but the
     engine), per-query CSV and text; the bucket directories gone after each."""
@@ -201,7 +190,7 @@ def _evaluate_both(cli_run, argv, tmp_path, workdirs, buckets=(1, 7)) -> dict:
         rc, btext, err = cli_run("evaluate", *argv, "--buckets", n, "--out", b / "report.json", "--per-query", b / "pq.csv")
         assert rc == 0 and err == "", err  # (no progress lines: stderr is not a terminal)
         assert len(workdirs) == before + 1 and _no_workdir_left(workdirs)
-        assert _without_engine((b / "report.json").read_bytes(), n) == (m / "report.json").read_bytes(), n
+        assert without_engine((b / "report.json").read_bytes(), "local", n) == (m / "report.json").read_bytes(), n
         assert (b / "pq.csv").read_bytes() == (m / "pq.csv").read_bytes(), n
         assert btext == text, n
     return json.loads((m / "report.json").read_bytes())
@@ -233,7 +222,7 @@ def test_demo(demo_dir, cli_run, tmp_path, workdirs):
     n = E.bucket_count([str(p) for p in paths], E.EngineSettings("local", memory_limit="3GB"))
     rc, _, err = cli_run("evaluate", *argv, "--memory-limit", "3GB", "--out", tmp_path / "limited.json")
     assert rc == 0, err
-    assert _without_engine((tmp_path / "limited.json").read_bytes(), n) == (tmp_path / "memory" / "report.json").read_bytes()
+    assert without_engine((tmp_path / "limited.json").read_bytes(), "local", n) == (tmp_path / "memory" / "report.json").read_bytes()
 
 
 def _count_streams(monkeypatch) -> list:
@@ -327,7 +316,7 @@ def test_compare_on_buckets(generated, cli_run, tmp_path, workdirs):
         assert rc == 0, err
         rc, btext, err = cli_run("compare", *base, *extra, "--buckets", "7", "--out", b)
         assert rc == 0, err
-        assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes(), extra
+        assert without_engine(b.read_bytes(), "local", 7, ("settings",)) == m.read_bytes(), extra
         assert btext == text
     assert _no_workdir_left(workdirs)
 
@@ -343,7 +332,7 @@ def test_calibrate_on_buckets(demo_dir, generated, cli_run, tmp_path, workdirs):
         assert rc == 0, err
         rc, btext, err = cli_run("calibrate", *argv, "--buckets", "7", "--out", b)
         assert rc == 0, err
-        assert _without_engine(b.read_bytes(), 7, ("settings",)) == m.read_bytes()
+        assert without_engine(b.read_bytes(), "local", 7, ("settings",)) == m.read_bytes()
         assert btext.replace(str(b), str(m)) == text
         assert '"convex"' in m.read_text()
     # the thresholds applied: the convex lane and the calibrated gate, in buckets too
