@@ -345,7 +345,7 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel.output import check_outputs, dumps_strict, write_outputs
+    from .kernel.output import check_outputs, dumps_strict_parts, write_outputs
     from .kernel.pipeline import evaluate_report
     from .render import report as R
 
@@ -374,7 +374,7 @@ def cmd_evaluate(args) -> int:
     text = R.RENDERERS[args.format](report)
     payloads = []
     if args.out:
-        payloads.append((args.out, dumps_strict(report)))
+        payloads.append((args.out, dumps_strict_parts(report)))
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
     payloads += tidy_payloads(args, report)
@@ -386,7 +386,7 @@ def cmd_evaluate(args) -> int:
 def evaluate_tables(args) -> int:
     """``evaluate --per-query-in``: the interval tables per run, level and stratum of values
     computed elsewhere; what needs rankings is said, never silently left out."""
-    from .kernel.output import dumps_strict, write_outputs
+    from .kernel.output import dumps_strict_parts, write_outputs
     from .kernel.per_query_in import NOT_AVAILABLE, table_report
     from .render import report as R
 
@@ -403,7 +403,7 @@ def evaluate_tables(args) -> int:
         head = "".join(f"% {line}\n" for line in head.splitlines())
 
     text = terminal_safe(head) + R.RENDERERS[args.format](report)  # a path never drives the terminal
-    payloads = [(args.out, dumps_strict(report))] if args.out else []
+    payloads = [(args.out, dumps_strict_parts(report))] if args.out else []
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
     payloads += tidy_payloads(args, report)

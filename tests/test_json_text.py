@@ -160,3 +160,35 @@ def test_real_reports_as_json_dumps(demo_dir):
         assert json.loads(dumps_strict(report)) == report
         n += 1
     assert n >= 2
+
+
+@pytest.mark.parametrize("rows_per_piece", [1, 2, 7])
+@settings(max_examples=40, deadline=None)
+@given(obj=st.one_of(tables(), json_values, tables(st.one_of(scalars, st.lists(scalars, max_size=2)))))
+def test_pieces_of_any_size_join_to_json_dumps(rows_per_piece, obj):
+    """A large container is formatted a piece of ``ROWS_PER_PIECE`` items at a time: at
+    every piece size the pieces join to json.dumps' text, also where one piece holds a
+    container among its scalars and the whole container goes item by item."""
+    old = json_text.ROWS_PER_PIECE
+    json_text.ROWS_PER_PIECE = rows_per_piece
+    try:
+        same(obj)  # (json_text.dumps is the join of dumps_parts)
+    finally:
+        json_text.ROWS_PER_PIECE = old
+
+
+def test_a_report_written_in_pieces_is_the_text_of_json_dumps(demo_dir, tmp_path):
+    """dumps_strict_parts, written by write_outputs, gives the file dumps_strict gives."""
+    from rankscope_tui.kernel.output import dumps_strict_parts, write_outputs
+
+    ws = next(_reports(demo_dir))
+    report = evaluate_report(ws)
+    old = json_text.ROWS_PER_PIECE
+    json_text.ROWS_PER_PIECE = 3
+    try:
+        parts = dumps_strict_parts(report)
+    finally:
+        json_text.ROWS_PER_PIECE = old
+    assert len(parts) > 10
+    write_outputs([(str(tmp_path / "r.json"), parts)])
+    assert (tmp_path / "r.json").read_text(encoding="utf-8") == oracle(report) + "\n"

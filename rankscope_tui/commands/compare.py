@@ -50,7 +50,7 @@ def run(args) -> int:
                        refuse_unused_options, run_buckets)
     from ..kernel.comparison import compare
     from ..kernel.errors import InputError
-    from ..kernel.output import StagedOutputs, check_outputs, dumps_strict
+    from ..kernel.output import StagedOutputs, check_outputs, dumps_strict_parts
     from ..kernel.pipeline import prepare
     from ..render.compare import log_reuse_line, render_compare
     from ..render.sentences import with_sentences
@@ -86,7 +86,7 @@ def run(args) -> int:
     text = render_compare(comparison, args.format)
     if args.per_query_in and args.format == "text":
         text = tables_header(ws) + text
-    out = [(args.out, dumps_strict(payload))] if args.out else []
+    out = [(args.out, dumps_strict_parts(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
     # only after the append worked: a failure of either leaves both as they were
     with StagedOutputs(out) as outs:

@@ -32,6 +32,8 @@ _CONSTANTS = {None: "null", True: "true", False: "false"}
 _SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
 _JOIN_KEY = ": "
 _NEG_ZERO = array("d", [-0.0]).tobytes()
+#: Items of one container formatted (and joined) at a time.
+ROWS_PER_PIECE = 8192
 
 
 class _Fallback(Exception):
@@ -40,12 +42,20 @@ class _Fallback(Exception):
 
 def dumps(obj) -> str:
     """``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, the same text."""
+    return "".join(dumps_parts(obj))
+
+
+def dumps_parts(obj) -> list[str]:
+    """The text of :func:`dumps` as pieces to be written in order (never joined: a report of
+    a million queries is hundreds of MB of text, held once). A container of many items
+    is formatted ``ROWS_PER_PIECE`` items at a time, so no list of one string per value
+    of a whole column is held either."""
     try:
         out: list[str] = []
         _value(obj, 0, out, set())
-        return "".join(out)
+        return out
     except (_Fallback, RecursionError):
-        return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+        return [json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)]
 
 
 def _scalar(v) -> str:
@@ -118,10 +128,25 @@ def _rows(vals: list, level: int) -> list[str] | None:
     return parts
 
 
-def _items(heads: list[str], columns: list, level: int, close: str) -> str:
-    """A container from its items: ``heads`` (the separator and key before each value)
-    and ``columns`` ([each value's text], or :func:`_rows`' pieces), joined row by row."""
-    return "".join(chain.from_iterable(zip(heads, *columns))) + "\n" + "  " * level + close
+def _table(vals: list, keys: list[str] | None, level: int, open_: str, close: str, out: list[str]) -> bool:
+    """A container whose items are all scalars or all rows (:func:`_rows`), appended to
+    ``out`` ``ROWS_PER_PIECE`` items a piece: each piece is each item's head (separator,
+    key) and text, joined row by row. False, with ``out`` as it was, when a piece holds
+    anything else (the caller then walks the container item by item). Each piece's items
+    are formatted exactly as alone, so pieces that take different roads join to the same text."""
+    start = len(out)
+    step = ROWS_PER_PIECE
+    for i in range(0, len(vals), step):
+        part = vals[i:i + step]
+        texts = _column(part)
+        columns = [texts] if texts is not None else _rows(part, level + 1)
+        if columns is None:
+            del out[start:]
+            return False
+        heads = _heads(len(part), level, open_ if i == 0 else ",", None if keys is None else keys[i:i + step])
+        out.append("".join(chain.from_iterable(zip(heads, *columns))))
+    out.append("\n" + "  " * level + close)
+    return True
 
 
 def _heads(n: int, level: int, open_: str, keys: list[str] | None) -> list[str]:
@@ -151,10 +176,7 @@ def _dict(d: dict, level: int, out: list[str], path: set) -> None:
         raise _Fallback
     vals = list(d.values())
     nl = "\n" + "  " * (level + 1)
-    texts = _column(vals)
-    columns = [texts] if texts is not None else _rows(vals, level + 1)
-    if columns is not None:
-        out.append(_items(_heads(len(vals), level, "{", keys), columns, level, "}"))
+    if _table(vals, keys, level, "{", "}", out):
         return
     if id(d) in path:
         raise _Fallback  # a cycle: json.dumps says so
@@ -174,10 +196,7 @@ def _list(seq, level: int, out: list[str], path: set) -> None:
         return
     vals = list(seq)
     nl = "\n" + "  " * (level + 1)
-    texts = _column(vals)
-    columns = [texts] if texts is not None else _rows(vals, level + 1)
-    if columns is not None:
-        out.append(_items(_heads(len(vals), level, "[", None), columns, level, "]"))
+    if _table(vals, None, level, "[", "]", out):
         return
     if id(seq) in path:
         raise _Fallback

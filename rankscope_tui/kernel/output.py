@@ -206,20 +206,22 @@ def check_outputs(outputs: list[tuple[str, str | None]], inputs: list[str]) -> N
 _ENCODE_CHARS = 1 << 22
 
 
-def _encoded(payload: str | bytes):
-    """The UTF-8 bytes of ``payload`` in pieces (bytes as they are). A cut never splits a
-    character: the pieces are cut from the str."""
+def _encoded(payload: str | bytes | list):
+    """The UTF-8 bytes of ``payload`` in pieces (bytes as they are; a list of str, such as
+    :func:`dumps_strict_parts` gives, piece after piece). A cut never splits a character:
+    the pieces are cut from the str."""
     if isinstance(payload, (bytes, bytearray, memoryview)):
         yield payload
         return
-    for i in range(0, len(payload), _ENCODE_CHARS):
-        yield payload[i:i + _ENCODE_CHARS].encode("utf-8")
+    for text in payload if isinstance(payload, list) else (payload,):
+        for i in range(0, len(text), _ENCODE_CHARS):
+            yield text[i:i + _ENCODE_CHARS].encode("utf-8")
 
 
 class _Staged:
     """One output, staged: a complete temporary file beside its target, or an open stream."""
 
-    def __init__(self, path: str, payload: str | bytes):
+    def __init__(self, path: str, payload: str | bytes | list):
         self.path, self.payload = path, payload
         self.how, self.where, _ = _target(path)
         self.tmp: str | None = None
@@ -308,7 +310,7 @@ class StagedOutputs:
     an interrupt) replaces nothing and leaves no temporary file. Work that must succeed
     before any output is replaced (``compare``'s log append) goes inside the block."""
 
-    def __init__(self, items: list[tuple[str, str | bytes]]):
+    def __init__(self, items: list[tuple[str, str | bytes | list]]):
         self.staged = [_Staged(p, d) for p, d in items]
 
     def __enter__(self) -> "StagedOutputs":
@@ -336,7 +338,7 @@ class StagedOutputs:
         return False
 
 
-def write_outputs(items: list[tuple[str, str | bytes]]) -> None:
+def write_outputs(items: list[tuple[str, str | bytes | list]]) -> None:
     """Write several outputs all-or-nothing: every regular file goes to a complete,
     fsynced temporary file first (and every FIFO/device is opened); then the streams are
     written and, only when all that worked, every temporary file is renamed into place.
@@ -358,3 +360,12 @@ def dumps_strict(obj) -> str:
     from .json_text import dumps
 
     return dumps(obj) + "\n"
+
+
+def dumps_strict_parts(obj) -> list[str]:
+    """:func:`dumps_strict`'s text as pieces in order (``json_text.dumps_parts``), which
+    :func:`write_outputs` writes one after another: a large report is never joined into
+    one string, nor copied to add the newline."""
+    from .json_text import dumps_parts
+
+    return dumps_parts(obj) + ["\n"]
