@@ -68,6 +68,14 @@ def killing(files, plan):
     return bucket_task(files, plan)
 
 
+def killing_span(path, delim, clean, span, index, n, out_dir, budget):
+    if index == 1:  # the second span of the run
+        os.kill(os.getpid(), signal.SIGKILL)
+    from rankscope_tui.kernel.partition import partition_span
+
+    return partition_span(path, delim, clean, span, index, n, out_dir, budget)
+
+
 def sleeping(files, plan):
     with open(os.path.join(os.environ["RS_MARKS"], f"{os.getpid()}.started"), "w"):
         pass
@@ -97,6 +105,12 @@ if __name__ == "__main__":  # (the spawned workers import this file as __mp_main
         from rankscope_tui.kernel import partition
 
         partition._BucketWriter.add = slow_add
+    elif sys.argv[1] == "killing_span":  # every plain run in spans, the second span's worker killed
+        from rankscope_tui.kernel import partition
+
+        partition.SPAN_MIN_BYTES = 0
+        engine._workers = lambda e: 2
+        partition.partition_span = faults.killing_span
     else:
         engine._task = lambda: getattr(faults, sys.argv[1])
     from rankscope_tui.cli import main
@@ -155,10 +169,10 @@ def workdirs(tmp_path, monkeypatch, shared_pool) -> list:
     seen: list = []
     real = P.partition_files
 
-    def recording(plan, n, workdir, memory_limit=None):
+    def recording(plan, n, workdir, *args, **kwargs):
         seen.append(Path(workdir))
         assert Path(workdir).parent == parent and Path(workdir).is_dir()
-        return real(plan, n, workdir, memory_limit)
+        return real(plan, n, workdir, *args, **kwargs)
 
     monkeypatch.setattr(P, "partition_files", recording)
     return seen
@@ -248,6 +262,55 @@ def test_cranfield_streams_its_runs(cli_run, tmp_path, workdirs, monkeypatch):
                           c / "qrels-ood-negatives.txt", "--corpus", c / "passages.tsv", "--summary",
                           tmp_path / "summary.csv", "--resamples", "999"], tmp_path, workdirs)
     assert len(streamed) == 6 and not any(d for _, d in streamed)  # three clean plain runs, twice: streamed
+
+
+def _in_spans(monkeypatch) -> list:
+    """Every plain clean run partitioned in two spans by the pool's workers (whatever its
+    size and the machine's cores); the list gets (path, spans) of each."""
+    monkeypatch.setattr(P, "SPAN_MIN_BYTES", 0)
+    monkeypatch.setattr(E, "_workers", lambda engine: 2)
+    seen: list = []
+    real = P._submit_spans
+
+    def recording(pool, path, scan, workers, *rest):
+        seen.append((path, workers))
+        return real(pool, path, scan, workers, *rest)
+
+    monkeypatch.setattr(P, "_submit_spans", recording)
+    return seen
+
+
+def test_cranfield_in_spans(cli_run, tmp_path, workdirs, monkeypatch):
+    """The runs cut in two spans at a line end, each partitioned by a worker while the
+    driver reads the qrels: the in-memory bytes."""
+    c = shared_path("cranfield")
+    spans = _in_spans(monkeypatch)
+    lanes = _lane_args({n: c / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")})
+    _evaluate_both(cli_run, [*lanes, "--qrels", c / "qrels-test.txt", "--strata", c / "strata.tsv", "--resamples", "99"],
+                   tmp_path, workdirs)
+    assert [w for _, w in spans] == [2] * 3  # the 7-bucket run (one bucket has one worker: no spans)
+
+
+def test_spans_cut_at_line_ends(tmp_path):
+    """``spans_of`` covers the file, each cut just after a newline (a line longer than a
+    span leaves an empty one); ``_lines_before`` counts the lines before a cut."""
+    f = tmp_path / "r.txt"
+    lines = [f"q{i} Q0 d{i} {i} {1 / (i + 1)!r} t\n" for i in range(1000)]
+    f.write_text("".join(lines))
+    data = f.read_bytes()
+    for pieces in (1, 2, 3, 7):
+        spans = P.spans_of(str(f), pieces)
+        assert len(spans) == pieces and spans[0][0] == 0 and spans[-1][1] == len(data)
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        starts = [0] + [i + 1 for i, b in enumerate(data) if b == 10]
+        for j, (start, _) in enumerate(spans[1:], 1):
+            assert start == min(x for x in starts if x >= len(data) * j // pieces)
+            assert data[start - 1:start] == b"\n"
+            assert P._lines_before(str(f), start) == data[:start].count(b"\n")
+    long = tmp_path / "long.txt"
+    long.write_bytes(b"q1 Q0 " + b"d" * 5000 + b" 1 1.0 t\nq2 Q0 d 1 1.0 t\n")
+    spans = P.spans_of(str(long), 3)  # both cuts fall inside the first line, 5,015 bytes
+    assert spans == [(0, 5015), (5015, 5015), (5015, long.stat().st_size)]
 
 
 def test_generated_runs_with_ties_missing_queries_and_negatives(generated, cli_run, tmp_path, workdirs):
@@ -345,11 +408,16 @@ def test_calibrate_on_buckets(demo_dir, generated, cli_run, tmp_path, workdirs):
 # --------------------------------------------------------------------------- errors as in memory
 
 
-def test_bad_input_is_the_readers_error(generated, cli_run, tmp_path, workdirs, monkeypatch):
+@pytest.mark.parametrize("spans", [False, True], ids=["driver", "spans"])
+def test_bad_input_is_the_readers_error(generated, cli_run, tmp_path, workdirs, monkeypatch, spans):
     """A clean plain run with an infinite score (the streamed road declines, the readers
     name the line), a run with a bad score on a commented file, a duplicate doc found
     inside a bucket, the infinite score gzip-compressed and a truncated gzip run: the one
-    line of the in-memory command, exit 2, nothing written."""
+    line of the in-memory command, exit 2, nothing written. ``spans``: the plain runs
+    partitioned in two spans by the workers (the infinite score and the duplicate in the
+    second span: the line named is the line in the whole file)."""
+    if spans:
+        _in_spans(monkeypatch)
     g = generated
     clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
     inf = tmp_path / "inf.run"
@@ -503,6 +571,23 @@ def test_a_killed_worker_fails_the_command(generated, faults_dir, tmp_path):
     assert proc.returncode == 2 and stdout == ""
     assert stderr.startswith("rankscope: error: bucket ") and stderr.count("\n") == 1
     assert "a worker process ended unexpectedly (killed, or out of memory); nothing was written" in stderr
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def test_a_worker_killed_while_it_partitions_fails_the_command(generated, faults_dir, tmp_path):
+    g = generated
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "report.json"
+    clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
+    run = tmp_path / "clean.run"
+    run.write_text("\n".join(clean) + "\n")
+    proc = _subprocess(faults_dir, "killing_span", ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0",
+                                                    "--buckets", "7", "--out", out], tmp)
+    stdout, stderr = proc.communicate(timeout=240)
+    assert proc.returncode == 2 and stdout == ""
+    assert stderr == (f"rankscope: error: partitioning {run} failed: a worker process ended unexpectedly (killed, or out "
+                      "of memory); nothing was written\n")
     assert not out.exists() and list(tmp.iterdir()) == []
 
 

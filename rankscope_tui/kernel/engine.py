@@ -312,7 +312,8 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
     try:
         if engine.engine == "local":  # the workers start while the driver partitions
             pool = warm_pool(max(1, min(_workers(engine), n)))
-        files, facts = partition_files(p, n, workdir, _driver_share(engine))
+        files, facts = partition_files(p, n, workdir, _driver_share(engine), pool,
+                                       max(1, min(_workers(engine), n)) if pool is not None else 1)
         if progress:
             progress(f"partitioned the inputs into {n} query bucket(s)")
         last = [-math.inf]

@@ -15,6 +15,10 @@ and written by pyarrow into Parquet part files within a fixed buffer budget
   fast path would decline (a check fails, a score is null or not finite, a line does not
   parse as six fields) the stream's buckets are dropped and the file goes the second
   road. (A file read whole is bounded by ``files.input_size_limit``; a streamed one is not.)
+  On the local engine a plain file of at least ``SPAN_MIN_BYTES`` is cut at line ends into
+  one span per pool worker (:func:`spans_of`); the workers stream their spans side by
+  side (:func:`partition_span`, each numbering its rows from the lines before it) while
+  this process reads the qrels.
 - a *Parquet run* with a score column is read a batch of row groups at a time, each batch
   checked and converted by the readers' ``columns.run_table`` (any error: the readers
   read the file whole and raise theirs);
@@ -93,8 +97,9 @@ class _BucketWriter:
 
     HASH_ROWS = 1 << 17  # rows hashed per DuckDB query (batches are gathered up to this)
 
-    def __init__(self, con, n: int, out_dir: str, schema, budget: int):
+    def __init__(self, con, n: int, out_dir: str, schema, budget: int, prefix: str = "part-"):
         self.con, self.n, self.out_dir, self.schema, self.budget = con, n, out_dir, schema, budget
+        self.prefix = prefix
         self.buffers: list[list] = [[] for _ in range(n)]
         self.buffered = 0
         self.parts = 0
@@ -154,7 +159,7 @@ class _BucketWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        name = f"part-{self.parts:06d}.parquet"
+        name = f"{self.prefix}{self.parts:06d}.parquet"
         for k, parts in enumerate(self.buffers):
             if not parts:
                 continue
@@ -185,10 +190,10 @@ def _schema(fields):
     return pa.schema([(name, getattr(pa, t)()) for name, t in fields])
 
 
-def _write_buckets(con, batches, fields, n: int, out_dir: str, budget: int) -> None:
+def _write_buckets(con, batches, fields, n: int, out_dir: str, budget: int, prefix: str = "part-") -> None:
     """Every batch of ``batches`` (record batches of ``fields``' columns) into ``n`` buckets
     under ``out_dir`` (see :class:`_BucketWriter`)."""
-    w = _BucketWriter(con, n, out_dir, _schema(fields), budget)
+    w = _BucketWriter(con, n, out_dir, _schema(fields), budget, prefix)
     for batch in batches:
         w.add(batch)
     w.close()
@@ -289,10 +294,10 @@ class _Stream:
     compressed content (``scan.checked``, a :class:`_Checked`) the checks run as the
     content is read, and the verdict is known at its end."""
 
-    def __init__(self, path: str, scan):
-        self.path, self.scan = path, scan
+    def __init__(self, path: str, scan, span: tuple[int, int] | None = None, first_line: int = 1):
+        self.path, self.scan, self.span = path, scan, span
         self.declined = False
-        self.rows = 0
+        self.rows = first_line - 1  # rows are numbered from first_line: a span starts within the file
 
     def schema(self):
         import pyarrow as pa
@@ -303,11 +308,16 @@ class _Stream:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
+        from .arrow import to_numpy
+
         checked = getattr(self.scan, "checked", None)
         str_t = pa.binary() if self.scan.clean is True else pa.string()
+        source = self.path if checked is None else pa.PythonFile(checked, mode="r")
+        if self.span is not None:
+            source = pa.PythonFile(_Span(self.path, *self.span), mode="r")
         try:
             reader = pcsv.open_csv(
-                self.path if checked is None else pa.PythonFile(checked, mode="r"),
+                source,
                 read_options=pcsv.ReadOptions(column_names=["qid", "q0", "doc", "rank", "score", "tag"],
                                               block_size=BLOCK_BYTES),
                 parse_options=pcsv.ParseOptions(delimiter=self.scan.delim.decode(), quote_char=False,
@@ -321,8 +331,8 @@ class _Stream:
             )
             for batch in reader:
                 score = batch.column(2)
-                values = np.asarray(score.to_numpy(zero_copy_only=False), dtype=np.float64)
-                if score.null_count or not np.isfinite(values).all() or (checked is not None and not checked.check.ok):
+                if score.null_count or (checked is not None and not checked.check.ok) \
+                        or not np.isfinite(to_numpy(score)).all():  # (not Array.to_numpy: it imports pandas)
                     self.declined = True
                     return
                 qid, doc = batch.column(0), batch.column(1)
@@ -333,8 +343,102 @@ class _Stream:
                 yield pa.record_batch([qid, doc, score, pa.array(line)], schema=self.schema())
         except (pa.ArrowException, UnicodeDecodeError, OSError, EOFError, ValueError):  # (corrupt compressed content)
             self.declined = True
-        if self.rows == 0 or (checked is not None and not checked.clean()):
+        if (self.rows == 0 and self.span is None) or (checked is not None and not checked.clean()):
             self.declined = True
+
+
+class _Span:
+    """Bytes ``start`` to ``end`` of a file, read as a stream (what pyarrow's CSV reader reads)."""
+
+    closed = False
+
+    def __init__(self, path: str, start: int, end: int):
+        self.fh = open(path, "rb")
+        self.fh.seek(start)
+        self.left = end - start
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        data = self.fh.read(n) if n > 0 else b""
+        self.left -= len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self.fh.close()
+
+
+#: A plain TREC run at least this large is partitioned in spans, one per pool worker.
+SPAN_MIN_BYTES = 64 << 20
+#: Bytes read at a time while counting the lines before a span.
+_COUNT_BYTES = 16 << 20
+
+
+def spans_of(path: str, pieces: int) -> list[tuple[int, int]]:
+    """``pieces`` byte ranges (start, end) covering ``path``: cut j at the first line start
+    at or after ``j * size / pieces`` (a range may be empty: a line longer than a range)."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as fh:
+        for j in range(1, pieces):
+            at = size * j // pieces
+            if at <= cuts[-1]:
+                cuts.append(cuts[-1])
+                continue
+            at -= 1  # the byte before: a newline there makes ``at`` a line start
+            fh.seek(at)
+            while True:
+                block = fh.read(1 << 16)
+                if not block:
+                    at = size
+                    break
+                nl = block.find(b"\n")
+                if nl >= 0:
+                    at += nl + 1
+                    break
+                at += len(block)
+            cuts.append(max(cuts[-1], min(at, size)))
+    cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _lines_before(path: str, offset: int) -> int:
+    """Newlines in the first ``offset`` bytes of ``path`` (the line a span starting there
+    begins on, less one)."""
+    count = 0
+    with open(path, "rb") as fh:
+        left = offset
+        while left > 0:
+            block = fh.read(min(_COUNT_BYTES, left))
+            if not block:
+                break
+            count += block.count(b"\n")
+            left -= len(block)
+    return count
+
+
+def partition_span(path: str, delim: bytes, clean, span: tuple[int, int], index: int, n: int, out_dir: str,
+                   budget: int) -> tuple[int, bool]:
+    """One span of a plain TREC run (checked clean by ``readers._scan_plain``: ``delim``,
+    ``clean``) into ``n`` buckets under ``out_dir``, as part files ``part-sJJJ-NNNNNN.parquet``
+    (JJJ = ``index``, so the parts of earlier spans sort first); rows numbered by their line
+    in the whole file (the newlines before the span are counted first). What a pool worker
+    runs while the driver reads the other inputs. Returns (rows, declined): declined where
+    the fast path would decline the file (then its buckets are dropped)."""
+    stream = _Stream(path, SimpleNamespace(delim=delim, clean=clean), span, _lines_before(path, span[0]) + 1)
+    first = stream.rows
+    con = _connect()
+    try:
+        _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out_dir, budget, f"part-s{index:03d}-")
+    finally:
+        con.close()
+    return stream.rows - first, stream.declined
 
 
 class _ParquetStream:
@@ -453,14 +557,16 @@ def _check_paths_once(plan: BucketPlan) -> None:
     check_read_once([("lane", p) for _, p in plan.lanes] + [("qrels", plan.qrels), ("ood negatives", plan.ood_negatives)])
 
 
-def partition_files(plan: BucketPlan, n: int, workdir: str,
-                    memory_limit: str | None = None) -> tuple[list[BucketFiles], dict]:
+def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | None = None,
+                    pool=None, workers: int = 1) -> tuple[list[BucketFiles], dict]:
     """Write every input of ``plan`` as ``n`` query-id buckets of Parquet files under
     ``workdir`` (which must exist); returns one :class:`BucketFiles` per bucket and the
     :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (e.g. ``2GB``: this
     process's share) bounds the bucket writer's buffers to an eighth of it (at most
     ``BUFFER_BYTES``). Files are read in the order ``workspace.read_inputs`` reads them,
-    so the first error is the one the in-memory path raises."""
+    so the first error is the one the in-memory path raises. With ``pool`` (a process
+    pool of ``workers``), a plain TREC run of at least ``SPAN_MIN_BYTES`` is cut into
+    ``workers`` spans at line ends, partitioned side by side (:func:`partition_span`)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from .files import sha256_of
@@ -475,53 +581,81 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
     con = _connect()
     facts: dict = {}
     lane_dirs, formats = [], []
+    pending: dict = {}  # lane index -> (name, path, out dir, span futures, digest)
+    hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256")
     try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256") as hasher:
-            for i, (name, path) in enumerate(plan.lanes):
-                out = os.path.join(workdir, f"lane{i}")
-                lane_dirs.append((name, out))
-                fmt, scan = _streamable_run(path, opts)
-                if fmt == "parquet":
-                    digest = hasher.submit(sha256_of, path)
-                    stream = _ParquetStream(path, name, opts)
-                    _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
-                    if not stream.declined:
-                        facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
-                        formats.append(SimpleNamespace(format="parquet"))
-                        continue
-                    _remove_tree(out)  # the readers read it whole
-                elif scan is not None:
-                    digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
-                    stream = _Stream(path, scan)
-                    try:
-                        _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
-                    finally:
-                        checked = getattr(scan, "checked", None)
-                        if checked is not None:
-                            checked.close()
-                    if not stream.declined:
-                        facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
-                        formats.append(SimpleNamespace(format="trec"))
-                        continue
-                    _remove_tree(out)  # the readers read it whole
-                raw = read_lane(path, name, opts)
-                _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out,
-                               budget)
-                facts[path] = file_facts(raw)
-                formats.append(SimpleNamespace(format=raw.format))
-                del raw
-        judged = []
-        for what, path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
-            if path is None:
+        for i, (name, path) in enumerate(plan.lanes):
+            out = os.path.join(workdir, f"lane{i}")
+            lane_dirs.append((name, out))
+            fmt, scan = _streamable_run(path, opts)
+            if fmt == "parquet":
+                digest = hasher.submit(sha256_of, path)
+                stream = _ParquetStream(path, name, opts)
+                _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
+                if not stream.declined:
+                    facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
+                    formats.append(SimpleNamespace(format="parquet"))
+                    continue
+                _remove_tree(out)  # the readers read it whole
+            elif scan is not None and _spans_apply(path, scan, pool, workers):
+                # the workers partition its spans while this process reads the other inputs
+                pending[i] = (name, path, out, _submit_spans(pool, path, scan, workers, n, out, budget),
+                              hasher.submit(sha256_of, path))
+                formats.append(None)  # known once the spans are done
                 continue
-            raw = read_qrels(path, opts)
-            _write_buckets(con, _table_batches(_qrels_table(raw), QRELS_SCHEMA_FIELDS), QRELS_SCHEMA_FIELDS, n,
-                           os.path.join(workdir, what), budget)
+            elif scan is not None:
+                digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
+                stream = _Stream(path, scan)
+                try:
+                    _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
+                finally:
+                    checked = getattr(scan, "checked", None)
+                    if checked is not None:
+                        checked.close()
+                if not stream.declined:
+                    facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
+                    formats.append(SimpleNamespace(format="trec"))
+                    continue
+                _remove_tree(out)  # the readers read it whole
+            raw = read_lane(path, name, opts)
+            _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out,
+                           budget)
             facts[path] = file_facts(raw)
-            judged.append(SimpleNamespace(format=raw.format))
+            formats.append(SimpleNamespace(format=raw.format))
             del raw
+        judged = []
+        judged_error = None
+        try:
+            for what, path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
+                if path is None:
+                    continue
+                raw = read_qrels(path, opts)
+                _write_buckets(con, _table_batches(_qrels_table(raw), QRELS_SCHEMA_FIELDS), QRELS_SCHEMA_FIELDS, n,
+                               os.path.join(workdir, what), budget)
+                facts[path] = file_facts(raw)
+                judged.append(SimpleNamespace(format=raw.format))
+                del raw
+        except InputError as exc:
+            if not pending:
+                raise
+            judged_error = exc  # raised after the lanes: a lane's error comes first, as in memory
+        for i, (name, path, out, futures, digest) in pending.items():
+            if not _spans_declined(futures, path):
+                facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
+                formats[i] = SimpleNamespace(format="trec")
+                continue
+            _remove_tree(out)  # the readers read it whole
+            raw = read_lane(path, name, opts)
+            _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out,
+                           budget)
+            facts[path] = file_facts(raw)
+            formats[i] = SimpleNamespace(format=raw.format)
+            del raw
+        if judged_error is not None:
+            raise judged_error
         check_options_used(opts, formats, judged)
     finally:
+        hasher.shutdown(wait=False)  # (every digest used was waited for; the qrels are read while one is made)
         con.close()
 
     def at(d: str, k: int) -> str:
@@ -531,6 +665,36 @@ def partition_files(plan: BucketPlan, n: int, workdir: str,
                          at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
              for k in range(n)]
     return files, facts
+
+
+def _spans_apply(path: str, scan, pool, workers: int) -> bool:
+    return (pool is not None and workers > 1 and getattr(scan, "checked", None) is None
+            and os.path.getsize(path) >= SPAN_MIN_BYTES)
+
+
+def _submit_spans(pool, path: str, scan, workers: int, n: int, out: str, budget: int) -> list:
+    """:func:`partition_span` of each of ``workers`` spans of ``path``, submitted to ``pool``."""
+    return [pool.submit(partition_span, path, scan.delim, scan.clean, span, j, n, out, budget)
+            for j, span in enumerate(spans_of(path, workers))]
+
+
+def _spans_declined(futures: list, path: str) -> bool:
+    """Whether the spans' file was declined (no rows at all, or a span the fast path would
+    decline), once every span is done. A worker that dies fails the command
+    (``engine.BucketFailed``)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        done = [f.result() for f in futures]
+    except BrokenProcessPool:
+        from .engine import BucketFailed
+
+        raise BucketFailed(f"partitioning {path} failed: a worker process ended unexpectedly (killed, or out of "
+                           "memory); nothing was written") from None
+    finally:
+        for f in futures:
+            f.cancel()
+    return sum(rows for rows, _ in done) == 0 or any(declined for _, declined in done)
 
 
 #: The bucket writer's buffers (``_BucketWriter``): at most this, or an eighth of the
