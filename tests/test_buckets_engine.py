@@ -76,6 +76,12 @@ def killing_span(path, delim, clean, span, index, n, out_dir, budget):
     return partition_span(path, delim, clean, span, index, n, out_dir, budget)
 
 
+def slow_span(path, delim, clean, span, index, n, out_dir, budget):
+    with open(os.path.join(os.environ["RS_MARKS"], f"{os.getpid()}.started"), "w"):
+        pass
+    time.sleep(120)
+
+
 def sleeping(files, plan):
     with open(os.path.join(os.environ["RS_MARKS"], f"{os.getpid()}.started"), "w"):
         pass
@@ -105,12 +111,12 @@ if __name__ == "__main__":  # (the spawned workers import this file as __mp_main
         from rankscope_tui.kernel import partition
 
         partition._BucketWriter.add = slow_add
-    elif sys.argv[1] == "killing_span":  # every plain run in spans, the second span's worker killed
+    elif sys.argv[1] in ("killing_span", "slow_span"):  # every plain run in spans, by these tasks
         from rankscope_tui.kernel import partition
 
         partition.SPAN_MIN_BYTES = 0
         engine._workers = lambda e: 2
-        partition.partition_span = faults.killing_span
+        partition.partition_span = getattr(faults, sys.argv[1])
     else:
         engine._task = lambda: getattr(faults, sys.argv[1])
     from rankscope_tui.cli import main
@@ -574,14 +580,20 @@ def test_a_killed_worker_fails_the_command(generated, faults_dir, tmp_path):
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
+def _clean_run(g, tmp_path) -> Path:
+    """A plain run the streamed road reads (alpha without its comment lines)."""
+    clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
+    run = tmp_path / "clean.run"
+    run.write_text("\n".join(clean) + "\n")
+    return run
+
+
 def test_a_worker_killed_while_it_partitions_fails_the_command(generated, faults_dir, tmp_path):
     g = generated
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     out = tmp_path / "report.json"
-    clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
-    run = tmp_path / "clean.run"
-    run.write_text("\n".join(clean) + "\n")
+    run = _clean_run(g, tmp_path)
     proc = _subprocess(faults_dir, "killing_span", ["evaluate", "--lane", run, "--qrels", g["qrels"], "--resamples", "0",
                                                     "--buckets", "7", "--out", out], tmp)
     stdout, stderr = proc.communicate(timeout=240)
@@ -606,6 +618,30 @@ def test_sigterm_removes_the_buckets_and_the_workers(generated, faults_dir, tmp_
         time.sleep(0.1)
     assert list(marks.iterdir()), proc.communicate()[1]
     assert len(list(tmp.iterdir())) == 1  # the bucket directory, while the buckets run
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == ""
+    assert not out.exists() and list(tmp.iterdir()) == []
+    for mark in marks.glob("*.started"):
+        pid = int(mark.name.split(".")[0])
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_sigterm_while_the_workers_partition_spans(generated, faults_dir, tmp_path):
+    """SIGTERM while both workers partition spans of a run and the driver waits: exit 130,
+    the bucket directory gone (the workers ended before it is removed), no worker left."""
+    g = generated
+    tmp, marks = tmp_path / "tmp", tmp_path / "marks"
+    tmp.mkdir()
+    marks.mkdir()
+    out = tmp_path / "report.json"
+    proc = _subprocess(faults_dir, "slow_span", ["evaluate", "--lane", _clean_run(g, tmp_path), "--qrels", g["qrels"],
+                                                 "--resamples", "0", "--buckets", "7", "--out", out], tmp, marks)
+    deadline = time.monotonic() + 180
+    while len(list(marks.iterdir())) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(list(marks.iterdir())) == 2, proc.communicate()[1]
+    assert len(list(tmp.iterdir())) == 1
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == ""
