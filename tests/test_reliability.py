@@ -742,8 +742,9 @@ def test_a_failed_write_keeps_the_old_files_and_leaves_no_temp(tmp_path, monkeyp
     def boom(*a, **k):
         raise Boom(where)
 
-    if where == "serialise_report":
+    if where == "serialise_report":  # (evaluate writes report.json in pieces: dumps_strict_parts)
         monkeypatch.setattr(IO, "dumps_strict", boom)
+        monkeypatch.setattr(IO, "dumps_strict_parts", boom)
     elif where == "serialise_csv":
         monkeypatch.setattr(R, "per_query_csv", boom)
     elif where == "fsync":
@@ -781,13 +782,17 @@ else:
     real_fdopen = os.fdopen
 
     class HalfThenWait:
-        # writes half the payload into the temp file, then waits for the SIGINT
+        # writes the payload (its pieces) into the temp file until more than 10 kB are
+        # in, half a piece at a time, then waits for the SIGINT
         def __init__(self, fh):
             self.fh = fh
+            self.written = 0
         def write(self, data):
             self.fh.write(data[: len(data) // 2])
-            self.fh.flush()
-            announce_and_wait()
+            self.written += len(data) // 2
+            if self.written > 10_000:
+                self.fh.flush()
+                announce_and_wait()
             return self.fh.write(data[len(data) // 2:])
         def __getattr__(self, k):
             return getattr(self.fh, k)
