@@ -297,6 +297,26 @@ def test_cranfield_in_spans(cli_run, tmp_path, workdirs, monkeypatch):
     assert [w for _, w in spans] == [2] * 3  # the 7-bucket run (one bucket has one worker: no spans)
 
 
+def test_a_line_longer_than_a_span(generated, cli_run, tmp_path, workdirs, monkeypatch):
+    """A last line longer than half the file leaves the second span empty: the first
+    worker reads every row, nothing is declined (the readers do not read the file), and
+    the report is the in-memory one."""
+    g = generated
+    spans = _in_spans(monkeypatch)
+    clean = [l for l in g["lanes"]["alpha"].read_text().splitlines() if l and not l.startswith("#")]
+    q, _, doc, *rest = clean[-1].split(" ")
+    last = " ".join([q, "Q0", doc + "x" * (2 * len("\n".join(clean)) + 100), *rest])
+    run = tmp_path / "long.run"
+    run.write_text("\n".join(clean[:-1] + [last]) + "\n")
+    assert P.spans_of(str(run), 2)[1][0] == run.stat().st_size  # the second span is empty
+    import rankscope_tui.kernel.readers as RD
+
+    real, whole = RD.read_lane, []
+    monkeypatch.setattr(RD, "read_lane", lambda path, *a, **k: (whole.append(path), real(path, *a, **k))[1])
+    _evaluate_both(cli_run, ["--lane", run, "--qrels", g["qrels"], "--resamples", "0"], tmp_path, workdirs, buckets=(7,))
+    assert len(spans) == 1 and str(run) not in [str(p) for p in whole[1:]]  # (whole[0]: the in-memory command)
+
+
 def test_spans_cut_at_line_ends(tmp_path):
     """``spans_of`` covers the file, each cut just after a newline (a line longer than a
     span leaves an empty one); ``_lines_before`` counts the lines before a cut."""

@@ -313,8 +313,9 @@ class _Stream:
         checked = getattr(self.scan, "checked", None)
         str_t = pa.binary() if self.scan.clean is True else pa.string()
         source = self.path if checked is None else pa.PythonFile(checked, mode="r")
-        if self.span is not None:
-            source = pa.PythonFile(_Span(self.path, *self.span), mode="r")
+        span = _Span(self.path, *self.span) if self.span is not None else None
+        if span is not None:
+            source = pa.PythonFile(span, mode="r")
         try:
             reader = pcsv.open_csv(
                 source,
@@ -343,6 +344,9 @@ class _Stream:
                 yield pa.record_batch([qid, doc, score, pa.array(line)], schema=self.schema())
         except (pa.ArrowException, UnicodeDecodeError, OSError, EOFError, ValueError):  # (corrupt compressed content)
             self.declined = True
+        finally:
+            if span is not None:
+                span.close()
         if (self.rows == 0 and self.span is None) or (checked is not None and not checked.clean()):
             self.declined = True
 
@@ -431,6 +435,8 @@ def partition_span(path: str, delim: bytes, clean, span: tuple[int, int], index:
     in the whole file (the newlines before the span are counted first). What a pool worker
     runs while the driver reads the other inputs. Returns (rows, declined): declined where
     the fast path would decline the file (then its buckets are dropped)."""
+    if span[0] == span[1]:
+        return 0, False  # (a line longer than a span: the span before holds it)
     stream = _Stream(path, SimpleNamespace(delim=delim, clean=clean), span, _lines_before(path, span[0]) + 1)
     first = stream.rows
     con = _connect()
