@@ -633,10 +633,18 @@ def test_sigterm_removes_the_buckets_and_the_workers(generated, faults_dir, tmp_
     out = tmp_path / "report.json"
     proc = _subprocess(faults_dir, task, ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
                                                 "--resamples", "0", "--buckets", "7", "--out", out], tmp, marks)
+    _sigterm_once_marked(proc, tmp, marks, out, 1)
+
+
+def _sigterm_once_marked(proc, tmp: Path, marks: Path, out: Path, n_marks: int) -> None:
+    """SIGTERM once at least ``n_marks`` marks are written (the bucket directory there):
+    exit 130, one line, nothing written, the directory gone, no marked worker left."""
     deadline = time.monotonic() + 180
-    while not list(marks.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
+    while len(list(marks.iterdir())) < n_marks and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert list(marks.iterdir()), proc.communicate()[1]
+    if len(list(marks.iterdir())) < n_marks:
+        proc.kill()
+        pytest.fail(f"no {n_marks} marks before the deadline: {proc.communicate()[1]}")
     assert len(list(tmp.iterdir())) == 1  # the bucket directory, while the buckets run
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
@@ -657,15 +665,4 @@ def test_sigterm_while_the_workers_partition_spans(generated, faults_dir, tmp_pa
     out = tmp_path / "report.json"
     proc = _subprocess(faults_dir, "slow_span", ["evaluate", "--lane", _clean_run(g, tmp_path), "--qrels", g["qrels"],
                                                  "--resamples", "0", "--buckets", "7", "--out", out], tmp, marks)
-    deadline = time.monotonic() + 180
-    while len(list(marks.iterdir())) < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(list(marks.iterdir())) == 2, proc.communicate()[1]
-    assert len(list(tmp.iterdir())) == 1
-    proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == ""
-    assert not out.exists() and list(tmp.iterdir()) == []
-    for mark in marks.glob("*.started"):
-        pid = int(mark.name.split(".")[0])
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+    _sigterm_once_marked(proc, tmp, marks, out, 2)

@@ -223,12 +223,22 @@ def _qrels_table(raw):
 # --------------------------------------------------------------------------- the streamed road
 
 
-class _Checked:
+class _ReadOnly:
+    """A stream pyarrow reads from the front (``pa.PythonFile``): readable, not seekable."""
+
+    closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+
+class _Checked(_ReadOnly):
     """Decompressed content read through the fast path's byte checks (``readers._ChunkCheck``,
     fed as ``readers._check_range`` feeds it: each slice after the first preceded by the
     previous slice's last byte); pyarrow's CSV reader reads it (``pa.PythonFile``)."""
-
-    closed = False
 
     def __init__(self, stream, first: bytes, delim: bytes):
         from .readers import _ChunkCheck
@@ -250,12 +260,6 @@ class _Checked:
                 self.check.feed(np.concatenate([np.array([self.prev], dtype=np.uint8), b]), overlap=True)
             self.prev = int(b[-1])
         return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
 
     def close(self) -> None:
         self.closed = True
@@ -351,10 +355,8 @@ class _Stream:
             self.declined = True
 
 
-class _Span:
+class _Span(_ReadOnly):
     """Bytes ``start`` to ``end`` of a file, read as a stream (what pyarrow's CSV reader reads)."""
-
-    closed = False
 
     def __init__(self, path: str, start: int, end: int):
         self.fh = open(path, "rb")
@@ -366,12 +368,6 @@ class _Span:
         data = self.fh.read(n) if n > 0 else b""
         self.left -= len(data)
         return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
 
     def close(self) -> None:
         self.closed = True
