@@ -82,7 +82,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     g.add_argument("--qrels", required=qrels_required and not tables, metavar="PATH",
                    help="judgments (format and compression told by content; see --qrels-format)")
     if tables:
-        from .kernel.per_query_in import FORMATS
+        from .kernel.formats import PER_QUERY_FORMATS as FORMATS
 
         g.add_argument("--per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
                        help="per-query values computed elsewhere (trec_eval -q, ir_measures -q, PyTerrier perquery, "
