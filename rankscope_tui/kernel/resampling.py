@@ -59,6 +59,12 @@ _QUEUE_BLOCKS = 4
 FLIP_BLOCK_ELEMENTS = 1 << 18  # a flip block is 1 byte per draw after unpacking
 # Draws per resampling block: 512 kB of int64 indices stays in L2 cache, and memory stays flat in B.
 _BLOCK_ELEMENTS = 1 << 16
+#: Draws per block when the bootstrap runs as a pipeline (threads >= 2): each block crosses
+#: threads once, and with 2**16 draws the two threads switched some 6,000 times for
+#: B = 9,999 over 9,900 queries (0.1 s of system time, little overlap). 2**18 draws cut
+#: the switches 10x: wall 0.60-0.70 s instead of 0.75-1.0 s, and less CPU
+#: (benchmarks/results/profile_small.md). The numbers do not depend on the block size.
+PIPELINE_BLOCK_ELEMENTS = 1 << 18
 
 
 _NO_HALVES = np.empty(0, dtype=np.uint32)
@@ -367,6 +373,8 @@ def bootstrap_means(
         raise InputError("cannot resample an empty set of queries")
     cols = [np.ascontiguousarray(a[:, j]) for j in range(m)]
     reps = np.empty((B, m), dtype=np.float64)
+    if chunk is None and B and n > 1 and resolve_threads(threads) >= 2:
+        chunk = block_rows(n, None, PIPELINE_BLOCK_ELEMENTS)
     gathered = np.empty(block_rows(n, chunk) * n, dtype=np.float64)
 
     def on_indices(start: int, idx: np.ndarray) -> None:
