@@ -82,7 +82,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     g.add_argument("--qrels", required=qrels_required and not tables, metavar="PATH",
                    help="judgments (format and compression told by content; see --qrels-format)")
     if tables:
-        from .kernel.per_query_in import FORMATS
+        from .kernel.formats import PER_QUERY_FORMATS as FORMATS
 
         g.add_argument("--per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
                        help="per-query values computed elsewhere (trec_eval -q, ir_measures -q, PyTerrier perquery, "
@@ -607,6 +607,12 @@ def process_setup() -> None:
     # compacts memory on the page fault, a first evaluation measured up to 1 s slower
     # and far more variable (benchmarks/README.md). Read by numpy at import.
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    # numpy's OpenBLAS starts a worker thread per CPU at import, and they spin-wait for a
+    # while: about 0.1 s of CPU in every process (half the CPU of `import numpy`), taken
+    # from the work's own threads on a busy machine. The kernel makes no BLAS call (no
+    # float matrix product, no linalg), so one BLAS thread changes no result. Only a
+    # default, set before numpy loads: an explicit OPENBLAS_NUM_THREADS wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .startup import tune_allocator
 
     tune_allocator()

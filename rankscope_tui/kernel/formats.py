@@ -45,6 +45,9 @@ from .errors import InputError
 
 RUN_FORMATS = ("auto", "trec", "msmarco", "tsv", "json", "jsonl", "mteb", "parquet")
 QRELS_FORMATS = ("auto", "trec", "beir", "tsv", "json", "jsonl", "parquet")
+#: The formats of per-query tables (``--per-query-in``; read by ``per_query_in``). Here, so
+#: that the command line lists them without importing that module on every start.
+PER_QUERY_FORMATS = ("trec_eval", "ir_measures", "jsonl", "long", "rankscope")
 
 #: bytes of content looked at to tell the format
 HEAD_BYTES = 1 << 16

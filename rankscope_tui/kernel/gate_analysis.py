@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,9 +29,11 @@ from . import gate as G
 from . import intervals as I
 from .errors import InputError, InputWarning
 from .settings import GateSettings
-from .thresholds import Thresholds, in_sample_overlap
 from .workspace import Workspace
 from .settings import DEFAULT_CONFIDENCE
+
+if TYPE_CHECKING:  # thresholds.py loads when thresholds are applied (start-up time)
+    from .thresholds import Thresholds
 
 #: report.json's gate definitions (kept word for word: the report is compared byte for byte).
 DEFINITIONS = {
@@ -374,6 +377,8 @@ def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds 
     else:
         floor = _floor_of(g.get("floor"), g.get("floor_reason"))
         margin = g.get("margin") if margin is None else margin
+        from .thresholds import in_sample_overlap
+
         overlap = in_sample_overlap(ws, thresholds, np.concatenate(list(negs.values()) + [pos]))
         label = GateLabel.IN_SAMPLE if overlap else GateLabel.THRESHOLD
         applied = AppliedThresholds(floor, g.get("floor"), g.get("floor_reason"), margin, g.get("margin"), mutual_r,

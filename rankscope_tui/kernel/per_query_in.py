@@ -55,9 +55,9 @@ from . import judgments as J
 from . import metrics as M
 from .errors import InputError, InputWarning
 from .files import read_bytes, decode_text, Digest
+from .formats import PER_QUERY_FORMATS as FORMATS
 from .settings import LoadSettings
 
-FORMATS = ("trec_eval", "ir_measures", "jsonl", "long", "rankscope")
 #: What the report says in place of the blocks a per-query table cannot give.
 NOT_AVAILABLE = ("attribution, fusion, the gate and ceilings need the rankings and the qrels; "
                  "a per-query table holds only metric values")

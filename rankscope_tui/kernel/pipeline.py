@@ -11,11 +11,15 @@ from __future__ import annotations
 
 
 
+from typing import TYPE_CHECKING
+
 from . import report as R
 from .errors import InputError
 from .settings import GateSettings
-from .thresholds import Thresholds, in_sample_overlap, read_thresholds, settings_warnings
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # thresholds, fusion and rrf_at_k load only when a run uses them (start-up time)
+    from .thresholds import Thresholds
 
 
 
@@ -25,14 +29,15 @@ from .workspace import Workspace
 def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
     """Add ``rrf`` (2+ input lanes, at the workspace's k), ``convex`` (with calibrated
     weights) and the cap / document-first variants. Idempotent."""
-    from . import fusion as F
-    from .rrf_at_k import rrf_lane
-
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     s = ws.settings
     if len(inputs) >= 2 and "rrf" not in ws.lanes:
+        from .rrf_at_k import rrf_lane
+
         ws.add_lane(rrf_lane(ws, s.rrf_k), "fused")
     if th is not None and th.convex_weights and "convex" not in ws.lanes:
+        from . import fusion as F
+
         weights = th.convex_weights
         missing = [n for n in ws.input_lanes if n not in weights]
         if missing or set(weights) - set(ws.input_lanes):
@@ -40,6 +45,8 @@ def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
         w = [float(weights[n]) for n in ws.input_lanes]
         ws.add_lane(F.convex(inputs, w, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_order), "fused")
     if ws.group_of is not None and (s.cap is not None or s.document_first):
+        from . import fusion as F
+
         for name in [n for n, o in ws.lane_origin.items() if o in ("input", "fused")]:
             lane = ws.lanes[name]
             if s.cap is not None and F.variant_name(name, s.cap) not in ws.lanes:
@@ -68,6 +75,8 @@ def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
     out: dict = {"rrf": {"k": s.rrf_k, "k_source": s.rrf_k_source}}
     out["rrf"]["dilution"] = _dilution(ws, "rrf").as_dict(ws.qids)  # what rrf_at_k(ws) says at the workspace's k
     if "convex" in ws.lanes and th is not None:
+        from .thresholds import in_sample_overlap
+
         overlap = in_sample_overlap(ws, th, ws.positives)
         out["convex"] = {"weights": th.convex_weights, "calibrated_on": th.path,
                          "label": "in-sample" if overlap else "held-out", "overlap_queries": overlap}
@@ -93,7 +102,11 @@ def prepare(ws: Workspace, thresholds_path: str | None = None) -> tuple[Workspac
     lanes: ``ws`` itself, or -- when the thresholds carry a calibrated RRF k and none was
     chosen on the command line -- a new workspace with that k (``with_settings``; ``ws``
     is left as it was). Idempotent: preparing the result again returns it unchanged."""
-    th = read_thresholds(thresholds_path) if thresholds_path else None
+    th = None
+    if thresholds_path:
+        from .thresholds import read_thresholds
+
+        th = read_thresholds(thresholds_path)
     if th is not None and th.rrf_k is not None and ws.settings.rrf_k_source == "default":
         ws = ws.with_settings(rrf_k=th.rrf_k, rrf_k_source="calibration")
     add_derived_lanes(ws, th)
@@ -128,6 +141,8 @@ def report_of(ws: Workspace, gate: GateSettings | None = None, th: Thresholds | 
     if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
         report["summary"]["warnings"] += [w.as_dict() for w in analysis.warnings]
     if th is not None:  # thresholds applied under other settings than they were fitted with
+        from .thresholds import settings_warnings
+
         report["summary"]["warnings"] += [w.as_dict() for w in settings_warnings(ws.settings, th)]
         report["inputs"]["thresholds"] = {"path": th.path, "sha256": _sha(th.path)}
     return report

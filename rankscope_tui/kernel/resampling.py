@@ -59,6 +59,12 @@ _QUEUE_BLOCKS = 4
 FLIP_BLOCK_ELEMENTS = 1 << 18  # a flip block is 1 byte per draw after unpacking
 # Draws per resampling block: 512 kB of int64 indices stays in L2 cache, and memory stays flat in B.
 _BLOCK_ELEMENTS = 1 << 16
+#: Draws per block when the bootstrap runs as a pipeline (threads >= 2): each block crosses
+#: threads once, and with 2**16 draws the two threads switched some 6,000 times for
+#: B = 9,999 over 9,900 queries (0.1 s of system time, little overlap). 2**18 draws cut
+#: the switches 10x: wall 0.60-0.70 s instead of 0.75-1.0 s, and less CPU
+#: (benchmarks/results/profile_small.md). The numbers do not depend on the block size.
+PIPELINE_BLOCK_ELEMENTS = 1 << 18
 
 
 _NO_HALVES = np.empty(0, dtype=np.uint32)
@@ -243,6 +249,7 @@ def walk_stream(
     chunk: int | None = None,
     threads: int | None = 1,
     progress: Progress | None = None,
+    on_indices_drawn: Callable[[int, np.ndarray], None] | None = None,
 ) -> None:
     """One pass over the 32-bit stream of a fresh ``default_rng(seed)``.
 
@@ -256,13 +263,19 @@ def walk_stream(
     Callbacks run in stream order on one thread. With ``threads`` ≥ 2 the
     calling thread draws (random bits, Lemire products) while a second thread
     runs the callbacks: a pipeline, so the numbers cannot change.
+    ``on_indices_drawn(start, idx)``, when given, gets every index block first, on
+    the drawing thread, before ``on_indices`` gets the same block (read-only for
+    both): a share of the per-block work that runs beside the other thread's.
     """
     r = block_rows(n, chunk)
     tick = ProgressTicker(progress, flip_rows + index_rows)
     if index_rows and n == 1:
         # numpy returns zeros for a one-value range without touching the generator
         for start in range(0, index_rows, r):
-            on_indices(start, np.zeros((min(r, index_rows - start), 1), dtype=np.int64))
+            zeros = np.zeros((min(r, index_rows - start), 1), dtype=np.int64)
+            if on_indices_drawn is not None:
+                on_indices_drawn(start, zeros)
+            on_indices(start, zeros)
         index_rows = 0
     if not (flip_rows or index_rows):
         return
@@ -283,7 +296,12 @@ def walk_stream(
                 rows = lemire.feed(x)
                 use = min(rows.shape[0], index_rows - idx_done)
                 if use:
-                    yield "indices", idx_done, rows[:use]
+                    if on_indices_drawn is None:
+                        yield "indices", idx_done, rows[:use]
+                    else:  # finished here, so the drawing thread can read the indices too
+                        idx = LemireRows.finish_rows(rows[:use])
+                        on_indices_drawn(idx_done, idx)
+                        yield "finished", idx_done, idx
                     idx_done += use
             tick(flips_done + idx_done)
 
@@ -291,6 +309,8 @@ def walk_stream(
         if kind == "flips":
             rows = arr.size // n
             on_flips(start, flipped_rows(arr, rows, n))
+        elif kind == "finished":
+            on_indices(start, arr)
         else:
             on_indices(start, LemireRows.finish_rows(arr))
 
@@ -367,17 +387,30 @@ def bootstrap_means(
         raise InputError("cannot resample an empty set of queries")
     cols = [np.ascontiguousarray(a[:, j]) for j in range(m)]
     reps = np.empty((B, m), dtype=np.float64)
-    gathered = np.empty(block_rows(n, chunk) * n, dtype=np.float64)
+    pipelined = bool(B) and n > 1 and resolve_threads(threads) >= 2
+    if chunk is None and pipelined:
+        chunk = block_rows(n, None, PIPELINE_BLOCK_ELEMENTS)
+    size = block_rows(n, chunk) * n
+    # Pipelined, the drawing thread gathers the first columns itself (each column is
+    # gathered and reduced the same way wherever it runs): drawing costs about two
+    # columns' gathers, so this share balances the two threads.
+    here = (m - 2) // 2 if pipelined else 0
 
-    def on_indices(start: int, idx: np.ndarray) -> None:
-        rows = idx.shape[0]
-        g = gathered[: rows * n].reshape(rows, n)
-        for j, col in enumerate(cols):
-            np.take(col, idx, out=g, mode=GATHER_MODE)
-            reps[start : start + rows, j] = row_means(g)
+    def gatherer(first: int, last: int):
+        gathered = np.empty(size, dtype=np.float64)
+
+        def on_indices(start: int, idx: np.ndarray) -> None:
+            rows = idx.shape[0]
+            g = gathered[: rows * n].reshape(rows, n)
+            for j in range(first, last):
+                np.take(cols[j], idx, out=g, mode=GATHER_MODE)
+                reps[start : start + rows, j] = row_means(g)
+
+        return on_indices
 
     if B:
-        walk_stream(seed, n, index_rows=B, on_indices=on_indices, chunk=chunk, threads=threads, progress=progress)
+        walk_stream(seed, n, index_rows=B, on_indices=gatherer(here, m), chunk=chunk, threads=threads,
+                    progress=progress, on_indices_drawn=gatherer(0, here) if here else None)
     return reps[:, 0] if one_d else reps
 
 
