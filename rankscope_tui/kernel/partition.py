@@ -573,7 +573,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
 
     from .files import sha256_of
     from .formats import check_options_used
-    from .readers import read_lane, read_qrels
+    from .readers import read_qrels
 
     if n < 1:
         raise InputError(f"must be at least 1, got {n}", "--buckets")
@@ -619,12 +619,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
                     formats.append(SimpleNamespace(format="trec"))
                     continue
                 _remove_tree(out)  # the readers read it whole
-            raw = read_lane(path, name, opts)
-            _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out,
-                           budget)
-            facts[path] = file_facts(raw)
-            formats.append(SimpleNamespace(format=raw.format))
-            del raw
+            formats.append(_lane_read_whole(con, name, path, opts, n, out, budget, facts))
         judged = []
         judged_error = None
         try:
@@ -647,12 +642,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
                 formats[i] = SimpleNamespace(format="trec")
                 continue
             _remove_tree(out)  # the readers read it whole
-            raw = read_lane(path, name, opts)
-            _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out,
-                           budget)
-            facts[path] = file_facts(raw)
-            formats[i] = SimpleNamespace(format=raw.format)
-            del raw
+            formats[i] = _lane_read_whole(con, name, path, opts, n, out, budget, facts)
         if judged_error is not None:
             raise judged_error
         check_options_used(opts, formats, judged)
@@ -667,6 +657,17 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
                          at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
              for k in range(n)]
     return files, facts
+
+
+def _lane_read_whole(con, name: str, path: str, opts, n: int, out: str, budget: int, facts: dict):
+    """A lane read whole by the readers (``readers.read_lane``), its rows into ``n`` buckets
+    under ``out``, its facts into ``facts``; what ``formats.check_options_used`` reads of it."""
+    from .readers import read_lane
+
+    raw = read_lane(path, name, opts)
+    _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out, budget)
+    facts[path] = file_facts(raw)
+    return SimpleNamespace(format=raw.format)
 
 
 def _spans_apply(path: str, scan, pool, workers: int) -> bool:
