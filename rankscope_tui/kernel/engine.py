@@ -310,10 +310,10 @@ def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str 
     workdir = tempfile.mkdtemp(prefix="rankscope-buckets-")
     pool, ok = None, False
     try:
-        if engine.engine == "local":  # the workers start while the driver partitions
-            pool = warm_pool(max(1, min(_workers(engine), n)))
-        files, facts = partition_files(p, n, workdir, _driver_share(engine), pool,
-                                       max(1, min(_workers(engine), n)) if pool is not None else 1)
+        workers = max(1, min(_workers(engine), n))
+        if engine.engine == "local":  # the workers start while the driver partitions (and take its spans)
+            pool = warm_pool(workers)
+        files, facts = partition_files(p, n, workdir, _driver_share(engine), pool, workers if pool is not None else 1)
         if progress:
             progress(f"partitioned the inputs into {n} query bucket(s)")
         last = [-math.inf]
