@@ -648,7 +648,7 @@ def _sigterm_once_marked(proc, tmp: Path, marks: Path, out: Path, n_marks: int) 
     assert len(list(tmp.iterdir())) == 1  # the bucket directory, while the buckets run
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == ""
+    assert proc.returncode == 130 and stderr == "rankscope: interrupted\n" and stdout == "", (proc.returncode, stderr)
     assert not out.exists() and list(tmp.iterdir()) == []
     for mark in marks.glob("*.started"):
         pid = int(mark.name.split(".")[0])

@@ -56,6 +56,10 @@ WORKER_BASE_BYTES = 150 * 10**6
 DEFAULT_BUCKET_BYTES = 10**9
 #: At most this many buckets (files per input; a bucket of a few rows gains nothing).
 MAX_BUCKETS = 4096
+#: The driver waits for its workers this long at a time. A signal (Ctrl-C, SIGTERM) that
+#: the kernel hands to another thread of the process (DuckDB's, the digest's) does not
+#: wake a main thread blocked on a lock; Python runs its handler once the wait returns.
+WAIT_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -248,7 +252,9 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
         futures = {pool.submit(_task(), f, plan): f for f in busy}
         pending = set(futures)
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=WAIT_S, return_when=FIRST_COMPLETED)
+            if not done:
+                continue
             for fut in sorted(done, key=lambda x: futures[x].index):
                 exc = fut.exception()
                 k = futures[fut].index

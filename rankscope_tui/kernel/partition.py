@@ -687,7 +687,13 @@ def _spans_declined(futures: list, path: str) -> bool:
     (``engine.BucketFailed``)."""
     from concurrent.futures.process import BrokenProcessPool
 
+    from concurrent.futures import wait
+
+    from .engine import WAIT_S
+
     try:
+        while wait(futures, timeout=WAIT_S)[1]:  # (see engine.WAIT_S: a signal is handled meanwhile)
+            pass
         done = [f.result() for f in futures]
     except BrokenProcessPool:
         from .engine import BucketFailed
