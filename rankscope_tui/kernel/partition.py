@@ -316,10 +316,9 @@ class _Stream:
 
         checked = getattr(self.scan, "checked", None)
         str_t = pa.binary() if self.scan.clean is True else pa.string()
-        source = self.path if checked is None else pa.PythonFile(checked, mode="r")
         span = _Span(self.path, *self.span) if self.span is not None else None
-        if span is not None:
-            source = pa.PythonFile(span, mode="r")
+        stream = span if span is not None else checked  # (a span is of a plain file: never checked as read)
+        source = self.path if stream is None else pa.PythonFile(stream, mode="r")
         try:
             reader = pcsv.open_csv(
                 source,
