@@ -425,6 +425,34 @@ def concat_strings(columns: list):
     return pa.chunked_array(chunks, pa.string())
 
 
+class LazyDictionary:
+    """The doc dictionary (code -> id, a pyarrow string array) built on first use: an
+    evaluation reads no doc id, so the strings are only rebuilt from the words when a
+    caller asks (a message naming a doc, the dashboard, a corpus or group lookup).
+    ``len`` is known without building; building happens once (a lock guards it)."""
+
+    def __init__(self, build, n: int):
+        import threading
+
+        self._build, self._n, self._value = build, int(n), None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def built(self) -> bool:
+        return self._value is not None
+
+    def get(self):
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._build()
+                    self._build = None  # drop the words it was rebuilt from
+        return self._value
+
+
 @dataclass
 class DocEncoding:
     """A shared doc vocabulary and what the duplicate check needs from building it."""

@@ -17,12 +17,12 @@ import numpy as np
 from . import judgments as J
 from . import metrics as M
 from .errors import InputError, InputWarning
-from .encoding import DocEncoding
+from .encoding import DocEncoding, LazyDictionary
 from .encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted
 from .files import sha256_of
 from .readers import RawLane, RawQrels, read_qrels
 from .tables import read_corpus, read_strata, read_text_files, stratification_name
-from .parallel import in_background, started
+from .parallel import in_background
 from .settings import LoadSettings
 from .ranking import RankedLane, group_codes, rank_lane
 
@@ -189,7 +189,7 @@ class Workspace:
 
     settings: LoadSettings
     qids: np.ndarray  # object array of qid strings, sorted as bytes
-    doc_ids: object  # pyarrow string array: doc code -> doc id (hash order, not byte order)
+    _doc_ids: object  # pyarrow string array, or a LazyDictionary of one: doc code -> doc id (see ``doc_ids``)
     judgments: J.Judgments
     classes: np.ndarray  # int8 query class per qid code
     lanes: dict[str, RankedLane]  # every lane: input lanes first (in --lane order), then derived
@@ -285,64 +285,64 @@ class Workspace:
                 r.doc = None
         dcodes = denc.codes
         nq, nd = len(qids), denc.n_codes
-        # The dictionary strings are rebuilt on another thread meanwhile; the tie rule
-        # reads the ids' words instead (same byte order).
-        with started(denc.build, background=denc.words is not None) as dictionary:
-            tie_ids = denc.words if denc.words is not None else dictionary()
+        # The dictionary strings are rebuilt from the words only when asked for (no
+        # evaluation reads a doc id); the tie rule reads the ids' words (same byte order).
+        lazy = LazyDictionary(denc.build, nd)
+        dictionary = lazy.get
+        tie_ids = denc.words if denc.words is not None else dictionary()
 
-            judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
-            warnings += raw_q.warnings + dup_warn
-            classes = J.query_classes(judgments, nq, settings.relevant)
-            ood_j, ood_neg = None, None
-            if raw_ood is not None:
-                ood_j, w = _judgments(raw_ood, qcodes[-1], dcodes[-1], nd)
-                warnings += w
-                ood_cls = J.query_classes(ood_j, nq, settings.relevant)
-                bad = (ood_cls != J.NOT_IN_QRELS) & (ood_cls != J.NEGATIVE)
-                if bad.any():
-                    q = int(np.flatnonzero(bad)[0])
-                    line = int(raw_ood.line[np.flatnonzero(qcodes[-1] == q)[0]])
-                    raise InputError(f"out-of-domain negatives must have no positive grade (query {qids[q]!r})", raw_ood.path, line)
-                overlap = (ood_cls == J.NEGATIVE) & (classes != J.NOT_IN_QRELS)
-                if overlap.any():
-                    q = int(np.flatnonzero(overlap)[0])
-                    raise InputError(f"query {qids[q]!r} is in both the qrels and the out-of-domain negatives", raw_ood.path)
-                ood_neg = np.flatnonzero(ood_cls == J.NEGATIVE).astype(np.int32)
+        judgments, dup_warn = _judgments(raw_q, qcodes[len(raw_lanes)], dcodes[len(raw_lanes)], nd)
+        warnings += raw_q.warnings + dup_warn
+        classes = J.query_classes(judgments, nq, settings.relevant)
+        ood_j, ood_neg = None, None
+        if raw_ood is not None:
+            ood_j, w = _judgments(raw_ood, qcodes[-1], dcodes[-1], nd)
+            warnings += w
+            ood_cls = J.query_classes(ood_j, nq, settings.relevant)
+            bad = (ood_cls != J.NOT_IN_QRELS) & (ood_cls != J.NEGATIVE)
+            if bad.any():
+                q = int(np.flatnonzero(bad)[0])
+                line = int(raw_ood.line[np.flatnonzero(qcodes[-1] == q)[0]])
+                raise InputError(f"out-of-domain negatives must have no positive grade (query {qids[q]!r})", raw_ood.path, line)
+            overlap = (ood_cls == J.NEGATIVE) & (classes != J.NOT_IN_QRELS)
+            if overlap.any():
+                q = int(np.flatnonzero(overlap)[0])
+                raise InputError(f"query {qids[q]!r} is in both the qrels and the out-of-domain negatives", raw_ood.path)
+            ood_neg = np.flatnonzero(ood_cls == J.NEGATIVE).astype(np.int32)
 
-            ranked: dict[str, RankedLane] = {}
-            inputs: list[InputFile] = []
-            in_qrels = classes != J.NOT_IN_QRELS
-            if ood_neg is not None:
-                in_qrels = in_qrels.copy()
-                in_qrels[ood_neg] = True
-            for i, (r, qc, dc, rows) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows)):
-                warnings += r.warnings
-                qc = np.asarray(qc, dtype=np.int32)
-                dup = _lane_duplicate(denc, i, qc, nq)
-                if dup is False:
-                    dup = _first_duplicate(qc * np.int64(nd) + dc)
-                if dup is not None:
-                    a, b = dup
-                    raise InputError(
-                        f"doc {dictionary()[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
-                    )
-                lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
-                ranked[r.name] = lane
-                present = lane.present()
-                inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None,
-                                      r.columns))
-                extra_q = present & ~in_qrels
-                if extra_q.any():
-                    q, where = _first_place(qc, extra_q, r.line, r.path, r.shards)
-                    warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
-                                                 f"lane {r.name}: queries absent from the qrels (ignored)", where))
-                missing = (classes == J.POSITIVE) & ~present
-                if missing.any():
-                    q, where = _first_place(qcodes[len(raw_lanes)], missing, raw_q.line, raw_q.path)
-                    warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
-                                                 f"lane {r.name}: positive queries absent from the lane "
-                                                 "(scored 0)", where))
-            doc_ids = dictionary()
+        ranked: dict[str, RankedLane] = {}
+        inputs: list[InputFile] = []
+        in_qrels = classes != J.NOT_IN_QRELS
+        if ood_neg is not None:
+            in_qrels = in_qrels.copy()
+            in_qrels[ood_neg] = True
+        for i, (r, qc, dc, rows) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows)):
+            warnings += r.warnings
+            qc = np.asarray(qc, dtype=np.int32)
+            dup = _lane_duplicate(denc, i, qc, nq)
+            if dup is False:
+                dup = _first_duplicate(qc * np.int64(nd) + dc)
+            if dup is not None:
+                a, b = dup
+                raise InputError(
+                    f"doc {dictionary()[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
+                )
+            lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
+            ranked[r.name] = lane
+            present = lane.present()
+            inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None,
+                                  r.columns))
+            extra_q = present & ~in_qrels
+            if extra_q.any():
+                q, where = _first_place(qc, extra_q, r.line, r.path, r.shards)
+                warnings.append(InputWarning("lane_queries_without_judgments", int(extra_q.sum()),
+                                             f"lane {r.name}: queries absent from the qrels (ignored)", where))
+            missing = (classes == J.POSITIVE) & ~present
+            if missing.any():
+                q, where = _first_place(qcodes[len(raw_lanes)], missing, raw_q.line, raw_q.path)
+                warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
+                                             f"lane {r.name}: positive queries absent from the lane "
+                                             "(scored 0)", where))
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None,
                                   columns=raw_q.columns))
         if raw_ood is not None:
@@ -358,16 +358,16 @@ class Workspace:
                 warnings.append(InputWarning(kind, c, msg, where))
         warnings += unreached_levels(settings.metrics, top_grade(judgments), raw_q.path)
 
-        ws = cls(settings, qids, doc_ids, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
+        ws = cls(settings, qids, lazy, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
         ws.lane_origin = {r.name: "input" for r in raw_lanes}
         ws.ood_judgments, ws.ood_negatives = ood_j, ood_neg
         if settings.group_sep:
-            ws.groups, ws.group_of = group_codes(doc_ids, settings.group_sep)
+            ws.groups, ws.group_of = group_codes(ws.doc_ids, settings.group_sep)
         ws.strata, files = read_strata_labels(strata, ws.qid_index, nq)
         ws.inputs += files
         if corpus:
             ids = read_corpus(corpus)
-            ws.corpus_mask = corpus_mask(doc_ids, ids)
+            ws.corpus_mask = corpus_mask(ws.doc_ids, ids)
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
         if _paths(queries):
             ws.query_text = read_text_files(_paths(queries))
@@ -376,6 +376,13 @@ class Workspace:
         return ws
 
     # ------------------------------------------------------------------ lookups
+
+    @property
+    def doc_ids(self):
+        """pyarrow string array: doc code -> doc id (hash order, not byte order); a
+        loaded workspace builds it on first use."""
+        d = self._doc_ids
+        return d.get() if isinstance(d, LazyDictionary) else d
 
     @property
     def docs(self) -> np.ndarray:
@@ -398,7 +405,7 @@ class Workspace:
 
     @property
     def n_docs(self) -> int:
-        return len(self.doc_ids)
+        return len(self._doc_ids)
 
     @property
     def n_queries(self) -> int:
