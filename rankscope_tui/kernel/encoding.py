@@ -520,13 +520,24 @@ def encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     sorted (``byte_order``), equal neighbours share a code, and the codes are
     repeated over the runs.
     """
+    vocab, codes, _ = encode_sorted_runs(columns)
+    return vocab, codes
+
+
+def encode_sorted_runs(columns: list) -> tuple[np.ndarray, list[np.ndarray], list]:
+    """``encode_sorted`` and, per column, the rows (int64, ascending, 0 first when the
+    column has rows) where a run of equal codes begins -- ``flatnonzero(c[1:] !=
+    c[:-1]) + 1`` after a 0, known here without another pass -- or None for a column
+    whose runs were not looked at (very long ids)."""
     runs = string_runs(columns, max_words=16)
     if runs is None:  # ids longer than 128 bytes
-        return encode_sorted_arrow(columns)
+        vocab, codes = encode_sorted_arrow(columns)
+        return vocab, codes, [None] * len(columns)
     start, heads, n = runs
     run_len = np.diff(np.r_[start, n])
     if heads.n == 0:
-        return np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns]
+        return (np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns],
+                [np.zeros(0, dtype=np.int64) for _ in columns])
     order = byte_order(heads)
     differs = np.ones(heads.n, dtype=bool)
     differs[1:] = ~heads.equal(order[1:], order[:-1])
@@ -535,11 +546,17 @@ def encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     head_codes[order] = code_sorted
     vocab = np.asarray(heads.strings(order[differs]).to_pylist(), dtype=object)
     codes = np.repeat(head_codes, run_len)
-    out, a = [], 0
+    out, col_starts, a = [], [], 0
     for c in columns:
-        out.append(codes[a:a + len(c)])
-        a += len(c)
-    return vocab, out
+        b = a + len(c)
+        out.append(codes[a:b])
+        lo, hi = np.searchsorted(start, [a, b])
+        st = start[lo:hi] - a
+        if b > a and (st.shape[0] == 0 or st[0] != 0):  # a run going on from the previous column
+            st = np.r_[np.int64(0), st]
+        col_starts.append(st)
+        a = b
+    return vocab, out, col_starts
 
 
 def encode_sorted_arrow(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:

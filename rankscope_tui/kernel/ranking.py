@@ -66,12 +66,16 @@ def distinct(values) -> np.ndarray:
     return v[keep]
 
 
-def _score_blocks(qid: np.ndarray, score: np.ndarray):
+def _score_blocks(qid: np.ndarray, score: np.ndarray, starts: np.ndarray | None = None):
     """(starts, lengths) of the file's query blocks when every query is one contiguous
-    block already in score-descending order; None otherwise."""
+    block already in score-descending order; None otherwise. ``starts``, when known, are
+    the rows where a run of equal qids begins (0 first)."""
     n = qid.shape[0]
-    cut = np.flatnonzero(qid[1:] != qid[:-1])
-    cut += 1
+    if starts is None:
+        cut = np.flatnonzero(qid[1:] != qid[:-1])
+        cut += 1
+    else:
+        cut = starts[1:]
     up = score[1:] > score[:-1]
     up[cut - 1] = False  # a rise across a block boundary is fine
     if up.any():
@@ -207,19 +211,25 @@ def rank_lane(
     n_queries: int,
     depth: int | None = None,
     doc_ids=None,
+    *,
+    starts: np.ndarray | None = None,
+    overwrite: bool = False,
 ) -> RankedLane:
     """Order a lane by trec_eval's rule and cut it to ``depth`` hits per query.
 
     ``doc_ids`` maps doc codes to id strings for the tie rule (doc id descending as
     bytes); without it the doc codes themselves are taken to be in byte order.
+    ``starts``: the rows where a run of equal ``qid`` begins (0 first), when the caller
+    knows them; ``overwrite``: the caller gives up ``doc`` (an int64 array), which may
+    then be reordered in place and become the lane's column.
     """
     qid = np.asarray(qid, dtype=np.int32)
+    owned = overwrite and isinstance(doc, np.ndarray) and doc.dtype == np.int64  # the tie fix may write into doc
     doc = np.asarray(doc, dtype=np.int64)
     score = np.asarray(score, dtype=np.float64)
     n = qid.shape[0]
-    owned = False  # whether doc is our own copy (the tie fix writes into it)
     runs = None  # (query code, length) of each query's run once rows are in order
-    blocks = _score_blocks(qid, score) if n >= 2 else None
+    blocks = _score_blocks(qid, score, starts) if n >= 2 else None
     if blocks is not None:
         starts, lengths = blocks
         block_q = qid[starts]

@@ -18,11 +18,12 @@ from . import judgments as J
 from . import metrics as M
 from .errors import InputError, InputWarning
 from .encoding import DocEncoding, LazyDictionary
-from .encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted
+from .encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted  # noqa: F401
+from .encoding import encode_sorted_runs as _encode_sorted_runs
 from .files import sha256_of
 from .readers import RawLane, RawQrels, read_qrels
 from .tables import read_corpus, read_strata, read_text_files, stratification_name
-from .parallel import in_background
+from .parallel import in_background, started
 from .settings import LoadSettings
 from .ranking import RankedLane, group_codes, rank_lane
 
@@ -51,26 +52,44 @@ class InputFile:
         return d
 
 
-def _lane_duplicate(enc: DocEncoding, i: int, qc: np.ndarray, n_queries: int) -> tuple[int, int] | None | bool:
+def _lane_duplicate(enc: DocEncoding, i: int, qc: np.ndarray, n_queries: int,
+                    starts: np.ndarray | None = None) -> tuple[int, int] | None | bool:
     """First (first, second) rows of lane column ``i`` holding the same doc twice in one
     query, None if there is none, or False when this check cannot decide (the lane
-    does not list each query as one block) and the general one must run."""
+    does not list each query as one block) and the general one must run. ``starts``:
+    the rows where a run of equal ``qc`` begins (0 first), when known."""
     if enc.pairs is None or qc.size < 2:
         return False if enc.pairs is None else None
-    starts = np.flatnonzero(qc[1:] != qc[:-1])
-    if np.bincount(qc[np.r_[0, starts + 1]], minlength=n_queries).max() > 1:
+    if starts is None:
+        starts = np.r_[0, np.flatnonzero(qc[1:] != qc[:-1]) + 1]
+    if np.bincount(qc[starts], minlength=n_queries).max() > 1:
         return False
     a, b = enc.bounds[i]
     r1, r2 = enc.pairs  # same doc, r1 < r2, no row between them holds it
-    m = (r2 >= a) & (r2 < b) & (r1 >= a)
+    if a == 0:  # r1 < r2 < b: both in the column
+        m = r2 < b
+    else:
+        m = (r2 >= a) & (r2 < b) & (r1 >= a)
     if not m.any():
         return None
-    r1, r2 = r1[m] - a, r2[m] - a
+    if not m.all():
+        r1, r2 = r1[m], r2[m]
+    if a:
+        r1, r2 = r1 - a, r2 - a
     hit = qc[r1] == qc[r2]  # the rows between them are the same query's: one block
     if not hit.any():
         return None
     j = int(np.argmin(np.where(hit, r2, np.iinfo(np.int64).max)))
     return int(r1[j]), int(r2[j])
+
+
+_SIDE_BY_SIDE_ROWS = 1 << 18  # from this many lane rows the duplicate check runs beside the ordering
+
+
+def _duplicate_error(dup, doc: str, qids: np.ndarray, qc: np.ndarray, r: RawLane) -> InputError:
+    a, b = dup
+    return InputError(f"doc {doc!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path,
+                      int(r.line[b]))
 
 
 def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
@@ -273,7 +292,7 @@ class Workspace:
         qcols = [r.qid for r in raw_lanes] + [raw_q.qid] + ([raw_ood.qid] if raw_ood else [])
         dcols = [r.doc for r in raw_lanes] + [raw_q.doc] + ([raw_ood.doc] if raw_ood else [])
         lane_rows = [len(r.score) for r in raw_lanes]
-        qids, qcodes = _encode_sorted(qcols)
+        qids, qcodes, qstarts = _encode_sorted_runs(qcols)
         del qcols
         if release:
             for r in raw_lanes:
@@ -316,18 +335,31 @@ class Workspace:
         if ood_neg is not None:
             in_qrels = in_qrels.copy()
             in_qrels[ood_neg] = True
-        for i, (r, qc, dc, rows) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows)):
+        for i, (r, qc, dc, rows, st) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows, qstarts)):
             warnings += r.warnings
             qc = np.asarray(qc, dtype=np.int32)
-            dup = _lane_duplicate(denc, i, qc, nq)
-            if dup is False:
-                dup = _first_duplicate(qc * np.int64(nd) + dc)
+
+            def duplicate(i=i, qc=qc, dc=dc, st=st):
+                dup = _lane_duplicate(denc, i, qc, nq, st)
+                if dup is False:
+                    dup = _first_duplicate(qc * np.int64(nd) + dc)
+                return dup
+
+            # The duplicate check runs beside the ordering when it only reads the rows' query
+            # codes and the factorization's pairs: the tie fix may reorder the doc codes
+            # (this load's own) in place meanwhile, so a duplicate's id is read from the
+            # words of its row; a duplicate is an error before the lane is used.
+            beside = denc.pairs is not None and denc.words is not None and rows >= _SIDE_BY_SIDE_ROWS
+            with started(duplicate, background=beside) as dup_of:
+                if not beside:
+                    dup = dup_of()
+                    if dup is not None:
+                        raise _duplicate_error(dup, lazy.get()[int(dc[dup[1]])].as_py(), qids, qc, r)
+                lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids, starts=st, overwrite=beside)
+                dup = dup_of()
             if dup is not None:
-                a, b = dup
-                raise InputError(
-                    f"doc {dictionary()[int(dc[b])].as_py()!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path, int(r.line[b])
-                )
-            lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids)
+                row = np.array([denc.bounds[i][0] + dup[1]], dtype=np.int64)
+                raise _duplicate_error(dup, denc.words.sw.strings(row)[0].as_py(), qids, qc, r)
             ranked[r.name] = lane
             present = lane.present()
             inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None,
