@@ -312,20 +312,23 @@ _PARTITION_MIN_ROWS = 1 << 18  # below this one partition: threads cost more tha
 
 def _factorize_part(sw: StringWords, h: np.ndarray, rows: np.ndarray | None):
     """Factorize the rows ``rows`` (ascending; None = every row) of ``sw`` given their
-    hash ``h`` (length bits on top): one sort of (hash, position) packed into uint64,
+    hash ``h`` (length bits on top): one sort of (hash, row) packed into uint64 -- the
+    row itself in the low bits, so the sorted keys give the rows without a gather --
     then an exact comparison of neighbours. Returns (rows in sorted order, new: True
     where a sorted row starts a new string, pairs (earlier, later))."""
-    n = h.shape[0] if rows is None else rows.shape[0]
-    rb = max(1, (n - 1).bit_length())
+    n_all = h.shape[0]
+    n = n_all if rows is None else rows.shape[0]
+    rb = max(1, (n_all - 1).bit_length())
     mask = np.uint64((1 << rb) - 1)
     key = h.copy() if rows is None else h[rows]
     key &= np.uint64(((1 << 64) - 1) ^ int(mask))
-    key |= np.arange(n, dtype=np.uint64)
+    if rows is None:
+        key |= np.arange(n, dtype=np.uint64)
+    else:
+        key |= rows.view(np.uint64)
     key.sort()
-    pos = np.empty(n, dtype=np.int64)
-    np.bitwise_and(key, mask, out=pos.view(np.uint64))
-    srt = pos if rows is None else rows[pos]  # rows in key order (ascending within a key)
-    del pos
+    srt = np.empty(n, dtype=np.int64)  # rows in key order (ascending within a key)
+    np.bitwise_and(key, mask, out=srt.view(np.uint64))
     key >>= np.uint64(rb)
     p = np.flatnonzero(key[1:] == key[:-1])
     p += 1
