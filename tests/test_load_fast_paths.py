@@ -137,3 +137,29 @@ def test_big_lane_without_duplicate_loads(tmp_path):
     got = [ids[d] for d in lane.doc[rows][:6].tolist()]
     # scores 1000.5 x3, 999.5 x3, ...: ties in doc id descending as bytes
     assert got == ["D7x2", "D7x1", "D7x0", "D7x5", "D7x4", "D7x3"]
+
+
+def _run_lines(n: int, extra: dict | None = None) -> bytes:
+    extra = extra or {}
+    return "".join(extra.get(i, f"q{i // 50} Q0 d{i}#p{i % 3} {i % 50 + 1} {100 - i % 50}.25 t\n")
+                   for i in range(n)).encode()
+
+
+@pytest.mark.parametrize("where", ["first slice", "past the first MiB", "second half"])
+def test_comment_line_declines_the_fast_path(tmp_path, where):
+    """A '#' first on a line sends the file to the general reader wherever it is; a '#'
+    inside an id does not (the ids here all hold one)."""
+    from rankscope_tui.kernel import readers as R
+
+    n = 60_000  # about 2.3 MB: several 1 MiB slices
+    line = {"first slice": 10, "past the first MiB": 30_000, "second half": 55_000}[where]
+    clean = _run_lines(n)
+    bad = _run_lines(n, {line: "#comment\n"})
+    for content, want in ((clean, True), (bad, False)):
+        p = tmp_path / "r.txt"
+        p.write_bytes(content)
+        scan = R._scan_plain(str(p))
+        assert (scan.clean is not False) is want
+        assert R._check_range(str(p), 0, len(content), 32)[0].result() is (True if want else False)
+        for raw in (content, bytearray(content), memoryview(content)):
+            assert (R._bytes_clean(raw, 32) is not False) is want

@@ -554,8 +554,9 @@ class _ChunkCheck:
         self.last = None
         self._s = self._t = None
 
-    def feed(self, c: np.ndarray, overlap: bool) -> None:
-        """``c`` holds the new bytes, preceded by one byte of the previous slice if ``overlap``."""
+    def feed(self, c: np.ndarray, overlap: bool, has_hash: bool = True) -> None:
+        """``c`` holds the new bytes, preceded by one byte of the previous slice if ``overlap``;
+        ``has_hash`` False: the caller knows ``c`` holds no ``#`` (the comment check is skipped)."""
         if not self.ok or c.shape[0] == 0:
             return
         k = c.shape[0]
@@ -566,7 +567,7 @@ class _ChunkCheck:
             self.ok = False
             return
         np.equal(c, 10, out=tk)
-        if np.any(tk[:-1] & (c[1:] == 35)):  # '#' after a newline: a comment line
+        if has_hash and np.any(tk[:-1] & (c[1:] == 35)):  # '#' after a newline: a comment line
             self.ok = False
             return
         np.equal(c, self.delim, out=sk)
@@ -610,8 +611,10 @@ def _bytes_clean(raw, delim: int) -> bool | None:
     b = np.frombuffer(raw, dtype=np.uint8)
     chk = _ChunkCheck(delim)
     step = _SCAN_STEP
+    find = getattr(raw, "find", None)  # bytes, bytearray: memchr instead of a numpy pass
     for i in range(0, b.shape[0], step):
-        chk.feed(b[max(0, i - 1):i + step], overlap=i > 0)
+        lo = max(0, i - 1)
+        chk.feed(b[lo:i + step], overlap=i > 0, has_hash=find is None or find(b"#", lo, i + step) >= 0)
         if not chk.ok:
             return False
     return chk.result()
@@ -632,7 +635,8 @@ def _check_range(path: str, lo: int, hi: int, delim: int) -> tuple[_ChunkCheck, 
     start of the file or of a line. Returns the check and the range's last 4 KiB."""
     step = _SCAN_STEP
     chk = _ChunkCheck(delim)
-    buf = np.empty(step + 1, dtype=np.uint8)
+    raw = bytearray(step + 1)  # its find (memchr) tells whether a slice holds a '#' at all
+    buf = np.frombuffer(raw, dtype=np.uint8)
     view = memoryview(buf)
     tail = b""
     with open(path, "rb") as fh:
@@ -644,10 +648,10 @@ def _check_range(path: str, lo: int, hi: int, delim: int) -> tuple[_ChunkCheck, 
             if not n:
                 break
             if first:
-                chk.feed(buf[1:1 + n], overlap=False)
+                chk.feed(buf[1:1 + n], overlap=False, has_hash=raw.find(b"#", 1, 1 + n) >= 0)
                 first = False
             else:
-                chk.feed(buf[:1 + n], overlap=True)
+                chk.feed(buf[:1 + n], overlap=True, has_hash=raw.find(b"#", 0, 1 + n) >= 0)
             tail = (tail + bytes(view[max(1, 1 + n - 4096):1 + n]))[-4096:]
             buf[0] = buf[n]
             pos += n
