@@ -310,12 +310,14 @@ def words_of_rows(arr, rows: np.ndarray, max_words: int | None = None) -> String
 _PARTITION_MIN_ROWS = 1 << 18  # below this one partition: threads cost more than they save
 
 
-def _factorize_part(sw: StringWords, h: np.ndarray, rows: np.ndarray | None):
-    """Factorize the rows ``rows`` (ascending; None = every row) of ``sw`` given their
+def _factorize_part(sw: StringWords, h: np.ndarray, parts: list, k: int):
+    """Factorize the rows ``parts[k]`` (ascending; None = every row) of ``sw`` given their
     hash ``h`` (length bits on top): one sort of (hash, row) packed into uint64 -- the
     row itself in the low bits, so the sorted keys give the rows without a gather --
-    then an exact comparison of neighbours. Returns (rows in sorted order, new: True
+    then an exact comparison of neighbours. ``parts[k]`` is dropped once packed into
+    the keys (less memory held at the peak). Returns (rows in sorted order, new: True
     where a sorted row starts a new string, pairs (earlier, later))."""
+    rows, parts[k] = parts[k], None
     n_all = h.shape[0]
     n = n_all if rows is None else rows.shape[0]
     rb = max(1, (n_all - 1).bit_length())
@@ -326,6 +328,7 @@ def _factorize_part(sw: StringWords, h: np.ndarray, rows: np.ndarray | None):
         key |= np.arange(n, dtype=np.uint64)
     else:
         key |= rows.view(np.uint64)
+    del rows
     key.sort()
     srt = np.empty(n, dtype=np.int64)  # rows in key order (ascending within a key)
     np.bitwise_and(key, mask, out=srt.view(np.uint64))
@@ -396,7 +399,7 @@ def factorize_words(sw: StringWords, threads: int | None = None):
         low = (h & np.uint64(1)).astype(bool)
         parts = [np.flatnonzero(~low), np.flatnonzero(low)]
         del low
-    done = run_all([lambda r=r, h=h: _factorize_part(sw, h, r) for r in parts], threads)
+    done = run_all([lambda k=k, h=h: _factorize_part(sw, h, parts, k) for k in range(len(parts))], threads)
     del h
     codes = np.empty(n, dtype=np.int64)
     offsets = np.cumsum([0] + [int(np.count_nonzero(new)) for _, new, _ in done])
@@ -468,10 +471,15 @@ class DocEncoding:
     words: object | None = None  # CodeWords while ``build`` is still to run (else None)
 
 
-def encode_docs(columns: list) -> DocEncoding:
+def encode_docs(columns: list, release: bool = False) -> DocEncoding:
     """Dense codes over the union of several string columns (SPEC §12: no Python loop,
-    no string hash table: a sort of packed (hash, row) keys, exact by construction)."""
+    no string hash table: a sort of packed (hash, row) keys, exact by construction).
+    With ``release`` the caller gives up ``columns`` (the list): it is emptied once the
+    words hold every id (at most 4 words, rows that pack), so the string columns are
+    freed before the factorization rather than after."""
     sw = string_words(columns, max_words=8)
+    if release and sw is not None and len(sw.words) <= 4 and max(1, (sw.n - 1).bit_length()) <= 40:
+        columns.clear()  # nothing below reads them on this road (factorize_words packs these rows)
     fact = factorize_words(sw) if sw is not None else None
     if fact is None:  # very long ids or > 2**40 rows: pyarrow's hash encoder
         dictionary, codes = dictionary_arrow(columns)

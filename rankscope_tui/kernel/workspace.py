@@ -297,11 +297,11 @@ class Workspace:
         if release:
             for r in raw_lanes:
                 r.qid = None
-        denc = _encode_docs(dcols)
-        del dcols
-        if release:
+        if release:  # dcols holds the lanes' doc columns now: encode_docs may free them early
             for r in raw_lanes:
                 r.doc = None
+        denc = _encode_docs(dcols, release=release)
+        del dcols
         dcodes = denc.codes
         nq, nd = len(qids), denc.n_codes
         # The dictionary strings are rebuilt from the words only when asked for (no
