@@ -19,6 +19,7 @@ pyarrow's hash encoder instead; the codes mean the same.
 from __future__ import annotations
 
 import re as _re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -396,7 +397,10 @@ def factorize_words(sw: StringWords, threads: int | None = None):
     if n < _PARTITION_MIN_ROWS:
         parts = [None]
     else:
-        low = (h & np.uint64(1)).astype(bool)
+        if sys.byteorder == "little":  # the low byte of each hash, read in place (no 8-byte temporary)
+            low = np.bitwise_and(h.view(np.uint8)[::8], 1).view(bool)
+        else:
+            low = (h & np.uint64(1)).astype(bool)
         parts = [np.flatnonzero(~low), np.flatnonzero(low)]
         del low
     done = run_all([lambda k=k, h=h: _factorize_part(sw, h, parts, k) for k in range(len(parts))], threads)
