@@ -218,6 +218,10 @@ class _Resampled:
     candidate: np.ndarray
 
 
+def _finish_only(_start: int, _idx: np.ndarray) -> None:
+    """An ``on_indices_drawn`` that adds no work: its blocks are finished (shifted) on the drawing thread."""
+
+
 def _resample(
     b: np.ndarray, c: np.ndarray, d: np.ndarray, *, B: int, seed: int, alternative: str,
     chunk: int | None, threads: int | None, progress: Progress | None,
@@ -231,7 +235,8 @@ def _resample(
     reps = np.empty(B, dtype=np.float64)
     base_reps = np.empty(B, dtype=np.float64)
     cand_reps = np.empty(B, dtype=np.float64)
-    if chunk is None and resolve_threads(threads) >= 2:
+    pipelined = resolve_threads(threads) >= 2
+    if chunk is None and pipelined:
         # pipelined: larger blocks than a single thread's (the numbers do not depend on the
         # block size; each block crosses threads once), as bootstrap_means takes
         chunk = block_rows(n, None, PAIRED_PIPELINE_BLOCK_ELEMENTS)
@@ -258,6 +263,11 @@ def _resample(
     walk_stream(
         seed, n, flip_rows=B, index_rows=2 * B, on_flips=counter, on_indices=on_indices,
         chunk=chunk, threads=threads, progress=progress,
+        # Pipelined, the rows of I (the first B, which also carry the sign flips and two
+        # gathers) are shifted on the drawing thread, the rows of J (one gather) on the
+        # other: drawing costs about as much as the flips, the shift and two gathers, so
+        # this evens the threads out while the flips last (benchmarks/results/profile_small.md).
+        on_indices_drawn=_finish_only if pipelined else None, drawn_rows=B,
     )
     return _Resampled(counter.count_total, reps, base_reps, cand_reps)
 
