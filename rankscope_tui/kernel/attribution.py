@@ -311,7 +311,10 @@ class Attribution:
             "missing_from_lanes": self.missing.as_dict() if self.missing else None,
         }
         if qids is not None:
-            d["per_query"] = {str(qids[int(q)]): lab for q, lab in zip(self.positives, self.labels)}
+            # {str(qids[int(q)]): label for q, label in zip(positives, labels)}, read column-wise
+            pos = np.asarray(self.positives, dtype=np.int64)
+            names = qids[pos].tolist() if isinstance(qids, np.ndarray) else [qids[q] for q in pos.tolist()]
+            d["per_query"] = dict(zip(map(str, names), self.labels.tolist()))
         return d
 
 

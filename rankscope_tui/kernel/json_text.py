@@ -81,6 +81,8 @@ def _floats(vals: list) -> list[str]:
         raise _Fallback
     if len(vals) < 64 or _NEG_ZERO in array("d", vals).tobytes():
         return list(map(_FREPR, vals))
+    if len(set(vals[:256])) > 128:  # many distinct values (nDCG, RR): no lookup table
+        return list(map(_FREPR, vals))
     distinct = list(dict.fromkeys(vals))
     if len(distinct) * 2 > len(vals):
         return list(map(_FREPR, vals))
@@ -119,7 +121,7 @@ def _rows(vals: list, level: int) -> list[str] | None:
     inner = "\n" + "  " * (level + 1)
     parts = []
     for i, (key, col) in enumerate(zip(keys, cols)):
-        text = _column(list(col))
+        text = _column(col)
         if text is None:
             return None
         parts.append(repeat(("{" if i == 0 else ",") + inner + _ESC(key) + _JOIN_KEY))
@@ -136,6 +138,7 @@ def _table(vals: list, keys: list[str] | None, level: int, open_: str, close: st
     are formatted exactly as alone, so pieces that take different roads join to the same text."""
     start = len(out)
     step = ROWS_PER_PIECE
+    nl = "\n" + "  " * (level + 1)
     for i in range(0, len(vals), step):
         part = vals[i:i + step]
         texts = _column(part)
@@ -143,18 +146,16 @@ def _table(vals: list, keys: list[str] | None, level: int, open_: str, close: st
         if columns is None:
             del out[start:]
             return False
-        heads = _heads(len(part), level, open_ if i == 0 else ",", None if keys is None else keys[i:i + step])
-        out.append("".join(chain.from_iterable(zip(heads, *columns))))
+        # each item: its separator, [its escaped key, ": "], its text (the columns hold one
+        # finite list per item, so zip stops with the items)
+        seps = chain(((open_ if i == 0 else ",") + nl,), repeat("," + nl))
+        if keys is None:
+            items = zip(seps, *columns)
+        else:
+            items = zip(seps, map(_ESC, keys[i:i + step]), repeat(_JOIN_KEY), *columns)
+        out.append("".join(chain.from_iterable(items)))
     out.append("\n" + "  " * level + close)
     return True
-
-
-def _heads(n: int, level: int, open_: str, keys: list[str] | None) -> list[str]:
-    nl = "\n" + "  " * (level + 1)
-    seps = [open_ + nl] + [("," + nl)] * (n - 1)
-    if keys is None:
-        return seps
-    return list(map(str.__add__, map(str.__add__, seps, map(_ESC, keys)), repeat(_JOIN_KEY)))
 
 
 def _value(o, level: int, out: list[str], path: set) -> None:

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import stat
-import tempfile
 
 from .errors import InputError
 
@@ -39,8 +37,47 @@ TEMP_PREFIX = ".rankscope-"
 TEMP_SUFFIX = ".tmp"
 
 
+def _hostname() -> str:
+    """``socket.gethostname()``: on POSIX that is the node name ``uname`` reports (glibc's
+    ``gethostname`` reads it there), so ``socket`` (with ``selectors``, ``select``) is
+    imported only where ``os.uname`` is missing."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return uname().nodename
+    import socket  # pragma: no cover - Windows
+
+    return socket.gethostname()  # pragma: no cover
+
+
 def _host_tag() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
+    return re.sub(r"[^A-Za-z0-9]", "", _hostname())[:32] or "host"
+
+
+#: The characters of a temporary name's random part (``tempfile``'s own set).
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _mkstemp(prefix: str, suffix: str, directory: str) -> tuple[int, str]:
+    """``tempfile.mkstemp(prefix=, suffix=, dir=)`` on POSIX: a new file opened with
+    ``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600, named prefix + 8 random characters +
+    suffix in ``directory``, tried again on a name taken (at most 10,000 times, as
+    ``tempfile.TMP_MAX``); ``(fd, absolute path)``. Without ``tempfile`` and ``random``
+    on every run's import path (the random part comes from ``os.urandom``)."""
+    if os.name != "posix":  # pragma: no cover - Windows: tempfile's own handling
+        import tempfile
+
+        return tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    for _ in range(10000):
+        name = "".join([_NAME_CHARS[b % len(_NAME_CHARS)] for b in os.urandom(8)])
+        path = os.path.join(directory, prefix + name + suffix)
+        try:
+            return os.open(path, _CREATE_FLAGS, 0o600), os.path.abspath(path)
+        except FileExistsError:
+            continue
+    import errno
+
+    raise FileExistsError(errno.EEXIST, "No usable temporary file name found")
 
 
 def _temp_prefix() -> str:
@@ -174,7 +211,7 @@ def check_output_path(out: str, inputs: list[str]) -> None:
         raise InputError("output directory does not exist", out)
     remove_stale_temps(d)
     try:  # the same temporary file the write will make, made and removed now
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(), suffix=TEMP_SUFFIX, dir=d)
+        fd, tmp = _mkstemp(_temp_prefix(), TEMP_SUFFIX, d)
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
@@ -233,7 +270,7 @@ class _Staged:
             return
         d = os.path.dirname(self.where)
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix=_temp_prefix(), suffix=TEMP_SUFFIX, dir=d)
+            fd, self.tmp = _mkstemp(_temp_prefix(), TEMP_SUFFIX, d)
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", self.path) from None
         try:

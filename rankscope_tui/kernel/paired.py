@@ -32,12 +32,20 @@ from scipy.special import stdtr
 
 from .errors import InputError
 from .intervals import BcaParts, bca_bounds, bca_parts, check_alternative, check_confidence, finite_or_none, percentile_bounds
-from .resampling import GATHER_MODE, Progress, block_rows, row_means, walk_stream
+from .resampling import GATHER_MODE, PIPELINE_BLOCK_ELEMENTS, Progress, block_rows, resolve_threads, row_means, walk_stream
 from .randomization import FlipCounter, check_resamples
 from .settings import DEFAULT_CONFIDENCE
 
 #: How many largest losses and largest gains a pair lists.
 LARGEST = 5
+
+#: Draws per block of the pipelined walk (threads >= 2): 2**17, 13 rows at 10,000 queries.
+#: With the default 2**16 (6 rows) the two threads handed over some 3,300 blocks for B =
+#: 9,999 (about 11,000 voluntary context switches; wall no better than one thread). Half of
+#: bootstrap_means' PIPELINE_BLOCK_ELEMENTS: this walk keeps a ring of seven product blocks
+#: in flight plus the flips' draws, about 1 MB per row at 10,000 queries (15 MB at 13 rows,
+#: 26 MB at 26).
+PAIRED_PIPELINE_BLOCK_ELEMENTS = PIPELINE_BLOCK_ELEMENTS // 2
 
 #: Metadata of a field that is kept for the printed tables and the BCa interval but is
 #: not a key of a ``compare --out`` row (see ``verdict.ROW_KEYS``).
@@ -210,6 +218,10 @@ class _Resampled:
     candidate: np.ndarray
 
 
+def _finish_only(_start: int, _idx: np.ndarray) -> None:
+    """An ``on_indices_drawn`` that adds no work: its blocks are finished (shifted) on the drawing thread."""
+
+
 def _resample(
     b: np.ndarray, c: np.ndarray, d: np.ndarray, *, B: int, seed: int, alternative: str,
     chunk: int | None, threads: int | None, progress: Progress | None,
@@ -223,6 +235,11 @@ def _resample(
     reps = np.empty(B, dtype=np.float64)
     base_reps = np.empty(B, dtype=np.float64)
     cand_reps = np.empty(B, dtype=np.float64)
+    pipelined = resolve_threads(threads) >= 2
+    if chunk is None and pipelined:
+        # pipelined: larger blocks than a single thread's (the numbers do not depend on the
+        # block size; each block crosses threads once), as bootstrap_means takes
+        chunk = block_rows(n, None, PAIRED_PIPELINE_BLOCK_ELEMENTS)
     rows = block_rows(n, chunk)
     gathered = np.empty(rows * n, dtype=np.float64)
 
@@ -246,6 +263,11 @@ def _resample(
     walk_stream(
         seed, n, flip_rows=B, index_rows=2 * B, on_flips=counter, on_indices=on_indices,
         chunk=chunk, threads=threads, progress=progress,
+        # Pipelined, the rows of I (the first B, which also carry the sign flips and two
+        # gathers) are shifted on the drawing thread, the rows of J (one gather) on the
+        # other: drawing costs about as much as the flips, the shift and two gathers, so
+        # this evens the threads out while the flips last (benchmarks/results/profile_small.md).
+        on_indices_drawn=_finish_only if pipelined else None, drawn_rows=B,
     )
     return _Resampled(counter.count_total, reps, base_reps, cand_reps)
 

@@ -7,8 +7,6 @@ The human renderings live in ``rankscope_tui.render.report``.
 
 from __future__ import annotations
 
-from itertools import repeat
-
 import numpy as np
 
 from . import judgments as J
@@ -111,8 +109,24 @@ def per_query_block(ws: Workspace) -> dict:
             pq = ws.per_query(lane, level)
             cols = [_python_column(pq[k][pos], int if k == "rank" else float) for k in keys]
             # the rows built column-wise: one dict per query, keys in the metric order
-            out[lane][level] = dict(zip(qids, map(dict, map(zip, repeat(keys), zip(*cols)))))
+            out[lane][level] = dict(zip(qids, _row_dicts(keys)(zip(*cols))))
     return out
+
+
+def _row_dicts(keys: list[str]):
+    """A function of an iterable of value tuples giving ``[dict(zip(keys, row)) for row in rows]``,
+    written as one dict display per row (``{k0: v0, k1: v1, ...}``): the same dicts, keys in
+    the same order, at half the cost of ``dict(zip(...))`` per row. Only the parameter names
+    of the generated code are made here; the keys are passed in as values."""
+    n = len(keys)
+    if not n:
+        return lambda rows: [{} for _ in rows]
+    names = [f"k{i}" for i in range(n)]
+    values = [f"v{i}" for i in range(n)]
+    display = ", ".join(f"{k}: {v}" for k, v in zip(names, values))
+    target = ", ".join(values) + ("," if n == 1 else "")
+    make = eval(f"lambda {', '.join(names)}: lambda rows: [{{{display}}} for {target} in rows]", {"__builtins__": {}})
+    return make(*keys)
 
 
 def _python_column(values: np.ndarray, kind: type) -> list:

@@ -250,6 +250,7 @@ def walk_stream(
     threads: int | None = 1,
     progress: Progress | None = None,
     on_indices_drawn: Callable[[int, np.ndarray], None] | None = None,
+    drawn_rows: int | None = None,
 ) -> None:
     """One pass over the 32-bit stream of a fresh ``default_rng(seed)``.
 
@@ -265,7 +266,10 @@ def walk_stream(
     runs the callbacks: a pipeline, so the numbers cannot change.
     ``on_indices_drawn(start, idx)``, when given, gets every index block first, on
     the drawing thread, before ``on_indices`` gets the same block (read-only for
-    both): a share of the per-block work that runs beside the other thread's.
+    both): a share of the per-block work that runs beside the other thread's. Such a
+    block's indices are finished (shifted) on the drawing thread too. ``drawn_rows``
+    limits that to the blocks starting before that row (None: every block); later
+    blocks go to ``on_indices`` alone and are finished on the thread running it.
     """
     r = block_rows(n, chunk)
     tick = ProgressTicker(progress, flip_rows + index_rows)
@@ -273,7 +277,7 @@ def walk_stream(
         # numpy returns zeros for a one-value range without touching the generator
         for start in range(0, index_rows, r):
             zeros = np.zeros((min(r, index_rows - start), 1), dtype=np.int64)
-            if on_indices_drawn is not None:
+            if on_indices_drawn is not None and (drawn_rows is None or start < drawn_rows):
                 on_indices_drawn(start, zeros)
             on_indices(start, zeros)
         index_rows = 0
@@ -296,7 +300,7 @@ def walk_stream(
                 rows = lemire.feed(x)
                 use = min(rows.shape[0], index_rows - idx_done)
                 if use:
-                    if on_indices_drawn is None:
+                    if on_indices_drawn is None or (drawn_rows is not None and idx_done >= drawn_rows):
                         yield "indices", idx_done, rows[:use]
                     else:  # finished here, so the drawing thread can read the indices too
                         idx = LemireRows.finish_rows(rows[:use])
