@@ -170,9 +170,23 @@ class RankscopeApp(App):
         and re-parses every source whenever a screen is first shown, ~35 ms of the start
         on the Cranfield command line for rules identical to those it has. A source added
         since (a screen's CSS) still makes the stylesheet parse on its next use, and a
-        theme change (other variables) re-parses as before."""
+        theme change (other variables) re-parses as before.
+
+        Nor is every widget restyled again when nothing was invalidated since the last
+        refresh (the same variables, no ``_invalidate_css``: a theme or terminal-theme
+        change counts it up): a view's first show did that for every widget of the view
+        on screen (~60 ms on the loop); the new view's widgets are styled as they mount,
+        by the same rules. Screen CSS added meanwhile is applied by Textual itself
+        (``_load_screen_css``)."""
         stylesheet = self.stylesheet
         variables = self.get_css_variables()
+        key = (self._css_update_count, variables)
+        if stylesheet._variables == variables and getattr(self, "_css_refreshed", None) == key:
+            for stack in self._screen_stacks.values():
+                for screen in stack:
+                    screen._css_update_count = self._css_update_count
+            return
+        self._css_refreshed = key
         if stylesheet._variables != variables:
             return super().refresh_css(animate)
         stylesheet.update(self, animate=animate)
