@@ -225,7 +225,19 @@ async def _settle(app, pilot) -> None:
     await pilot.pause()
 
 
+def _as_the_command_starts() -> None:
+    """What `rankscope tui` does before it makes the app (``commands/tui.run``): the cyclic
+    collector paused until the first frame with data, when the app turns it back on with
+    the dashboard's thresholds (``startup.resume_collector``); a checkout without it: nothing."""
+    try:
+        from rankscope_tui.startup import pause_collector
+    except ImportError:
+        return
+    pause_collector()
+
+
 async def child_revisit(rounds: int) -> dict:
+    _as_the_command_starts()
     from rankscope_tui.app import RankscopeApp
     from rankscope_tui.commands.tui import parse_args, state_from_args
     from rankscope_tui.screens import VIEWS
@@ -269,6 +281,7 @@ async def child_slider(data: Path, presses: int) -> dict:
     from rankscope_tui.screens import screen_class
     from rankscope_tui.widgets.kslider import KSlider
 
+    _as_the_command_starts()
     RRFScreen = screen_class("rrf")
     renders: list[tuple[float, int | None]] = []
     original = PlotextPlot.render

@@ -8,6 +8,9 @@ import os
 
 _collector_paused = False
 
+#: gen-1 collections between two full ones once the dashboard runs (Python's default: 10)
+FULL_COLLECTION_THRESHOLD = 100
+
 
 def tune_allocator() -> None:
     """Keep freed large blocks in the process for reuse (Linux, glibc). Called by the
@@ -56,9 +59,17 @@ def resume_collector() -> None:
     object tracked now is frozen first (``gc.freeze``), so later collections never traverse
     the modules, styles and loaded inputs again: a full collection over them would stall the
     event loop for tens of milliseconds, and so would collecting here. What start-up left
-    as cyclic garbage stays frozen with them (a one-time few megabytes at most)."""
+    as cyclic garbage stays frozen with them (a one-time few megabytes at most).
+
+    Full collections are made ten times rarer (the third threshold 10 → 100): each one
+    traverses every widget, style and cached line the views made since, and a view's first
+    show runs several (5 in the eight first visits on Cranfield), each holding the event loop
+    100-200 ms. The young generations are collected as before, so short-lived cycles are
+    still freed at once; only garbage that survived two collections waits longer."""
     global _collector_paused
     if _collector_paused:
         _collector_paused = False
         gc.freeze()
+        t0, t1, t2 = gc.get_threshold()
+        gc.set_threshold(t0, t1, max(t2, FULL_COLLECTION_THRESHOLD))
         gc.enable()

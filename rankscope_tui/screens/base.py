@@ -7,9 +7,10 @@ import functools
 from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState
 
+from ..widgets.footer import ViewFooter
 from ..widgets.viewbar import ViewBar
 from . import VIEWS
 
@@ -64,7 +65,7 @@ class ViewScreen(Screen):
         yield Header(icon="◎")
         yield ViewBar(VIEWS, self.VIEW, id="viewbar")
         yield from self.compose_body()
-        yield Footer()
+        yield ViewFooter()
 
     def compose_body(self) -> ComposeResult:
         yield Static()

@@ -47,6 +47,7 @@ drills into the current query.
         self.parsed_lane: str | None = None
         self.parsed_qid: str | None = None
         self.level = "doc"
+        self._details_drawn = False  # the parsed order and warnings (drawn after the first data)
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="ov-main"):
@@ -70,21 +71,39 @@ drills into the current query.
         if ws is None:
             summary.update(self.waiting("loading inputs"))
             return
-        if self.parsed_lane is None and ws.input_lanes:
-            self.parsed_lane = ws.input_lanes[0]
-            self.parsed_qid = self._showcase_tie() or self._next_tie_qid(-1)
-        self._render_parsed()
-        self._render_warnings()
         rep = self.report
         table = self.query_one("#ov-metrics", DataTable)
         if rep is None:
             summary.update(self._counts_text() + "\n" + self.waiting("computing the report (intervals)"))
             if self.state.report_error is None:
                 self._render_means()
+        else:
+            table.loading = False
+            summary.update(self._summary_text(rep))
+            self._render_metrics(rep)
+        if self._details_drawn:
+            self._render_details()
+        else:  # the first data: the frame with the lanes' numbers first, the parsed order after it
+            self.call_after_refresh(self._render_details_later)
+
+    def _render_details_later(self) -> None:
+        if self.ws is None or not self.is_mounted:
             return
-        table.loading = False
-        summary.update(self._summary_text(rep))
-        self._render_metrics(rep)
+        try:
+            self._render_details()
+        except Exception as exc:  # as in refresh_view: show it, keep running
+            self.log.error(f"_render_details failed: {exc!r}")
+            self.app.show_error(exc)
+
+    def _render_details(self) -> None:
+        """The parsed order of one query (a tie first) and the load's warnings."""
+        ws = self.ws
+        self._details_drawn = True
+        if self.parsed_lane is None and ws.input_lanes:
+            self.parsed_lane = ws.input_lanes[0]
+            self.parsed_qid = self._showcase_tie() or self._next_tie_qid(-1)
+        self._render_parsed()
+        self._render_warnings()
 
     def _counts_text(self) -> str:
         ws = self.ws
