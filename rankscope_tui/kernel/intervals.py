@@ -55,21 +55,11 @@ def check_alternative(alternative: str) -> str:
 
 
 def z_value(confidence: float) -> float:
-    """Two-sided normal quantile z = Φ⁻¹(1 − (1 − c)/2); 1.9599639845400536 at c = 0.95 (stdlib NormalDist).
+    """Two-sided normal quantile z = Φ⁻¹(1 − (1 − c)/2); 1.9599639845400536 at c = 0.95 (stdlib NormalDist)."""
+    from statistics import NormalDist  # stdlib: keeps scipy out of a plain evaluate's start-up
 
-    ``NormalDist().inv_cdf(p)`` is ``_statistics._normal_dist_inv_cdf(p, 0.0, 1.0)`` once p
-    is checked to lie in (0, 1) (``check_confidence`` ensures that); called directly, an
-    evaluate does not import ``statistics`` (and ``random`` with it) for one number. The
-    stdlib class is the fallback where that C function is missing (the same numbers)."""
     c = check_confidence(confidence)
-    p = 1.0 - (1.0 - c) / 2.0
-    try:
-        from _statistics import _normal_dist_inv_cdf
-    except ImportError:  # pragma: no cover - an interpreter without the C helper
-        from statistics import NormalDist  # stdlib: keeps scipy out of a plain evaluate's start-up
-
-        return float(NormalDist().inv_cdf(p))
-    return float(_normal_dist_inv_cdf(p, 0.0, 1.0))
+    return float(NormalDist().inv_cdf(1.0 - (1.0 - c) / 2.0))
 
 
 def finite_or_none(x: float | None) -> float | None:

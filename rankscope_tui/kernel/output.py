@@ -53,31 +53,11 @@ def _host_tag() -> str:
     return re.sub(r"[^A-Za-z0-9]", "", _hostname())[:32] or "host"
 
 
-#: The characters of a temporary name's random part (``tempfile``'s own set).
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
-_CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def _mkstemp(prefix: str, suffix: str, directory: str) -> tuple[int, str]:
-    """``tempfile.mkstemp(prefix=, suffix=, dir=)`` on POSIX: a new file opened with
-    ``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600, named prefix + 8 random characters +
-    suffix in ``directory``, tried again on a name taken (at most 10,000 times, as
-    ``tempfile.TMP_MAX``); ``(fd, absolute path)``. Without ``tempfile`` and ``random``
-    on every run's import path (the random part comes from ``os.urandom``)."""
-    if os.name != "posix":  # pragma: no cover - Windows: tempfile's own handling
-        import tempfile
+    """``tempfile.mkstemp`` (imported here: only a run that writes a file needs it)."""
+    import tempfile
 
-        return tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
-    for _ in range(10000):
-        name = "".join([_NAME_CHARS[b % len(_NAME_CHARS)] for b in os.urandom(8)])
-        path = os.path.join(directory, prefix + name + suffix)
-        try:
-            return os.open(path, _CREATE_FLAGS, 0o600), os.path.abspath(path)
-        except FileExistsError:
-            continue
-    import errno
-
-    raise FileExistsError(errno.EEXIST, "No usable temporary file name found")
+    return tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
 
 
 def _temp_prefix() -> str:
