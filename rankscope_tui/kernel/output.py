@@ -37,20 +37,10 @@ TEMP_PREFIX = ".rankscope-"
 TEMP_SUFFIX = ".tmp"
 
 
-def _hostname() -> str:
-    """``socket.gethostname()``: on POSIX that is the node name ``uname`` reports (glibc's
-    ``gethostname`` reads it there), so ``socket`` (with ``selectors``, ``select``) is
-    imported only where ``os.uname`` is missing."""
-    uname = getattr(os, "uname", None)
-    if uname is not None:
-        return uname().nodename
-    import socket  # pragma: no cover - Windows
-
-    return socket.gethostname()  # pragma: no cover
-
-
 def _host_tag() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "", _hostname())[:32] or "host"
+    import socket  # only a run that writes a file needs it (pyarrow imports it anyway)
+
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
 
 
 def _mkstemp(prefix: str, suffix: str, directory: str) -> tuple[int, str]:
