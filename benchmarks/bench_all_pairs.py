@@ -41,8 +41,8 @@ def make_data(n: int, k: int):
 
 def child(kind: str, n: int, k: int, B: int) -> None:
     sys.path.insert(0, str(ROOT))
-    from rankscope_tui.kernel.paired import paired_statistics
-    from rankscope_tui.kernel.tukey import tukey_hsd
+    from rankscope_tui.kernel.statistics.paired import paired_statistics
+    from rankscope_tui.kernel.statistics.tukey import tukey_hsd
 
     x, qids = make_data(n, k)
     start = time.perf_counter()

@@ -249,7 +249,7 @@ def evaluate_argv(d: Path, out: Path, extra: list[str]) -> list[str]:
 
 
 def same_but_engine(bucketed: Path, memory: Path) -> bool:
-    from rankscope_tui.kernel.output import dumps_strict
+    from rankscope_tui.kernel.report.output import dumps_strict
 
     data = json.loads(bucketed.read_bytes())
     data["inputs"]["settings"].pop("engine", None)
@@ -270,7 +270,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-memory-path", action="store_true", help="do not run the in-memory path at the large size")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from rankscope_tui.kernel.engine import parse_size
+    from rankscope_tui.kernel.scale.engine import parse_size
 
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "rankscope_tui")], check=False)
     big, ref = data_dir(a.queries), data_dir(a.reference)

@@ -119,9 +119,9 @@ def cpu():
 KERNEL_SCRIPT = _PRELUDE + """\
 from rankscope_tui.cli import process_setup
 process_setup()  # the memory settings a rankscope process runs with
-from rankscope_tui.kernel.metrics import parse_metrics
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 import resource
 run, qrels, dump = sys.argv[1], sys.argv[2], sys.argv[3]
 out = {"import": time.perf_counter() - T0}

@@ -43,10 +43,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rankscope_tui.kernel import fusion as F  # noqa: E402
-from rankscope_tui.kernel import metrics as M  # noqa: E402
-from rankscope_tui.kernel.judgments import Judgments  # noqa: E402
-from rankscope_tui.kernel.ranking import RankedLane, offsets_for  # noqa: E402
+from rankscope_tui.kernel.fusion import methods as F  # noqa: E402
+from rankscope_tui.kernel import measures as M  # noqa: E402
+from rankscope_tui.kernel.ranking.judgments import Judgments  # noqa: E402
+from rankscope_tui.kernel.ranking.ranks import RankedLane, offsets_for  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 VOCAB = 8_841_823  # MS MARCO passage corpus size

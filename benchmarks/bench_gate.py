@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the br
 
 from rankscope_tui.kernel import gate as G  # noqa: E402
 from gate_oracles import sweep_brute_force  # noqa: E402
-from rankscope_tui.kernel.ranking import rank_lane  # noqa: E402
+from rankscope_tui.kernel.ranking.ranks import rank_lane  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 

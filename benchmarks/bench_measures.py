@@ -60,7 +60,7 @@ def _imports():
     process_setup()
     from rankscope_tui.kernel import measures as M
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     return M, LoadSettings, Workspace
 

@@ -67,10 +67,10 @@ def _prepare(kind: str, n: int):
     base, cand, qids = make_data(n)
     d = cand - base
     if kind.startswith("ours_"):
-        from rankscope_tui.kernel.paired import paired_statistics
-        from rankscope_tui.kernel.randomization import randomization_test
-        from rankscope_tui.kernel.intervals import bca_bounds, bca_parts, percentile_bounds
-        from rankscope_tui.kernel.resampling import bootstrap_means
+        from rankscope_tui.kernel.statistics.paired import paired_statistics
+        from rankscope_tui.kernel.statistics.randomization import randomization_test
+        from rankscope_tui.kernel.statistics.intervals import bca_bounds, bca_parts, percentile_bounds
+        from rankscope_tui.kernel.statistics.resampling import bootstrap_means
 
         threads = 2 if kind.endswith("_t2") else None  # None: the kernel default (1 thread)
         what = kind.removesuffix("_t2")
@@ -182,7 +182,7 @@ def main() -> None:
     import numpy as np
     import scipy
 
-    from rankscope_tui.kernel.resampling import resolve_threads
+    from rankscope_tui.kernel.statistics.resampling import resolve_threads
 
     load_start = os.getloadavg()
     runs: dict[tuple[str, int], list[dict]] = {}

@@ -58,14 +58,14 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
-from rankscope_tui.kernel.multiplicity import adjust_p  # noqa: E402
-from rankscope_tui.kernel.paired import paired_statistics  # noqa: E402
-from rankscope_tui.kernel.verdict import RowInput, decide  # noqa: E402
-from rankscope_tui.kernel.intervals import percentile_bounds, wilson  # noqa: E402
-from rankscope_tui.kernel.metrics import parse_metrics  # noqa: E402
-from rankscope_tui.kernel.pipeline import add_derived_lanes  # noqa: E402
+from rankscope_tui.kernel.statistics.multiplicity import adjust_p  # noqa: E402
+from rankscope_tui.kernel.statistics.paired import paired_statistics  # noqa: E402
+from rankscope_tui.kernel.statistics.verdict import RowInput, decide  # noqa: E402
+from rankscope_tui.kernel.statistics.intervals import percentile_bounds, wilson  # noqa: E402
+from rankscope_tui.kernel.measures import parse_metrics  # noqa: E402
+from rankscope_tui.kernel.instruments.evaluate import add_derived_lanes  # noqa: E402
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace  # noqa: E402
+from rankscope_tui.kernel.workspace.loaded import Workspace  # noqa: E402
 
 DATA = Path("/work/shared/data/cranfield")
 RESULTS = HERE / "results"

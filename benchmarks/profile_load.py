@@ -109,7 +109,7 @@ def child_phases(data: Path) -> dict:
     for m, name, label in PHASES:
         if hasattr(mods[m], name):
             wrap(mods[m], name, label)
-    from rankscope_tui.kernel import files
+    from rankscope_tui.kernel.inputs import files
 
     hexdigest = files.Digest.hexdigest
 
@@ -146,8 +146,8 @@ def child_tree(data: Path) -> str:
     process_setup()
     from pyinstrument import Profiler
 
-    from rankscope_tui.kernel import workspace as W
-    from rankscope_tui.kernel.metrics import parse_metrics
+    from rankscope_tui.kernel.workspace import loaded as W
+    from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.settings import LoadSettings
 
     settings = LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=0)

@@ -93,7 +93,7 @@ def spark_results(spark, plan, n: int) -> list:
     def one_bucket(run_rows: pd.DataFrame, qrels_rows: pd.DataFrame) -> pd.DataFrame:
         import pyarrow as pa
 
-        from rankscope_tui.kernel.bucket import run_bucket
+        from rankscope_tui.kernel.scale.bucket import run_bucket
 
         lanes = {}
         for name, rows in run_rows.groupby("lane", sort=False):
@@ -116,7 +116,7 @@ def bucket_agreement(spark, plan, n: int) -> dict:
     without the cast) equal ``bucket.bucket_of``?"""
     from pyspark.sql import functions as F
 
-    from rankscope_tui.kernel.bucket import bucket_of
+    from rankscope_tui.kernel.scale.bucket import bucket_of
 
     qids = run_frame(spark, plan.lanes, n).select("qid").union(qrels_frame(spark, plan.qrels, n).select("qid")).distinct()
     rows = qids.select("qid", F.expr(SPARK_BUCKET.format(qid="qid", n=n)).alias("a"),
@@ -139,10 +139,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from pyspark.sql import SparkSession
 
-    from rankscope_tui.kernel import bucket as B
-    from rankscope_tui.kernel.output import dumps_strict
+    from rankscope_tui.kernel.scale import bucket as B
+    from rankscope_tui.kernel.report.output import dumps_strict
     from rankscope_tui.cli import build_parser, settings_from
-    from rankscope_tui.kernel.workspace import Sources, read_inputs
+    from rankscope_tui.kernel.workspace.loaded import Sources, read_inputs
     from rankscope_tui.render.report import per_query_csv
 
     work = Path(tempfile.mkdtemp(prefix="rankscope-spark-"))

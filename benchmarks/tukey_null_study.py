@@ -33,8 +33,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rankscope_tui.kernel.randomization import randomization_test  # noqa: E402
-from rankscope_tui.kernel.tukey import tukey_hsd  # noqa: E402
+from rankscope_tui.kernel.statistics.randomization import randomization_test  # noqa: E402
+from rankscope_tui.kernel.statistics.tukey import tukey_hsd  # noqa: E402
 
 ALPHA = 0.05
 

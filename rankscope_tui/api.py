@@ -132,8 +132,8 @@ def _records_table(records, value: str, source: str):
 def raw_run(run, name: str | None = None, options=None):
     """A run as the readers' ``RawLane`` (see the module docstring for what ``run`` may be);
     ``options``: how files and tables are read (``formats.InputOptions``: formats, columns)."""
-    from .kernel.columns import run_table
-    from .kernel.readers import read_lane
+    from .kernel.inputs.columns import run_table
+    from .kernel.inputs.readers import read_lane
 
     if _is_path(run):
         return read_lane(os.fsdecode(run), name, options)
@@ -144,8 +144,8 @@ def raw_run(run, name: str | None = None, options=None):
 
 def raw_qrels(qrels, options=None):
     """Qrels as the readers' ``RawQrels``."""
-    from .kernel.columns import qrels_table
-    from .kernel.readers import read_qrels
+    from .kernel.inputs.columns import qrels_table
+    from .kernel.inputs.readers import read_qrels
 
     if _is_path(qrels):
         return read_qrels(os.fsdecode(qrels), options)
@@ -155,7 +155,7 @@ def raw_qrels(qrels, options=None):
 
 def _named_runs(runs) -> list[tuple[str | None, object]]:
     """``runs`` as [(name or None, run)]: one run, a list, or a {name: run} dict."""
-    from .kernel.readers import check_lane_name
+    from .kernel.inputs.readers import check_lane_name
 
     def one_run_dict(d: dict) -> bool:  # {qid: {doc: score}}: its values' values are numbers
         inner = next(iter(d.values()), None)
@@ -196,9 +196,9 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
 
 
 def workspace(qrels, runs, settings=None, strata=()):
-    """The kernel's :class:`~rankscope_tui.kernel.workspace.Workspace` over in-memory or file inputs."""
+    """The kernel's :class:`~rankscope_tui.kernel.workspace.loaded.Workspace` over in-memory or file inputs."""
     from .kernel.settings import LoadSettings
-    from .kernel.workspace import Workspace, check_lane_names
+    from .kernel.workspace.loaded import Workspace, check_lane_names
 
     if runs is None or qrels is None:
         raise InputError(f"{'runs' if runs is None else 'qrels'} must be given (a path, a dict, a DataFrame, a pyarrow "
@@ -225,8 +225,8 @@ class Evaluation:
     def report(self) -> dict:
         """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
         if self._report is None:
-            from .kernel.per_query_in import TableWorkspace, table_report
-            from .kernel.pipeline import evaluate_report
+            from .kernel.workspace.per_query_tables import TableWorkspace, table_report
+            from .kernel.instruments.evaluate import evaluate_report
 
             # per-query tables: ``evaluate --per-query-in``'s report (no attribution, fusion or gate)
             self._report = table_report(self.ws) if isinstance(self.ws, TableWorkspace) else evaluate_report(self.ws)
@@ -297,7 +297,7 @@ def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int
     ``run_columns`` / ``qrels_columns``: the columns of a table in no known convention,
     ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
     ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``."""
-    from .kernel.pipeline import prepare
+    from .kernel.instruments.evaluate import prepare
 
     if per_query is not None:
         _no_runs(runs, measures, depth, group_sep)
@@ -322,7 +322,7 @@ def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: in
     """The kernel's per-query-table workspace (``kernel.per_query_in``) over ``per_query``: a
     path, a long DataFrame (``run, query_id, measure, value``, any column names the long
     format reads), a list of them, or a ``{name: path}`` dict for one-run files."""
-    from .kernel.per_query_in import TableWorkspace, load_tables, read_per_query_table
+    from .kernel.workspace.per_query_tables import TableWorkspace, load_tables, read_per_query_table
 
     settings = _settings(None, relevant, None, None, resamples, seed, confidence)
     items = list(per_query.items()) if isinstance(per_query, dict) else \
@@ -341,7 +341,7 @@ def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: in
 
 def _frame_table(df, name, i: int):
     """A long DataFrame of per-query values as a ``PerQueryTable`` (rows numbered from 1)."""
-    from .kernel.per_query_in import _MEASURE_COLUMNS, _QUERY_COLUMNS, _RUN_COLUMNS, _VALUE_COLUMNS, PerQueryTable
+    from .kernel.workspace.per_query_tables import _MEASURE_COLUMNS, _QUERY_COLUMNS, _RUN_COLUMNS, _VALUE_COLUMNS, PerQueryTable
 
     source = f"<per-query table {name or i}>"
     if not hasattr(df, "columns"):
@@ -398,7 +398,7 @@ class Comparison:
         import pandas as pd
 
         rows = self.as_dict()["comparisons"]
-        from .kernel.verdict import ROW_KEYS
+        from .kernel.statistics.verdict import ROW_KEYS
 
         return pd.DataFrame([{k: r[k] for k in ROW_KEYS} for r in rows], columns=list(ROW_KEYS))
 
@@ -435,8 +435,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
     per-query tables (:func:`tables`), as ``compare --per-query-in``."""
     import math
 
-    from .kernel.comparison import compare as kernel_compare
-    from .kernel.pipeline import prepare
+    from .kernel.instruments.compare import compare as kernel_compare
+    from .kernel.instruments.evaluate import prepare
     from .kernel.settings import CompareSettings
 
     if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta >= 0):
@@ -531,9 +531,9 @@ def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value"
     anywhere: arrays (with ``ids``, in any order) or two pandas Series (aligned on their
     index). The values are sorted by id as bytes inside, so the numbers equal ``compare``'s
     for the same queries whatever order they come in."""
-    from .kernel.paired import paired_statistics
-    from .kernel.randomization import check_resamples
-    from .kernel.verdict import RowInput, decide
+    from .kernel.statistics.paired import paired_statistics
+    from .kernel.statistics.randomization import check_resamples
+    from .kernel.statistics.verdict import RowInput, decide
 
     b, c, q = _aligned_values(baseline_values, candidate_values, ids)
     check_resamples(resamples)
@@ -546,7 +546,7 @@ def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value"
 
 
 def _metric_names(measures) -> list:
-    from .kernel.metrics import parse_metrics
+    from .kernel.measures import parse_metrics
 
     keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
     asked = {k.strip().lower() for m in ([measures] if isinstance(measures, str) else measures)

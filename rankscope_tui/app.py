@@ -504,7 +504,7 @@ class RankscopeApp(App):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False, description="writing the report")
     def export(self, req: ExportRequest) -> None:
         from .render import report as R
-        from .kernel.output import check_output_path, dumps_strict, write_atomic
+        from .kernel.report.output import check_output_path, dumps_strict, write_atomic
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
         exploratory = self.call_from_thread(self.exploratory_state)
@@ -672,7 +672,7 @@ def view_figure(mode: str, report: dict, ws, compare_payload: dict | None):
 
 
 def _figure(kind: str, report: dict, ws, compare_payload: dict | None):
-    from .kernel import figures as FG
+    from .kernel.report import figures as FG
     from .kernel.errors import InputError
 
     metric = report["inputs"]["settings"]["metrics"][0]

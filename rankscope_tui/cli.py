@@ -82,7 +82,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     g.add_argument("--qrels", required=qrels_required and not tables, metavar="PATH",
                    help="judgments (format and compression told by content; see --qrels-format)")
     if tables:
-        from .kernel.formats import PER_QUERY_FORMATS as FORMATS
+        from .kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
 
         g.add_argument("--per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
                        help="per-query values computed elsewhere (trec_eval -q, ir_measures -q, PyTerrier perquery, "
@@ -97,7 +97,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
                    help="docid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
     g.add_argument("--ood-negatives", metavar="PATH", help="qrels whose queries are all out-of-domain negatives")
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
-    from .kernel.formats import QRELS_FORMATS, RUN_FORMATS
+    from .kernel.inputs.formats import QRELS_FORMATS, RUN_FORMATS
 
     f = p.add_argument_group("input formats", "told by content unless given (README: Input formats)")
     f.add_argument("--run-format", choices=RUN_FORMATS, default="auto", help="the format of every --lane file")
@@ -138,7 +138,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """``--buckets``, ``--memory-limit``, ``--engine``, ``--scheduler``: per-query work in
     query-id buckets (``kernel.engine``; README: Out of core on one machine)."""
-    from .kernel.engine import MAX_BUCKETS
+    from .kernel.scale.engine import MAX_BUCKETS
 
     e = p.add_argument_group("larger than memory", "per-query work in query-id buckets (needs rankscope[scale])")
     e.add_argument("--buckets", type=int, default=None, metavar="N",
@@ -155,7 +155,7 @@ def engine_settings(args):
     """The engine named on the command line (``kernel.engine.EngineSettings``): the memory
     engine unless a bucket option is given; ``--buckets`` with ``--per-query-in`` is refused
     (the tables are per-query values already)."""
-    from .kernel.engine import EngineSettings
+    from .kernel.scale.engine import EngineSettings
 
     given = [f for f, a in (("--buckets", "buckets"), ("--memory-limit", "memory_limit"), ("--engine", "engine"),
                             ("--scheduler", "scheduler")) if getattr(args, a, None) is not None]
@@ -174,9 +174,9 @@ def run_buckets(args, engine, metrics=(), calibration=None):
     terminal."""
     from dataclasses import replace
 
-    from .kernel.bucket import QueryWorkspace
-    from .kernel.engine import bucket_count, run_engine
-    from .kernel.workspace import Sources
+    from .kernel.scale.bucket import QueryWorkspace
+    from .kernel.scale.engine import bucket_count, run_engine
+    from .kernel.workspace.loaded import Sources
 
     if getattr(args, "per_query_format", None):
         raise InputError("--per-query-format needs --per-query-in", "--per-query-format")
@@ -224,11 +224,11 @@ def _gate_defaults() -> str:
 
 def settings_from(args):
     from .kernel.errors import InputError
-    from .kernel.metrics import parse_metrics
-    from .kernel.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
+    from .kernel.measures import parse_metrics
+    from .kernel.statistics.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
     from .kernel.settings import DEFAULT_METRICS, DEFAULT_RRF_K, LoadSettings
 
-    from .kernel.workspace import check_relevant
+    from .kernel.workspace.loaded import check_relevant
 
     check_relevant(args.relevant)
     if args.depth is not None and args.depth < 1:
@@ -262,8 +262,8 @@ def settings_from(args):
 
 def input_options(args):
     """How input files are read (``kernel.formats.InputOptions``) from the format options."""
-    from .kernel.columns import ColumnMapping
-    from .kernel.formats import InputOptions
+    from .kernel.inputs.columns import ColumnMapping
+    from .kernel.inputs.formats import InputOptions
 
     return InputOptions(
         run_format=args.run_format, qrels_format=args.qrels_format,
@@ -291,7 +291,7 @@ def settings_of(**given):
 
 
 def input_paths(args) -> list[str]:
-    from .kernel.formats import shard_paths
+    from .kernel.inputs.formats import shard_paths
 
     paths = [p for _, spec in args.lane for p in shard_paths(spec)] + [p for _, p in getattr(args, "per_query_in", [])]
     paths += [args.qrels, args.corpus, args.ood_negatives, args.thresholds]
@@ -312,7 +312,7 @@ RANKING_ONLY = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-se
 
 def load_tables(args):
     """The per-query-table workspace of ``--per-query-in`` (``kernel.per_query_in``)."""
-    from .kernel.per_query_in import load_tables as load
+    from .kernel.workspace.per_query_tables import load_tables as load
 
     for flag, attr, default in RANKING_ONLY:
         if getattr(args, attr, default) not in (default, None):
@@ -326,7 +326,7 @@ def load_tables(args):
 def load_workspace(args):
     """Load every input named on the command line into one Workspace (or, with
     ``--per-query-in``, the per-query-table workspace)."""
-    from .kernel.workspace import Workspace
+    from .kernel.workspace.loaded import Workspace
 
     if getattr(args, "per_query_in", None):
         return load_tables(args)
@@ -345,8 +345,8 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel.output import check_outputs, dumps_strict_parts, write_outputs
-    from .kernel.pipeline import evaluate_report
+    from .kernel.report.output import check_outputs, dumps_strict_parts, write_outputs
+    from .kernel.instruments.evaluate import evaluate_report
     from .render import report as R
 
     from .render import tidy
@@ -360,7 +360,7 @@ def cmd_evaluate(args) -> int:
     if args.per_query_in:
         return evaluate_tables(args)
     if engine.bucketed:
-        from .kernel.pipeline import report_of
+        from .kernel.instruments.evaluate import report_of
 
         ws, plan, engine = run_buckets(args, engine)
         report = report_of(ws, gate_options(args), plan.thresholds)
@@ -386,8 +386,8 @@ def cmd_evaluate(args) -> int:
 def evaluate_tables(args) -> int:
     """``evaluate --per-query-in``: the interval tables per run, level and stratum of values
     computed elsewhere; what needs rankings is said, never silently left out."""
-    from .kernel.output import dumps_strict_parts, write_outputs
-    from .kernel.per_query_in import NOT_AVAILABLE, table_report
+    from .kernel.report.output import dumps_strict_parts, write_outputs
+    from .kernel.workspace.per_query_tables import NOT_AVAILABLE, table_report
     from .render import report as R
 
     report = table_report(load_tables(args))
@@ -489,8 +489,8 @@ def gate_options(args):
         raise InputError(f"--mutual must be at least 1, got {given['--mutual']}")
     settings = replace(GateSettings(gate_on=args.gate_on), **{k: v for k, v in values.items() if v is not None})
     if getattr(args, "thresholds", None):
-        from .kernel.gate_analysis import gate_settings_with_thresholds
-        from .kernel.thresholds import read_thresholds
+        from .kernel.gate.analysis import gate_settings_with_thresholds
+        from .kernel.gate.thresholds import read_thresholds
 
         settings = gate_settings_with_thresholds(settings, read_thresholds(args.thresholds))
     lanes = getattr(args, "lane", None) or []
@@ -520,9 +520,9 @@ def write_demo_dir(out: str, write_demo, files: dict, seed: int = 7) -> dict:
     import shutil
     import tempfile
 
-    from .kernel.files import sha256_of
-    from .kernel.output import TEMP_SUFFIX, _temp_prefix, remove_stale_temps
-    from .kernel.provenance import MARKER, check_demo_dir
+    from .kernel.inputs.files import sha256_of
+    from .kernel.report.output import TEMP_SUFFIX, _temp_prefix, remove_stale_temps
+    from .kernel.inputs.provenance import MARKER, check_demo_dir
 
     if os.path.lexists(out) and not os.path.isdir(out):
         raise InputError("exists and is not a directory", out)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .kernel.provenance import MARKER
+from .kernel.inputs.provenance import MARKER
 
 __all__ = ["write_demo", "SHOWCASE", "LANES", "DEPTH", "FILES"]
 
@@ -56,7 +56,7 @@ LANES = ("lexical", "dense")
 DEPTH = 100
 RRF_K = 60
 
-# MARKER (kernel/provenance.py names it, the loader reads it): the file beside the demo
+# MARKER (kernel/inputs/provenance.py names it, the loader reads it): the file beside the demo
 # listing the sha256 of every file written, so reports on these exact files are labelled
 # synthetic and an edited file loses the label, and the showcase queries the dashboard
 # opens on.

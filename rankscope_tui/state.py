@@ -75,7 +75,7 @@ def _lane_files(spec: str) -> tuple[str, ...]:
     """A lane's files (each shard of ``a.run,b.run`` or a glob); the spec itself when it
     does not expand (the load reports that)."""
     from .kernel.errors import InputError
-    from .kernel.formats import shard_paths
+    from .kernel.inputs.formats import shard_paths
 
     try:
         return shard_paths(spec)
@@ -86,7 +86,7 @@ def _lane_files(spec: str) -> tuple[str, ...]:
 def load_workspace(options: DashboardOptions):
     """The workspace of ``options``, loaded as ``rankscope evaluate`` loads it: the kernel's
     ``Workspace.load`` with the same paths and ``LoadSettings``."""
-    from .kernel.workspace import Workspace
+    from .kernel.workspace.loaded import Workspace
 
     return Workspace.load(
         list(options.lanes), options.qrels, options.load, strata=list(options.strata), corpus=options.corpus,
@@ -135,7 +135,7 @@ def evaluate(options: DashboardOptions, workspace):
     """``(workspace, report)``: ``rankscope evaluate``'s report (the kernel's evaluate entry
     point, with the options' gate settings and thresholds) and the prepared workspace it was
     computed on (a calibrated RRF k makes a new one; derived lanes added)."""
-    from .kernel.pipeline import evaluate_report, prepare
+    from .kernel.instruments.evaluate import evaluate_report, prepare
 
     ws, _ = prepare(workspace, options.thresholds)
     return ws, evaluate_report(ws, options.gate, thresholds_path=options.thresholds)

@@ -1,7 +1,7 @@
 """Whole-matrix views of the resampling stream, for tests only.
 
 The kernel never holds the (B, n) matrices: it walks the stream in blocks
-(:func:`rankscope_tui.kernel.resampling.walk_stream`). The tests compare these
+(:func:`rankscope_tui.kernel.statistics.resampling.walk_stream`). The tests compare these
 materialised matrices with ``numpy.random.default_rng(seed).integers`` directly.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankscope_tui.kernel.resampling import walk_stream
+from rankscope_tui.kernel.statistics.resampling import walk_stream
 
 
 def bootstrap_indices(

@@ -31,7 +31,7 @@ def without_engine(raw: bytes, engine: str, n: int, block=("inputs", "settings")
     """report.json (or compare/calibrate output) with its settings block's engine entry,
     which must name ``engine`` and ``n`` buckets, removed: written as the CLI writes JSON, so
     it compares byte for byte with the in-memory command's output."""
-    from rankscope_tui.kernel.output import dumps_strict
+    from rankscope_tui.kernel.report.output import dumps_strict
 
     data = json.loads(raw)
     settings = data

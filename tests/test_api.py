@@ -319,9 +319,9 @@ def test_per_query_tables_through_the_api_give_the_rows_of_the_runs(data, cli_co
 def test_from_raw_needs_no_digest():
     """Workspace.from_raw on raw inputs built by hand (no file, no digest): each is
     fingerprinted by its content, as columns.table_digest does for a table."""
-    from rankscope_tui.kernel.arrow import arrow_strings
-    from rankscope_tui.kernel.readers import RawLane, RawQrels, RowLines
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.inputs.arrow import arrow_strings
+    from rankscope_tui.kernel.inputs.readers import RawLane, RawQrels, RowLines
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     lane = RawLane("x", "<memory>", arrow_strings(["q1", "q2"]), arrow_strings(["d1", "d2"]), np.array([1.0, 2.0]),
                    RowLines(2))

@@ -201,9 +201,9 @@ KERNEL_RUN = r"""
 import json, sys
 from pathlib import Path
 from rankscope_tui.kernel import comparison, gate_analysis, pipeline
-from rankscope_tui.kernel.metrics import parse_metrics
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import CompareSettings, GateSettings, LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 d = Path(sys.argv[1])
 settings = LoadSettings(metrics=tuple(parse_metrics("ndcg@10,rr,hit@10,recall@100")), group_sep="#", resamples=199,

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope_tui.kernel import attribution as A
+from rankscope_tui.kernel.attribution import misses as A
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel import workspace as ws_mod
-from rankscope_tui.kernel.judgments import Judgments
+from rankscope_tui.kernel.workspace import loaded as ws_mod
+from rankscope_tui.kernel.ranking.judgments import Judgments
 
 LANES = ("bm25", "dense", "splade")
 

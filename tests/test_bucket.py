@@ -1,4 +1,4 @@
-"""Query-id buckets (kernel/bucket.py) against the in-memory path, byte for byte.
+"""Query-id buckets (kernel/scale/bucket.py) against the in-memory path, byte for byte.
 
 report.json (``output.dumps_strict``, what ``evaluate --out`` writes) and the per-query CSV
 (``render.report.per_query_csv``) computed in 1 and in 7 buckets by the in-process engine
@@ -20,11 +20,11 @@ import pyarrow as pa
 import pytest
 
 from rankscope_tui.cli import build_parser, gate_options, settings_from
-from rankscope_tui.kernel import bucket as B
+from rankscope_tui.kernel.scale import bucket as B
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.output import dumps_strict
-from rankscope_tui.kernel.pipeline import evaluate_report
-from rankscope_tui.kernel.workspace import Sources, load, read_inputs
+from rankscope_tui.kernel.report.output import dumps_strict
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+from rankscope_tui.kernel.workspace.loaded import Sources, load, read_inputs
 from rankscope_tui.render.report import per_query_csv
 
 from support import run_cli, shared_path
@@ -353,10 +353,10 @@ def test_a_duplicate_doc_in_a_bucket_names_file_and_line(generated, tmp_path):
 
 def _compare_payloads(argv, compare_argv):
     """``compare --out``'s JSON in memory and from 7 buckets (the driver's QueryWorkspace)."""
-    from rankscope_tui.kernel.comparison import compare, compare_all_pairs
-    from rankscope_tui.kernel.pipeline import prepare
+    from rankscope_tui.kernel.instruments.compare import compare, compare_all_pairs
+    from rankscope_tui.kernel.instruments.evaluate import prepare
     from rankscope_tui.kernel.settings import CompareSettings
-    from rankscope_tui.kernel.workspace import read_inputs
+    from rankscope_tui.kernel.workspace.loaded import read_inputs
     from rankscope_tui.render.sentences import with_sentences
 
     args = build_parser().parse_args(["compare", *map(str, argv), *compare_argv])
@@ -389,7 +389,7 @@ def test_compare_on_buckets_is_compare_in_memory(generated):
 def _calibrate_both(argv, step="0.1", objective="ndcg@10"):
     """thresholds.json's content in memory and from 7 buckets."""
     from rankscope_tui.kernel.settings import CalibrationSettings
-    from rankscope_tui.kernel.thresholds import calibrate
+    from rankscope_tui.kernel.gate.thresholds import calibrate
 
     args = build_parser().parse_args(["calibrate", *map(str, argv), "--out", "unused.json", "--step", step,
                                       "--objective", objective])
@@ -422,7 +422,7 @@ def test_the_gate_lanes_top_scores_come_back_whole(generated):
     src, gate, p, facts, parts = _buckets(g, 7, ["--gate-on", "beta", "--corpus", g["corpus"]])
     merged = B.merge(B.run_bucket(lanes, q, p, o) for lanes, q, o in parts)
     qws = B.QueryWorkspace(merged, p, facts)
-    from rankscope_tui.kernel.pipeline import prepare
+    from rankscope_tui.kernel.instruments.evaluate import prepare
 
     ws, _ = prepare(load(src))
     assert qws.qids.tolist() == ws.qids.tolist() and qws.classes.tolist() == ws.classes.tolist()

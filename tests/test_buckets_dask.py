@@ -1,4 +1,4 @@
-"""Query-id buckets on a Dask cluster (``--engine dask``, kernel/dask_engine.py) against the
+"""Query-id buckets on a Dask cluster (``--engine dask``, kernel/scale/dask_engine.py) against the
 in-memory path.
 
 A ``distributed.LocalCluster`` started and stopped by the module's fixture (two
@@ -24,12 +24,12 @@ import dask
 import distributed
 import pytest
 
-from rankscope_tui.kernel import bucket as B
-from rankscope_tui.kernel import dask_engine as D
-from rankscope_tui.kernel import partition as P
-from rankscope_tui.kernel.output import dumps_strict
-from rankscope_tui.kernel.pipeline import evaluate_report
-from rankscope_tui.kernel.workspace import load
+from rankscope_tui.kernel.scale import bucket as B
+from rankscope_tui.kernel.scale import dask_engine as D
+from rankscope_tui.kernel.scale import partition as P
+from rankscope_tui.kernel.report.output import dumps_strict
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+from rankscope_tui.kernel.workspace.loaded import load
 
 from support import REPO, shared_path, without_engine
 from test_bucket import _generate, _lane_args, _sources

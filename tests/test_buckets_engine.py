@@ -1,4 +1,4 @@
-"""The out-of-core engine (kernel/partition.py, kernel/engine.py, ``--buckets``) against the
+"""The out-of-core engine (kernel/scale/partition.py, kernel/scale/engine.py, ``--buckets``) against the
 in-memory path, byte for byte, and its failures.
 
 Every comparison is with the in-memory command on the same inputs: report.json, the
@@ -34,13 +34,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rankscope_tui.kernel import bucket as B
-from rankscope_tui.kernel import engine as E
-from rankscope_tui.kernel import partition as P
+from rankscope_tui.kernel.scale import bucket as B
+from rankscope_tui.kernel.scale import engine as E
+from rankscope_tui.kernel.scale import partition as P
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.output import dumps_strict
-from rankscope_tui.kernel.pipeline import evaluate_report
-from rankscope_tui.kernel.workspace import load
+from rankscope_tui.kernel.report.output import dumps_strict
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+from rankscope_tui.kernel.workspace.loaded import load
 
 from support import REPO, cli_env, shared_path, without_engine
 from test_bucket import _generate, _lane_args, _sources
@@ -51,7 +51,7 @@ import os
 import signal
 import time
 
-from rankscope_tui.kernel.partition import bucket_task
+from rankscope_tui.kernel.scale.partition import bucket_task
 
 FAILING = 3
 
@@ -71,7 +71,7 @@ def killing(files, plan):
 def killing_span(path, delim, clean, span, index, n, out_dir, budget):
     if index == 1:  # the second span of the run
         os.kill(os.getpid(), signal.SIGKILL)
-    from rankscope_tui.kernel.partition import partition_span
+    from rankscope_tui.kernel.scale.partition import partition_span
 
     return partition_span(path, delim, clean, span, index, n, out_dir, budget)
 
@@ -309,7 +309,7 @@ def test_a_line_longer_than_a_span(generated, cli_run, tmp_path, workdirs, monke
     run = tmp_path / "long.run"
     run.write_text("\n".join(clean[:-1] + [last]) + "\n")
     assert P.spans_of(str(run), 2)[1][0] == run.stat().st_size  # the second span is empty
-    import rankscope_tui.kernel.readers as RD
+    import rankscope_tui.kernel.inputs.readers as RD
 
     real, whole = RD.read_lane, []
     monkeypatch.setattr(RD, "read_lane", lambda path, *a, **k: (whole.append(path), real(path, *a, **k))[1])

@@ -141,7 +141,7 @@ def test_an_id_defined_in_two_text_files_names_both(small):
 
 def test_cranfield_texts_come_in_two_files():
     d = support.shared_path("cranfield")
-    from rankscope_tui.kernel.tables import read_text_files
+    from rankscope_tui.kernel.inputs.tables import read_text_files
 
     texts = read_text_files([str(d / "passages.tsv"), str(d / "passages-not-indexed.tsv")])
     n = sum(1 for f in ("passages.tsv", "passages-not-indexed.tsv") for ln in (d / f).read_text().splitlines() if ln.strip())
@@ -208,7 +208,7 @@ def test_relevant_below_one_is_refused(zero, small, rel):
 
 def test_relevant_below_one_is_refused_by_the_kernel(small):
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     with pytest.raises(InputError, match="at least 1"):
         Workspace.load([(None, str(small / "a.run"))], str(small / "qrels.txt"), LoadSettings(relevant=0))
@@ -295,7 +295,7 @@ def test_a_repeated_json_key_names_both_lines(tmp_path, case):
 
 
 def test_json_pairs_still_reads_distinct_keys():
-    from rankscope_tui.kernel.json_pairs import json_pairs
+    from rankscope_tui.kernel.inputs.json_pairs import json_pairs
 
     q, d, v, lines = json_pairs('{"q1": {"d1": 1, "d2": 2},\n"q2": {"d1": 3}}', "x.json", "grade")
     assert (q, d, v, lines) == (["q1", "q1", "q2"], ["d1", "d2", "d1"], [1, 2, 3], [1, 1, 2])
@@ -317,9 +317,9 @@ def _trec_eval_unj(ranked: list[str] | None, judged: set[str], k: int) -> float:
 
 
 def test_judged_at_k_is_what_its_definition_says(tmp_path):
-    from rankscope_tui.kernel.metrics import parse_metrics
+    from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     run = {"full": [f"d{i}" for i in range(12)], "short": ["d0", "d1", "d2"]}
     judged = {"d0", "d2", "d5", "d7"}
@@ -350,7 +350,7 @@ def test_readme_says_what_holds():
 
 def test_ranx_grid_count_the_readme_quotes():
     """The README's numbers, from the test that checks them against ranx (tests/test_fusion.py)."""
-    from rankscope_tui.kernel import fusion as F
+    from rankscope_tui.kernel.fusion import methods as F
 
     assert F.grid_size(3, 0.1) == 66
     src = (support.REPO / "tests" / "test_fusion.py").read_text()
@@ -450,7 +450,7 @@ def test_warnings_name_file_and_line(small_ones):
 
 def test_warning_lines_point_at_the_first_case(tmp_path):
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     (tmp_path / "r.run").write_text("q1 Q0 d1 1 2 t\nq9 Q0 d1 1 2 t\n")
     (tmp_path / "q.txt").write_text("q1 0 d1 1\nq2 0 d1 0\nq3 0 d2 1\nq4 0 d1 1\nq5 0 d1 -1\n")
@@ -478,7 +478,7 @@ def test_attribution_line_keeps_the_subtotal_apart(small_ones):
 
 
 def test_qids_in_display_order():
-    from rankscope_tui.kernel.tables import qid_display_order
+    from rankscope_tui.kernel.inputs.tables import qid_display_order
 
     ids = ["10", "102", "2", "1", "9", "007", "7"]
     assert [ids[i] for i in qid_display_order(ids)] == ["1", "2", "007", "7", "9", "10", "102"]
@@ -489,7 +489,7 @@ def test_qids_in_display_order():
 
 def test_strata_view_lists_cranfield_qids_numerically():
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     d = support.shared_path("cranfield")
     ws = Workspace.load([(None, str(d / "lanes" / "bm25.run"))], str(d / "qrels-test.txt"), LoadSettings(resamples=0))

@@ -528,7 +528,7 @@ def test_gates_point_and_interval_disagree(demo7):
 
 def _kernel_ws(root, qrels_role):
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     return Workspace.load([(lane, str(Path(root) / FILES[lane])) for lane in LANE_NAMES],
                           str(Path(root) / FILES[qrels_role]), LoadSettings())
@@ -537,7 +537,7 @@ def _kernel_ws(root, qrels_role):
 def test_fitting_on_test_is_optimistic(demo7):
     """Seed 003, lesson 'fit on test': the test-fitted convex weights differ from the dev-fitted
     ones and score higher on test, so the cheat shows a positive optimism."""
-    from rankscope_tui.kernel.calibration import compare_calibration
+    from rankscope_tui.kernel.fusion.calibration import compare_calibration
 
     cmp = compare_calibration(_kernel_ws(demo7.root, "qrels_test"), _kernel_ws(demo7.root, "qrels_dev"))
     assert cmp.fit_dev.weights != cmp.fit_test.weights
@@ -558,7 +558,7 @@ def _per_query_ndcg(demo, lane):
 def test_pairing_narrows_the_compare_interval(demo7, baseline, candidate):
     """Seed 003, lesson 12: pairing removes query difficulty, so the paired bootstrap interval
     of mean delta (ndcg@10, test) is narrower than the unpaired one."""
-    from rankscope_tui.kernel import comparison, pipeline
+    from rankscope_tui.kernel.instruments import compare as comparison, evaluate as pipeline
     from rankscope_tui.kernel.settings import CompareSettings
 
     ws, th = pipeline.prepare(_kernel_ws(demo7.root, "qrels_test"))

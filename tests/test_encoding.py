@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rankscope_tui.kernel import encoding
+from rankscope_tui.kernel.ranking import encoding
 
 
 def _oracle(strings: list[str]):
@@ -96,7 +96,7 @@ _HOSTILE = ["", "a", "a\x00", "a\x00b", "ab", "b", "é", "e\u0301", "z" * 9, "z"
 
 
 def test_tie_key_orders_pyarrow_ids_as_bytes():
-    from rankscope_tui.kernel.ranking import tie_key
+    from rankscope_tui.kernel.ranking.ranks import tie_key
 
     ids = pa.array(_HOSTILE, pa.string())
     codes = np.array([3, 0, 7, 7, 12, 1, 2, 5, 6, 9, 8, 10, 11, 13, 4], dtype=np.int64)
@@ -115,7 +115,7 @@ def test_tie_key_orders_pyarrow_ids_as_bytes():
 
 
 def test_query_vocabulary_is_sorted_as_bytes():
-    from rankscope_tui.kernel.encoding import encode_sorted
+    from rankscope_tui.kernel.ranking.encoding import encode_sorted
 
     col_a = pa.array(["b", "b", "a\x00", "a\x00", "é", "a", "a", "b"], pa.string())
     col_b = pa.array(["z" * 9, "a", "\U0001f600"], pa.string())

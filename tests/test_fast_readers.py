@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope_tui.kernel import readers
+from rankscope_tui.kernel.inputs import readers
 from rankscope_tui.kernel.errors import InputError
 
 

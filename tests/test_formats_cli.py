@@ -68,7 +68,7 @@ def test_dashboard_loads_with_the_same_format_options(tmp_path):
     """The dashboard's loader (state.load_workspace) gets the format options through its
     LoadSettings, as every command does."""
     from rankscope_tui.commands.tui import options_from_args, parse_args
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
     from rankscope_tui.state import load_workspace
 
     pq.write_table(pa.table({"Q": ["q1", "q1", "q2"], "D": ["d1", "d2", "d3"], "S": [2.5, 1.5, 0.5]}),

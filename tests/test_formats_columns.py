@@ -1,5 +1,5 @@
 """Tables in the column conventions of ranx, PyTerrier, ir_measures and BEIR/MTEB read
-to exactly what the TREC readers give for the same data (kernel/columns.py)."""
+to exactly what the TREC readers give for the same data (kernel/inputs/columns.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from rankscope_tui.kernel import columns, readers
-from rankscope_tui.kernel.columns import ColumnMapping
+from rankscope_tui.kernel.inputs import columns, readers
+from rankscope_tui.kernel.inputs.columns import ColumnMapping
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 RUN = [("q1", "d1", 2.5), ("q1", "d2", 1.5), ("q2", "d3", 0.5), ("q2", "d1", 0.5), ("10", "d7", -3.25)]
 QRELS = [("q1", "d1", 1), ("q1", "d2", 0), ("q2", "d1", 2), ("10", "d7", 1)]

@@ -204,7 +204,7 @@ def test_qrels_format_reads_like_trec(tmp_path, capsys, case):
 
 def test_every_format_is_told_by_content(tmp_path):
     """Which reader each case used (so no case passed by falling back to another format)."""
-    from rankscope_tui.kernel import readers
+    from rankscope_tui.kernel.inputs import readers
 
     told = {}
     for case in ("gzip", "msmarco", "header tsv", "json", "jsonl", "mteb", "parquet ranx", "parquet.gz"):
@@ -396,7 +396,7 @@ def test_parquet_through_a_pipe(tmp_path):
     import os
     import threading
 
-    from rankscope_tui.kernel import readers
+    from rankscope_tui.kernel.inputs import readers
 
     data = parquet_bytes(table_of(RUN, RUN_COLS["ir_measures"]))
     r, w = os.pipe()

@@ -15,10 +15,10 @@ from ranx.fusion_optimization import optimize_weights as opt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rankscope_tui.kernel import fusion as F
+from rankscope_tui.kernel.fusion import methods as F
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.judgments import Judgments
-from rankscope_tui.kernel.ranking import RankedLane, byte_order, rank_lane
+from rankscope_tui.kernel.ranking.judgments import Judgments
+from rankscope_tui.kernel.ranking.ranks import RankedLane, byte_order, rank_lane
 
 # ----------------------------------------------------------------------- helpers
 

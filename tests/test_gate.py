@@ -12,8 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from rankscope_tui.kernel import gate as G
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.judgments import Judgments
-from rankscope_tui.kernel.ranking import rank_lane
+from rankscope_tui.kernel.ranking.judgments import Judgments
+from rankscope_tui.kernel.ranking.ranks import rank_lane
 
 from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
 
@@ -111,7 +111,7 @@ def test_wilson_zero_events_upper(n, c):
 @settings(max_examples=300)
 @given(st.integers(0, 5000), st.integers(0, 5000), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
 def test_vectorised_wilson_is_intervals_wilson(a, b, c):
-    from rankscope_tui.kernel import intervals
+    from rankscope_tui.kernel.statistics import intervals
 
     k, n = min(a, b), max(a, b)
     p, lo, hi = G.rates._wilson_arrays(np.array([k]), np.array([n]), c)
@@ -601,7 +601,7 @@ def test_evaluate_with_thresholds_warns_when_the_mutual_batches_differ_more_than
     2x apart; `evaluate --thresholds` with the mutual condition says so in the report's
     warnings and prints it like the input warnings."""
     from rankscope_tui import cli
-    from rankscope_tui.kernel.thresholds import THRESHOLDS_SCHEMA
+    from rankscope_tui.kernel.gate.thresholds import THRESHOLDS_SCHEMA
 
     lane = tmp_path / "a.run"
     lane.write_text("".join(f"q{i} Q0 d{j} {j} {3 - j}.5 t\n" for i in range(1, 11) for j in (1, 2, 3)), encoding="utf-8")

@@ -298,8 +298,8 @@ def test_fused_queries_counts_the_calibration_queries(data):
     (0.6, ["p_superiority = 0.6000", "60.0 % of replicates favour the candidate", "neither tail"]),
 ])
 def test_compare_says_which_tail_p_superiority_crosses(p_sup, words):
-    from rankscope_tui.kernel import paired as pa
-    from rankscope_tui.kernel import verdict as vd
+    from rankscope_tui.kernel.statistics import paired as pa
+    from rankscope_tui.kernel.statistics import verdict as vd
 
     rng = np.random.default_rng(1)
     b = rng.random(100)

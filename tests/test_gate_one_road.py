@@ -64,8 +64,8 @@ async def test_gate_lines_are_the_analysis_the_report_and_the_screen(dataset, ca
     from rankscope_tui import cli
     from rankscope_tui.app import RankscopeApp
     from rankscope_tui.commands.tui import parse_args, state_from_args
-    from rankscope_tui.kernel.gate_analysis import analyse_gate
-    from rankscope_tui.kernel.pipeline import prepare
+    from rankscope_tui.kernel.gate.analysis import analyse_gate
+    from rankscope_tui.kernel.instruments.evaluate import prepare
     from rankscope_tui.widgets import fmt
 
     name, f = dataset

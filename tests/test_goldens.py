@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rankscope_tui import cli
-from rankscope_tui.kernel import goldens as G
+from rankscope_tui.kernel.instruments import goldens as G
 
 from support import run_cli
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from rankscope_tui.kernel.metrics import parse_metrics
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 import support
 

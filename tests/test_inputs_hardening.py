@@ -34,10 +34,10 @@ import numpy as np
 import pytest
 
 import support
-from rankscope_tui.kernel import files
+from rankscope_tui.kernel.inputs import files
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.readers import read_lane, read_qrels
-from rankscope_tui.kernel.tables import read_corpus, read_strata
+from rankscope_tui.kernel.inputs.readers import read_lane, read_qrels
+from rankscope_tui.kernel.inputs.tables import read_corpus, read_strata
 
 RUN = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d3 3 1.0 t\nq2 Q0 d1 1 1.5 t\nq2 Q0 d4 2 0.5 t\n"
 QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d1 0\n"
@@ -478,7 +478,7 @@ def test_a_json_file_repeating_a_key_is_refused(tmp_path, name, text):
     """json.loads keeps the last of two equal keys: a rule's threshold (or a fitted floor)
     would be weakened invisibly. The second key's line is named."""
     from rankscope_tui.kernel.errors import InputError
-    from rankscope_tui.kernel.files import load_json
+    from rankscope_tui.kernel.inputs.files import load_json
 
     p = tmp_path / name
     p.write_text(text)
@@ -492,7 +492,7 @@ def test_an_id_with_a_line_break_is_refused(tmp_path, role):
     """Only JSON can carry a line break inside an id; it would split a printed row, a CSV
     row or a terminal line, so it is refused with the file and line."""
     from rankscope_tui.kernel.errors import InputError
-    from rankscope_tui.kernel.readers import read_lane, read_qrels
+    from rankscope_tui.kernel.inputs.readers import read_lane, read_qrels
 
     p = tmp_path / f"{role}.json"
     value = "1.5" if role == "lane" else "1"

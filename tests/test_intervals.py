@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from rankscope_tui.kernel import intervals as iv
-from rankscope_tui.kernel import resampling as rs
+from rankscope_tui.kernel.statistics import intervals as iv
+from rankscope_tui.kernel.statistics import resampling as rs
 from rankscope_tui.kernel.errors import InputError
 
 import oracle_streams as streams

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope_tui.kernel import json_text
-from rankscope_tui.kernel.output import dumps_strict
-from rankscope_tui.kernel.pipeline import evaluate_report
+from rankscope_tui.kernel.report import json_text
+from rankscope_tui.kernel.report.output import dumps_strict
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 from support import SHARED_DATA
 
@@ -179,7 +179,7 @@ def test_pieces_of_any_size_join_to_json_dumps(rows_per_piece, obj):
 
 def test_a_report_written_in_pieces_is_the_text_of_json_dumps(demo_dir, tmp_path):
     """dumps_strict_parts, written by write_outputs, gives the file dumps_strict gives."""
-    from rankscope_tui.kernel.output import dumps_strict_parts, write_outputs
+    from rankscope_tui.kernel.report.output import dumps_strict_parts, write_outputs
 
     ws = next(_reports(demo_dir))
     report = evaluate_report(ws)

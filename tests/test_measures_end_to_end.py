@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from rankscope_tui import cli
-from rankscope_tui.kernel.comparison import compare
+from rankscope_tui.kernel.instruments.compare import compare
 from rankscope_tui.kernel.settings import CompareSettings, DiffSettings, LoadSettings
 from rankscope_tui.kernel.measures import parse_metrics
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 NEW = "map,map_cut.10,Rprec,bpref,ndcg,RR@10,ndcg_burges@10,calibrated_recall@5,P(rel=2)@5,success@3,nDCG@10"
 KEYS = ["ap", "ap@10", "rprec", "bpref", "ndcg", "rr@10", "ndcg_exp@10", "calibrated_recall@5", "p(rel=2)@5", "hit@3", "ndcg@10"]

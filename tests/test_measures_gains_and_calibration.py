@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import ranx
 
-from rankscope_tui.kernel.metrics import parse_metrics
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 
 def load(tmp_path, run: dict, qrels: dict, metrics: str, **kw) -> Workspace:
@@ -106,7 +106,7 @@ def test_definitions_name_the_convention(tmp_path):
     run = {"q": {"a": 1.0}}
     qrels = {"q": {"a": 1}}
     ws = load(tmp_path, run, qrels, "calibrated_recall@20,ndcg_exp@10,ap@100,P(rel=2)@10")
-    from rankscope_tui.kernel.report import definitions
+    from rankscope_tui.kernel.report.payload import definitions
 
     d = definitions(ws)
     assert "min(20, R)" in d["calibrated_recall@20"]

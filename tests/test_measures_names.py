@@ -156,7 +156,7 @@ def test_every_example_in_the_metrics_help_is_a_measure():
     names = re.findall(r"[a-z_]+(?:\(rel=\d+\))?(?:@\d+)?", text.split("(also")[0].split("e.g.")[1])
     names += re.findall(r"[a-z_]+(?:\(rel=\d+\))?(?:@\d+)?", text.split("(also")[1].split(", and")[0])
     assert len(names) == 10, names
-    from rankscope_tui.kernel.metrics import parse_metrics
+    from rankscope_tui.kernel.measures import parse_metrics
 
     # (parse_metrics adds judged@10 after them: ndcg brings its judged share)
     assert [m.key for m in parse_metrics(",".join(names))][:10] == [

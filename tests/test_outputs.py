@@ -34,7 +34,7 @@ from support import cli_env, run_cli
 from test_reliability import METRICS, _INTERRUPTIBLE, _wait_for, clean_set, leftovers, write
 
 from rankscope_tui import cli as C
-from rankscope_tui.kernel import output as IO
+from rankscope_tui.kernel.report import output as IO
 
 
 def one_error(capsys, argv: list[str]) -> str:
@@ -319,7 +319,7 @@ _CONCURRENT_LOG = r"""
 import json, os, sys, time
 from rankscope_tui import cli
 argv, go, n = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-import rankscope_tui.commands.compare, rankscope_tui.kernel.comparison  # warm, then fork
+import rankscope_tui.commands.compare, rankscope_tui.kernel.instruments.compare  # warm, then fork
 kids = []
 for i in range(n):
     pid = os.fork()
@@ -431,7 +431,7 @@ def test_a_later_run_removes_the_temp_file_of_a_killed_run(demo_dir, small, tmp_
 
 
 def test_resamples_beyond_the_bound_are_refused_at_once(small, capsys):
-    from rankscope_tui.kernel.resampling import MAX_RESAMPLES, bootstrap_means
+    from rankscope_tui.kernel.statistics.resampling import MAX_RESAMPLES, bootstrap_means
 
     assert MAX_RESAMPLES == 1_000_000
     for b in ("1000000000", "99999999999999999999", "1000001"):
@@ -448,7 +448,7 @@ def test_resamples_beyond_the_bound_are_refused_at_once(small, capsys):
 
 
 def test_a_convex_grid_beyond_the_bound_is_refused_with_its_size(small, tmp_path, capsys):
-    from rankscope_tui.kernel.fusion import MAX_GRID_POINTS, grid_weights
+    from rankscope_tui.kernel.fusion.methods import MAX_GRID_POINTS, grid_weights
 
     f = small
     c = write(tmp_path, "c.run", "q1 Q0 d9 1 3 c\nq2 Q0 d2 1 2 c\nq3 Q0 d5 1 1 c\n")
@@ -485,8 +485,8 @@ def test_option_values_that_escaped_as_tracebacks_are_one_line(small, capsys):
         msg = one_error(capsys, [cmd, *lanes, "--resamples", "999" if cmd == "compare" else "200", opt, value])
         assert name in msg, (opt, value, msg)
     # the kernel refuses them too, for callers that do not go through the command line
-    from rankscope_tui.kernel.intervals import check_confidence
-    from rankscope_tui.kernel.resampling import HalfStream
+    from rankscope_tui.kernel.statistics.intervals import check_confidence
+    from rankscope_tui.kernel.statistics.resampling import HalfStream
 
     with pytest.raises(IO.InputError):
         HalfStream(-1)

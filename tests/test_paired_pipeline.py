@@ -11,9 +11,9 @@ import threading
 import numpy as np
 import pytest
 
-from rankscope_tui.kernel import paired as pa
-from rankscope_tui.kernel.intervals import percentile_bounds
-from rankscope_tui.kernel import resampling as rs
+from rankscope_tui.kernel.statistics import paired as pa
+from rankscope_tui.kernel.statistics.intervals import percentile_bounds
+from rankscope_tui.kernel.statistics import resampling as rs
 
 
 def _qids(n: int) -> list[str]:

@@ -9,8 +9,8 @@ import pytest
 
 from rankscope_tui.kernel import parallel
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.readers import read_lane
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.inputs.readers import read_lane
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 from support import run_cli
 

@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from rankscope_tui.kernel.metrics import parse_metrics
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 KS = (1, 3, 5, 10, 20)
 OURS = ",".join([f"ndcg@{k}" for k in KS] + ["rr"] + [f"p@{k}" for k in KS] + [f"recall@{k}" for k in KS] + [f"hit@{k}" for k in KS])

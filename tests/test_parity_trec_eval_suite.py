@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rankscope_tui.kernel.metrics import parse_metrics
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 from support import shared_path
 

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rankscope_tui.kernel import columns, readers
+from rankscope_tui.kernel.inputs import columns, readers
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

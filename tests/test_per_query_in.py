@@ -21,7 +21,7 @@ import ir_measures  # noqa: F401  (a declared test dependency: its command line 
 
 from rankscope_tui.cli import main
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.per_query_in import detect_format, load_tables, read_per_query_table, table_report
+from rankscope_tui.kernel.workspace.per_query_tables import detect_format, load_tables, read_per_query_table, table_report
 
 from support import shared_path
 

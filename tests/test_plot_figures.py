@@ -79,9 +79,9 @@ def test_the_validator_rejects_a_broken_spec(validator):
 
 
 def _load_ws(report):
-    from rankscope_tui.kernel.metrics import parse_metrics
+    from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     s = report["inputs"]["settings"]
     return Workspace.load([(n, i["path"]) for n, i in report["inputs"]["lanes"].items()], report["inputs"]["qrels"]["path"],
@@ -91,7 +91,7 @@ def _load_ws(report):
 
 @pytest.mark.parametrize("which", ["demo", "cranfield"])
 def test_rrf_k_data_is_the_kernels(figures, which):
-    from rankscope_tui.kernel.rrf_at_k import rrf_at_k
+    from rankscope_tui.kernel.fusion.rrf_at_k import rrf_at_k
 
     o = outputs(which)
     report, metric = o["report"], o["compare"]["comparisons"][0]["metric"]
@@ -108,7 +108,7 @@ def test_rrf_k_data_is_the_kernels(figures, which):
 
 @pytest.mark.parametrize("which", ["demo", "cranfield"])
 def test_convex_grid_data_is_the_kernels(figures, which):
-    from rankscope_tui.kernel.calibration import fit_convex
+    from rankscope_tui.kernel.fusion.calibration import fit_convex
 
     o = outputs(which)
     metric = o["compare"]["comparisons"][0]["metric"]

@@ -37,12 +37,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from rankscope_tui.kernel import gate as G
-from rankscope_tui.kernel import pipeline as P
+from rankscope_tui.kernel.instruments import evaluate as P
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.metrics import parse_metrics
-from rankscope_tui.kernel.gate_analysis import analyse_gate
+from rankscope_tui.kernel.measures import parse_metrics
+from rankscope_tui.kernel.gate.analysis import analyse_gate
 from rankscope_tui.kernel.settings import GateSettings, LoadSettings
-from rankscope_tui.kernel.workspace import Workspace
+from rankscope_tui.kernel.workspace.loaded import Workspace
 
 from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
 

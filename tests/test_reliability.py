@@ -254,11 +254,11 @@ class Case:
 
 def _report(d: Path) -> str:
     """A real report.json (built in-process, resamples off) in d."""
-    from rankscope_tui.kernel.output import dumps_strict
-    from rankscope_tui.kernel.metrics import parse_metrics
-    from rankscope_tui.kernel.pipeline import evaluate_report
+    from rankscope_tui.kernel.report.output import dumps_strict
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.instruments.evaluate import evaluate_report
     from rankscope_tui.kernel.settings import GateSettings, LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     f = clean_set(d / "in")
     ws = Workspace.load([("a", f["a"]), ("b", f["b"])], f["qrels"], LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=200))
@@ -682,7 +682,7 @@ def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatc
     """Spy on os.replace: every file each command writes (but the appended compare log)
     arrives by a rename from a temp file in the same directory, and no temp file stays behind."""
     from rankscope_tui import cli as C
-    from rankscope_tui.kernel import output as IO
+    from rankscope_tui.kernel.report import output as IO
 
     f = _small_inputs(tmp_path / "in")
     out = tmp_path / "out"
@@ -727,7 +727,7 @@ def test_every_output_goes_through_a_temp_file_and_a_rename(tmp_path, monkeypatc
 @pytest.mark.parametrize("where", ["serialise_report", "serialise_csv", "fsync", "rename"])
 def test_a_failed_write_keeps_the_old_files_and_leaves_no_temp(tmp_path, monkeypatch, capsys, where):
     from rankscope_tui import cli as C
-    from rankscope_tui.kernel import output as IO
+    from rankscope_tui.kernel.report import output as IO
     from rankscope_tui.render import report as R
 
     f = _small_inputs(tmp_path / "in")
@@ -886,11 +886,11 @@ def test_sigterm_in_the_middle_of_a_write_leaves_no_temp(demo_dir, tmp_path):
 def reports(tmp_path_factory):
     """Two reports on the same 40 queries: 'good' finds the answer at rank 1 almost
     everywhere, 'bad' at rank 5; and one on other qrels."""
-    from rankscope_tui.kernel.output import dumps_strict
-    from rankscope_tui.kernel.metrics import parse_metrics
-    from rankscope_tui.kernel.pipeline import evaluate_report
+    from rankscope_tui.kernel.report.output import dumps_strict
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.instruments.evaluate import evaluate_report
     from rankscope_tui.kernel.settings import LoadSettings
-    from rankscope_tui.kernel.workspace import Workspace
+    from rankscope_tui.kernel.workspace.loaded import Workspace
 
     d = tmp_path_factory.mktemp("reports")
     n = 40

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from rankscope_tui.kernel import resampling as rs
+from rankscope_tui.kernel.statistics import resampling as rs
 
 
 def _protocol(values: np.ndarray, B: int, seed: int) -> np.ndarray:

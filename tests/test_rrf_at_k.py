@@ -1,5 +1,5 @@
-"""The fusion instruments' entry points: RRF at k (kernel/rrf_at_k.py) and the calibration
-comparison (kernel/calibration.py), over the built-in demo.
+"""The fusion instruments' entry points: RRF at k (kernel/fusion/rrf_at_k.py) and the calibration
+comparison (kernel/fusion/calibration.py), over the built-in demo.
 
 - at the report's k, the entry point's means and dilution are `evaluate --out`'s (the
   fused lane's means in ``lanes.rrf``, the dilution in ``fusion.rrf``), and so are those
@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from rankscope_tui.kernel.thresholds import THRESHOLDS_SCHEMA
+from rankscope_tui.kernel.gate.thresholds import THRESHOLDS_SCHEMA
 from rankscope_tui.cli import main as cli_main
 from rankscope_tui.demo import FILES, SHOWCASE, write_demo
-from rankscope_tui.kernel import pipeline as P
-from rankscope_tui.kernel.calibration import compare_calibration, fit_convex
-from rankscope_tui.kernel.rrf_at_k import RRFExplorer, rrf_at_k
+from rankscope_tui.kernel.instruments import evaluate as P
+from rankscope_tui.kernel.fusion.calibration import compare_calibration, fit_convex
+from rankscope_tui.kernel.fusion.rrf_at_k import RRFExplorer, rrf_at_k
 from rankscope_tui.kernel.settings import CalibrationSettings, LoadSettings
-from rankscope_tui.kernel.workspace import Sources, load
+from rankscope_tui.kernel.workspace.loaded import Sources, load
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,7 @@ def test_an_explorer_over_large_inputs_fuses_from_the_lanes_with_the_same_number
     holds no prepared table; its lanes, means and dilution are the prepared path's."""
     import numpy as np
 
-    from rankscope_tui.kernel import rrf_at_k as R
+    from rankscope_tui.kernel.fusion import rrf_at_k as R
 
     ws = load(_sources(demo))
     prepared = RRFExplorer(ws, head=None)

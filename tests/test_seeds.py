@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankscope_tui.kernel import seeds as sd
+from rankscope_tui.kernel.statistics import seeds as sd
 from rankscope_tui.kernel.errors import InputError
 from tests.support import run_cli
 

@@ -26,7 +26,7 @@ from support import settle
 from rankscope_tui.app import RankscopeApp
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import SHOWCASE
-from rankscope_tui.kernel.gate_analysis import GateLabel
+from rankscope_tui.kernel.gate.analysis import GateLabel
 from rankscope_tui.screens import VIEWS
 from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog
@@ -348,7 +348,7 @@ async def test_rrf_slider_recomputes_and_opens_on_dilution(work):
 async def test_rrf_view_at_the_default_k_shows_the_reports_numbers(work, loaded):
     """At the report's k the view's means and dilution are `evaluate --out`'s (``lanes.rrf``,
     ``fusion.rrf.dilution``) and the kernel entry point's; so is the table it draws."""
-    from rankscope_tui.kernel.rrf_at_k import rrf_at_k
+    from rankscope_tui.kernel.fusion.rrf_at_k import rrf_at_k
     from rankscope_tui.widgets import fmt
 
     ws, report = loaded
@@ -429,7 +429,7 @@ async def test_gate_target_and_conservative(work):
 
 @module_loop
 async def test_compare_family_options_and_deltas(work, loaded):
-    from rankscope_tui.kernel import comparison as CMP
+    from rankscope_tui.kernel.instruments import compare as CMP
 
     ws, _ = loaded
     app, pilot = work
@@ -534,7 +534,7 @@ async def test_compare_family_options_and_deltas(work, loaded):
 
 @module_loop
 async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_options):
-    from rankscope_tui.kernel import rules as verdict_rules
+    from rankscope_tui.kernel.instruments import rules as verdict_rules
 
     app, pilot = work
     screen = await view(app, pilot, "verdicts")
@@ -741,8 +741,8 @@ async def test_gate_screen_shows_the_gate_analysis_and_the_report(demo_dir, tmp_
     from textual.widgets import Static
 
     from rankscope_tui.cli import gate_options, load_workspace
-    from rankscope_tui.kernel.gate_analysis import analyse_gate
-    from rankscope_tui.kernel.pipeline import prepare
+    from rankscope_tui.kernel.gate.analysis import analyse_gate
+    from rankscope_tui.kernel.instruments.evaluate import prepare
     from rankscope_tui.widgets import fmt
 
     argv = demo_argv(demo_dir) + FAST + ["--margin", "0.01", "--mutual", "2"]

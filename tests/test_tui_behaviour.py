@@ -103,7 +103,7 @@ def _run_of(path: Path, qid: str) -> list[tuple[str, float]]:
 
 @module_loop
 async def test_query_drilldown_every_metric_dash_on_negative_gate_and_judged_docs(demo_dir, demo_options, loaded):
-    from rankscope_tui.kernel.judgments import NEGATIVE, POSITIVE
+    from rankscope_tui.kernel.ranking.judgments import NEGATIVE, POSITIVE
 
     ws, report = loaded
     app = make_app(demo_options, loaded)
@@ -532,7 +532,7 @@ async def test_export_writes_the_current_views_figure(demo_options, loaded, tmp_
     """The export's figure format writes the current view's figure: the data in the spec are
     the kernel's (``kernel.figures``) for the same report and comparison; a view without a
     figure says so."""
-    from rankscope_tui.kernel import figures as FG
+    from rankscope_tui.kernel.report import figures as FG
     from rankscope_tui.render.figures import vega_lite_text
 
     app = make_app(demo_options, loaded)

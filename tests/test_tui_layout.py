@@ -18,7 +18,7 @@ from textual.geometry import Region
 
 from rankscope_tui.commands.tui import demo_argv, parse_args
 from rankscope_tui.demo import SHOWCASE
-from rankscope_tui.kernel import comparison as CMP
+from rankscope_tui.kernel.instruments import compare as CMP
 from rankscope_tui.screens import VIEWS
 from rankscope_tui.widgets import fmt
 from support import SHARED_DATA, settle
@@ -239,7 +239,7 @@ async def test_navigation_without_strata_does_not_crash(data, demo_dir):
 
 
 def test_best_k_picks_the_highest_point_first_on_ties():
-    from rankscope_tui.kernel.rrf_at_k import best_k
+    from rankscope_tui.kernel.fusion.rrf_at_k import best_k
 
     curve = {1: {"m": 0.5}, 5: {"m": 0.7}, 10: {"m": 0.7}, 60: {"m": float("nan")}, 100: {"m": 0.6}}
     assert best_k(curve, "m") == (5, 0.7)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankscope_tui.kernel import tukey as tk
+from rankscope_tui.kernel.statistics import tukey as tk
 from rankscope_tui.kernel.errors import InputError
 from tests.support import run_cli
 

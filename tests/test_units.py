@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankscope_tui.kernel import paired as pa
-from rankscope_tui.kernel import units as un
+from rankscope_tui.kernel.statistics import paired as pa
+from rankscope_tui.kernel.statistics import units as un
 from rankscope_tui.kernel.errors import InputError
 from tests.support import run_cli
 

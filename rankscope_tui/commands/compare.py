@@ -48,10 +48,10 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..cli import (UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace,
                        refuse_unused_options, run_buckets)
-    from ..kernel.comparison import compare
+    from ..kernel.instruments.compare import compare
     from ..kernel.errors import InputError
-    from ..kernel.output import StagedOutputs, check_outputs, dumps_strict_parts
-    from ..kernel.pipeline import prepare
+    from ..kernel.report.output import StagedOutputs, check_outputs, dumps_strict_parts
+    from ..kernel.instruments.evaluate import prepare
     from ..render.compare import log_reuse_line, render_compare
     from ..render.sentences import with_sentences
 
@@ -128,9 +128,9 @@ _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "pr
 
 
 def run_all_pairs(args, ws, th, settings, engine) -> int:
-    from ..kernel.comparison import compare_all_pairs
+    from ..kernel.instruments.compare import compare_all_pairs
     from ..kernel.errors import InputError
-    from ..kernel.output import dumps_strict, write_outputs
+    from ..kernel.report.output import dumps_strict, write_outputs
     from ..render.tukey import render_all_pairs
 
     for flag, attr, default in _NOT_WITH_ALL_PAIRS:
@@ -190,7 +190,7 @@ def _check_log_file(fd: int, path: str) -> None:
 
 def _parse_log(raw: bytes, path: str) -> list[dict]:
     from ..kernel.errors import InputError
-    from ..kernel.files import load_json
+    from ..kernel.inputs.files import load_json
 
     if raw[:2] == b"\x1f\x8b":
         raise InputError("the log is gzip-compressed; a comparison log is plain text appended to in place", path)

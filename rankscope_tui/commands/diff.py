@@ -10,7 +10,7 @@ def register(sub) -> None:
 
     d = DiffSettings()
     from ..cli import _lane_arg
-    from ..kernel.per_query_in import FORMATS
+    from ..kernel.workspace.per_query_tables import FORMATS
 
     p = sub.add_parser("diff", help="paired test of every lane/level/metric between two reports")
     p.add_argument("--before", metavar="A.json", help="a report.json (or give --before-per-query-in)")
@@ -31,9 +31,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..kernel.diffing import diff_reports
-    from ..kernel.output import check_output_path, dumps_strict, write_atomic
-    from ..kernel.randomization import check_resamples
+    from ..kernel.instruments.diff import diff_reports
+    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.statistics.randomization import check_resamples
     from ..kernel.errors import InputError
     from ..kernel.settings import DiffSettings
     from ..render.diff import render_diff
@@ -68,8 +68,8 @@ def _report_of(args, side: str) -> tuple[dict, str]:
     ``--SIDE-per-query-in`` tables (``evaluate --per-query-in``'s, no resampling: diff reads
     only the per-query values)."""
     from ..kernel.errors import InputError
-    from ..kernel.per_query_in import load_tables, table_report
-    from ..kernel.report import read_report
+    from ..kernel.workspace.per_query_tables import load_tables, table_report
+    from ..kernel.report.payload import read_report
     from ..kernel.settings import LoadSettings
 
     path, tables = getattr(args, side), getattr(args, f"{side}_per_query_in")

@@ -14,9 +14,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..kernel import goldens as GD
-    from ..kernel.files import read_text
-    from ..kernel.output import check_output_path, write_atomic
+    from ..kernel.instruments import goldens as GD
+    from ..kernel.inputs.files import read_text
+    from ..kernel.report.output import check_output_path, write_atomic
 
     if args.check:
         text = read_text(args.check)

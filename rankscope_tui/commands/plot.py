@@ -1,5 +1,5 @@
 """`rankscope plot KIND --report report.json [--compare compare.json] --out FILE`: each
-figure the dashboard draws (and two more) as a file (``kernel/figures.py`` gives the
+figure the dashboard draws (and two more) as a file (``kernel/report/figures.py`` gives the
 numbers, ``render/figures.py`` writes them)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 
 def register(sub) -> None:
-    from ..kernel.figures import KINDS
+    from ..kernel.report.figures import KINDS
 
     p = sub.add_parser("plot", help="a figure as a file: .vl.json (Vega-Lite), .svg/.pdf/.png (the plots extra)")
     p.add_argument("kind", choices=KINDS, help="the figure")
@@ -38,10 +38,10 @@ def workspace_of_report(report: dict, report_path: str):
     """The lanes and qrels report.json names, reloaded with its settings; a file whose
     sha256 differs from the recorded one is refused (the figure would not be the report's)."""
     from ..kernel.errors import InputError
-    from ..kernel.files import sha256_of
-    from ..kernel.metrics import parse_metrics
+    from ..kernel.inputs.files import sha256_of
+    from ..kernel.measures import parse_metrics
     from ..kernel.settings import LoadSettings
-    from ..kernel.workspace import Workspace
+    from ..kernel.workspace.loaded import Workspace
 
     inp = report["inputs"]
     s = inp["settings"]
@@ -66,11 +66,11 @@ def workspace_of_report(report: dict, report_path: str):
 def run(args) -> int:
     import sys
 
-    from ..kernel import figures as FG
+    from ..kernel.report import figures as FG
     from ..kernel.errors import InputError
-    from ..kernel.files import load_json, read_text
-    from ..kernel.output import check_outputs, write_outputs
-    from ..kernel.report import read_report
+    from ..kernel.inputs.files import load_json, read_text
+    from ..kernel.report.output import check_outputs, write_outputs
+    from ..kernel.report.payload import read_report
     from ..render.figures import check_suffix, figure_bytes
 
     suffixes = [check_suffix(out) for out in args.out]

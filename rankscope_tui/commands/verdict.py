@@ -8,7 +8,7 @@ import sys
 
 def register(sub) -> None:
     from ..cli import _lane_arg
-    from ..kernel.per_query_in import FORMATS
+    from ..kernel.workspace.per_query_tables import FORMATS
     from ..kernel.settings import LoadSettings
 
     d = LoadSettings()
@@ -30,9 +30,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..kernel.output import check_output_path, dumps_strict, write_atomic
-    from ..kernel.report import read_report
-    from ..kernel.rules import judge_gates
+    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report.payload import read_report
+    from ..kernel.instruments.rules import judge_gates
     from ..render.rules import render_verdict
 
     from ..cli import CliError, settings_of
@@ -51,7 +51,7 @@ def run(args) -> int:
     if args.out:
         check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
     if tables:
-        from ..kernel.per_query_in import load_tables, table_report
+        from ..kernel.workspace.per_query_tables import load_tables, table_report
 
         settings = settings_of(resamples=args.resamples, seed=args.seed, confidence=args.confidence)
         report = table_report(load_tables(list(args.per_query_in), settings, qrels=args.qrels, strata=args.strata,

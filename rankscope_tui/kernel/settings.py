@@ -33,13 +33,13 @@ def canonical_keys(names) -> tuple[str, ...]:
 
 
 def _default_metrics() -> tuple:
-    from .metrics import parse_metrics
+    from .measures import parse_metrics
 
     return tuple(parse_metrics(DEFAULT_METRICS))
 
 
 def _default_inputs():
-    from .formats import InputOptions
+    from .inputs.formats import InputOptions
 
     return InputOptions()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..kernel.randomization import format_p
+from ..kernel.statistics.randomization import format_p
 from .escaping import terminal_safe
 from .sentences import render_sentences
 

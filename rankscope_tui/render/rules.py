@@ -4,7 +4,7 @@ threshold or the against-value with its interval, and both decisions; the decidi
 
 from __future__ import annotations
 
-from ..kernel.rules import AGAINST_NOTE, NOT_APPLICABLE
+from ..kernel.instruments.rules import AGAINST_NOTE, NOT_APPLICABLE
 from .escaping import terminal_safe
 
 

@@ -11,7 +11,7 @@ tests parse each number back out of the sentence and compare it with its field.
 
 from __future__ import annotations
 
-from ..kernel.randomization import format_p
+from ..kernel.statistics.randomization import format_p
 from .escaping import terminal_safe
 from .markdown import md_prose, md_table
 

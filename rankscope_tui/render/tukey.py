@@ -4,7 +4,7 @@ and every pair with its Tukey HSD p, paired interval and W/L/T."""
 
 from __future__ import annotations
 
-from ..kernel.randomization import format_p
+from ..kernel.statistics.randomization import format_p
 from .escaping import escape_latex, escape_markdown, terminal_safe
 
 

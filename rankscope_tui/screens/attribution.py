@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 
 from ..widgets import fmt
-from ..kernel import attribution as A
+from ..kernel.attribution import misses as A
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
 

@@ -1,7 +1,7 @@
 """5 Calibrate: convex fusion weights fitted on a grid — on dev, scored on test — and a
 toggle that fits on the test set to show how much that flatters the result (lesson 08).
 
-The numbers are the kernel's calibration comparison (``kernel/calibration.py``); the dev
+The numbers are the kernel's calibration comparison (``kernel/fusion/calibration.py``); the dev
 split is loaded like the main workspace (``kernel.workspace.load`` of its sources with
 the dev qrels)."""
 
@@ -17,7 +17,7 @@ from ..widgets.safe import escape
 from textual.widgets import Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
-from ..kernel.calibration import CalibrationComparison, compare_calibration
+from ..kernel.fusion.calibration import CalibrationComparison, compare_calibration
 from ..kernel.settings import CalibrationSettings
 from ..state import load_dev_workspace
 from ..widgets import fmt

@@ -19,8 +19,8 @@ from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
 from ..widgets import fmt
-from ..kernel.randomization import format_p
-from ..kernel.verdict import CAPTION
+from ..kernel.statistics.randomization import format_p
+from ..kernel.statistics.verdict import CAPTION
 from ..kernel.settings import CompareSettings
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
@@ -73,11 +73,11 @@ def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> Compar
     entry point, then each row's per-query deltas and both lanes' judged@10."""
     from dataclasses import replace
 
-    from ..kernel import comparison as CMP
-    from ..kernel import metrics as M
+    from ..kernel.instruments import compare as CMP
+    from ..kernel import measures as M
     from ..kernel.errors import InputError
     from ..kernel.settings import CompareSettings
-    from ..kernel.thresholds import read_thresholds
+    from ..kernel.gate.thresholds import read_thresholds
 
     th = read_thresholds(thresholds_path) if thresholds_path else None
     settings = CompareSettings(baseline=p.baseline, candidates=tuple(p.candidates), metrics=tuple(p.metrics),

@@ -17,9 +17,9 @@ from ..widgets.safe import escape
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
-from ..kernel.gate_analysis import GateAnalysis, GateLabel, analyse_gate
+from ..kernel.gate.analysis import GateAnalysis, GateLabel, analyse_gate
 from ..kernel.settings import GateSettings
-from ..kernel.thresholds import read_thresholds
+from ..kernel.gate.thresholds import read_thresholds
 from ..widgets import fmt
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, parse_optional_number, guarded

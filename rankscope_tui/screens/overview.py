@@ -13,8 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
-from ..kernel.judgments import NO_JUDGMENT
-from ..kernel.ranking import tied_queries
+from ..kernel.ranking.judgments import NO_JUDGMENT
+from ..kernel.ranking.ranks import tied_queries
 from ..widgets import fmt
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
@@ -176,7 +176,7 @@ drills into the current query.
 
     def _showcase_tie(self) -> str | None:
         """The demo's tie lesson (q12: a relevant doc tied at rank 1, ordered second)."""
-        qid = self.ws.showcase.get("tie")  # from the demo's marker file (kernel/provenance.py)
+        qid = self.ws.showcase.get("tie")  # from the demo's marker file (kernel/inputs/provenance.py)
         return qid if isinstance(qid, str) and qid in self.ws.qid_index else None
 
     def _next_tie_qid(self, after: int) -> str | None:

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Static
 
 from ..widgets import fmt
-from ..kernel import attribution as A
+from ..kernel.attribution import misses as A
 from ..kernel import measures as M
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
@@ -101,7 +101,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         return ", ".join(levels)
 
     def _render_head(self, q: int) -> None:
-        from ..kernel.judgments import CLASS_NAMES, relevant_counts
+        from ..kernel.ranking.judgments import CLASS_NAMES, relevant_counts
 
         ws, qid = self.ws, self.shown_qid
         cls = CLASS_NAMES.get(int(ws.classes[q]), "?")
@@ -156,7 +156,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         self._fill_lanes(q)
 
     def _fill_lanes(self, q: int) -> None:
-        from ..kernel.judgments import NO_JUDGMENT
+        from ..kernel.ranking.judgments import NO_JUDGMENT
 
         ws = self.ws
         rel = ws.settings.relevant
@@ -182,8 +182,8 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
     def gate_decision(self, q: int):
         """The kernel's gate decision for query code ``q`` under the loaded gate settings and
         thresholds (the report's own analysis, cached in the workspace); None without a gate."""
-        from ..kernel.gate_analysis import analyse_gate
-        from ..kernel.thresholds import read_thresholds
+        from ..kernel.gate.analysis import analyse_gate
+        from ..kernel.gate.thresholds import read_thresholds
 
         o = self.options
         th = read_thresholds(o.thresholds) if o.thresholds else None

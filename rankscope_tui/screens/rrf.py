@@ -1,7 +1,7 @@
 """4 RRF: a k slider recomputing the fused lane live, the chosen metric against k, and the
 query whose correct top hit fusion dilutes (lesson 07).
 
-Every number comes from the kernel's RRF-at-k entry point (``kernel/rrf_at_k.py``): at
+Every number comes from the kernel's RRF-at-k entry point (``kernel/fusion/rrf_at_k.py``): at
 the report's k it is the report's fused lane and numbers; other k go through an
 ``RRFExplorer`` (the input lanes prepared once, a few fused lanes kept)."""
 
@@ -19,8 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
-from ..kernel.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
-from ..kernel.rrf_at_k import FusedAtK, RRFExplorer, best_k
+from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
+from ..kernel.fusion.rrf_at_k import FusedAtK, RRFExplorer, best_k
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
 from ..widgets.tables import PlainTable, QidTable
@@ -287,7 +287,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             t.update_cell("\0rrf", m, fmt.num(r.means[m]))
 
     def _fill_ranking(self, t, L, q: int) -> None:
-        from ..kernel.judgments import NO_JUDGMENT
+        from ..kernel.ranking.judgments import NO_JUDGMENT
 
         ws = self.ws
         rows = L.rows_of(q)

@@ -16,8 +16,8 @@ from textual.widgets import DataTable, Static
 
 from ..widgets import fmt
 from ..widgets.dialogs import ValueDialog
-from ..kernel import rules as RU
-from ..kernel.files import sha256_of
+from ..kernel.instruments import rules as RU
+from ..kernel.inputs.files import sha256_of
 from ..state import error_line
 from ..widgets.tables import PlainTable
 from .base import ViewScreen

@@ -4,7 +4,7 @@ One idea per module: :mod:`.rates` (Wilson rates, negatives needed), :mod:`.scor
 (per-query top scores), :mod:`.floors` (null and conformal floors), :mod:`.mutual`
 (the mutual-nearest-neighbour condition), :mod:`.outcome` (FNIR / FPIR of one
 configuration), :mod:`.sweep` (the sweep, operating point and operating margin). The
-whole analysis of one workspace is :func:`rankscope_tui.kernel.gate_analysis.analyse_gate`.
+whole analysis of one workspace is :func:`rankscope_tui.kernel.gate.analysis.analyse_gate`.
 
 SPEC §6 (lessons 09–11). numpy and the standard library, Wilson intervals from
 :mod:`..intervals`; never imports textual.
@@ -14,7 +14,7 @@ Conventions
 * Every per-query array is indexed by **query code** (length ``n_queries`` of the gate
   lane's ``offsets``). Query sets (positives, each negative set, the queries mutual
   lists are built from) are boolean masks over query codes.
-* The gate lane is a :class:`~rankscope_tui.kernel.ranking.RankedLane`, already ordered
+* The gate lane is a :class:`~rankscope_tui.kernel.ranking.ranks.RankedLane`, already ordered
   by trec_eval's rule and cut to depth, so "position 1" is row ``offsets[q]``.
 * Top score ``t(q)``: the score at position 1; ``-inf`` when the lane lacks q or its list
   is empty. Such a query is **always rejected**, whatever the floor (even a floor of

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ranking import RankedLane
+from ..ranking.ranks import RankedLane
 from .rates import _put
 from .scores import _mask
 

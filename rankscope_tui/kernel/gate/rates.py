@@ -15,7 +15,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .. import intervals as _iv
+from ..statistics import intervals as _iv
 from ..settings import DEFAULT_CONFIDENCE
 
 INF = math.inf

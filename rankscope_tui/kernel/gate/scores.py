@@ -14,7 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..ranking import RankedLane
+from ..ranking.ranks import RankedLane
 
 INF = math.inf
 

@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import InputError
-from ..ranking import distinct
+from ..ranking.ranks import distinct
 from .mutual import MutualNN
 from .rates import INF, Rate, _num_list, _put, _wilson_arrays, negatives_needed
 from .scores import TopScores, _mask, _neg_sets

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..judgments import NO_JUDGMENT
+from ..ranking.judgments import NO_JUDGMENT
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def _ideal_dcg(ideal: Ideal, n_queries: int, k: int | None, kind: str = "linear"
 
 def doc_level(qid: np.ndarray, doc: np.ndarray, rank: np.ndarray, j_qid, j_doc, j_grade, n_docs: int) -> tuple[Hits, Ideal]:
     """Doc-level hits and ideal from a ranked lane's columns and the judgments' columns."""
-    from ..judgments import Judgments
+    from ..ranking.judgments import Judgments
 
     jud = Judgments(j_qid, j_doc, j_grade, n_docs)
     doc = np.asarray(doc)

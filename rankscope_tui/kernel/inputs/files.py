@@ -1,0 +1,387 @@
+"""Reading input files: their bytes, their text, their digest, strict JSON.
+
+What may be read: a regular file, or a pipe -- ``<(zcat x.gz)`` (``/dev/fd/N``),
+``/dev/stdin`` fed by a pipe, or a named FIFO (read as it streams; when no writer has
+opened a FIFO yet a note "waiting for a writer" goes to stderr, and Ctrl-C stops the
+wait). A directory, a character or block device (``/dev/zero``, a terminal) and a
+socket are refused. A pipe is read once: its digest is taken from the bytes read.
+
+Compression is recognised by its magic bytes (never by the name): gzip, bzip2 and xz
+(the standard library), zstd and lz4 frames (pyarrow's codecs). Content is
+decompressed in 1 MiB steps and may not exceed the input size limit
+(:func:`input_size_limit`: min(32 GiB, a quarter of physical memory, a quarter of the
+process's address-space limit when one is set), or ``RANKSCOPE_MAX_INPUT_BYTES``); the same
+limit applies to a file or pipe read whole. A NUL byte stops the read at once (a
+binary file), so ``/dev/zero``-like content costs one step, not the whole file --
+except in content starting with Parquet's magic bytes ``PAR1`` (binary by design).
+
+Text is UTF-8, strict, with a leading BOM dropped; a BOM anywhere else (two files
+concatenated) is refused; a lone CR (classic Mac line ends) is a line end, as LF and
+CRLF are. Every refusal is an :class:`InputError` naming the file (and the line, when
+one is known): a missing path, a permission problem, a directory, a device, a
+truncated or corrupt compressed file, content over the limit, an empty file, a NUL
+byte, bytes that are not UTF-8, JSON that does not parse, holds NaN/Infinity or
+repeats a key within one object.
+
+The digest of an input is the sha256 of its bytes *as stored* (compressed if it is),
+so a report names exactly the file that was read.
+"""
+
+from __future__ import annotations
+
+import bz2
+import errno
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import math
+import os
+import stat
+import sys
+import zlib
+
+from ..errors import InputError
+
+_STEP = 1 << 20
+
+# magic bytes -> compression name
+COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
+                (b"\x28\xb5\x2f\xfd", "zstd"), (b"\x04\x22\x4d\x18", "lz4"))
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4")
+PARQUET_MAGIC = b"PAR1"  # binary content read whole (formats.detect), not refused for its NUL bytes
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression whose magic bytes start ``head`` (gzip, bzip2, xz, zstd, lz4), else None."""
+    for magic, name in COMPRESSIONS:
+        if head[:len(magic)] == magic:
+            return name
+    return None
+
+
+def strip_compressed_suffix(base: str) -> str:
+    for suf in COMPRESSED_SUFFIXES:
+        if base.endswith(suf) and len(base) > len(suf):
+            return base[:-len(suf)]
+    return base
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+
+
+LIMIT_RULE = "min(32 GiB, 1/4 of physical memory, 1/4 of the address-space limit); RANKSCOPE_MAX_INPUT_BYTES sets it"
+
+
+def input_size_limit() -> int:
+    """Most content bytes one input read whole into memory may hold (compressed content once
+    decompressed, a pipe, a file the general reader takes): min(32 GiB, a quarter of
+    physical memory, a quarter of RLIMIT_AS when set) -- reading, encoding and ordering
+    a run takes about six times its text in memory. ``RANKSCOPE_MAX_INPUT_BYTES``
+    overrides it. (A clean uncompressed run is streamed by pyarrow, not held whole.)"""
+    env = os.environ.get("RANKSCOPE_MAX_INPUT_BYTES")
+    if env:
+        try:
+            v = int(env)
+        except ValueError:
+            v = 0
+        if v < 1:
+            raise InputError(f"must be a positive integer (bytes), not {env!r}"[:200], "RANKSCOPE_MAX_INPUT_BYTES")
+        return v
+    cap = 32 << 30
+    try:
+        cap = min(cap, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            cap = min(cap, soft // 4)
+    except (ImportError, ValueError, OSError):
+        pass
+    return max(cap, 1 << 20)
+
+
+def _stat_error(exc: OSError, p: str) -> InputError:
+    if exc.errno == errno.ENOENT:
+        return InputError("no such file", p)
+    if exc.errno == errno.EACCES or exc.errno == errno.EPERM:
+        return InputError("permission denied", p)
+    if exc.errno == errno.ENOTDIR:
+        return InputError("not a file: a part of this path before the last '/' is not a directory", p)
+    if exc.errno == errno.ENAMETOOLONG:
+        return InputError("file name too long", p)
+    if exc.errno == errno.ELOOP:
+        return InputError("too many levels of symbolic links", p)
+    return InputError(f"cannot read: {exc.strerror or exc}", p)
+
+
+def file_kind(p: str) -> str:
+    """``"regular"`` or ``"pipe"`` (an anonymous pipe or a named FIFO); anything else is refused."""
+    if p == "":
+        raise InputError("empty path", "''")
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        raise _stat_error(exc, p) from None
+    except ValueError:  # e.g. an embedded NUL
+        raise InputError("not a valid path", repr(p)) from None
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return "regular"
+    if stat.S_ISFIFO(mode):
+        return "pipe"
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory, not a file", p)
+    if stat.S_ISCHR(mode):
+        raise InputError("is a character device (e.g. /dev/zero or a terminal), not a file; "
+                         "give a file or a pipe", p)
+    if stat.S_ISBLK(mode):
+        raise InputError("is a block device, not a file", p)
+    if stat.S_ISSOCK(mode):
+        raise InputError("is a socket, not a file", p)
+    raise InputError("is not a regular file", p)
+
+
+def check_file(p: str) -> str:
+    """Refuse what cannot be read as an input (see :func:`file_kind`); returns the kind."""
+    return file_kind(p)
+
+
+def _open_input(p: str, kind: str):
+    """Open for reading; a FIFO with no writer yet gets a stderr note after a moment
+    (the open blocks until one comes; Ctrl-C interrupts it)."""
+    timer = None
+    if kind == "pipe":
+        import threading
+
+        def note():
+            shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in p)
+            sys.stderr.write(f"rankscope: note: {shown}: waiting for a writer on this pipe (Ctrl-C to stop)\n")
+            sys.stderr.flush()
+
+        timer = threading.Timer(1.0, note)
+        timer.daemon = True
+        timer.start()
+    try:
+        return open(p, "rb")
+    except OSError as exc:
+        raise _stat_error(exc, p) from None
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _too_large(p: str, limit: int, what: str) -> InputError:
+    return InputError(f"{what} more than {_gib(limit)}, the input size limit ({LIMIT_RULE})", p)
+
+
+def _nul_error(buf, start: int, p: str) -> InputError | None:
+    nul = buf.find(b"\x00", start)
+    if nul < 0:
+        return None
+    return InputError("binary file (NUL byte)", p, buf.count(b"\n", 0, nul) + 1)
+
+
+def _read_all(fh, p: str, limit: int, what: str, check_nul: bool | None = True) -> bytearray:
+    """Read ``fh`` to its end in 1 MiB steps, at most ``limit`` bytes; a NUL byte stops it.
+    ``check_nul=None``: check unless the first step starts with a compression's (or
+    Parquet's) magic bytes."""
+    out = bytearray()
+    while True:
+        chunk = fh.read(_STEP)
+        if not chunk:
+            return out
+        start = len(out)
+        if start + len(chunk) > limit:
+            raise _too_large(p, limit, what)
+        out += chunk
+        if check_nul is None:
+            check_nul = compression_of(bytes(out[:6])) is None and bytes(out[:4]) != PARQUET_MAGIC
+        if check_nul:
+            err = _nul_error(out, start, p)
+            if err is not None:
+                raise err
+
+
+def _decompressor(name: str, stored):
+    if name == "gzip":
+        return gzip.GzipFile(fileobj=io.BytesIO(stored))
+    if name == "bzip2":
+        return bz2.BZ2File(io.BytesIO(stored))
+    if name == "xz":
+        return lzma.LZMAFile(io.BytesIO(stored))
+    import pyarrow as pa
+
+    codec = "zstd" if name == "zstd" else "lz4"
+    if not pa.Codec.is_available(codec):
+        return None
+    return pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(stored)), codec)
+
+
+_PIPE_DIGESTS: dict[str, str] = {}  # sha256 of the bytes read from a pipe (it cannot be read twice)
+
+
+def read_bytes(p: str) -> tuple[bytes, bytes]:
+    """(bytes of the file as stored, content bytes): compression by magic bytes, decompressed
+    in steps up to :func:`input_size_limit`; a NUL byte in the content is refused at once."""
+    kind = check_file(p)
+    limit = input_size_limit()
+    try:
+        if kind == "regular":
+            size = os.path.getsize(p)
+            if size > limit:
+                raise _too_large(p, limit, "holds")
+        with _open_input(p, kind) as fh:
+            stored = _read_all(fh, p, limit, "holds", check_nul=None)
+    except MemoryError:
+        raise InputError("out of memory while reading it", p) from None
+    except OSError as exc:
+        raise _stat_error(exc, p) from None
+    if kind == "pipe":
+        _PIPE_DIGESTS[p] = hashlib.sha256(stored).hexdigest()
+    name = compression_of(bytes(stored[:6]))
+    if name is None:
+        return stored, stored
+    dec = _decompressor(name, stored)
+    if dec is None:
+        raise InputError(f"{name}-compressed, and this pyarrow has no {name} codec: decompress it first", p)
+    try:
+        with dec:
+            raw = _read_all(dec, p, limit, f"decompresses ({name}) to", check_nul=None)
+    except InputError:
+        raise
+    except MemoryError:
+        raise InputError(f"out of memory while decompressing it ({name})", p) from None
+    except (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError) as exc:
+        raise InputError(f"truncated or corrupt {name} ({exc})"[:300], p) from None
+    except Exception as exc:  # pyarrow's codec errors (ArrowInvalid, ...)
+        if type(exc).__module__.startswith("pyarrow"):
+            raise InputError(f"truncated or corrupt {name} ({exc})"[:300], p) from None
+        raise
+    return stored, raw
+
+
+def decode_text(raw, p: str) -> str:
+    """Content bytes as text: UTF-8 strict, a leading BOM dropped, a lone CR read as a line
+    end; refuses empty (or BOM-only), binary and non-UTF-8 input and a BOM past the start."""
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise InputError("binary file (NUL byte)", p, raw.count(b"\n", 0, nul) + 1)
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", p, line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    bom = text.find("\ufeff")
+    if bom >= 0:
+        raise InputError("a byte-order mark (U+FEFF) inside the file, not at its start (two files "
+                         "concatenated?): remove it", p, text.count("\n", 0, bom) + 1)
+    if not text.strip():
+        raise InputError("empty file", p)
+    if "\r" in text and text.count("\r") != text.count("\r\n"):  # lone CRs: line ends too
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """Whole file as text (:func:`read_bytes`, then :func:`decode_text`)."""
+    p = str(path)
+    return decode_text(read_bytes(p)[1], p)
+
+
+class Digest:
+    """sha256 of a file's stored bytes: taken from bytes already in memory when the file
+    was read whole (gzip, the general reader), else computed from the file on first
+    ``hexdigest()`` -- which ``Workspace.from_raw`` asks for on a background thread
+    while it encodes (``parallel.in_background``, joined before it returns), so a large
+    plain run's hash overlaps the sorting instead of preceding it.
+
+    Thread-safe: a second caller waits for the first caller's result."""
+
+    def __init__(self, data=None, path: str | None = None, hexdigest: str | None = None):
+        import threading
+
+        self._path = path
+        self._hex: str | None = hexdigest
+        self._lock = threading.Lock()
+        if data is not None:
+            self._hex = hashlib.sha256(data).hexdigest()
+
+    @property
+    def pending(self) -> bool:
+        return self._hex is None
+
+    def hexdigest(self) -> str:
+        with self._lock:
+            if self._hex is None:
+                try:
+                    self._hex = sha256_of(self._path)
+                except OSError as exc:  # e.g. removed between parsing and hashing
+                    raise InputError(f"cannot read: {exc.strerror or exc}", self._path) from None
+            return self._hex
+
+
+def sha256_of(path: str) -> str:
+    """sha256 of a file's bytes; of a pipe already read, the digest of what was read."""
+    if path in _PIPE_DIGESTS and not os.path.isfile(path):
+        return _PIPE_DIGESTS[path]
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_json(text: str, path: str):
+    """``json.loads`` whose every failure is an ``InputError`` naming the file and line:
+    syntax errors, integer literals past Python's digit limit, nesting too deep, and
+    NaN/Infinity literals (not JSON)."""
+    def no_constants(name: str):
+        raise InputError(f"{name} is not a JSON number", path, 1)
+
+    def no_repeats(pairs: list) -> dict:
+        # json.loads keeps the last of two equal keys: a pre-registered rule or a fitted
+        # threshold could be weakened invisibly, so a repeat is refused.
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise InputError(f"key {key!r} appears twice in one object"[:200], path, _line_of_repeat(text, key))
+            out[key] = value
+        return out
+
+    try:
+        return json.loads(text, parse_constant=no_constants, object_pairs_hook=no_repeats)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path, 1) from None
+    except ValueError as exc:  # e.g. an integer literal with more than 4300 digits
+        raise InputError(f"invalid JSON: {exc}", path, 1) from None
+
+
+def _line_of_repeat(text: str, key: str) -> int:
+    """The line of the second occurrence of ``key`` as a JSON string (1 when not found as written)."""
+    quoted = json.dumps(key)
+    first = text.find(quoted)
+    second = text.find(quoted, first + 1) if first >= 0 else -1
+    return text.count("\n", 0, second) + 1 if second >= 0 else 1
+
+
+def as_finite_number(value, what: str, path: str, line: int) -> float:
+    """A JSON number as a finite float, or an InputError (bools, strings, huge integers refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{what} must be a number, not {value!r}"[:200], path, line)
+    try:
+        x = float(value)
+    except OverflowError:
+        raise InputError(f"{what} is too large", path, line) from None
+    if not math.isfinite(x):
+        raise InputError(f"{what} must be finite", path, line)
+    return x

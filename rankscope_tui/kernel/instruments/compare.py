@@ -1,0 +1,337 @@
+"""The comparison instrument: one ``compare`` call over a workspace, as the command line,
+the report and the dashboard all run it (SPEC §7).
+
+``compare(ws, thresholds, settings)`` resolves the rows (``plan_compare``), computes the
+paired statistics of every (baseline, candidate, metric) over the positives and the
+verdicts (``run_compare``), and returns a ``Comparison`` whose ``as_dict()`` is the
+``compare --out`` payload. ``query_deltas`` is the per-query list behind one row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import measures as M
+from ..errors import InputError
+from ..statistics.paired import paired_statistics
+from ..gate.thresholds import Thresholds, in_sample_overlap
+from ..statistics.randomization import check_resamples
+from ..settings import CompareSettings
+from ..statistics.units import UnitFile, read_units, unit_means
+from ..statistics.verdict import CompareResult, ComparisonRow, RowInput, check_test, decide
+from ..workspace.loaded import Workspace
+
+#: The judged@k both lanes' largest losses and gains carry (SPEC §7).
+JUDGED = "judged@10"
+
+
+@dataclass(frozen=True)
+class ComparePlan:
+    """Which rows one ``compare`` call tests, and why a row is exploratory."""
+
+    baseline: str
+    candidates: tuple[str, ...]
+    metrics: tuple[str, ...]
+    level: str = "doc"
+    exploratory_reasons: dict = field(default_factory=dict)  # candidate or "*" -> reason
+    seed_runs: dict = field(default_factory=dict)  # system -> {seed: lane} (with --seed-runs)
+
+    def runs_of(self, lane: str) -> dict:
+        """{seed: lane} of the system whose representative ``lane`` is, or {} for a plain lane."""
+        for runs in self.seed_runs.values():
+            if lane == next(iter(runs.values())):
+                return runs
+        return {}
+
+
+def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings) -> ComparePlan:
+    """Resolve names; ``--baseline best`` and anything tuned on the compared queries are exploratory.
+
+    No baseline = the first input lane; no candidates = every other lane but the variants.
+    With ``seed_runs`` a system of ``SYSTEM@SEED`` lanes is named by SYSTEM and compared
+    through its smallest seed's run (the one trained model the interval describes); its
+    other runs feed the retraining column, never rows of their own.
+    """
+    baseline, candidates, metrics, level = settings.baseline, settings.candidates, settings.metrics, settings.level
+    groups: dict = {}
+    hidden: set = set()
+    if settings.seed_runs:
+        from ..statistics.seeds import seed_groups
+
+        groups = seed_groups(list(ws.lanes))
+        if not groups:
+            raise InputError("no lane is named SYSTEM@SEED (give --lane NAME@SEED=PATH for each retraining run)",
+                             "--seed-runs")
+        rep = {system: next(iter(runs.values())) for system, runs in groups.items()}
+        hidden = {lane for runs in groups.values() for lane in list(runs.values())[1:]}
+        baseline = rep.get(baseline, baseline) if baseline not in (None, "", "best") else baseline
+        candidates = tuple(rep.get(c, c) for c in candidates)
+    elif settings.shared_seeds:
+        raise InputError("--shared-seeds needs --seed-runs", "--shared-seeds")
+    reasons: dict = {}
+    if settings.exploratory:
+        reasons["*"] = "labelled exploratory on the command line"
+    if baseline in (None, ""):
+        base = ws.input_lanes[0]
+    elif baseline == "best":
+        m = metrics[0]
+        base = max((n for n in ws.lanes if n not in hidden), key=lambda n: (ws.mean(n, level, m), n))
+        reasons["*"] = f"baseline chosen as the best lane on {m} over the compared queries"
+    else:
+        base = baseline
+    for name in [base] + list(candidates):
+        if name not in ws.lanes:
+            hint = " (convex needs --thresholds)" if name == "convex" else ""
+            raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", "--candidate")
+    cands = list(candidates) or [n for n in ws.lanes
+                                 if n != base and ws.lane_origin.get(n) != "variant" and n not in hidden]
+    if not cands:
+        raise InputError("nothing to compare: give --candidate or a second --lane", "--candidate")
+    for c in cands + [base]:
+        if c == "convex" and th is not None and in_sample_overlap(ws, th, ws.positives):
+            reasons[c] = "convex weights were fitted on the compared queries"
+    if level not in ws.levels():
+        raise InputError(ws.missing_level(level), "--level")
+    return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons, groups)
+
+
+def resolve_settings(ws: Workspace, settings: CompareSettings) -> CompareSettings:
+    """Resamples, seed and confidence left None are the workspace's (``LoadSettings``)."""
+    s = ws.settings
+    return replace(
+        settings,
+        resamples=s.resamples if settings.resamples is None else settings.resamples,
+        seed=s.seed if settings.seed is None else settings.seed,
+        confidence=s.confidence if settings.confidence is None else settings.confidence,
+    )
+
+
+def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, unit_file: UnitFile | None = None) -> CompareResult:
+    """Paired statistics for every (baseline, candidate, metric) over the positives, then the verdicts.
+
+    A row is exploratory when every row is (``*``) or its candidate or baseline was tuned
+    on the compared queries. With ``settings.units`` (or ``unit_file``, already read) every
+    statistic runs on unit means (``units``).
+    """
+    settings = resolve_settings(ws, settings)
+    check_resamples(settings.resamples)
+    check_test(settings.test)
+    keys = [ws.metric_key(m) for m in plan.metrics]
+    primary = settings.primary
+    if primary is not None:
+        primary = ws.metric_key(primary)
+        if primary not in keys:
+            raise InputError(f"--primary {primary} is not among the compared metrics", "--primary")
+    q = ws.positives
+    qids = ws.qids[q].tolist()
+    if unit_file is None and settings.units is not None:
+        unit_file = read_units(settings.units)
+    units = None if unit_file is None else unit_file.units_of(qids)
+    if units is not None:
+        unit_means(units, np.zeros(len(qids)))  # fewer than two units: refused before any resampling
+    rows = []
+    needed = ws.metric_set(keys + [JUDGED])
+    base_pq = ws.per_query(plan.baseline, plan.level, needed)
+    reasons = plan.exploratory_reasons
+    for metric in keys:
+        base_v = base_pq[metric][q]
+        for cand in plan.candidates:
+            cand_pq = ws.per_query(cand, plan.level, needed)
+            stats = paired_statistics(base_v, cand_pq[metric][q], qids, resamples=settings.resamples,
+                                      seed=settings.seed, confidence=settings.confidence,
+                                      alternative=settings.alternative,
+                                      judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]), units=units)
+            expl = "*" in reasons or cand in reasons or plan.baseline in reasons
+            spread = _retraining(ws, plan, settings, cand, metric, needed, qids, units)
+            rows.append(RowInput(plan.baseline, cand, metric, stats, expl, spread))
+    result = decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
+                    test=settings.test)
+    fused = [n for n in dict.fromkeys([plan.baseline, *plan.candidates]) if ws.lane_origin.get(n) == "fused"]
+    if plan.seed_runs and fused:
+        runs = sum(len(r) for r in plan.seed_runs.values())
+        result = replace(result, warnings=result.warnings + (
+            f"{', '.join(fused)} fuse{'s' if len(fused) == 1 else ''} every input lane, the {runs} retraining runs "
+            f"({', '.join(f'{s}@SEED' for s in plan.seed_runs)}) included, one lane per seed",))
+    return result
+
+
+def _retraining(ws, plan: ComparePlan, settings: CompareSettings, cand: str, metric: str, needed, qids, units):
+    """The retraining column of one row (``seeds``), or None when neither lane has seed runs."""
+    b_runs, c_runs = plan.runs_of(plan.baseline), plan.runs_of(cand)
+    if len(b_runs) < 2 and len(c_runs) < 2:
+        return None
+    from ..statistics.seeds import retraining_spread
+
+    q = ws.positives
+
+    def values(runs: dict, lane: str) -> dict:
+        return {s: ws.per_query(n, plan.level, needed)[metric][q] for s, n in (runs or {0: lane}).items()}
+
+    return retraining_spread(values(b_runs, plan.baseline), values(c_runs, cand), qids, shared=settings.shared_seeds,
+                             resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence,
+                             units=units)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One ``compare`` call: its plan, its (resolved) settings, the rows with their verdicts."""
+
+    plan: ComparePlan
+    settings: CompareSettings  # resamples, seed and confidence resolved
+    result: CompareResult
+    queries: int  # the positives compared
+    qrels_sha256: str
+    definitions: dict = field(default_factory=dict)  # metric key -> its definition (the checklist's first point)
+
+    @property
+    def rows(self) -> tuple[ComparisonRow, ...]:
+        return self.result.rows
+
+    def settings_dict(self) -> dict:
+        """The ``settings`` block of ``compare --out``: the family's, then the call's."""
+        s = self.settings
+        return {
+            **self.result.settings_dict(),
+            "baseline": self.plan.baseline,
+            "level": self.plan.level,
+            "resamples": s.resamples,
+            "seed": s.seed,
+            "alternative": s.alternative,
+            "units": s.units,
+            "seed_runs": {system: list(runs) for system, runs in self.plan.seed_runs.items()},
+            "shared_seeds": s.shared_seeds,
+            "sampling_unit": "unit" if s.units is not None else "query",
+            "exploratory_reasons": dict(self.plan.exploratory_reasons),
+            "queries": self.queries,
+            "qrels_sha256": self.qrels_sha256,
+            "definitions": dict(self.definitions),
+        }
+
+    def as_dict(self) -> dict:
+        """The ``compare --out`` payload: comparisons (with ``*_reason`` siblings), settings,
+        warnings, caption."""
+        return {**self.result.as_dict(reasons=True), "settings": self.settings_dict()}
+
+
+def _definitions(ws, metrics) -> dict[str, str]:
+    """Each compared metric's definition (the registry's); a measure read from per-query
+    tables is defined by the tool that computed it."""
+    if not getattr(ws, "tables", None):
+        return {k.key: k.definition(ws.settings.relevant) for k in M.parse_metrics(",".join(metrics))}
+    out: dict[str, str] = {}
+    for m in metrics:  # a table's measure read as rankscope's own key has that key's definition
+        try:
+            keys = M.parse_metrics(m)
+        except InputError:
+            keys = []
+        if keys and keys[0].key == m:
+            out.update({k.key: k.definition(ws.settings.relevant) for k in keys})
+        else:
+            out[m] = "read from per-query tables: as computed by the tool that wrote them"
+    return out
+
+
+def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings) -> Comparison:
+    """The comparison entry point: plan, paired statistics, verdicts.
+
+    ``ws`` has its derived lanes (``pipeline.prepare``); ``thresholds`` are the ones it
+    was prepared with (they make an in-sample ``convex`` exploratory).
+    """
+    settings = resolve_settings(ws, settings)
+
+    unit_file = None if settings.units is None else read_units(settings.units)
+
+    def compute() -> Comparison:
+        plan = plan_compare(ws, thresholds, settings)
+        result = run_compare(ws, plan, settings, unit_file)
+        qrels_sha = next((f.sha256 for f in ws.inputs if f.role == "qrels"), None)  # None: per-query tables alone
+        return Comparison(plan, settings, result, int(ws.positives.size), qrels_sha, _definitions(ws, plan.metrics))
+
+    # computed once per settings on this workspace (the CLI, the report and the Compare view
+    # share it): the key holds the resolved settings, the lanes present and the thresholds
+    # (the unit file's pairs too: the file may change between two calls on one workspace)
+    units_key = None if unit_file is None else unit_file.pairs
+    return ws.derived("compare", (settings, _lanes_key(ws), _thresholds_key(thresholds), units_key), compute)
+
+
+def _lanes_key(ws: Workspace) -> tuple:
+    return tuple((name, ws.lane_origin.get(name)) for name in ws.lanes)
+
+
+def _thresholds_key(th: Thresholds | None) -> tuple | None:
+    if th is None:
+        return None
+    import json
+
+    return (th.path, json.dumps(th.data, sort_keys=True, default=str), tuple(sorted(th.calibration_qids)))
+
+
+def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, level: str = "doc") -> list[tuple[str, float, float, float]]:
+    """(qid, baseline value, candidate value, Δ = candidate − baseline) per positive, largest losses first
+    (ties by qid as bytes) — the per-query list behind a comparison."""
+    key = M.parse_metrics(metric)[0]
+    needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
+    q = ws.positives
+    b = ws.per_query(baseline, level, needed)[key.key][q]
+    c = ws.per_query(candidate, level, needed)[key.key][q]
+    d = c - b
+    qids = ws.qids[q]
+    order = sorted(range(q.size), key=lambda i: (d[i], qids[i].encode()))
+    return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]
+
+
+def all_pairs_lanes(ws: Workspace, settings: CompareSettings) -> tuple[str, ...]:
+    """The lanes ``--all-pairs`` compares: the baseline (default the first lane) and the
+    candidates when given, else every lane but the variants, in workspace order."""
+    if settings.baseline == "best":
+        raise InputError("--all-pairs compares every pair: there is no baseline to choose as the best", "--baseline")
+    if settings.candidates:
+        base = settings.baseline or ws.input_lanes[0]
+        names = list(dict.fromkeys([base, *settings.candidates]))
+    else:
+        names = [n for n in ws.lanes if ws.lane_origin.get(n) != "variant"]
+        if settings.baseline:
+            names = list(dict.fromkeys([settings.baseline, *names]))
+    for name in names:
+        if name not in ws.lanes:
+            raise InputError(f"unknown lane {name!r}; loaded: {', '.join(ws.lanes)}", "--candidate")
+    if len(names) < 2:
+        raise InputError("--all-pairs needs at least two lanes", "--lane")
+    return tuple(names)
+
+
+def compare_all_pairs(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings):
+    """``compare --all-pairs``: the randomised Tukey HSD (``tukey``) over the lanes of
+    ``all_pairs_lanes`` on the one metric of ``settings.metrics``, over the positives
+    (unit means with ``settings.units``). Resamples, seed and confidence as ``compare``.
+    The test is two-sided and controls the family-wise rate itself: a one-sided
+    alternative or ``--test t`` is refused rather than ignored."""
+    from ..statistics.tukey import tukey_hsd
+
+    settings = resolve_settings(ws, settings)
+    check_resamples(settings.resamples)
+    if len(settings.metrics) != 1:
+        raise InputError(f"--all-pairs compares the lanes on one metric, got {len(settings.metrics)}", "--metric")
+    if settings.alternative != "two-sided":
+        raise InputError("--all-pairs is two-sided (the range of the system means): drop --alternative", "--alternative")
+    if settings.test != "randomization":
+        raise InputError("--all-pairs runs the randomised Tukey HSD; --test t does not apply", "--test")
+    if settings.level not in ws.levels():
+        raise InputError(ws.missing_level(settings.level), "--level")
+    unit_file = None if settings.units is None else read_units(settings.units)
+    key = M.parse_metrics(settings.metrics[0])[0]
+    names = all_pairs_lanes(ws, settings)
+
+    def compute():
+        needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
+        q = ws.positives
+        qids = ws.qids[q].tolist()
+        units = None if unit_file is None else unit_file.units_of(qids)
+        x = np.column_stack([ws.per_query(n, settings.level, needed)[key.key][q] for n in names])
+        return tukey_hsd(x, names, metric=key.key, resamples=settings.resamples, seed=settings.seed,
+                         confidence=settings.confidence, units=units)
+
+    units_key = None if unit_file is None else unit_file.pairs
+    return ws.derived("all_pairs", (settings, names, _lanes_key(ws), units_key), compute)

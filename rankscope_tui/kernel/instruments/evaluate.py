@@ -1,0 +1,166 @@
+"""What `evaluate` computes, in order, over one workspace.
+
+Derived lanes first (``rrf`` whenever two or more lanes are loaded, ``convex`` with
+calibrated weights, then the cap / document-first variants of every lane), then
+every block of the report (the gate's from :func:`gate_analysis.analyse_gate`). The
+dashboard asks the same functions; `calibrate` writes thresholds.json through
+:func:`thresholds.calibrate`.
+"""
+
+from __future__ import annotations
+
+
+
+from typing import TYPE_CHECKING
+
+from ..report import payload as R
+from ..errors import InputError
+from ..settings import GateSettings
+from ..workspace.loaded import Workspace
+
+if TYPE_CHECKING:  # thresholds, fusion and rrf_at_k load only when a run uses them (start-up time)
+    from ..gate.thresholds import Thresholds
+
+
+
+# --------------------------------------------------------------------------- derived lanes
+
+
+def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
+    """Add ``rrf`` (2+ input lanes, at the workspace's k), ``convex`` (with calibrated
+    weights) and the cap / document-first variants. Idempotent."""
+    inputs = [ws.lanes[n] for n in ws.input_lanes]
+    s = ws.settings
+    if len(inputs) >= 2 and "rrf" not in ws.lanes:
+        from ..fusion.rrf_at_k import rrf_lane
+
+        ws.add_lane(rrf_lane(ws, s.rrf_k), "fused")
+    if th is not None and th.convex_weights and "convex" not in ws.lanes:
+        from ..fusion import methods as F
+
+        weights = th.convex_weights
+        missing = [n for n in ws.input_lanes if n not in weights]
+        if missing or set(weights) - set(ws.input_lanes):
+            raise InputError(f"calibrated weights are for lanes {sorted(weights)}, but the loaded lanes are {ws.input_lanes}", th.path)
+        w = [float(weights[n]) for n in ws.input_lanes]
+        ws.add_lane(F.convex(inputs, w, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_order), "fused")
+    if ws.group_of is not None and (s.cap is not None or s.document_first):
+        from ..fusion import methods as F
+
+        for name in [n for n, o in ws.lane_origin.items() if o in ("input", "fused")]:
+            lane = ws.lanes[name]
+            if s.cap is not None and F.variant_name(name, s.cap) not in ws.lanes:
+                ws.add_lane(F.cap(lane, ws.group_of, s.cap), "variant")
+            if s.document_first and F.variant_name(name, s.cap, True) not in ws.lanes:
+                ws.add_lane(F.document_first(lane, ws.group_of, cap=s.cap), "variant")
+    _order_lanes(ws)
+
+
+def _order_lanes(ws: Workspace) -> None:
+    """Variants sit right after the lane they came from."""
+    base = [n for n, o in ws.lane_origin.items() if o in ("input", "fused")]
+    order = []
+    for b in base:
+        order.append(b)
+        order += [n for n, o in ws.lane_origin.items() if o == "variant" and n.split("+", 1)[0] == b]
+    ws.lanes = {n: ws.lanes[n] for n in order}
+
+
+def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
+    """The report's fusion block: RRF at the workspace's k (``rrf_at_k``, what the RRF view
+    shows at that k) and the calibrated convex lane."""
+    if "rrf" not in ws.lanes:
+        return None
+    s = ws.settings
+    out: dict = {"rrf": {"k": s.rrf_k, "k_source": s.rrf_k_source}}
+    out["rrf"]["dilution"] = _dilution(ws, "rrf").as_dict(ws.qids)  # what rrf_at_k(ws) says at the workspace's k
+    if "convex" in ws.lanes and th is not None:
+        from ..gate.thresholds import in_sample_overlap
+
+        overlap = in_sample_overlap(ws, th, ws.positives)
+        out["convex"] = {"weights": th.convex_weights, "calibrated_on": th.path,
+                         "label": "in-sample" if overlap else "held-out", "overlap_queries": overlap}
+        out["convex"]["dilution"] = _dilution(ws, "convex").as_dict(ws.qids)
+    return out
+
+
+def _dilution(ws: Workspace, fused: str):
+    """``fusion.dilution`` of a loaded fused lane over the positives, from each lane's
+    per-query top-hit relevance (``Workspace.top_relevant``)."""
+    from ..fusion import methods as F
+
+    return F.dilution_of(fused, ws.settings.relevant, ws.input_lanes,
+                         [ws.top_relevant(n) for n in ws.input_lanes], ws.top_relevant(fused),
+                         queries=ws.positives)
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def prepare(ws: Workspace, thresholds_path: str | None = None) -> tuple[Workspace, Thresholds | None]:
+    """Read thresholds (if any) and return the workspace to report on, with its derived
+    lanes: ``ws`` itself, or -- when the thresholds carry a calibrated RRF k and none was
+    chosen on the command line -- a new workspace with that k (``with_settings``; ``ws``
+    is left as it was). Idempotent: preparing the result again returns it unchanged."""
+    th = None
+    if thresholds_path:
+        from ..gate.thresholds import read_thresholds
+
+        th = read_thresholds(thresholds_path)
+    if th is not None and th.rrf_k is not None and ws.settings.rrf_k_source == "default":
+        ws = ws.with_settings(rrf_k=th.rrf_k, rrf_k_source="calibration")
+    add_derived_lanes(ws, th)
+    return ws, th
+
+
+def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_path: str | None = None) -> dict:
+    """The full report dict for ``rankscope evaluate`` (and the dashboard's export), on
+    ``prepare(ws, thresholds_path)``'s workspace."""
+    ws, th = prepare(ws, thresholds_path)
+    return report_of(ws, gate, th)
+
+
+def report_of(ws: Workspace, gate: GateSettings | None = None, th: Thresholds | None = None) -> dict:
+    """The report dict of a prepared workspace (``prepare``'s result and thresholds). Every
+    block reads per-query values only (``per_query``, ``ceilings``, ``top_scores``,
+    ``present``, ``coverage``), so a workspace of merged query buckets
+    (``bucket.QueryWorkspace``) gets the same report from here."""
+    from ..gate.analysis import analyse_gate, gate_requested
+
+    gate = gate or GateSettings()
+    extra: dict = {}
+    extra["attribution"] = attribution_block(ws)
+    fb = fusion_block(ws, th)
+    if fb is not None:
+        extra["fusion"] = fb
+    analysis = analyse_gate(ws, gate, th) if gate_requested(ws, gate) else None
+    if analysis is not None:
+        extra["gate"] = analysis.as_dict()
+    report = R.build(ws, extra)
+    report["inputs"]["settings"]["gate"] = gate.as_dict()
+    if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
+        report["summary"]["warnings"] += [w.as_dict() for w in analysis.warnings]
+    if th is not None:  # thresholds applied under other settings than they were fitted with
+        from ..gate.thresholds import settings_warnings
+
+        report["summary"]["warnings"] += [w.as_dict() for w in settings_warnings(ws.settings, th)]
+        report["inputs"]["thresholds"] = {"path": th.path, "sha256": _sha(th.path)}
+    return report
+
+
+def _sha(path: str) -> str:
+    from ..inputs.files import sha256_of
+
+    return sha256_of(path)
+
+
+def attribution_block(ws: Workspace) -> dict:
+    """Miss attribution at doc level (and group level with --group-sep); it leads the report."""
+    from ..attribution import misses as A
+
+    return {level: A.attribute_workspace(ws, level).as_dict(ws.qids) for level in ws.levels()}
+
+
+# --------------------------------------------------------------------------- calibrate
+
+

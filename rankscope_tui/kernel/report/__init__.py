@@ -1,0 +1,7 @@
+"""Report: the payloads (report.json as a dict), strict JSON text and atomic output.
+
+``payload`` builds and reads report.json (schema ``rankscope.report/1``);
+``json_text`` formats strict JSON (no NaN) column by column; ``output`` checks output
+paths before any work and writes all-or-nothing; ``figures`` holds the numbers behind
+each figure.
+"""

@@ -1,0 +1,164 @@
+"""The numbers behind each figure, from the entry points the dashboard's plots use.
+
+Each function returns a :class:`Figure`: a kind, a title, axis names and rows of plain
+values (``list[dict]``, the data a Vega-Lite spec inlines and a matplotlib drawing
+reads). Nothing here draws.
+
+- ``rrf-k``: mean of a metric against RRF k (``rrf_at_k.RRFExplorer`` at
+  :data:`RRF_CURVE_KS`, the RRF view's points) with each input lane's mean as a
+  reference; the best k on the curve (``rrf_at_k.best_k``, an in-sample choice).
+- ``convex-grid``: the mean objective at every point of the convex weight grid
+  (``calibration.fit_convex``, what the Calibrate view draws), fitted on the report's
+  own queries (in-sample: the title says so). Two lanes: a curve over the first lane's
+  weight; three or more: the first two weights as a heat map (the rest is 1 − both).
+- ``gate``: FNIR against FPIR per negative set over the floor sweep, with the operating
+  point (report.json's ``gate`` block: ``gate_analysis.analyse_gate``'s numbers).
+- ``compare-intervals``: per comparison row the paired, unpaired and BCa intervals of
+  the mean difference (compare.json's rows: ``comparison.compare``'s numbers).
+- ``per-query-delta``: candidate − baseline per positive query, sorted, the largest
+  losses labelled (report.json's ``per_query``).
+- ``forest``: the mean with its interval per lane × stratum (report.json's cells).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+#: The k of the RRF view's curve (screens/rrf.py draws the same points).
+RRF_CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
+#: Losses labelled on the per-query difference bars.
+LABELLED_LOSSES = 5
+KINDS = ("rrf-k", "convex-grid", "gate", "compare-intervals", "per-query-delta", "forest")
+#: Which kinds need the inputs named in report.json reloaded (the others read the payloads).
+NEEDS_WORKSPACE = {"rrf-k", "convex-grid"}
+NEEDS_COMPARE = {"compare-intervals"}
+NEG_WORDS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    kind: str
+    title: str
+    x: str  # the x field's title
+    y: str  # the y field's title
+    rows: list = field(default_factory=list)  # list[dict]: the plotted values
+    notes: tuple = ()  # what the figure's caption says (in-sample, what was left out)
+
+
+def _finite(v) -> float | None:
+    return None if v is None or not math.isfinite(float(v)) else float(v)
+
+
+# --------------------------------------------------------------------------- from a workspace
+
+
+def rrf_k_figure(ws, metric: str, ks: tuple = RRF_CURVE_KS) -> Figure:
+    from ..fusion.rrf_at_k import RRFExplorer, best_k
+
+    ex = RRFExplorer(ws)
+    curve = {k: ex.at(k).means for k in ks}
+    rows = [{"series": "rrf", "k": k, "value": _finite(curve[k][metric])} for k in ks]
+    for lane in ws.input_lanes:
+        v = _finite(ws.mean(lane, "doc", metric))
+        rows += [{"series": lane, "k": ks[0], "value": v}, {"series": lane, "k": ks[-1], "value": v}]
+    best = best_k(curve, metric)
+    notes = (f"best k on these queries (in-sample): {best[0]:g}, {best[1]:.4f}",) if best else ()
+    if best:
+        rows.append({"series": "best k", "k": best[0], "value": best[1]})
+    return Figure("rrf-k", f"{metric} (mean over {ws.positives.size} positives) against RRF k", "k", metric, rows, notes)
+
+
+def convex_grid_figure(ws, metric: str, step: float = 0.1) -> Figure:
+    from ..fusion.calibration import fit_convex
+
+    fit = fit_convex(ws, step, metric)
+    n = round(1 / step)
+    lanes = list(fit.lanes)
+    rows = []
+    for comp, value in fit.points:
+        row = {f"w_{i}": c / n for i, c in enumerate(comp)}
+        row["value"] = _finite(value)
+        row["best"] = tuple(comp) == tuple(fit.composition)
+        rows.append(row)
+    weights = ", ".join(f"{lane} {w:g}" for lane, w in zip(lanes, fit.weights))
+    notes = ("lanes w_i: " + ", ".join(f"w_{i} = {lane}" for i, lane in enumerate(lanes)),
+             f"fitted on the report's own {ws.positives.size} positives (in-sample): best {weights}, {fit.objective:.4f}")
+    return Figure("convex-grid", f"mean {metric} over the convex weight grid (step {step:g})",
+                  f"weight of {lanes[0]}", f"weight of {lanes[1]}" if len(lanes) > 2 else metric, rows, notes)
+
+
+# --------------------------------------------------------------------------- from report.json
+
+
+def gate_figure(report: dict) -> Figure:
+    g = report.get("gate")
+    if not g or g.get("skipped") or "sweep" not in g:
+        raise ValueError("the report has no gate sweep (evaluate with --gate-on LANE and negative queries)")
+    sw = g["sweep"]
+    rows = []
+    for name, neg in sw["negatives"].items():
+        for i, thr in enumerate(sw["threshold"]):
+            fnir = sw["fnir"][i]
+            fpir = neg["fpir"][i]
+            # as the Gate view: an undefined FNIR (no positive) reads 1, an undefined FPIR 0
+            rows.append({"series": f"{NEG_WORDS.get(name, name)} negatives", "fpir": 0.0 if fpir is None else fpir,
+                         "fnir": 1.0 if fnir is None else fnir, "floor": thr})
+    target = report["inputs"]["settings"].get("gate", {}).get("fpir")
+    if target is not None:  # a vertical line at the target (two points of its own series)
+        rows += [{"series": "target FPIR", "fpir": target, "fnir": 0.0, "floor": None},
+                 {"series": "target FPIR", "fpir": target, "fnir": 1.0, "floor": None}]
+    for name, op in (g.get("operating_point") or {}).items():
+        f = (op.get("fpir") or {}).get(name) or {}
+        fn = op.get("fnir") or {}
+        if f.get("value") is not None and fn.get("value") is not None:
+            rows.append({"series": f"operating point ({NEG_WORDS.get(name, name)})", "fpir": f["value"], "fnir": fn["value"],
+                         "floor": op.get("floor")})
+    notes = (f"target FPIR {target:g}",) if target is not None else ()
+    return Figure("gate", f"gate lane {g['lane']}: FNIR against FPIR", "FPIR (accepted negatives)", "FNIR", rows, notes)
+
+
+def compare_intervals_figure(compare: dict) -> Figure:
+    rows = []
+    for r in compare["comparisons"]:
+        label = f"{r['candidate']} − {r['baseline']}, {r['metric']}"
+        for kind, lo, hi in (("paired", r.get("ci_low"), r.get("ci_high")),
+                             ("unpaired", r.get("unpaired_ci_low"), r.get("unpaired_ci_high")),
+                             (f"BCa ({r['bca_level']:.4g})", r.get("bca_low"), r.get("bca_high"))):
+            if lo is not None and hi is not None:
+                rows.append({"row": label, "interval": kind, "low": lo, "high": hi, "difference": r["difference"]})
+    return Figure("compare-intervals", "mean difference with its intervals (0 = no difference)", "difference",
+                  "comparison", rows, (compare.get("caption", ""),))
+
+
+def per_query_delta_figure(report: dict, baseline: str, candidate: str, metric: str, level: str = "doc") -> Figure:
+    pq = report["per_query"]
+    for lane in (baseline, candidate):
+        if lane not in pq or level not in pq[lane]:
+            raise ValueError(f"no per-query values of lane {lane!r} at level {level!r} in the report")
+    b, c = pq[baseline][level], pq[candidate][level]
+    if metric not in report["inputs"]["settings"]["metrics"]:
+        raise ValueError(f"metric {metric!r} is not in the report")
+    deltas = sorted(((c[q][metric] - b[q][metric], q) for q in b if q in c), key=lambda t: (t[0], t[1]))
+    losses = {q for d, q in deltas[:LABELLED_LOSSES] if d < 0}
+    rows = [{"query_id": q, "order": i, "delta": d, "label": q if q in losses else ""} for i, (d, q) in enumerate(deltas)]
+    return Figure("per-query-delta", f"{candidate} − {baseline} per query on {metric} ({level}), sorted",
+                  "query (sorted by difference)", f"Δ {metric}", rows,
+                  (f"the {len(losses)} largest losses labelled",))
+
+
+def forest_figure(report: dict, metric: str, level: str = "doc") -> Figure:
+    if metric not in report["inputs"]["settings"]["metrics"]:
+        raise ValueError(f"metric {metric!r} is not in the report")
+    sections = [("overall", report["lanes"])]
+    sections += [(f"{s} = {lab}", b) for s, labs in report.get("strata", {}).items() for lab, b in labs.items()]
+    rows = []
+    for name, block in sections:
+        for lane, levels in block.items():
+            c = levels.get(level, {}).get(metric)
+            if c is None or c.get("value") is None:
+                continue
+            rows.append({"section": name, "lane": lane, "row": f"{name} (n {c.get('n')}): {lane}", "mean": c["value"],
+                         "low": c.get("low"), "high": c.get("high"), "n": c.get("n")})
+    return Figure("forest", f"mean {metric} ({level}) with its interval, per lane and stratum", metric, "lane × stratum",
+                  rows, (report["definitions"].get("intervals", ""),))

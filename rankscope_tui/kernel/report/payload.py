@@ -1,0 +1,239 @@
+"""report.json as a plain dict (SPEC §9), and reading one back.
+
+Every number here is read from the workspace; this module only arranges them.
+Strict JSON: ±∞ and undefined values become ``null`` with a sibling ``*_reason``.
+The human renderings live in ``rankscope_tui.render.report``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ranking import judgments as J
+from ..workspace.loaded import NONE_LABEL, Workspace
+
+SCHEMA = "rankscope.report/1"
+
+
+def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarray) -> dict:
+    """``{lane: {metric: cell}}`` for one level over one query set (codes in byte order).
+
+    hit@k gets a Wilson interval; every other mean a percentile bootstrap over the
+    queries, one set of resamples shared by all lanes and metrics (SPEC §3 protocol).
+    A cell is the interval's strict-JSON dict: value, low, high, method, n, level, note.
+    """
+    from ..statistics import intervals as I
+
+    s = ws.settings
+    n = int(queries.size)
+    out: dict = {lane: {} for lane in lanes}
+    boot_cols, boot_where = [], []
+    for lane in lanes:
+        pq = ws.per_query(lane, level)
+        for m in s.metrics:
+            v = pq[m.key][queries]
+            if n == 0:
+                out[lane][m.key] = I.Interval(None, None, None, "none", 0, s.confidence, reason="no queries").as_dict()
+            elif m.is_proportion:
+                out[lane][m.key] = I.wilson(int(v.sum()), n, s.confidence).as_dict()
+            else:
+                boot_cols.append(v)
+                boot_where.append((lane, m.key))
+    if boot_cols and n:
+        resamples = s.resamples if n >= 2 else 0
+        cells = I.bootstrap_intervals(np.column_stack(boot_cols), resamples=resamples, seed=s.seed, confidence=s.confidence)
+        if n < 2:  # not the user's --resamples 0: one query has nothing to resample
+            from dataclasses import replace
+
+            cells = [replace(c, reason="one query: no bootstrap interval") for c in cells]
+        for (lane, key), cell in zip(boot_where, cells):
+            out[lane][key] = cell.as_dict()
+    return out
+
+
+def lanes_block(ws: Workspace, queries: np.ndarray | None = None) -> dict:
+    """``{lane: {level: {metric: cell}}}``."""
+    q = ws.positives if queries is None else queries
+    lanes = list(ws.lanes)
+    per_level = {level: metric_block(ws, lanes, level, q) for level in ws.levels()}
+    return {lane: {level: per_level[level][lane] for level in ws.levels()} for lane in lanes}
+
+
+def strata_block(ws: Workspace) -> dict:
+    out: dict = {}
+    pos = ws.positives
+    for name, labels in ws.strata.items():
+        out[name] = {}
+        lab = labels[pos]
+        for label in sorted(set(lab.tolist()), key=lambda x: (x == NONE_LABEL, x.encode())):
+            out[name][label] = lanes_block(ws, pos[lab == label])
+    return out
+
+
+def definitions(ws: Workspace) -> dict:
+    s = ws.settings
+    d = {m.key: m.definition(s.relevant) for m in s.metrics}
+    d["relevant"] = f"a doc is relevant when its grade >= {s.relevant}; negative grades mean in the pool but unjudged"
+    d["order"] = "hits ordered by score descending, ties by doc id descending as bytes (trec_eval); the rank column is ignored"
+    d["means"] = "means over positive queries (at least one relevant doc); a positive missing from a lane scores 0 there"
+    d["intervals"] = (f"hit@k: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
+                      f"seed {s.seed}, numpy linear quantiles; level {s.confidence:g}; intervals describe variation over "
+                      "queries for these fixed runs, not over training seeds")
+    d["sd"] = "sample standard deviation (ddof = 1) wherever an sd is quoted"
+    if s.group_sep:
+        d["group"] = (f"group = doc id up to the first {s.group_sep!r}; a group's grade is its best judged grade; a group counts "
+                      "at its first occurrence, later occurrences are non-relevant")
+    return d
+
+
+def counts(ws: Workspace) -> dict:
+    c = ws.classes
+    return {
+        "positives": int((c == J.POSITIVE).sum()),
+        "negatives": int((c == J.NEGATIVE).sum()),
+        "partial": int((c == J.PARTIAL).sum()),
+        "unjudged": int((c == J.UNJUDGED).sum()),
+        "ood_negatives": int(ws.ood_negatives.size) if ws.ood_negatives is not None else 0,
+    }
+
+
+def per_query_block(ws: Workspace) -> dict:
+    """``{lane: {level: {qid: {"rank": int, metric: float, ...}}}}`` over the positives."""
+    keys = ["rank"] + [m.key for m in ws.settings.metrics]
+    pos = ws.positives
+    qids = ws.qids[pos].tolist()
+    out: dict = {}
+    for lane in ws.lanes:
+        out[lane] = {}
+        for level in ws.levels():
+            pq = ws.per_query(lane, level)
+            cols = [_python_column(pq[k][pos], int if k == "rank" else float) for k in keys]
+            # the rows built column-wise: one dict per query, keys in the metric order
+            out[lane][level] = dict(zip(qids, _row_dicts(keys)(zip(*cols))))
+    return out
+
+
+def _row_dicts(keys: list[str]):
+    """A function of an iterable of value tuples giving ``[dict(zip(keys, row)) for row in rows]``,
+    written as one dict display per row (``{k0: v0, k1: v1, ...}``): the same dicts, keys in
+    the same order, at half the cost of ``dict(zip(...))`` per row. Only the parameter names
+    of the generated code are made here; the keys are passed in as values."""
+    n = len(keys)
+    if not n:
+        return lambda rows: [{} for _ in rows]
+    names = [f"k{i}" for i in range(n)]
+    values = [f"v{i}" for i in range(n)]
+    display = ", ".join(f"{k}: {v}" for k, v in zip(names, values))
+    target = ", ".join(values) + ("," if n == 1 else "")
+    make = eval(f"lambda {', '.join(names)}: lambda rows: [{{{display}}} for {target} in rows]", {"__builtins__": {}})
+    return make(*keys)
+
+
+def _python_column(values: np.ndarray, kind: type) -> list:
+    """``[kind(v) for v in values]``, straight from ``tolist`` when that already gives ``kind``."""
+    if (kind is int and values.dtype.kind in "iu") or (kind is float and values.dtype == np.float64):
+        return values.tolist()
+    return list(map(kind, values.tolist()))
+
+
+def build(ws: Workspace, extra: dict | None = None) -> dict:
+    """The whole report as a plain dict; ``extra`` blocks (attribution, gate, fusion) are merged in."""
+    s = ws.settings
+    lanes_in = [f for f in ws.inputs if f.role == "lane"]
+    inputs = {
+        "lanes": {name: f.as_dict() for name, f in zip(ws.input_lanes, lanes_in)},
+        "qrels": next(f.as_dict() for f in ws.inputs if f.role == "qrels"),
+        "settings": s.as_dict(),
+    }
+    for role in ("ood_negatives", "corpus"):
+        f = next((f for f in ws.inputs if f.role == role), None)
+        if f:
+            inputs[role] = f.as_dict()
+    strata_files = [f.as_dict() for f in ws.inputs if f.role == "strata"]
+    if strata_files:
+        inputs["strata"] = strata_files
+    extra = extra or {}
+    att = extra.get("attribution", {}).get("doc")
+    summary = {
+        **({"unique_share": att["unique_share"], "judged_queries_missing_from_any_lane": att["missing_from_lanes"]} if att else {}),
+        **counts(ws),
+        "averaged_over": f"{int(ws.positives.size)} positive queries",
+        "warnings": [w.as_dict() for w in ws.warnings],
+    }
+    report = {"schema": SCHEMA}
+    if ws.synthetic:
+        report["synthetic"] = True
+    report.update({
+        "inputs": inputs,
+        "definitions": definitions(ws),
+        "summary": summary,
+        "lanes": lanes_block(ws),
+        "ceilings": {level: {k: float(v[ws.positives].mean()) if ws.positives.size else None for k, v in ws.ceilings(level).items()} for level in ws.levels()},
+        "strata": strata_block(ws),
+    })
+    for key in ("attribution", "fusion", "gate"):
+        if key in extra:
+            report[key] = extra[key]
+    report["per_query"] = per_query_block(ws)
+    return report
+
+
+def read_report(path: str) -> dict:
+    """A report.json written by ``evaluate`` (its schema checked), for ``diff`` and ``verdict``."""
+    from ..errors import InputError
+    from ..inputs.files import load_json, read_text
+
+    report = load_json(read_text(path), path)
+    if not isinstance(report, dict) or not str(report.get("schema", "")).startswith("rankscope.report/"):
+        raise InputError("not a rankscope report (no 'schema': 'rankscope.report/1')", path, 1)
+    if report["schema"] != SCHEMA:
+        raise InputError(f"report schema {str(report['schema'])[:60]!r} is not the one this version reads "
+                         f"({SCHEMA!r})", path, 1)
+    check_report_values(report, path)
+    return report
+
+
+def check_report_values(report: dict, path: str) -> None:
+    """What ``diff`` and ``verdict`` read must be possible: every metric value (per query, and
+    the lanes' cells with their intervals) a finite number in [0, 1] (every metric is a
+    proportion), an interval's low <= high, a per-query rank an integer >= 0."""
+    import math
+
+    from ..errors import InputError
+
+    def bad(where: str, what: str):
+        return InputError(f"not a rankscope report: {where} {what}"[:300], path, 1)
+
+    def unit(v, where: str) -> None:
+        if v is None:
+            return
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise bad(where, "is not a finite number")
+        if not 0 <= v <= 1:
+            raise bad(where, f"is {v!r}, outside [0, 1] (metrics are proportions)")
+
+    lanes = report.get("lanes")
+    if isinstance(lanes, dict):
+        for lane, levels in lanes.items():
+            for level, cells in (levels.items() if isinstance(levels, dict) else ()):
+                for m, c in (cells.items() if isinstance(cells, dict) else ()):
+                    if not isinstance(c, dict):
+                        continue
+                    where = f"lanes.{lane}.{level}.{m}"
+                    for k in ("value", "low", "high"):
+                        unit(c.get(k), f"{where}.{k}")
+                    lo, hi = c.get("low"), c.get("high")
+                    if lo is not None and hi is not None and lo > hi:
+                        raise bad(where, f"has low {lo!r} above high {hi!r}")
+    pq = report.get("per_query")
+    if isinstance(pq, dict):
+        for lane, levels in pq.items():
+            for level, rows in (levels.items() if isinstance(levels, dict) else ()):
+                for qid, vals in (rows.items() if isinstance(rows, dict) else ()):
+                    for m, v in (vals.items() if isinstance(vals, dict) else ()):
+                        where = f"per_query.{lane}.{level}.{qid}.{m}"
+                        if m == "rank":
+                            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                                raise bad(where, "is not an integer >= 0 (0: no relevant hit)")
+                        else:
+                            unit(v, where)

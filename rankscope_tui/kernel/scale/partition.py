@@ -1,0 +1,767 @@
+"""Input files split into query-id buckets on disk: Parquet files a bucket reads alone.
+
+:func:`partition_files` writes every lane, the qrels and the out-of-domain negatives as
+``n`` buckets by ``bucket.SQL_BUCKET`` (the md5 prefix of ``bucket.bucket_of``), computed
+by DuckDB (the optional extra ``rankscope[scale]``) on each batch of rows, the rows split
+and written by pyarrow into Parquet part files within a fixed buffer budget
+(:class:`_BucketWriter`):
+
+- a *TREC run* that passes the readers' fast-path byte checks (one delimiter byte, six
+  fields, no comment, blank or CR lines, valid UTF-8, no BOM) is streamed through pyarrow's
+  CSV reader with the readers' own options, a block at a time, row i being line i + 1 --
+  exactly the rows the readers' fast path reads, never the whole file in memory. A plain
+  file is checked first (``readers._scan_plain``); compressed content (gzip, bzip2, xz,
+  zstd, lz4, decompressed by the readers' codecs) is checked as it is read. Where the
+  fast path would decline (a check fails, a score is null or not finite, a line does not
+  parse as six fields) the stream's buckets are dropped and the file goes the second
+  road. (A file read whole is bounded by ``files.input_size_limit``; a streamed one is not.)
+  On the local engine a plain file of at least ``SPAN_MIN_BYTES`` is cut at line ends into
+  one span per pool worker (:func:`spans_of`); the workers stream their spans side by
+  side (:func:`partition_span`, each numbering its rows from the lines before it) while
+  this process reads the qrels.
+- a *Parquet run* with a score column is read a batch of row groups at a time, each batch
+  checked and converted by the readers' ``columns.run_table`` (any error: the readers
+  read the file whole and raise theirs);
+- *every other file* (JSON, MS MARCO, a header-named table, a Parquet run with a rank
+  column, JSON Lines, a run with comment lines, the qrels) is read whole by
+  ``readers.read_lane`` / ``read_qrels``, one file at a time, and its rows split the same way.
+
+So every row, line number, warning and error is the readers' own: a malformed file
+raises the same one-line ``FILE:LINE: what is wrong`` as in memory.
+
+On disk: ``WORKDIR/<input>/bucket=K/part-NNNNNN.parquet`` (a bucket without rows of an
+input has no directory). Columns as ``bucket`` documents them: lanes
+``qid, doc, score float64, line int64``, qrels ``qid, doc, grade int64, line int64``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from .bucket import SQL_BUCKET, BucketPlan, FileFacts, file_facts, run_bucket
+from ..errors import InputError
+
+__all__ = ["BucketFiles", "partition_files", "read_bucket", "bucket_task", "duckdb_module"]
+
+#: Bytes per block of the streamed CSV reading (the readers' ``_read_columns`` block size).
+BLOCK_BYTES = 1 << 20
+#: Rows per batch of a streamed Parquet run.
+PARQUET_BATCH_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class BucketFiles:
+    """Where one bucket's rows are: per lane (name, path) in the plan's lane order, the
+    qrels' path and the negatives' (None without ``--ood-negatives``). A path is a Parquet
+    file or a directory of them; a path that does not exist holds no rows."""
+
+    index: int
+    lanes: tuple  # ((name, parquet_path), ...)
+    qrels: str
+    ood: str | None = None
+
+
+def duckdb_module():
+    """``duckdb``, or an InputError saying how to install it (an optional dependency)."""
+    try:
+        import duckdb
+    except ImportError:
+        raise InputError("query buckets need DuckDB: pip install 'rankscope[scale]'", "--buckets") from None
+    return duckdb
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _connect(threads: int | None = None):
+    """A DuckDB connection for hashing qids (nothing is stored in it)."""
+    duckdb = duckdb_module()
+    con = duckdb.connect(":memory:")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    return con
+
+
+class _BucketWriter:
+    """Rows of one input into ``n`` bucket directories ``out_dir/bucket=K/``, a batch at a
+    time: DuckDB computes :data:`bucket.SQL_BUCKET` of each batch's qids, pyarrow splits the
+    batch and buffers each bucket's rows; when the buffers hold ``budget`` bytes every
+    non-empty one is written as the bucket's next Parquet part file (``part-NNNNNN.parquet``,
+    in write order) and emptied. Memory is bounded by the budget plus one batch, whatever
+    the input's size or the bucket count. (DuckDB's own ``PARTITION_BY`` writer was measured
+    holding memory growing with the input: 1.6 GB for a 20M-line run into 64 buckets.)"""
+
+    HASH_ROWS = 1 << 17  # rows hashed per DuckDB query (batches are gathered up to this)
+
+    def __init__(self, con, n: int, out_dir: str, schema, budget: int, prefix: str = "part-"):
+        self.con, self.n, self.out_dir, self.schema, self.budget = con, n, out_dir, schema, budget
+        self.prefix = prefix
+        self.buffers: list[list] = [[] for _ in range(n)]
+        self.buffered = 0
+        self.parts = 0
+        self.pending: list = []
+        self.pending_rows = 0
+
+    def add(self, batch) -> None:
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= self.HASH_ROWS:
+            self._split()
+
+    def _split(self) -> None:
+        import pyarrow as pa
+
+        if not self.pending:
+            return
+        table = pa.Table.from_batches(self.pending, schema=self.schema).combine_chunks()
+        self.pending, self.pending_rows = [], 0
+        b = self._buckets(table)
+        order = np.argsort(b, kind="stable")
+        cuts = np.searchsorted(b[order], np.arange(self.n + 1))
+        table = table.take(pa.array(order))  # one gather; each bucket's rows are then a slice
+        for k in np.flatnonzero(np.diff(cuts)):
+            part = table.slice(int(cuts[k]), int(cuts[k + 1] - cuts[k]))
+            self.buffers[k].append(part)
+            self.buffered += part.nbytes
+        if self.buffered >= self.budget:
+            self._flush()
+
+    def _buckets(self, table) -> np.ndarray:
+        """The bucket of every row: each distinct qid of the batch hashed once, by DuckDB."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.n == 1:
+            return np.zeros(table.num_rows, dtype=np.int64)
+        enc = pc.dictionary_encode(table.column("qid")).combine_chunks()
+        view = "rankscope_qids"
+        distinct = len(enc.dictionary)
+        self.con.register(view, pa.table({"i": pa.array(np.arange(distinct, dtype=np.int64)), "qid": enc.dictionary}))
+        try:
+            got = self.con.execute(f"SELECT i, {SQL_BUCKET.format(qid='qid', n=self.n)} AS b FROM {view}").fetchnumpy()
+        except Exception as exc:  # duckdb.Error
+            if type(exc).__name__ == "InterruptException":
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            self.con.unregister(view)
+        per = np.empty(distinct, dtype=np.int64)
+        per[np.asarray(got["i"], dtype=np.int64)] = np.asarray(got["b"], dtype=np.int64)  # in any order DuckDB gives
+        return per[np.asarray(enc.indices, dtype=np.int64)]
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        name = f"{self.prefix}{self.parts:06d}.parquet"
+        for k, parts in enumerate(self.buffers):
+            if not parts:
+                continue
+            d = os.path.join(self.out_dir, f"bucket={k}")
+            os.makedirs(d, exist_ok=True)
+            try:
+                # read once, soon: no compression or statistics; the repetitive qids as a dictionary
+                pq.write_table(pa.concat_tables(parts), os.path.join(d, name), compression="none",
+                               use_dictionary=["qid"], write_statistics=False)
+            except OSError as exc:
+                raise InputError(f"cannot write the bucket files: {exc.strerror or exc}", self.out_dir) from None
+            self.buffers[k] = []
+        self.buffered = 0
+        self.parts += 1
+
+    def close(self) -> None:
+        self._split()
+        self._flush()
+
+
+LANE_SCHEMA_FIELDS = (("qid", "string"), ("doc", "string"), ("score", "float64"), ("line", "int64"))
+QRELS_SCHEMA_FIELDS = (("qid", "string"), ("doc", "string"), ("grade", "int64"), ("line", "int64"))
+
+
+def _schema(fields):
+    import pyarrow as pa
+
+    return pa.schema([(name, getattr(pa, t)()) for name, t in fields])
+
+
+def _write_buckets(con, batches, fields, n: int, out_dir: str, budget: int, prefix: str = "part-") -> None:
+    """Every batch of ``batches`` (record batches of ``fields``' columns) into ``n`` buckets
+    under ``out_dir`` (see :class:`_BucketWriter`)."""
+    w = _BucketWriter(con, n, out_dir, _schema(fields), budget, prefix)
+    for batch in batches:
+        w.add(batch)
+    w.close()
+
+
+def _table_batches(table, fields):
+    """A table read whole by the readers, as record batches of ``fields``' types."""
+    schema = _schema(fields)
+    table = table.select([f for f, _ in fields]).cast(schema)
+    return table.to_batches(max_chunksize=1 << 17)
+
+
+def _lane_table(raw):
+    import pyarrow as pa
+
+    return pa.table({"qid": raw.qid, "doc": raw.doc, "score": pa.array(np.asarray(raw.score, dtype=np.float64)),
+                     "line": pa.array(np.asarray(raw.line, dtype=np.int64))})
+
+
+def _qrels_table(raw):
+    import pyarrow as pa
+
+    return pa.table({"qid": raw.qid, "doc": raw.doc, "grade": pa.array(np.asarray(raw.grade, dtype=np.int64)),
+                     "line": pa.array(np.asarray(raw.line, dtype=np.int64))})
+
+
+# --------------------------------------------------------------------------- the streamed road
+
+
+class _ReadOnly:
+    """A stream pyarrow reads from the front (``pa.PythonFile``): readable, not seekable."""
+
+    closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+
+class _Checked(_ReadOnly):
+    """Decompressed content read through the fast path's byte checks (``readers._ChunkCheck``,
+    fed as ``readers._check_range`` feeds it: each slice after the first preceded by the
+    previous slice's last byte); pyarrow's CSV reader reads it (``pa.PythonFile``)."""
+
+    def __init__(self, stream, first: bytes, delim: bytes):
+        from ..inputs.readers import _ChunkCheck
+
+        self.stream, self.pending = stream, first
+        self.check = _ChunkCheck(delim[0])
+        self.prev: int | None = None
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pending:
+            data, self.pending = self.pending, b""
+        else:
+            data = self.stream.read(n if n is not None and n >= 0 else 1 << 22)
+        if data:
+            b = np.frombuffer(data, dtype=np.uint8)
+            if self.prev is None:
+                self.check.feed(b, overlap=False)
+            else:
+                self.check.feed(np.concatenate([np.array([self.prev], dtype=np.uint8), b]), overlap=True)
+            self.prev = int(b[-1])
+        return data
+
+    def close(self) -> None:
+        self.closed = True
+        self.stream.close()
+
+    def clean(self) -> bool:
+        """Whether every byte read passed (``_ChunkCheck.result`` not False)."""
+        return self.check.ok and self.check.result() is not False
+
+
+def _decompressed(path: str, name: str):
+    """A stream of the content of ``path`` compressed as ``name`` (the codecs the readers use)."""
+    import bz2
+    import gzip
+    import lzma
+
+    if name == "gzip":
+        return gzip.GzipFile(path, "rb")
+    if name == "bzip2":
+        return bz2.BZ2File(path, "rb")
+    if name == "xz":
+        return lzma.LZMAFile(path, "rb")
+    import pyarrow as pa
+
+    codec = "zstd" if name == "zstd" else "lz4"
+    if not pa.Codec.is_available(codec):
+        return None
+    return pa.CompressedInputStream(pa.OSFile(path), codec)
+
+
+class _Stream:
+    """The rows of a clean TREC run, block by block, as the readers' fast path reads them
+    (``readers._read_columns`` options; ids of an ASCII file read as binary and viewed as
+    strings); ``declined`` is set, and the stream ends, where the fast path would decline
+    the whole file. ``scan``: the verdict of ``readers._scan_plain`` on a plain file; for
+    compressed content (``scan.checked``, a :class:`_Checked`) the checks run as the
+    content is read, and the verdict is known at its end."""
+
+    def __init__(self, path: str, scan, span: tuple[int, int] | None = None, first_line: int = 1):
+        self.path, self.scan, self.span = path, scan, span
+        self.declined = False
+        self.rows = first_line - 1  # rows are numbered from first_line: a span starts within the file
+
+    def schema(self):
+        import pyarrow as pa
+
+        return pa.schema([("qid", pa.string()), ("doc", pa.string()), ("score", pa.float64()), ("line", pa.int64())])
+
+    def batches(self):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        from ..inputs.arrow import to_numpy
+
+        checked = getattr(self.scan, "checked", None)
+        str_t = pa.binary() if self.scan.clean is True else pa.string()
+        span = _Span(self.path, *self.span) if self.span is not None else None
+        stream = span if span is not None else checked  # (a span is of a plain file: never checked as read)
+        source = self.path if stream is None else pa.PythonFile(stream, mode="r")
+        try:
+            reader = pcsv.open_csv(
+                source,
+                read_options=pcsv.ReadOptions(column_names=["qid", "q0", "doc", "rank", "score", "tag"],
+                                              block_size=BLOCK_BYTES),
+                parse_options=pcsv.ParseOptions(delimiter=self.scan.delim.decode(), quote_char=False,
+                                                double_quote=False, escape_char=False, newlines_in_values=False,
+                                                ignore_empty_lines=False),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={"qid": str_t, "doc": str_t, "score": pa.float64()},
+                    include_columns=["qid", "doc", "score"], null_values=[], strings_can_be_null=False,
+                    quoted_strings_can_be_null=False),
+                memory_pool=pa.system_memory_pool(),
+            )
+            for batch in reader:
+                score = batch.column(2)
+                if score.null_count or (checked is not None and not checked.check.ok) \
+                        or not np.isfinite(to_numpy(score)).all():  # (not Array.to_numpy: it imports pandas)
+                    self.declined = True
+                    return
+                qid, doc = batch.column(0), batch.column(1)
+                if self.scan.clean is True:
+                    qid, doc = qid.view(pa.string()), doc.view(pa.string())
+                line = np.arange(self.rows + 1, self.rows + 1 + batch.num_rows, dtype=np.int64)
+                self.rows += batch.num_rows
+                yield pa.record_batch([qid, doc, score, pa.array(line)], schema=self.schema())
+        except (pa.ArrowException, UnicodeDecodeError, OSError, EOFError, ValueError):  # (corrupt compressed content)
+            self.declined = True
+        finally:
+            if span is not None:
+                span.close()
+        if (self.rows == 0 and self.span is None) or (checked is not None and not checked.clean()):
+            self.declined = True
+
+
+class _Span(_ReadOnly):
+    """Bytes ``start`` to ``end`` of a file, read as a stream (what pyarrow's CSV reader reads)."""
+
+    def __init__(self, path: str, start: int, end: int):
+        self.fh = open(path, "rb")
+        self.fh.seek(start)
+        self.left = end - start
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        data = self.fh.read(n) if n > 0 else b""
+        self.left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.closed = True
+        self.fh.close()
+
+
+#: A plain TREC run at least this large is partitioned in spans, one per pool worker.
+SPAN_MIN_BYTES = 64 << 20
+#: Bytes read at a time while counting the lines before a span.
+_COUNT_BYTES = 16 << 20
+
+
+def spans_of(path: str, pieces: int) -> list[tuple[int, int]]:
+    """``pieces`` byte ranges (start, end) covering ``path``: cut j at the first line start
+    at or after ``j * size / pieces`` (a range may be empty: a line longer than a range)."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as fh:
+        for j in range(1, pieces):
+            at = size * j // pieces
+            if at <= cuts[-1]:
+                cuts.append(cuts[-1])
+                continue
+            at -= 1  # the byte before: a newline there makes ``at`` a line start
+            fh.seek(at)
+            while True:
+                block = fh.read(1 << 16)
+                if not block:
+                    at = size
+                    break
+                nl = block.find(b"\n")
+                if nl >= 0:
+                    at += nl + 1
+                    break
+                at += len(block)
+            cuts.append(max(cuts[-1], min(at, size)))
+    cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _lines_before(path: str, offset: int) -> int:
+    """Newlines in the first ``offset`` bytes of ``path`` (the line a span starting there
+    begins on, less one)."""
+    count = 0
+    with open(path, "rb") as fh:
+        left = offset
+        while left > 0:
+            block = fh.read(min(_COUNT_BYTES, left))
+            if not block:
+                break
+            count += block.count(b"\n")
+            left -= len(block)
+    return count
+
+
+def partition_span(path: str, delim: bytes, clean, span: tuple[int, int], index: int, n: int, out_dir: str,
+                   budget: int) -> tuple[int, bool]:
+    """One span of a plain TREC run (checked clean by ``readers._scan_plain``: ``delim``,
+    ``clean``) into ``n`` buckets under ``out_dir``, as part files ``part-sJJJ-NNNNNN.parquet``
+    (JJJ = ``index``, so the parts of earlier spans sort first); rows numbered by their line
+    in the whole file (the newlines before the span are counted first). What a pool worker
+    runs while the driver reads the other inputs. Returns (rows, declined): declined where
+    the fast path would decline the file (then its buckets are dropped)."""
+    if span[0] == span[1]:
+        return 0, False  # (a line longer than a span: the span before holds it)
+    stream = _Stream(path, SimpleNamespace(delim=delim, clean=clean), span, _lines_before(path, span[0]) + 1)
+    first = stream.rows
+    con = _connect()
+    try:
+        _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out_dir, budget, f"part-s{index:03d}-")
+    finally:
+        con.close()
+    return stream.rows - first, stream.declined
+
+
+class _ParquetStream:
+    """The rows of a Parquet run with a score column, a batch at a time, each batch checked
+    and converted by the readers' own ``columns.run_table`` (row numbers as the readers
+    number them: from 1 in file order). ``declined`` where the readers must read the file
+    whole: a rank column (its ranks are checked per query, across batches), no rows, or any
+    error -- which the readers then raise for the whole file, as in memory."""
+
+    def __init__(self, path: str, name: str, options):
+        self.path, self.name, self.options = path, name, options
+        self.declined = False
+        self.rows = 0
+        self.columns: dict | None = None
+
+    schema = _Stream.schema
+
+    def batches(self):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .bucket import _no_digest
+        from ..inputs.columns import ColumnMapping, resolve_columns, run_table
+
+        try:
+            pf = pq.ParquetFile(self.path)
+            r = resolve_columns(pf.schema_arrow.names, self.options.run_columns, "run", self.path)
+            if r.kind == "rank":
+                self.declined = True
+                return
+            mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+            for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(dict.fromkeys((r.query, r.doc, r.value)))):
+                if batch.num_rows == 0:
+                    continue
+                line = np.arange(self.rows + 1, self.rows + 1 + batch.num_rows, dtype=np.int64)
+                raw = run_table(pa.Table.from_batches([batch]), self.path, mapping, name=self.name,
+                                digest=_no_digest(), rows=line)
+                self.rows += batch.num_rows
+                self.columns = raw.columns
+                qid = raw.qid.combine_chunks() if isinstance(raw.qid, pa.ChunkedArray) else raw.qid
+                doc = raw.doc.combine_chunks() if isinstance(raw.doc, pa.ChunkedArray) else raw.doc
+                yield pa.record_batch([qid.cast(pa.string()), doc.cast(pa.string()),
+                                       pa.array(np.asarray(raw.score, dtype=np.float64)), pa.array(line)],
+                                      schema=self.schema())
+        except (InputError, pa.ArrowException, OSError, ValueError):
+            self.declined = True
+        if self.rows == 0:
+            self.declined = True
+
+
+def _streamable_run(path: str, options) -> tuple[str | None, object]:
+    """(format, scan) of a lane file the streamed road can read: a regular uncompressed TREC
+    file passing the fast path's byte checks; (format or None, None) otherwise."""
+    from ..inputs.files import check_file, compression_of
+    from ..inputs.formats import HEAD_BYTES, detect
+    from ..inputs.readers import _scan_plain
+
+    try:
+        if check_file(path) != "regular":
+            return None, None
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except (InputError, OSError):
+        return None, None  # the readers say what is wrong
+    name = compression_of(head[:6])
+    if name is not None:
+        return _streamable_compressed(path, name, options)
+    fmt = options.run_format if options.run_format != "auto" else detect(head, "run", path)
+    if fmt != "trec":
+        return fmt, None
+    scan = _scan_plain(path)
+    if scan is None or scan.clean is False or scan.delim is None:
+        return fmt, None
+    return fmt, scan
+
+
+def _streamable_compressed(path: str, name: str, options) -> tuple[str | None, object]:
+    """(format, scan) of compressed TREC content the streamed road reads, checking its bytes
+    as it goes (a :class:`_Checked` stream, opened on its first 1 MiB); (None, None) when the
+    readers must read it (another format, no delimiter on the first line, a BOM, corrupt)."""
+    from ..inputs.formats import HEAD_BYTES, detect
+    from ..inputs.readers import _SCAN_STEP, _delimiter
+
+    if options.run_format not in ("auto", "trec"):
+        return None, None
+    try:
+        stream = _decompressed(path, name)
+        if stream is None:
+            return None, None
+        first = stream.read(_SCAN_STEP)
+    except Exception:  # noqa: BLE001 - a corrupt file: the readers name the problem
+        return None, None
+    fmt = options.run_format if options.run_format != "auto" else _detect_or_none(detect, first[:HEAD_BYTES], path)
+    nl = first.find(b"\n")
+    delim = None if first[:3] == b"\xef\xbb\xbf" else _delimiter(first[:nl] if nl >= 0 else first)
+    if fmt != "trec" or delim is None or not first:
+        stream.close()
+        return None, None
+    return fmt, SimpleNamespace(delim=delim, clean=None, checked=_Checked(stream, first, delim))
+
+
+def _detect_or_none(detect, head: bytes, path: str):
+    try:
+        return detect(head, "run", path)
+    except InputError:
+        return None  # the readers say it
+
+
+# --------------------------------------------------------------------------- partition
+
+
+def _check_paths_once(plan: BucketPlan) -> None:
+    """A path given twice is an error, as ``workspace.read_inputs`` says it (before reading)."""
+    from ..workspace.loaded import check_read_once
+
+    check_read_once([("lane", p) for _, p in plan.lanes] + [("qrels", plan.qrels), ("ood negatives", plan.ood_negatives)])
+
+
+def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | None = None,
+                    pool=None, workers: int = 1) -> tuple[list[BucketFiles], dict]:
+    """Write every input of ``plan`` as ``n`` query-id buckets of Parquet files under
+    ``workdir`` (which must exist); returns one :class:`BucketFiles` per bucket and the
+    :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (e.g. ``2GB``: this
+    process's share) bounds the bucket writer's buffers to an eighth of it (at most
+    ``BUFFER_BYTES``). Files are read in the order ``workspace.read_inputs`` reads them,
+    so the first error is the one the in-memory path raises. With ``pool`` (a process
+    pool of ``workers``), a plain TREC run of at least ``SPAN_MIN_BYTES`` is cut into
+    ``workers`` spans at line ends, partitioned side by side (:func:`partition_span`)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..inputs.files import sha256_of
+    from ..inputs.formats import check_options_used
+    from ..inputs.readers import read_qrels
+
+    if n < 1:
+        raise InputError(f"must be at least 1, got {n}", "--buckets")
+    _check_paths_once(plan)
+    opts = plan.settings.inputs
+    budget = _buffer_budget(memory_limit)
+    con = _connect()
+    facts: dict = {}
+    lane_dirs, formats = [], []
+    pending: dict = {}  # lane index -> (name, path, out dir, span futures, digest)
+    hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256")
+    try:
+        for i, (name, path) in enumerate(plan.lanes):
+            out = os.path.join(workdir, f"lane{i}")
+            lane_dirs.append((name, out))
+            fmt, scan = _streamable_run(path, opts)
+            if fmt == "parquet":
+                digest = hasher.submit(sha256_of, path)
+                stream = _ParquetStream(path, name, opts)
+                _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
+                if not stream.declined:
+                    facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
+                    formats.append(SimpleNamespace(format="parquet"))
+                    continue
+                _remove_tree(out)  # the readers read it whole
+            elif scan is not None and _spans_apply(path, scan, pool, workers):
+                # the workers partition its spans while this process reads the other inputs
+                pending[i] = (name, path, out, _submit_spans(pool, path, scan, workers, n, out, budget),
+                              hasher.submit(sha256_of, path))
+                formats.append(None)  # known once the spans are done
+                continue
+            elif scan is not None:
+                digest = hasher.submit(sha256_of, path)  # streamed over the file while it is partitioned
+                stream = _Stream(path, scan)
+                try:
+                    _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
+                finally:
+                    checked = getattr(scan, "checked", None)
+                    if checked is not None:
+                        checked.close()
+                if not stream.declined:
+                    facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
+                    formats.append(SimpleNamespace(format="trec"))
+                    continue
+                _remove_tree(out)  # the readers read it whole
+            formats.append(_lane_read_whole(con, name, path, opts, n, out, budget, facts))
+        judged = []
+        judged_error = None
+        try:
+            for what, path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
+                if path is None:
+                    continue
+                raw = read_qrels(path, opts)
+                _write_buckets(con, _table_batches(_qrels_table(raw), QRELS_SCHEMA_FIELDS), QRELS_SCHEMA_FIELDS, n,
+                               os.path.join(workdir, what), budget)
+                facts[path] = file_facts(raw)
+                judged.append(SimpleNamespace(format=raw.format))
+                del raw
+        except InputError as exc:
+            if not pending:
+                raise
+            judged_error = exc  # raised after the lanes: a lane's error comes first, as in memory
+        for i, (name, path, out, futures, digest) in pending.items():
+            if not _spans_declined(futures, path):
+                facts[path] = FileFacts(path, _sha(digest, path), "trec", None, ())
+                formats[i] = SimpleNamespace(format="trec")
+                continue
+            _remove_tree(out)  # the readers read it whole
+            formats[i] = _lane_read_whole(con, name, path, opts, n, out, budget, facts)
+        if judged_error is not None:
+            raise judged_error
+        check_options_used(opts, formats, judged)
+    finally:
+        hasher.shutdown(wait=False)  # (every digest used was waited for; the qrels are read while one is made)
+        con.close()
+
+    def at(d: str, k: int) -> str:
+        return os.path.join(d, f"bucket={k}")
+
+    files = [BucketFiles(k, tuple((name, at(d, k)) for name, d in lane_dirs), at(os.path.join(workdir, "qrels"), k),
+                         at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
+             for k in range(n)]
+    return files, facts
+
+
+def _lane_read_whole(con, name: str, path: str, opts, n: int, out: str, budget: int, facts: dict):
+    """A lane read whole by the readers (``readers.read_lane``), its rows into ``n`` buckets
+    under ``out``, its facts into ``facts``; what ``formats.check_options_used`` reads of it."""
+    from ..inputs.readers import read_lane
+
+    raw = read_lane(path, name, opts)
+    _write_buckets(con, _table_batches(_lane_table(raw), LANE_SCHEMA_FIELDS), LANE_SCHEMA_FIELDS, n, out, budget)
+    facts[path] = file_facts(raw)
+    return SimpleNamespace(format=raw.format)
+
+
+def _spans_apply(path: str, scan, pool, workers: int) -> bool:
+    return (pool is not None and workers > 1 and getattr(scan, "checked", None) is None
+            and os.path.getsize(path) >= SPAN_MIN_BYTES)
+
+
+def _submit_spans(pool, path: str, scan, workers: int, n: int, out: str, budget: int) -> list:
+    """:func:`partition_span` of each of ``workers`` spans of ``path``, submitted to ``pool``."""
+    return [pool.submit(partition_span, path, scan.delim, scan.clean, span, j, n, out, budget)
+            for j, span in enumerate(spans_of(path, workers))]
+
+
+def _spans_declined(futures: list, path: str) -> bool:
+    """Whether the spans' file was declined (no rows at all, or a span the fast path would
+    decline), once every span is done. A worker that dies fails the command
+    (``engine.BucketFailed``)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from concurrent.futures import wait
+
+    from .engine import WAIT_S
+
+    try:
+        while wait(futures, timeout=WAIT_S)[1]:  # (see engine.WAIT_S: a signal is handled meanwhile)
+            pass
+        done = [f.result() for f in futures]
+    except BrokenProcessPool:
+        from .engine import BucketFailed
+
+        raise BucketFailed(f"partitioning {path} failed: a worker process ended unexpectedly (killed, or out of "
+                           "memory); nothing was written") from None
+    finally:
+        for f in futures:
+            f.cancel()
+    return sum(rows for rows, _ in done) == 0 or any(declined for _, declined in done)
+
+
+#: The bucket writer's buffers (``_BucketWriter``): at most this, or an eighth of the
+#: memory limit given.
+BUFFER_BYTES = 256 * 10**6
+
+
+def _buffer_budget(memory_limit: str | None) -> int:
+    if memory_limit is None:
+        return BUFFER_BYTES
+    from .engine import parse_size
+
+    return max(16 * 10**6, min(BUFFER_BYTES, parse_size(memory_limit) // 8))
+
+
+def _sha(digest, path: str) -> str:
+    try:
+        return digest.result()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- reading a bucket
+
+
+def _read_parquet(path: str | None):
+    """The rows at ``path`` (a Parquet file, or every ``*.parquet`` of a directory, in name
+    order); None when nothing is there."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path is None or not os.path.exists(path):
+        return None
+    if os.path.isdir(path):
+        parts = sorted(f for f in os.listdir(path) if f.endswith(".parquet"))
+        if not parts:
+            return None
+        return pa.concat_tables([pq.read_table(os.path.join(path, f)) for f in parts])
+    return pq.read_table(path)
+
+
+def read_bucket(files: BucketFiles) -> tuple[dict, object, object]:
+    """(lane name -> rows, qrels rows, negatives rows or None) of one bucket, as Arrow
+    tables; a lane without rows in this bucket is left out, absent qrels are None."""
+    lanes = {}
+    for name, path in files.lanes:
+        t = _read_parquet(path)
+        if t is not None:
+            lanes[name] = t
+    return lanes, _read_parquet(files.qrels), _read_parquet(files.ood)
+
+
+def bucket_task(files: BucketFiles, plan: BucketPlan):
+    """``bucket.run_bucket`` of one bucket on disk (what a worker process runs)."""
+    lanes, qrels, ood = read_bucket(files)
+    return run_bucket(lanes, qrels, plan, ood)

@@ -1,0 +1,513 @@
+"""The verdict: the one algorithm of SPEC §7 over the rows of one ``compare`` call.
+
+α = 1 − confidence (shared by all rows). The family is the non-exploratory rows
+(only the ``primary`` metric's rows when given; the others are ``descriptive``).
+J = family size; the family's raw p of the deciding test (``test``: the randomization
+test by default, or the paired t-test — seed 001's ``test_method``) are adjusted by
+the correction (``multiplicity``); a row is ``better`` or ``worse`` only inside the
+family, and an undecided row is "no improvement shown", never a loss. The other test,
+the BCa interval and p_superiority are checks compared with the deciding decision, and
+every disagreement is put into words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .intervals import MIN_QUERIES_FOR_COVERAGE, finite_or_none, null_reason
+from .multiplicity import adjust_p, check_correction, thresholds
+from .paired import NOT_IN_ROW, PairedStats
+
+#: The tests that can decide a verdict (``--test``); the other one is an agreement flag.
+TESTS: tuple[str, ...] = ("randomization", "t")
+
+VERDICTS: tuple[str, ...] = ("better", "worse", "inconclusive", "exploratory", "descriptive")
+#: How each verdict is printed: an inconclusive row is never shown as a loss.
+VERDICT_TEXT: dict[str, str] = {
+    "better": "better",
+    "worse": "worse",
+    "inconclusive": "no improvement shown",
+    "exploratory": "exploratory (not a test)",
+    "descriptive": "descriptive (outside the primary family)",
+}
+#: Printed under every comparison table.
+CAPTION = (
+    "Intervals are per comparison, not simultaneous. They describe variation over queries "
+    "for these fixed runs, not over training seeds."
+)
+
+
+def check_test(test: str) -> str:
+    if test not in TESTS:
+        raise InputError(f"test must be one of {', '.join(TESTS)}, got {test!r}", "--test")
+    return test
+
+
+@dataclass(frozen=True)
+class RowInput:
+    """One requested comparison: names, its paired statistics, and whether it is exploratory."""
+
+    baseline: str
+    candidate: str
+    metric: str
+    stats: PairedStats
+    exploratory: bool = False
+    retraining: object | None = None  # seeds.RetrainingSpread, with --seed-runs
+
+
+def _after(key: str) -> dict:
+    """Metadata: in a ``compare --out`` row this field comes right after ``key``."""
+    return {"after": key}
+
+
+#: Metadata of the field whose value's own row keys are spliced in at its place.
+_SPLICED = {"splice": True}
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One row of ``compare``: its names, its paired statistics and the family's decision.
+
+    A row holds its ``stats`` and reads as them too (``row.difference`` is
+    ``row.stats.difference``). The ``compare --out`` keys (``ROW_KEYS``) are derived
+    from the declarations: the row's fields in order, ``stats`` spliced as the
+    ``PairedStats`` row fields, a field with ``after`` metadata placed after that key
+    and the next ones after it; fields marked ``NOT_IN_ROW`` are for the printed tables.
+    """
+
+    baseline: str
+    candidate: str
+    metric: str
+    stats: PairedStats = field(metadata=_SPLICED)
+    adjusted_p: float | None = field(metadata=_after("randomization_p"))
+    bca_level: float = field(metadata=_after("t_p"))
+    bca_low: float | None
+    bca_high: float | None
+    correction: str = field(metadata=_after("seed"))
+    exploratory: bool
+    verdict: str
+    t_agrees: bool | None
+    interval_agrees: bool | None
+    bootstrap_agrees: bool | None
+    # the deciding test, and the randomization test's agreement when the t-test decides
+    test: str = field(default="randomization", metadata=_after("bootstrap_agrees"))
+    randomization_agrees: bool | None = None
+    # the spread over retraining seeds (seeds.RetrainingSpread), a separate quantity from the interval
+    retraining: object | None = None
+    threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
+    in_family: bool = field(default=False, metadata=NOT_IN_ROW)
+    disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
+    warnings: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
+    reasons: tuple[tuple[str, str], ...] = field(default=(), metadata=NOT_IN_ROW)
+
+    def __getattr__(self, name: str):
+        # only reached for names the row itself lacks: read them from the stats
+        if name.startswith("__") or name == "stats":
+            raise AttributeError(name)
+        return getattr(self.stats, name)
+
+    @property
+    def verdict_text(self) -> str:
+        return VERDICT_TEXT[self.verdict]
+
+    def as_dict(self, reasons: bool = False) -> dict:
+        """Exactly ``ROW_KEYS``, strict-JSON (nan/±inf → None).
+
+        ``reasons=True`` adds a sibling ``<key>_reason`` for every null value.
+        """
+        out: dict = {}
+        why = dict(self.reasons)
+        for key in ROW_KEYS:
+            value = getattr(self, key)
+            if key in ("largest_losses", "largest_gains"):
+                out[key] = [x.as_dict() for x in value]
+            elif key == "retraining":
+                out[key] = None if value is None else value.as_dict()
+            elif isinstance(value, (bool, np.bool_)):
+                out[key] = bool(value)
+            elif isinstance(value, str):
+                out[key] = value
+            elif isinstance(value, (int, np.integer)):
+                out[key] = int(value)
+            else:
+                out[key] = finite_or_none(value)
+            if reasons and out[key] is None:
+                out[f"{key}_reason"] = null_reason(value, why.get(key, "not computed"))
+        return out
+
+
+def _in_row(f) -> bool:
+    return f.metadata.get("row", True)
+
+
+def _row_keys() -> tuple[str, ...]:
+    """The keys of one ``compare --out`` row, in order (SPEC §7), from the declarations."""
+    keys: list[str] = []
+    at = 0  # where the next field goes
+    for f in filter(_in_row, fields(ComparisonRow)):
+        if f.metadata.get("splice"):
+            names = [g.name for g in filter(_in_row, fields(PairedStats))]
+        else:
+            names = [f.name]
+        if "after" in f.metadata:
+            at = keys.index(f.metadata["after"]) + 1
+        keys[at:at] = names
+        at += len(names)
+    return tuple(keys)
+
+
+#: the keys of one ``compare --out`` row, in order (SPEC §7)
+ROW_KEYS: tuple[str, ...] = _row_keys()
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """All rows of one ``compare`` call, the family size and call-level warnings."""
+
+    rows: tuple[ComparisonRow, ...]
+    family_size: int
+    alpha: float
+    correction: str
+    primary: str | None
+    min_delta: float
+    warnings: tuple[str, ...]
+    caption: str = CAPTION
+    test: str = "randomization"
+
+    def settings_dict(self) -> dict:
+        """The family's settings as ``compare --out`` records them."""
+        return {
+            "test": self.test,
+            "alpha": self.alpha,
+            "confidence": 1.0 - self.alpha,
+            "correction": self.correction,
+            "primary": self.primary,
+            "min_delta": self.min_delta,
+            "family_size": self.family_size,
+        }
+
+    def as_dict(self, reasons: bool = False) -> dict:
+        return {
+            "comparisons": [r.as_dict(reasons) for r in self.rows],
+            "settings": self.settings_dict(),
+            "warnings": list(self.warnings),
+            "caption": self.caption,
+        }
+
+
+# ---------------------------------------------------------------------------
+# the steps of decide
+# ---------------------------------------------------------------------------
+
+
+def _decision_words(flag: bool) -> str:
+    return "established" if flag else "not established"
+
+
+def _superiority_words(p_sup: float, conf: float) -> str:
+    """What p_superiority (the share of bootstrap replicates with Δ* = candidate − baseline > 0)
+    says, naming the tail it crosses the ``conf`` bar in, if any."""
+    up, down = 100 * p_sup, 100 * (1 - p_sup)
+    head = f"p_superiority = {p_sup:.4f} = P(Δ* > 0), the share of bootstrap replicates with candidate − baseline > 0: "
+    if p_sup >= conf:
+        return head + (f"{up:.1f} % of replicates favour the candidate (upper tail: past the {conf:g} bar "
+                       "for the candidate)")
+    if p_sup <= 1 - conf:
+        return head + (f"{down:.1f} % of replicates favour the baseline or tie (lower tail: past the {conf:g} bar "
+                       f"in the baseline's direction, P(Δ* > 0) <= {1 - conf:.2g})")
+    return head + (f"{up:.1f} % of replicates favour the candidate and {down:.1f} % the baseline or tie "
+                   f"(neither tail reaches the {conf:g} bar)")
+
+
+def _check_rows(inputs: Sequence[RowInput], primary: str | None) -> PairedStats:
+    """All rows share confidence, resamples, seed and alternative; ``primary`` is compared.
+    Returns the first row's stats (the shared settings)."""
+    first = inputs[0].stats
+    shared = (first.confidence, first.resamples, first.seed, first.alternative)
+    for r in inputs:
+        s = r.stats
+        if (s.confidence, s.resamples, s.seed, s.alternative) != shared:
+            raise InputError("all rows of one compare call must share confidence, resamples, seed and alternative")
+    if primary is not None and not any(r.metric == primary for r in inputs):
+        raise InputError(f"--primary {primary!r} is not among the compared metrics")
+    return first
+
+
+@dataclass(frozen=True)
+class _Family:
+    """The tested family: row index → position k, and per position the adjusted p of the
+    deciding test (NaN without a test), the raw-p threshold and the other test's adjusted p."""
+
+    position: dict
+    adjusted: np.ndarray
+    threshold: np.ndarray
+    other_adjusted: np.ndarray
+    tested: bool  # the deciding test ran (B > 0 for the randomization test) and J > 0
+
+    @property
+    def size(self) -> int:
+        return len(self.position)
+
+
+def _raw(s: PairedStats, test: str) -> float | None:
+    return s.t_p if test == "t" else s.randomization_p
+
+
+def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, correction: str, B: int,
+            test: str = "randomization") -> _Family:
+    """Family = non-exploratory rows (of the primary metric when given), in call order.
+    adjusted p of the deciding test by ``correction``; threshold_i = α/J (Bonferroni) or
+    α/(J − j_i + 1) (Holm), α/max(J, 1) without a test; the other test's p adjusted the
+    same way. An undefined t p (sd = 0) counts as 1 in either role (it still counts in J)."""
+    members = [i for i, r in enumerate(inputs) if not r.exploratory and (primary is None or r.metric == primary)]
+    J = len(members)
+    other = "randomization" if test == "t" else "t"
+
+    def raws(which: str) -> list[float]:
+        return [1.0 if _raw(inputs[i].stats, which) is None else _raw(inputs[i].stats, which) for i in members]
+
+    tested = J > 0 and (test == "t" or B > 0)
+    raw = raws(test)
+    adj = adjust_p(raw, correction) if tested else np.full(J, np.nan)
+    thr = thresholds(raw, alpha, correction) if tested else np.full(J, alpha / max(J, 1))
+    other_ran = J > 0 and (other == "t" or B > 0)
+    other_adj = adjust_p(raws(other), correction) if other_ran else np.full(J, np.nan)
+    return _Family({i: k for k, i in enumerate(members)}, adj, thr, other_adj, tested)
+
+
+def _call_warnings(B: int, J: int, alpha: float, test: str = "randomization") -> tuple[str, ...]:
+    """Nothing can be established without the deciding test, or when the randomization
+    floor J/(B + 1) exceeds α."""
+    if test == "t":
+        return ()
+    if B == 0:
+        return ("no randomization test was run (resamples = 0): nothing can be established",)
+    if J and J / (B + 1) > alpha:
+        return (
+            f"with B = {B:,} and {J} hypotheses the smallest attainable adjusted p is "
+            f"{J / (B + 1):.4g} > α = {alpha:.4g}: nothing can be established",
+        )
+    return ()
+
+
+#: How each test is named in a disagreement.
+_TEST_WORDS = {"randomization": "the randomization test", "t": "the paired t-test"}
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """A row's place relative to the family and the decisions the checks are compared with."""
+
+    in_family: bool
+    threshold: float | None
+    adjusted: float | None
+    level: float  # bca_level
+    decision: bool | None  # the deciding test's: adjusted p ≤ α in the family, raw p ≤ α outside
+    check_decision: bool | None  # the other test's, the same way
+    check_adjusted: float | None
+    verdict: str
+    adjusted_reason: str | None
+
+
+def _verdict(adjusted: float, alpha: float, difference: float, min_delta: float) -> str:
+    """``better`` iff adjusted p ≤ α, Δ̄ > 0 and Δ̄ ≥ min_delta; ``worse`` iff adjusted p ≤ α,
+    Δ̄ < 0 and −Δ̄ ≥ min_delta; else ``inconclusive``."""
+    if adjusted <= alpha and difference > 0 and difference >= min_delta:
+        return "better"
+    if adjusted <= alpha and difference < 0 and -difference >= min_delta:
+        return "worse"
+    return "inconclusive"
+
+
+def _place(i: int, r: RowInput, fam: _Family, alpha: float, conf: float, min_delta: float, primary: str | None,
+           test: str = "randomization") -> _Placement:
+    """In the family: threshold, adjusted p, bca_level = 1 − threshold and the verdict.
+    Outside: no adjusted p, bca_level = 1 − α, verdict ``exploratory`` or ``descriptive``."""
+    s = r.stats
+    other = "randomization" if test == "t" else "t"
+    raw, other_raw = _raw(s, test), _raw(s, other)
+    if i in fam.position:
+        k = fam.position[i]
+        threshold = float(fam.threshold[k])
+        adjusted = None if not fam.tested or raw is None else float(fam.adjusted[k])
+        if not fam.tested:
+            verdict, reason = "inconclusive", "no randomization test (resamples = 0)"
+        elif adjusted is None:
+            verdict, reason = "inconclusive", "the deciding t-test is undefined: sd of the differences is 0"
+        else:
+            verdict, reason = _verdict(adjusted, alpha, s.difference, min_delta), None
+        other_adj = None if other_raw is None else finite_or_none(fam.other_adjusted[k])
+        return _Placement(
+            in_family=True, threshold=threshold, adjusted=adjusted, level=1.0 - threshold,
+            decision=None if adjusted is None else adjusted <= alpha,
+            check_decision=None if other_adj is None else bool(other_adj <= alpha),
+            check_adjusted=other_adj, verdict=verdict, adjusted_reason=reason,
+        )
+    reason = ("exploratory: raw p only, never adjusted or established" if r.exploratory
+              else f"outside the primary family (--primary {primary})")
+    return _Placement(
+        in_family=False, threshold=None, adjusted=None, level=conf,
+        decision=None if raw is None else raw <= alpha,
+        check_decision=None if other_raw is None else other_raw <= alpha,
+        check_adjusted=None, verdict="exploratory" if r.exploratory else "descriptive", adjusted_reason=reason,
+    )
+
+
+def _null_reasons(s: PairedStats, bca, B: int) -> dict[str, str]:
+    """Why each null number of the row is null."""
+    reasons: dict[str, str] = {}
+    if bca is None:
+        reasons["bca_low"] = reasons["bca_high"] = (
+            "no resampling (resamples = 0)" if not B else "degenerate: every difference is equal"
+        )
+    if s.t_p is None:
+        reasons["t_p"] = "undefined: sd of the differences is 0"
+    if s.effect_size is None:
+        reasons["effect_size"] = "undefined: sd of the differences is 0"
+    if s.relative_gain is None:
+        reasons["relative_gain"] = "undefined: the baseline mean is 0"
+    for key in ("ci_low", "ci_high", "p_superiority", "randomization_p", "unpaired_ci_low", "unpaired_ci_high"):
+        if getattr(s, key) is None:
+            reasons[key] = "no resampling (resamples = 0)"
+    return reasons
+
+
+@dataclass(frozen=True)
+class _Agreement:
+    t_agrees: bool | None
+    interval_agrees: bool | None
+    bootstrap_agrees: bool | None
+    randomization_agrees: bool | None
+    disagreements: tuple[str, ...]
+    reasons: dict
+
+
+def _agreement(s: PairedStats, p: _Placement, bca, alpha: float, conf: float, test: str = "randomization") -> _Agreement:
+    """Each check's decision against the deciding test's decision: the other test —
+    ``t_agrees`` when the randomization test decides, ``randomization_agrees`` when the
+    t-test does (its p adjusted in the family, ≤ α); ``interval_agrees`` — the BCa interval
+    at ``bca_level`` excludes 0; ``bootstrap_agrees`` — p_superiority ≥ confidence or
+    ≤ 1 − confidence. A flag is None when its check is undefined (sd = 0, degenerate BCa,
+    B = 0) or is the deciding test itself."""
+    reasons: dict[str, str] = {}
+    other = "randomization" if test == "t" else "t"
+    flag_key = "t_agrees" if other == "t" else "randomization_agrees"
+    if test == "t":
+        reasons["t_agrees"] = "the t-test decides (--test t): the randomization test is the check"
+    if p.decision is None:
+        why = ("no randomization decision to agree with (resamples = 0)" if test == "randomization"
+               else "no t-test decision to agree with (sd of the differences is 0)")
+        for key in (flag_key, "interval_agrees", "bootstrap_agrees"):
+            reasons[key] = why
+        return _Agreement(None, None, None, None, (), reasons)
+    if p.check_decision is None:
+        reasons[flag_key] = ("t-test undefined: sd of the differences is 0" if other == "t"
+                             else "no randomization test (resamples = 0)")
+    if bca is None:
+        reasons["interval_agrees"] = "BCa interval undefined (degenerate)"
+    decision = p.decision
+    what = _TEST_WORDS[test] + (" (adjusted)" if p.in_family else "")
+    disagreements: list[str] = []
+    check_agrees = interval_agrees = boot_agrees = None
+    if p.check_decision is not None:
+        check_agrees = p.check_decision == decision
+        if not check_agrees:
+            head = (f"the paired t-test disagrees: t p = {s.t_p:.4g}" if other == "t"
+                    else f"the randomization test disagrees: p = {s.randomization_p:.4g}")
+            disagreements.append(
+                head + (f" (adjusted {p.check_adjusted:.4g})" if p.in_family else "")
+                + f" is {_decision_words(p.check_decision)} at α = {alpha:.4g}, {what} is {_decision_words(decision)}"
+            )
+    if bca is not None:
+        bca_low, bca_high = bca
+        excludes = bca_low > 0.0 or bca_high < 0.0
+        interval_agrees = excludes == decision
+        if not interval_agrees:
+            disagreements.append(
+                f"the BCa interval at level {p.level:.4f} {'excludes' if excludes else 'includes'} 0 "
+                f"while {what} is {_decision_words(decision)}"
+            )
+    if s.p_superiority is not None:
+        crossed = s.p_superiority >= conf or s.p_superiority <= 1.0 - conf
+        boot_agrees = crossed == decision
+        if not boot_agrees:
+            disagreements.append(f"{_superiority_words(s.p_superiority, conf)} while {what} is {_decision_words(decision)}")
+    t_agrees, rand_agrees = (check_agrees, None) if other == "t" else (None, check_agrees)
+    return _Agreement(t_agrees, interval_agrees, boot_agrees, rand_agrees, tuple(disagreements), reasons)
+
+
+def _row_warnings(s: PairedStats, p: _Placement, B: int, test: str = "randomization") -> tuple[str, ...]:
+    """A coarse null (n_nonzero < 30), a threshold below the randomization floor 1/(B + 1)
+    (when that test decides), a bootstrap on fewer than 30 queries."""
+    warnings: list[str] = []
+    if s.n_nonzero < MIN_QUERIES_FOR_COVERAGE:
+        warnings.append(
+            f"only {s.n_nonzero} of {s.n_units} {s.sampled} differ: the randomization null distribution is coarse"
+        )
+    if test == "randomization" and B and p.in_family and 1.0 / (B + 1) > p.threshold:
+        warnings.append(
+            f"the smallest attainable p with B = {B:,} is {1 / (B + 1):.4g}, above this row's "
+            f"threshold {p.threshold:.4g}: it cannot be established"
+        )
+    if s.n_units < MIN_QUERIES_FOR_COVERAGE:
+        warnings.append(f"bootstrap intervals on {s.n_units} {s.sampled} cover less often than their level")
+    return tuple(warnings)
+
+
+def decide(
+    inputs: Sequence[RowInput],
+    *,
+    correction: str = "holm",
+    primary: str | None = None,
+    min_delta: float = 0.0,
+    test: str = "randomization",
+) -> CompareResult:
+    """The verdict algorithm of SPEC §7 over the rows of one ``compare`` call.
+
+    ``test`` names the deciding test (``TESTS``): its p is adjusted and decides; the
+    other test is an agreement flag.
+
+    Check the rows (``_check_rows``), form the family and adjust its p (``_family``),
+    then per row: its place and verdict (``_place``), the BCa interval at its
+    ``bca_level``, the agreement flags (``_agreement``), the reasons for null numbers
+    and the warnings.
+    """
+    check_correction(correction)
+    check_test(test)
+    if not inputs:
+        return CompareResult((), 0, 0.05, correction, primary, float(min_delta), (), test=test)
+    first = _check_rows(inputs, primary)
+    conf = first.confidence
+    alpha = 1.0 - conf
+    B = first.resamples
+    min_delta = float(min_delta)
+    fam = _family(inputs, primary, alpha, correction, B, test)
+    rows = []
+    for i, r in enumerate(inputs):
+        s = r.stats
+        place = _place(i, r, fam, alpha, conf, min_delta, primary, test)
+        bca = s.bca_interval(place.level) if B else None
+        agree = _agreement(s, place, bca, alpha, conf, test)
+        if test == "randomization":
+            agree.reasons.setdefault("randomization_agrees", "the randomization test decides (the t-test is the check)")
+        reasons = {**_null_reasons(s, bca, B), **agree.reasons}
+        if place.adjusted_reason is not None:
+            reasons["adjusted_p"] = place.adjusted_reason
+        if r.retraining is None:
+            reasons["retraining"] = "no retraining runs of either lane (compare --seed-runs with SYSTEM@SEED lanes)"
+        rows.append(ComparisonRow(
+            baseline=r.baseline, candidate=r.candidate, metric=r.metric, stats=s,
+            adjusted_p=place.adjusted, bca_level=place.level,
+            bca_low=None if bca is None else bca[0], bca_high=None if bca is None else bca[1],
+            correction=correction, exploratory=r.exploratory, verdict=place.verdict,
+            t_agrees=agree.t_agrees, interval_agrees=agree.interval_agrees, bootstrap_agrees=agree.bootstrap_agrees,
+            test=test, randomization_agrees=agree.randomization_agrees, retraining=r.retraining,
+            threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
+            warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
+        ))
+    return CompareResult(tuple(rows), fam.size, alpha, correction, primary, min_delta,
+                         _call_warnings(B, fam.size, alpha, test), test=test)
