@@ -82,8 +82,9 @@ import numpy, scipy.special, scipy.stats, pyarrow, pyarrow.compute, pyarrow.csv,
 for m in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
     __import__("rankscope_tui.commands." + m)
 import mmap
-for m in ("pipeline", "report", "rules", "diffing", "comparison", "intervals", "resampling", "gate", "gate_analysis",
-          "thresholds", "fusion", "attribution", "goldens"):
+for m in ("instruments.evaluate", "report.payload", "instruments.rules", "instruments.diff", "instruments.compare",
+          "statistics.intervals", "statistics.resampling", "gate", "gate.analysis", "gate.thresholds", "fusion.methods",
+          "attribution.misses", "instruments.goldens"):
     __import__("rankscope_tui.kernel." + m)
 for m in ("report", "compare", "diff", "rules", "calibrate"):
     __import__("rankscope_tui.render." + m)
