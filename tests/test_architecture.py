@@ -200,7 +200,8 @@ def test_the_package_keeps_the_import_arrows():
 KERNEL_RUN = r"""
 import json, sys
 from pathlib import Path
-from rankscope_tui.kernel import comparison, gate_analysis, pipeline
+from rankscope_tui.kernel.gate import analysis as gate_analysis
+from rankscope_tui.kernel.instruments import compare as comparison, evaluate as pipeline
 from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import CompareSettings, GateSettings, LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace

@@ -93,7 +93,7 @@ DRIVER = '''
 import sys
 
 import faults
-from rankscope_tui.kernel import engine
+from rankscope_tui.kernel.scale import engine
 
 
 def slow_add(self, batch):
@@ -108,11 +108,11 @@ def slow_add(self, batch):
 
 if __name__ == "__main__":  # (the spawned workers import this file as __mp_main__)
     if sys.argv[1] == "slow_partition":
-        from rankscope_tui.kernel import partition
+        from rankscope_tui.kernel.scale import partition
 
         partition._BucketWriter.add = slow_add
     elif sys.argv[1] in ("killing_span", "slow_span"):  # every plain run in spans, by these tasks
-        from rankscope_tui.kernel import partition
+        from rankscope_tui.kernel.scale import partition
 
         partition.SPAN_MIN_BYTES = 0
         engine._workers = lambda e: 2

@@ -140,7 +140,7 @@ def test_compressed_parquet_reads_the_same(tmp_path, data):
 
 
 def test_reading_a_parquet_run_leaves_pyarrow_compute_and_fs_unimported(data):
-    code = ("import sys, json; from rankscope_tui.kernel import readers; "
+    code = ("import sys, json; from rankscope_tui.kernel.inputs import readers; "
             f"readers.read_lane({str(data / 'dict.parquet')!r}, 'a'); "
             "print(json.dumps([m in sys.modules for m in ('pyarrow.compute', 'pyarrow.fs', 'pyarrow.parquet')]))")
     env = dict(os.environ, PYTHONPATH=ROOT)

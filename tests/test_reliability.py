@@ -763,8 +763,8 @@ def test_a_failed_write_keeps_the_old_files_and_leaves_no_temp(tmp_path, monkeyp
 
 _INTERRUPTIBLE = r"""
 import os, sys, time
-from rankscope_tui.kernel import output as IO
-from rankscope_tui.kernel import pipeline as PL
+from rankscope_tui.kernel.report import output as IO
+from rankscope_tui.kernel.instruments import evaluate as PL
 
 marker, where = os.environ["RS_MARKER"], os.environ["RS_WHERE"]
 

@@ -176,7 +176,7 @@ def test_the_demo_is_recognised_without_importing_it(demo):
     assert ws.synthetic and ws.showcase["dilution"] == SHOWCASE["dilution"]
     code = (
         "import sys\n"
-        "from rankscope_tui.kernel import workspace, pipeline, rrf_at_k, calibration, provenance\n"
+        "from rankscope_tui.kernel.workspace import loaded\nfrom rankscope_tui.kernel.instruments import evaluate\nfrom rankscope_tui.kernel.fusion import rrf_at_k, calibration\nfrom rankscope_tui.kernel.inputs import provenance\n"
         "from rankscope_tui.screens import rrf, calibrate\n"
         "assert 'rankscope_tui.demo' not in sys.modules\n"
         "assert not any(m in sys.modules for m in ('rankscope_tui.app', 'rankscope_tui.cli'))\n"
