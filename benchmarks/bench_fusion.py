@@ -43,8 +43,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rankscope_tui.kernel.fusion import methods as F  # noqa: E402
 from rankscope_tui.kernel import measures as M  # noqa: E402
+from rankscope_tui.kernel.fusion import methods as F  # noqa: E402
 from rankscope_tui.kernel.ranking.judgments import Judgments  # noqa: E402
 from rankscope_tui.kernel.ranking.ranks import RankedLane, offsets_for  # noqa: E402
 

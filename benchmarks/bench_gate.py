@@ -28,8 +28,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the brute-force oracle lives with the tests
 
-from rankscope_tui.kernel import gate as G  # noqa: E402
 from gate_oracles import sweep_brute_force  # noqa: E402
+
+from rankscope_tui.kernel import gate as G  # noqa: E402
 from rankscope_tui.kernel.ranking.ranks import rank_lane  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -126,7 +127,8 @@ def main(argv=None) -> int:
         "system": platform.system(),
         "cpus": os.cpu_count(),
     }
-    result = {"benchmark": "gate floor sweep vs brute-force re-evaluation", "data": "synthetic", "seed": args.seed, "hits_per_query": args.hits, "environment": env, "sizes": rows, "target": "sweep over 100,000 queries < 1 s"}
+    result = {"benchmark": "gate floor sweep vs brute-force re-evaluation", "data": "synthetic", "seed": args.seed,
+              "hits_per_query": args.hits, "environment": env, "sizes": rows, "target": "sweep over 100,000 queries < 1 s"}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "gate.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
 

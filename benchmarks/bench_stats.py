@@ -67,9 +67,9 @@ def _prepare(kind: str, n: int):
     base, cand, qids = make_data(n)
     d = cand - base
     if kind.startswith("ours_"):
+        from rankscope_tui.kernel.statistics.intervals import bca_bounds, bca_parts, percentile_bounds
         from rankscope_tui.kernel.statistics.paired import paired_statistics
         from rankscope_tui.kernel.statistics.randomization import randomization_test
-        from rankscope_tui.kernel.statistics.intervals import bca_bounds, bca_parts, percentile_bounds
         from rankscope_tui.kernel.statistics.resampling import bootstrap_means
 
         threads = 2 if kind.endswith("_t2") else None  # None: the kernel default (1 thread)

@@ -85,12 +85,12 @@ def lane_args(d: Path) -> list[str]:
 
 
 async def _dashboard(d: Path, steps: int) -> dict:
+    from textual.worker import WorkerCancelled
+
     from rankscope_tui.app import RankscopeApp
     from rankscope_tui.commands.tui import parse_args, state_from_args
     from rankscope_tui.screens.rrf import RRFScreen
     from rankscope_tui.widgets.kslider import KSlider
-
-    from textual.worker import WorkerCancelled
 
     async def settle() -> None:
         """Wait for the workers (an exclusive worker cancelled by its successor is fine)."""
@@ -178,7 +178,6 @@ def main() -> int:
         print(dash["output"][-5000:], file=sys.stderr)
         return 1
     inner = json.loads(lines[-1][len("RESULT "):])
-    stage = {s["stage"]: s for s in inner["stages"]}
     ratio = dash["peak_bytes"] / cli["peak_bytes"]
     env = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
            "cpus": os.cpu_count(), "load_average_1min": [load_before, os.getloadavg()[0]]}
@@ -195,8 +194,6 @@ def main() -> int:
     def gb(x: int) -> str:
         return f"{x / 2**30:.2f} GiB"
 
-    opened = stage.get("rrf view open", {})
-    last = stage.get(f"after {args.steps} steps", {})
     md = [
         "# Dashboard memory in the RRF view",
         "",

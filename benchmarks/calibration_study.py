@@ -58,13 +58,13 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
+from rankscope_tui.kernel.instruments.evaluate import add_derived_lanes  # noqa: E402
+from rankscope_tui.kernel.measures import parse_metrics  # noqa: E402
+from rankscope_tui.kernel.settings import LoadSettings  # noqa: E402
+from rankscope_tui.kernel.statistics.intervals import percentile_bounds, wilson  # noqa: E402
 from rankscope_tui.kernel.statistics.multiplicity import adjust_p  # noqa: E402
 from rankscope_tui.kernel.statistics.paired import paired_statistics  # noqa: E402
 from rankscope_tui.kernel.statistics.verdict import RowInput, decide  # noqa: E402
-from rankscope_tui.kernel.statistics.intervals import percentile_bounds, wilson  # noqa: E402
-from rankscope_tui.kernel.measures import parse_metrics  # noqa: E402
-from rankscope_tui.kernel.instruments.evaluate import add_derived_lanes  # noqa: E402
-from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace  # noqa: E402
 
 DATA = Path("/work/shared/data/cranfield")

@@ -146,9 +146,9 @@ def child_tree(data: Path) -> str:
     process_setup()
     from pyinstrument import Profiler
 
-    from rankscope_tui.kernel.workspace import loaded as W
     from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.workspace import loaded as W
 
     settings = LoadSettings(metrics=tuple(parse_metrics(METRICS)), resamples=0)
     prof = Profiler(interval=0.002)

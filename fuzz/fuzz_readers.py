@@ -75,21 +75,21 @@ except ImportError:
 
 def _import_kernel():
     global GD, CMP, FILES, OUT, READ, TAB, RU, PL, WS, MET, ERR, REPORT, DIFFING, LoadSettings, TH, GateSettings, CalibrationSettings
-    from rankscope_tui.kernel.report import payload as REPORT
-    from rankscope_tui.kernel.instruments import diff as DIFFING
+    from rankscope_tui.commands import compare as CMP
     from rankscope_tui.kernel import errors as ERR
+    from rankscope_tui.kernel import measures as MET
+    from rankscope_tui.kernel.gate import thresholds as TH
     from rankscope_tui.kernel.inputs import files as FILES
-    from rankscope_tui.kernel.report import output as OUT
     from rankscope_tui.kernel.inputs import readers as READ
     from rankscope_tui.kernel.inputs import tables as TAB
-    from rankscope_tui.kernel.settings import CalibrationSettings, GateSettings, LoadSettings
-    from rankscope_tui.kernel import measures as MET
+    from rankscope_tui.kernel.instruments import diff as DIFFING
     from rankscope_tui.kernel.instruments import evaluate as PL
-    from rankscope_tui.kernel.gate import thresholds as TH
-    from rankscope_tui.kernel.instruments import rules as RU
-    from rankscope_tui.kernel.workspace import loaded as WS
     from rankscope_tui.kernel.instruments import goldens as GD
-    from rankscope_tui.commands import compare as CMP
+    from rankscope_tui.kernel.instruments import rules as RU
+    from rankscope_tui.kernel.report import output as OUT
+    from rankscope_tui.kernel.report import payload as REPORT
+    from rankscope_tui.kernel.settings import CalibrationSettings, GateSettings, LoadSettings
+    from rankscope_tui.kernel.workspace import loaded as WS
 
 
 if atheris is not None:

@@ -32,9 +32,9 @@ from .screens import VIEWS, screen_class, view_screens
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
 from .state import DashboardState, error_line, evaluate, start_loading
-from .widgets.dialogs import (ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest,
-                              SearchDialog)
-from .widgets.safe import escape as safe_escape, escape_control
+from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
+from .widgets.safe import escape as safe_escape
+from .widgets.safe import escape_control
 
 
 class RankscopeApp(App):
@@ -503,8 +503,8 @@ class RankscopeApp(App):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False, description="writing the report")
     def export(self, req: ExportRequest) -> None:
-        from .render import report as R
         from .kernel.report.output import check_output_path, dumps_strict, write_atomic
+        from .render import report as R
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
         exploratory = self.call_from_thread(self.exploratory_state)
@@ -672,8 +672,8 @@ def view_figure(mode: str, report: dict, ws, compare_payload: dict | None):
 
 
 def _figure(kind: str, report: dict, ws, compare_payload: dict | None):
-    from .kernel.report import figures as FG
     from .kernel.errors import InputError
+    from .kernel.report import figures as FG
 
     metric = report["inputs"]["settings"]["metrics"][0]
     if kind == "forest":

@@ -225,9 +225,8 @@ def _gate_defaults() -> str:
 def settings_from(args):
     from .kernel.errors import InputError
     from .kernel.measures import parse_metrics
-    from .kernel.statistics.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
     from .kernel.settings import DEFAULT_METRICS, DEFAULT_RRF_K, LoadSettings
-
+    from .kernel.statistics.resampling import MAX_RESAMPLES, MAX_SEED, too_many_resamples
     from .kernel.workspace.loaded import check_relevant
 
     check_relevant(args.relevant)
@@ -345,10 +344,9 @@ def load_workspace(args):
 
 
 def cmd_evaluate(args) -> int:
-    from .kernel.report.output import check_outputs, dumps_strict_parts, write_outputs
     from .kernel.instruments.evaluate import evaluate_report
+    from .kernel.report.output import check_outputs, dumps_strict_parts, write_outputs
     from .render import report as R
-
     from .render import tidy
 
     for option, path in (("--summary", args.summary), ("--per-query-long", args.per_query_long)):
@@ -521,8 +519,8 @@ def write_demo_dir(out: str, write_demo, files: dict, seed: int = 7) -> dict:
     import tempfile
 
     from .kernel.inputs.files import sha256_of
-    from .kernel.report.output import TEMP_SUFFIX, _temp_prefix, remove_stale_temps
     from .kernel.inputs.provenance import MARKER, check_demo_dir
+    from .kernel.report.output import TEMP_SUFFIX, _temp_prefix, remove_stale_temps
 
     if os.path.lexists(out) and not os.path.isdir(out):
         raise InputError("exists and is not a directory", out)

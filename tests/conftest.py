@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from rankscope_tui import cli
-
 from rankscope_tui.demo import write_demo
-
 
 DEMO_SEED = 7  # the demo's default seed: what `rankscope demo` and `rankscope tui` write
 

@@ -157,7 +157,8 @@ def cli_many(jobs: dict[str, tuple[list[str], Path, dict | None]]) -> dict[str, 
             spec = {k: {"argv": a, "cwd": str(cwd), "stdout": os.path.join(tmp, f"{i}.out"), "stderr": os.path.join(tmp, f"{i}.err")}
                     for i, (k, (a, cwd, _)) in enumerate(warm.items())}
             server = subprocess.run([sys.executable, "-c", _FORK_SERVER], input=json.dumps(spec), capture_output=True, text=True,
-                                    cwd=tmp, env=cli_env({"RS_FORK_LIMIT": str(WORKERS), "OPENBLAS_NUM_THREADS": "1", "RS_FORK_TIMES": os.environ.get("RS_FORK_TIMES", "")}), timeout=600)
+                                    cwd=tmp, env=cli_env({"RS_FORK_LIMIT": str(WORKERS), "OPENBLAS_NUM_THREADS": "1",
+                                                         "RS_FORK_TIMES": os.environ.get("RS_FORK_TIMES", "")}), timeout=600)
             assert server.returncode == 0, server.stderr[-3000:]
             if os.environ.get("RS_FORK_TIMES"):
                 print(server.stderr, file=sys.stderr)

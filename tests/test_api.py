@@ -21,11 +21,10 @@ import pyarrow as pa
 import pytest
 import pytrec_eval
 from ir_measures import Qrel, ScoredDoc
+from support import REPO, cli_env, shared_path
 
 import rankscope_tui as rs
 from rankscope_tui.cli import main
-
-from support import REPO, cli_env, shared_path
 
 MEASURES = "ndcg@10,rr,p@10,recall@100,hit@10"
 PYTREC = {"ndcg@10": "ndcg_cut_10", "rr": "recip_rank", "p@10": "P_10", "recall@100": "recall_100",

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from rankscope_tui.kernel.attribution import misses as A
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.workspace import loaded as ws_mod
 from rankscope_tui.kernel.ranking.judgments import Judgments
+from rankscope_tui.kernel.workspace import loaded as ws_mod
 
 LANES = ("bm25", "dense", "splade")
 

@@ -23,16 +23,15 @@ from pathlib import Path
 import dask
 import distributed
 import pytest
+from support import REPO, shared_path, without_engine
+from test_bucket import _generate, _lane_args, _sources
 
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+from rankscope_tui.kernel.report.output import dumps_strict
 from rankscope_tui.kernel.scale import bucket as B
 from rankscope_tui.kernel.scale import dask_engine as D
 from rankscope_tui.kernel.scale import partition as P
-from rankscope_tui.kernel.report.output import dumps_strict
-from rankscope_tui.kernel.instruments.evaluate import evaluate_report
 from rankscope_tui.kernel.workspace.loaded import load
-
-from support import REPO, shared_path, without_engine
-from test_bucket import _generate, _lane_args, _sources
 
 N_BUCKETS = 5
 

@@ -33,17 +33,16 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support import REPO, cli_env, shared_path, without_engine
+from test_bucket import _generate, _lane_args, _sources
 
+from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+from rankscope_tui.kernel.report.output import dumps_strict
 from rankscope_tui.kernel.scale import bucket as B
 from rankscope_tui.kernel.scale import engine as E
 from rankscope_tui.kernel.scale import partition as P
-from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.report.output import dumps_strict
-from rankscope_tui.kernel.instruments.evaluate import evaluate_report
 from rankscope_tui.kernel.workspace.loaded import load
-
-from support import REPO, cli_env, shared_path, without_engine
-from test_bucket import _generate, _lane_args, _sources
 
 FAULTS = '''
 """Bucket tasks that fail, for tests/test_buckets_engine.py (imported by the pool's workers)."""

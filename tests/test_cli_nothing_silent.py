@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import support
+
 from rankscope_tui.kernel.errors import InputError
 
 UNREADABLE = re.compile(r"\b(None|nan|NaN)\b|\bnull\b(?! (floor|distribution|hypothesis))")  # "null floor" is a gate term

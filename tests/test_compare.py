@@ -13,12 +13,12 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.instruments import diff as df
 from rankscope_tui.kernel.statistics import multiplicity as mt
 from rankscope_tui.kernel.statistics import paired as pa
 from rankscope_tui.kernel.statistics import randomization as rz
 from rankscope_tui.kernel.statistics import verdict as vd
-from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.statistics.intervals import BcaParts
 
 EPS100 = 100 * np.finfo(np.float64).eps

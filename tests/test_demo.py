@@ -558,7 +558,8 @@ def _per_query_ndcg(demo, lane):
 def test_pairing_narrows_the_compare_interval(demo7, baseline, candidate):
     """Seed 003, lesson 12: pairing removes query difficulty, so the paired bootstrap interval
     of mean delta (ndcg@10, test) is narrower than the unpaired one."""
-    from rankscope_tui.kernel.instruments import compare as comparison, evaluate as pipeline
+    from rankscope_tui.kernel.instruments import compare as comparison
+    from rankscope_tui.kernel.instruments import evaluate as pipeline
     from rankscope_tui.kernel.settings import CompareSettings
 
     ws, th = pipeline.prepare(_kernel_ws(demo7.root, "qrels_test"))

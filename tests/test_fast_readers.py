@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope_tui.kernel.inputs import readers
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.inputs import readers
 
 
 def _read_both(tmp_path, data: bytes, monkeypatch):

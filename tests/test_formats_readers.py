@@ -341,7 +341,6 @@ def test_cranfield_lanes_in_other_formats_read_like_trec(tmp_path, capsys):
     and JSON Lines, the qrels as BEIR TSV: the same per-query CSV and report numbers (doc
     and group level) as the TREC files."""
     import pyarrow.csv as pcsv
-
     from support import shared_path
 
     C = shared_path("cranfield")

@@ -11,12 +11,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import ranx
-from ranx.fusion_optimization import optimize_weights as opt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ranx.fusion_optimization import optimize_weights as opt
 
-from rankscope_tui.kernel.fusion import methods as F
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.fusion import methods as F
 from rankscope_tui.kernel.ranking.judgments import Judgments
 from rankscope_tui.kernel.ranking.ranks import RankedLane, byte_order, rank_lane
 

@@ -8,14 +8,14 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankscope_tui.kernel import gate as G
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.ranking.judgments import Judgments
 from rankscope_tui.kernel.ranking.ranks import rank_lane
-
-from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
 
 Z = NormalDist().inv_cdf(0.975)
 Z2 = Z * Z
@@ -57,7 +57,8 @@ def top_from_arrays(top=None, first_relevant=None, top_relevant=None, margin=Non
     fr = np.full(n, -math.inf) if first_relevant is None else np.asarray(first_relevant, float)
     tr = np.zeros(n, bool) if top_relevant is None else np.asarray(top_relevant, bool)
     mg = np.where(present, math.inf, -math.inf) if margin is None else np.asarray(margin, float)
-    return G.TopScores("t", present, present.astype(np.int64), top, np.full(n, -math.inf), mg, np.where(present, 0, -1), tr, fr, np.where(np.isfinite(fr), 1, 0).astype(np.int32))
+    return G.TopScores("t", present, present.astype(np.int64), top, np.full(n, -math.inf), mg,
+                       np.where(present, 0, -1), tr, fr, np.where(np.isfinite(fr), 1, 0).astype(np.int32))
 
 
 def strict_json(obj):
@@ -309,7 +310,7 @@ def test_sweep_hand_worked():
 def gate_data(draw):
     n_q = draw(st.integers(1, 25))
     n_docs = draw(st.integers(1, 8))
-    hits, rel = {}, []
+    hits = {}
     for q in range(n_q):
         k = draw(st.integers(0, n_docs))
         docs = draw(st.permutations(range(n_docs)))[:k]

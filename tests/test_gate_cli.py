@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 
 import numpy as np
 import pytest
-
 from support import cli_many, run_cli
 
 UNREADABLE = re.compile(r"\b(None|nan|NaN)\b|\bnull\b(?! (floor|distribution|hypothesis))")

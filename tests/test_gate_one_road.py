@@ -15,10 +15,9 @@ import math
 import shutil
 
 import pytest
+from support import settle, shared_path
 from textual.content import Content
 from textual.widgets import Static
-
-from support import settle, shared_path
 
 SIZE = (140, 60)
 

@@ -10,13 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import run_cli
 
 from rankscope_tui import cli
 from rankscope_tui.kernel.instruments import goldens as G
-
-from support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "goldens" / "reference.txt"

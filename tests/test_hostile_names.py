@@ -20,7 +20,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_reliability import assert_one_line_error, cli_many
 
 # the names under test; each holds every special of the brief

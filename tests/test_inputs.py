@@ -18,13 +18,11 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
+import support
 
 from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace
-
-import support
-
 
 GOOD_RUN = (
     "q1 Q0 d1 1 3.0 t\n"

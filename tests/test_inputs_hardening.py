@@ -30,12 +30,11 @@ import time
 import zlib
 from pathlib import Path
 
-import numpy as np
 import pytest
-
 import support
-from rankscope_tui.kernel.inputs import files
+
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.inputs import files
 from rankscope_tui.kernel.inputs.readers import read_lane, read_qrels
 from rankscope_tui.kernel.inputs.tables import read_corpus, read_strata
 

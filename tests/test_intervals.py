@@ -7,15 +7,14 @@ import math
 import warnings
 
 import numpy as np
+import oracle_streams as streams
 import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.statistics import intervals as iv
 from rankscope_tui.kernel.statistics import resampling as rs
-from rankscope_tui.kernel.errors import InputError
-
-import oracle_streams as streams
 
 Z95 = 1.959963984540054
 

@@ -15,14 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import SHARED_DATA
 
+from rankscope_tui.kernel.instruments.evaluate import evaluate_report
 from rankscope_tui.kernel.report import json_text
 from rankscope_tui.kernel.report.output import dumps_strict
-from rankscope_tui.kernel.instruments.evaluate import evaluate_report
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace
-
-from support import SHARED_DATA
 
 
 def oracle(obj) -> str:

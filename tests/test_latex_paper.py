@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import pytest
-
 from paper_outputs import outputs
 from support import run_cli
 

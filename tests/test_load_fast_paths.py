@@ -16,9 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rankscope_tui.kernel.ranking import encoding, ranks as ranking
-from rankscope_tui.kernel.workspace import loaded as W
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.ranking import encoding
+from rankscope_tui.kernel.ranking import ranks as ranking
+from rankscope_tui.kernel.workspace import loaded as W
 
 
 def _starts_oracle(codes: np.ndarray) -> np.ndarray:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from paper_outputs import outputs
 
 NUM = r"[-+]?\d+\.\d+"

@@ -12,8 +12,8 @@ import pytest
 
 from rankscope_tui import cli
 from rankscope_tui.kernel.instruments.compare import compare
-from rankscope_tui.kernel.settings import CompareSettings, DiffSettings, LoadSettings
 from rankscope_tui.kernel.measures import parse_metrics
+from rankscope_tui.kernel.settings import CompareSettings, DiffSettings, LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace
 
 NEW = "map,map_cut.10,Rprec,bpref,ndcg,RR@10,ndcg_burges@10,calibrated_recall@5,P(rel=2)@5,success@3,nDCG@10"

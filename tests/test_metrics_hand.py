@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import ndcg_score
 
-from rankscope_tui.kernel.ranking import judgments as J
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.measures import MetricKey, parse_metrics
+from rankscope_tui.kernel.ranking import judgments as J
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace
 

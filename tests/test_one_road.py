@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support import SHARED_DATA, shared_path
 from textual.content import Content
 from textual.widgets import Static
 
@@ -21,8 +22,6 @@ from rankscope_tui.cli import main as cli_main
 from rankscope_tui.kernel.settings import GateSettings, LoadSettings
 from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets import fmt
-
-from support import SHARED_DATA, shared_path
 
 SIZE = (140, 45)
 B = "999"  # compare-sized resampling keeps the suite fast; the numbers checked here do not resample

@@ -23,15 +23,13 @@ import socket
 import stat
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
-
 from support import cli_env, run_cli
-from test_reliability import METRICS, _INTERRUPTIBLE, _wait_for, clean_set, leftovers, write
+from test_reliability import _INTERRUPTIBLE, METRICS, _wait_for, clean_set, leftovers, write
 
 from rankscope_tui import cli as C
 from rankscope_tui.kernel.report import output as IO

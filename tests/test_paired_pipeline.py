@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from rankscope_tui.kernel.statistics import paired as pa
-from rankscope_tui.kernel.statistics.intervals import percentile_bounds
 from rankscope_tui.kernel.statistics import resampling as rs
+from rankscope_tui.kernel.statistics.intervals import percentile_bounds
 
 
 def _qids(n: int) -> list[str]:

@@ -6,13 +6,12 @@ import hashlib
 import threading
 
 import pytest
+from support import run_cli
 
 from rankscope_tui.kernel import parallel
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.inputs.readers import read_lane
 from rankscope_tui.kernel.workspace.loaded import Workspace
-
-from support import run_cli
 
 
 def test_default_threads_env(monkeypatch):

@@ -12,12 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
+from support import shared_path
 
 from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace
-
-from support import shared_path
 
 SUITE = shared_path("trec_eval_test")  # skips this module, naming the path, when absent
 TOL = 5e-5

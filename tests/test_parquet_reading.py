@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rankscope_tui.kernel.inputs import columns, readers
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.inputs import columns, readers
 from rankscope_tui.kernel.workspace.loaded import Workspace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

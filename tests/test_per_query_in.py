@@ -13,17 +13,15 @@ import json
 import subprocess
 import sys
 
+import ir_measures  # noqa: F401  (a declared test dependency: its command line writes the tables)
 import numpy as np
 import pytest
 import pytrec_eval
-
-import ir_measures  # noqa: F401  (a declared test dependency: its command line writes the tables)
+from support import shared_path
 
 from rankscope_tui.cli import main
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.workspace.per_query_tables import detect_format, load_tables, read_per_query_table, table_report
-
-from support import shared_path
 
 LANES = ("bm25", "dense", "tfidf")
 B = "1999"

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from paper_outputs import outputs
 from support import cli_many, run_cli
 

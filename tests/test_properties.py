@@ -34,17 +34,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from rankscope_tui.kernel import gate as G
-from rankscope_tui.kernel.instruments import evaluate as P
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.gate.analysis import analyse_gate
+from rankscope_tui.kernel.instruments import evaluate as P
+from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import GateSettings, LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Workspace
-
-from gate_oracles import sweep_brute_force  # the test oracle (tests/gate_oracles.py)
 
 METRICS = tuple(parse_metrics("hit@1,hit@3,recall@2,recall@10,p@1,p@3,rr,ndcg@1,ndcg@2,ndcg@3,ndcg@10,judged@5"))
 # RANKSCOPE_PROPERTY_EXAMPLES=500 for a longer hunt (default kept small: the suite stays fast)

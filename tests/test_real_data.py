@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-
 from support import run_cli, shared_path
 
 C = shared_path("cranfield")  # skips this module, naming the path, when absent

@@ -41,9 +41,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from support import cli_env, cli_many
-
 
 # ============================================================================ running the CLI
 
@@ -254,9 +252,9 @@ class Case:
 
 def _report(d: Path) -> str:
     """A real report.json (built in-process, resamples off) in d."""
-    from rankscope_tui.kernel.report.output import dumps_strict
-    from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.report.output import dumps_strict
     from rankscope_tui.kernel.settings import GateSettings, LoadSettings
     from rankscope_tui.kernel.workspace.loaded import Workspace
 
@@ -886,9 +884,9 @@ def test_sigterm_in_the_middle_of_a_write_leaves_no_temp(demo_dir, tmp_path):
 def reports(tmp_path_factory):
     """Two reports on the same 40 queries: 'good' finds the answer at rank 1 almost
     everywhere, 'bad' at rank 5; and one on other qrels."""
-    from rankscope_tui.kernel.report.output import dumps_strict
-    from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.instruments.evaluate import evaluate_report
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.report.output import dumps_strict
     from rankscope_tui.kernel.settings import LoadSettings
     from rankscope_tui.kernel.workspace.loaded import Workspace
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from rankscope_tui.kernel.gate.thresholds import THRESHOLDS_SCHEMA
 from rankscope_tui.cli import main as cli_main
 from rankscope_tui.demo import FILES, SHOWCASE, write_demo
-from rankscope_tui.kernel.instruments import evaluate as P
 from rankscope_tui.kernel.fusion.calibration import compare_calibration, fit_convex
 from rankscope_tui.kernel.fusion.rrf_at_k import RRFExplorer, rrf_at_k
+from rankscope_tui.kernel.gate.thresholds import THRESHOLDS_SCHEMA
+from rankscope_tui.kernel.instruments import evaluate as P
 from rankscope_tui.kernel.settings import CalibrationSettings, LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Sources, load
 
@@ -176,7 +176,10 @@ def test_the_demo_is_recognised_without_importing_it(demo):
     assert ws.synthetic and ws.showcase["dilution"] == SHOWCASE["dilution"]
     code = (
         "import sys\n"
-        "from rankscope_tui.kernel.workspace import loaded\nfrom rankscope_tui.kernel.instruments import evaluate\nfrom rankscope_tui.kernel.fusion import rrf_at_k, calibration\nfrom rankscope_tui.kernel.inputs import provenance\n"
+        "from rankscope_tui.kernel.workspace import loaded\n"
+        "from rankscope_tui.kernel.instruments import evaluate\n"
+        "from rankscope_tui.kernel.fusion import rrf_at_k, calibration\n"
+        "from rankscope_tui.kernel.inputs import provenance\n"
         "from rankscope_tui.screens import rrf, calibrate\n"
         "assert 'rankscope_tui.demo' not in sys.modules\n"
         "assert not any(m in sys.modules for m in ('rankscope_tui.app', 'rankscope_tui.cli'))\n"

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankscope_tui.kernel.statistics import seeds as sd
 from rankscope_tui.kernel.errors import InputError
+from rankscope_tui.kernel.statistics import seeds as sd
 from tests.support import run_cli
 
 N = 120

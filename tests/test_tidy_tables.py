@@ -8,7 +8,6 @@ import math
 
 import pandas as pd
 import pytest
-
 from paper_outputs import outputs
 from support import run_cli
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from textual.widgets import Checkbox, Input, Select, SelectionList
 from support import settle
+from textual.widgets import Checkbox, Input, Select, SelectionList
 
 from rankscope_tui.app import RankscopeApp
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args

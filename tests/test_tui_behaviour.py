@@ -19,6 +19,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from support import SHARED_DATA, settle
+from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 from textual import events
 from textual.keys import REPLACED_KEYS, _get_unicode_name_from_key
 from textual.widgets import DataTable, Input, Select, Static
@@ -31,9 +33,6 @@ from rankscope_tui.screens.palette import RankscopePalette
 from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
 from rankscope_tui.widgets.viewbar import ViewBar
-
-from support import SHARED_DATA, settle
-from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 
 SIZE = (120, 36)
 FAST = ["--resamples", "999"]

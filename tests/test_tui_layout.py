@@ -14,6 +14,8 @@ import re
 from collections import Counter
 
 import pytest
+from support import SHARED_DATA, settle
+from test_tui import FAST, KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
 from textual.geometry import Region
 
 from rankscope_tui.commands.tui import demo_argv, parse_args
@@ -21,9 +23,6 @@ from rankscope_tui.demo import SHOWCASE
 from rankscope_tui.kernel.instruments import compare as CMP
 from rankscope_tui.screens import VIEWS
 from rankscope_tui.widgets import fmt
-from support import SHARED_DATA, settle
-
-from test_tui import FAST, KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
 
 SMALL, LARGE, SNAP = (80, 24), (200, 60), (140, 45)
 C = SHARED_DATA / "cranfield"

@@ -22,8 +22,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..cli import engine_settings, gate_options, input_paths, load_workspace, run_buckets
-    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.gate.thresholds import calibrate
+    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
     from ..render.calibrate import calibrate_text
 
     check_output_path(args.out, input_paths(args))

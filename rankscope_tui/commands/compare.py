@@ -46,12 +46,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import (UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace,
-                       refuse_unused_options, run_buckets)
-    from ..kernel.instruments.compare import compare
+    from ..cli import UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace, refuse_unused_options, run_buckets
     from ..kernel.errors import InputError
-    from ..kernel.report.output import StagedOutputs, check_outputs, dumps_strict_parts
+    from ..kernel.instruments.compare import compare
     from ..kernel.instruments.evaluate import prepare
+    from ..kernel.report.output import StagedOutputs, check_outputs, dumps_strict_parts
     from ..render.compare import log_reuse_line, render_compare
     from ..render.sentences import with_sentences
 
@@ -128,8 +127,8 @@ _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "pr
 
 
 def run_all_pairs(args, ws, th, settings, engine) -> int:
-    from ..kernel.instruments.compare import compare_all_pairs
     from ..kernel.errors import InputError
+    from ..kernel.instruments.compare import compare_all_pairs
     from ..kernel.report.output import dumps_strict, write_outputs
     from ..render.tukey import render_all_pairs
 
@@ -162,9 +161,9 @@ def read_log(path: str) -> list[dict]:
     """The entries of a ``--log`` file (none when it does not exist yet): one JSON object
     a line, each with the ``qrels_sha256`` it was computed on. Anything else is refused
     with its line (the log counts test-set reuse: a line it cannot read would undercount)."""
-    from ..kernel.errors import InputError
-
     import stat
+
+    from ..kernel.errors import InputError
 
     if not os.path.exists(path):  # (a symlink to a file not yet there: the append creates it)
         return []

@@ -31,14 +31,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..cli import CliError
+    from ..kernel.errors import InputError
     from ..kernel.instruments.diff import diff_reports
     from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
-    from ..kernel.statistics.randomization import check_resamples
-    from ..kernel.errors import InputError
     from ..kernel.settings import DiffSettings
+    from ..kernel.statistics.randomization import check_resamples
     from ..render.diff import render_diff
-
-    from ..cli import CliError
 
     check_resamples(args.resamples)
     missing = [f"--{side}" for side in ("before", "after") if not getattr(args, side)
@@ -68,9 +67,9 @@ def _report_of(args, side: str) -> tuple[dict, str]:
     ``--SIDE-per-query-in`` tables (``evaluate --per-query-in``'s, no resampling: diff reads
     only the per-query values)."""
     from ..kernel.errors import InputError
-    from ..kernel.workspace.per_query_tables import load_tables, table_report
     from ..kernel.report.payload import read_report
     from ..kernel.settings import LoadSettings
+    from ..kernel.workspace.per_query_tables import load_tables, table_report
 
     path, tables = getattr(args, side), getattr(args, f"{side}_per_query_in")
     if path and tables:

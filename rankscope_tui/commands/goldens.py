@@ -14,8 +14,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..kernel.instruments import goldens as GD
     from ..kernel.inputs.files import read_text
+    from ..kernel.instruments import goldens as GD
     from ..kernel.report.output import check_output_path, write_atomic
 
     if args.check:

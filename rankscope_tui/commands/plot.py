@@ -66,9 +66,9 @@ def workspace_of_report(report: dict, report_path: str):
 def run(args) -> int:
     import sys
 
-    from ..kernel.report import figures as FG
     from ..kernel.errors import InputError
     from ..kernel.inputs.files import load_json, read_text
+    from ..kernel.report import figures as FG
     from ..kernel.report.output import check_outputs, write_outputs
     from ..kernel.report.payload import read_report
     from ..render.figures import check_suffix, figure_bytes

@@ -5,11 +5,10 @@ from __future__ import annotations
 import sys
 
 
-
 def register(sub) -> None:
     from ..cli import _lane_arg
-    from ..kernel.workspace.per_query_tables import FORMATS
     from ..kernel.settings import LoadSettings
+    from ..kernel.workspace.per_query_tables import FORMATS
 
     d = LoadSettings()
     p = sub.add_parser("verdict", help="judge a report against rules written before the run")
@@ -30,13 +29,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
-    from ..kernel.report.payload import read_report
-    from ..kernel.instruments.rules import judge_gates
-    from ..render.rules import render_verdict
-
     from ..cli import CliError, settings_of
     from ..kernel.errors import InputError
+    from ..kernel.instruments.rules import judge_gates
+    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report.payload import read_report
+    from ..render.rules import render_verdict
 
     tables = [p for _, p in args.per_query_in]
     if not args.report and not tables:

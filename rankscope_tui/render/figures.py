@@ -13,7 +13,8 @@ import json
 
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 SUFFIXES = (".vl.json", ".svg", ".pdf", ".png")
-PLOTS_EXTRA = "matplotlib is not installed; figures as .svg, .pdf or .png need the plots extra: pip install 'rankscope[plots]' (or write a Vega-Lite spec: --out FILE.vl.json)"
+PLOTS_EXTRA = ("matplotlib is not installed; figures as .svg, .pdf or .png need the plots extra: "
+               "pip install 'rankscope[plots]' (or write a Vega-Lite spec: --out FILE.vl.json)")
 
 
 def check_suffix(path: str) -> str:

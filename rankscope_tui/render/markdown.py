@@ -111,7 +111,7 @@ def _md_list(lines: list[str]) -> list[str]:
 
 
 def render_compare_markdown(comparison) -> str:
-    from .compare import _notes, compare_table, compare_footnotes
+    from .compare import _notes, compare_footnotes, compare_table
 
     result = comparison.result
     header, rows = compare_table(result, p_prefix=False)

@@ -44,7 +44,8 @@ def caption(res) -> str:
     return (f"Randomised Tukey HSD over {len(res.lanes)} lanes on {res.metric}, B = {res.resamples:,} permutations "
             f"of each of the {res.n_units:,} {unit}' scores across the lanes (seed {res.seed}); a lane beats another "
             f"when its mean is higher and the pair's p ≤ α = {res.alpha:.4g} (family-wise over all "
-            f"{len(res.pairs)} pairs; \"(floor)\" marks the minimum attainable p, 1/(B + 1) = {1 / (res.resamples + 1):.4g}). Intervals are per pair, not simultaneous, and describe variation over "
+            f"{len(res.pairs)} pairs; \"(floor)\" marks the minimum attainable p, 1/(B + 1) = {1 / (res.resamples + 1):.4g}). "
+            f"Intervals are per pair, not simultaneous, and describe variation over "
             f"{unit} for these fixed runs, not over training seeds.")
 
 

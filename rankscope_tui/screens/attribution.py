@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from textual import on, work
 from textual.app import ComposeResult
-from ..widgets.safe import escape
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 
-from ..widgets import fmt
 from ..kernel.attribution import misses as A
+from ..widgets import fmt
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
 

@@ -13,7 +13,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from ..widgets.safe import escape
 from textual.widgets import Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
@@ -22,6 +21,7 @@ from ..kernel.settings import CalibrationSettings
 from ..state import load_dev_workspace
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded
 

@@ -13,15 +13,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from ..widgets.safe import escape
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
-from ..widgets import fmt
+from ..kernel.settings import CompareSettings
 from ..kernel.statistics.randomization import format_p
 from ..kernel.statistics.verdict import CAPTION
-from ..kernel.settings import CompareSettings
+from ..widgets import fmt
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
 
@@ -73,11 +73,11 @@ def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> Compar
     entry point, then each row's per-query deltas and both lanes' judged@10."""
     from dataclasses import replace
 
-    from ..kernel.instruments import compare as CMP
     from ..kernel import measures as M
     from ..kernel.errors import InputError
-    from ..kernel.settings import CompareSettings
     from ..kernel.gate.thresholds import read_thresholds
+    from ..kernel.instruments import compare as CMP
+    from ..kernel.settings import CompareSettings
 
     th = read_thresholds(thresholds_path) if thresholds_path else None
     settings = CompareSettings(baseline=p.baseline, candidates=tuple(p.candidates), metrics=tuple(p.metrics),

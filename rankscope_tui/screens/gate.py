@@ -13,16 +13,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from ..widgets.safe import escape
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
 from ..kernel.gate.analysis import GateAnalysis, GateLabel, analyse_gate
-from ..kernel.settings import GateSettings
 from ..kernel.gate.thresholds import read_thresholds
+from ..kernel.settings import GateSettings
 from ..widgets import fmt
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
-from .base import ViewScreen, parse_optional_number, guarded
+from .base import ViewScreen, guarded, parse_optional_number
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep

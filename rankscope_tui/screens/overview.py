@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 from textual import on
-from ..widgets.safe import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -16,6 +15,7 @@ from textual.widgets import DataTable, Label, Static
 from ..kernel.ranking.judgments import NO_JUDGMENT
 from ..kernel.ranking.ranks import tied_queries
 from ..widgets import fmt
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
 

@@ -10,7 +10,6 @@ from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.css.query import NoMatches
 
 from ..widgets.dialogs import safe_dismiss
-
 from . import VIEWS
 
 _K = re.compile(r"(?:^|\b)(?:set\s+)?k\s*=?\s*(\d+)\s*$", re.I)

@@ -7,14 +7,14 @@ import numpy as np
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from ..widgets.safe import escape
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Static
 
-from ..widgets import fmt
-from ..kernel.attribution import misses as A
 from ..kernel import measures as M
+from ..kernel.attribution import misses as A
+from ..widgets import fmt
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
 

@@ -14,15 +14,16 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from ..widgets.safe import escape, text as safe_text
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
-from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
 from ..kernel.fusion.rrf_at_k import FusedAtK, RRFExplorer, best_k
+from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
+from ..widgets.safe import escape
+from ..widgets.safe import text as safe_text
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
 

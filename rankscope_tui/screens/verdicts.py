@@ -9,16 +9,16 @@ from dataclasses import replace
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from ..widgets.safe import escape
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from ..kernel.inputs.files import sha256_of
+from ..kernel.instruments import rules as RU
+from ..state import error_line
 from ..widgets import fmt
 from ..widgets.dialogs import ValueDialog
-from ..kernel.instruments import rules as RU
-from ..kernel.inputs.files import sha256_of
-from ..state import error_line
+from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
 

@@ -12,9 +12,9 @@ from typing import Callable
 
 from textual import on
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, OptionList, Select, Static

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import methods as F
 from ..ranking.ranks import RankedLane
+from . import methods as F
 
 #: Results an explorer keeps (least recently used dropped).
 EXPLORER_LIMIT = 4

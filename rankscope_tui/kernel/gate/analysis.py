@@ -26,11 +26,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import gate as G
-from ..statistics import intervals as I
 from ..errors import InputError, InputWarning
-from ..settings import GateSettings
+from ..settings import DEFAULT_CONFIDENCE, GateSettings
+from ..statistics import intervals as I
 from ..workspace.loaded import Workspace
-from ..settings import DEFAULT_CONFIDENCE
 
 if TYPE_CHECKING:  # thresholds.py loads when thresholds are applied (start-up time)
     from .thresholds import Thresholds

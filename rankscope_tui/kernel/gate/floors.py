@@ -12,9 +12,9 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import InputError
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_MISS_RATE
 from .rates import Rate, _put
 from .scores import TopScores, _mask, _neg_sets
-from ..settings import DEFAULT_CONFIDENCE, DEFAULT_MISS_RATE
 
 INF = math.inf
 
@@ -37,7 +37,8 @@ class NullFloor:
     fpir: dict[str, Rate] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        d: dict = {"negative_set": self.negative_set, "n": self.n, "n_absent": self.n_absent, "method": "mean + 3*sd of negative top scores (sample sd, ddof=1)"}
+        d: dict = {"negative_set": self.negative_set, "n": self.n, "n_absent": self.n_absent,
+                   "method": "mean + 3*sd of negative top scores (sample sd, ddof=1)"}
         _put(d, "mean", self.mean, self.reason)
         _put(d, "sd", self.sd, self.reason)
         _put(d, "floor", self.floor, self.reason)

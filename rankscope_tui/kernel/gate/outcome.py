@@ -13,10 +13,10 @@ from typing import Mapping
 
 import numpy as np
 
+from ..settings import DEFAULT_CONFIDENCE
 from .mutual import MutualNN
 from .rates import Rate, _put
 from .scores import TopScores, _mask, _neg_sets
-from ..settings import DEFAULT_CONFIDENCE
 
 
 @dataclass(frozen=True)

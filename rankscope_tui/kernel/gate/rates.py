@@ -15,8 +15,8 @@ from typing import Iterable
 
 import numpy as np
 
-from ..statistics import intervals as _iv
 from ..settings import DEFAULT_CONFIDENCE
+from ..statistics import intervals as _iv
 
 INF = math.inf
 

@@ -15,10 +15,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..ranking.ranks import distinct
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_FPIR
 from .mutual import MutualNN
 from .rates import INF, Rate, _num_list, _put, _wilson_arrays, negatives_needed
 from .scores import TopScores, _mask, _neg_sets
-from ..settings import DEFAULT_CONFIDENCE, DEFAULT_FPIR
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,7 +104,8 @@ class Sweep:
         for name, acc in self.accepted.items():
             f = self.fpir(name)
             flo, fhi = self.fpir_interval(name)
-            nd = {"n": self.n_negatives[name], "accepted": acc[idx].tolist(), "fpir": _num_list(f[idx]), "fpir_low": _num_list(flo[idx]), "fpir_high": _num_list(fhi[idx])}
+            nd = {"n": self.n_negatives[name], "accepted": acc[idx].tolist(), "fpir": _num_list(f[idx]),
+                  "fpir_low": _num_list(flo[idx]), "fpir_high": _num_list(fhi[idx])}
             if not self.n_negatives[name]:
                 nd["fpir_reason"] = "no negatives"
             d["negatives"][name] = nd

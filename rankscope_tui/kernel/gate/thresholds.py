@@ -169,9 +169,9 @@ def in_sample_overlap(ws, th: Thresholds, queries: np.ndarray) -> int:
 def calibrate(ws, gate: GateSettings, calibration: CalibrationSettings = CalibrationSettings()) -> dict:
     """thresholds.json content: fusion weights and RRF k, operating floor and margin,
     conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
-    from .analysis import analyse_gate, gate_requested
     from ..fusion.calibration import fit_convex
     from ..instruments.evaluate import add_derived_lanes
+    from .analysis import analyse_gate, gate_requested
 
     s = ws.settings
     cal_queries = np.sort(np.concatenate([ws.positives, ws.negatives]))

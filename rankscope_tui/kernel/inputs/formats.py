@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .columns import ColumnMapping
 from ..errors import InputError
+from .columns import ColumnMapping
 
 RUN_FORMATS = ("auto", "trec", "msmarco", "tsv", "json", "jsonl", "mteb", "parquet")
 QRELS_FORMATS = ("auto", "trec", "beir", "tsv", "json", "jsonl", "parquet")

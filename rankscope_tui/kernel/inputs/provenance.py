@@ -68,8 +68,8 @@ def check_demo_dir(directory: str, written: dict[str, str] | None = None) -> Non
     seed, written again). rankscope's own temporary entries (``.rankscope-*``) are not
     counted."""
     from ..errors import InputError
-    from .files import sha256_of
     from ..report.output import TEMP_PREFIX
+    from .files import sha256_of
 
     try:
         entries = [n for n in os.listdir(directory) if not n.startswith(TEMP_PREFIX)]

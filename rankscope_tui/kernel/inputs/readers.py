@@ -89,8 +89,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from .arrow import arrow_ints, arrow_mask, arrow_strings, string_lengths, to_numpy
 from ..errors import InputError, InputWarning
+from .arrow import arrow_ints, arrow_mask, arrow_strings, string_lengths, to_numpy
 from .files import Digest, check_file, compression_of, decode_text, read_bytes, strip_compressed_suffix
 from .json_pairs import INT32_MAX, INT32_MIN, json_pairs
 

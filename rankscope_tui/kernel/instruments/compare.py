@@ -15,10 +15,10 @@ import numpy as np
 
 from .. import measures as M
 from ..errors import InputError
-from ..statistics.paired import paired_statistics
 from ..gate.thresholds import Thresholds, in_sample_overlap
-from ..statistics.randomization import check_resamples
 from ..settings import CompareSettings
+from ..statistics.paired import paired_statistics
+from ..statistics.randomization import check_resamples
 from ..statistics.units import UnitFile, read_units, unit_means
 from ..statistics.verdict import CompareResult, ComparisonRow, RowInput, check_test, decide
 from ..workspace.loaded import Workspace

@@ -15,12 +15,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..settings import DEFAULT_CONFIDENCE, DiffSettings
 from ..statistics.intervals import check_confidence, finite_or_none
 from ..statistics.multiplicity import adjust_p
 from ..statistics.paired import aligned
 from ..statistics.randomization import check_resamples, randomization_test
-from ..settings import DiffSettings
-from ..settings import DEFAULT_CONFIDENCE
 
 SCHEMA = "rankscope.diff/1"
 #: The correction over the rows of a diff (SPEC §8).

@@ -9,12 +9,10 @@ dashboard asks the same functions; `calibrate` writes thresholds.json through
 
 from __future__ import annotations
 
-
-
 from typing import TYPE_CHECKING
 
-from ..report import payload as R
 from ..errors import InputError
+from ..report import payload as R
 from ..settings import GateSettings
 from ..workspace.loaded import Workspace
 

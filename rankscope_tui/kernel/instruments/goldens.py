@@ -278,8 +278,8 @@ def _fusion(kind: str, args: dict):
 
 
 def _convex_fit(su: _Setup, lanes, args: dict) -> list:
-    from ..fusion import methods as F
     from .. import measures as M
+    from ..fusion import methods as F
     from ..ranking.judgments import POSITIVE
 
     rel = int(args.get("relevant", 1))
@@ -338,10 +338,10 @@ def _qids(n: int) -> list[str]:
 
 
 def _stats(kind: str, args: dict):
+    from ..statistics import intervals as I
     from ..statistics import multiplicity as MT
     from ..statistics import paired as PA
     from ..statistics import randomization as RZ
-    from ..statistics import intervals as I
 
     conf = args.get("confidence", 0.95)
     if kind == "wilson":

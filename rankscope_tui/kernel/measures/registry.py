@@ -99,7 +99,7 @@ def ceiling_min_r_over_r(n_rel: np.ndarray, k: int) -> np.ndarray:
 
 def _entries() -> list[Measure]:
     # one module per measure; each defines MEASURE (imported here, after the classes above exist)
-    from . import (ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr)
+    from . import ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr
 
     return [m.MEASURE for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref, ndcg_exp, calibrated_recall)]
 

@@ -27,7 +27,6 @@ import pyarrow as pa
 
 from ..inputs.arrow import arrow_ints, to_numpy
 
-
 # ---------------------------------------------------------------------------
 # string columns as integer words (for encoding without hashing strings in Python)
 
@@ -251,7 +250,9 @@ def string_runs(columns: list, max_words: int | None = None):
             starts.append(st)
             pos += k
     start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+    def cat(xs: list, dt: type) -> np.ndarray:
+        return np.concatenate(xs) if xs else np.zeros(0, dtype=dt)
+
     heads = StringWords(cat(h_len, np.int64), [cat(w, np.uint64) for w in h_words], [(0, start.shape[0])], has_nul)
     return start, heads, n
 

@@ -48,8 +48,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..ranking import judgments as J
 from ..errors import InputError, InputWarning
+from ..ranking import judgments as J
 from ..settings import GateSettings, LoadSettings
 
 __all__ = [
@@ -134,10 +134,10 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
     queries: the buckets count, per doc, the gated queries listing it
     (``gate.doc_reach``, summed on merging) and the driver puts the lists together from
     one top doc per query (``gate.mutual_of_tops``)."""
-    from ..inputs.formats import shard_paths
     from ..gate.analysis import calibrated_lane, gate_settings_with_thresholds
-    from ..inputs.readers import lane_name_from_path
     from ..gate.thresholds import read_thresholds
+    from ..inputs.formats import shard_paths
+    from ..inputs.readers import lane_name_from_path
     from ..workspace.loaded import check_relevant
 
     s = sources.settings
@@ -645,9 +645,9 @@ class QueryWorkspace:
     del _W
 
     def __init__(self, merged: Merged, plan: BucketPlan, facts: dict):
+        from ..inputs.files import sha256_of
         from ..inputs.provenance import provenance
         from ..inputs.tables import read_corpus
-        from ..inputs.files import sha256_of
         from ..workspace.loaded import InputFile, read_strata_labels, unreached_levels
 
         self.settings = plan.settings

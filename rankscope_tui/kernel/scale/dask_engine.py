@@ -45,8 +45,8 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .engine import BucketFailed
 from ..errors import InputError
+from .engine import BucketFailed
 
 __all__ = ["run_dask", "scheduler_address", "ShippedBucket", "ship", "run_shipped", "in_flight", "kernel_fingerprint", "DaskError"]
 

@@ -210,8 +210,6 @@ def _one_line(exc: BaseException) -> str:
 
 def _warm() -> None:
     """Import what a bucket needs (what a worker does while the driver partitions)."""
-    from . import partition
-    from ..instruments import evaluate as pipeline
     from ..workspace import loaded as workspace  # noqa: F401
 
 

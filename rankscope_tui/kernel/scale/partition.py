@@ -42,8 +42,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .bucket import SQL_BUCKET, BucketPlan, FileFacts, file_facts, run_bucket
 from ..errors import InputError
+from .bucket import SQL_BUCKET, BucketPlan, FileFacts, file_facts, run_bucket
 
 __all__ = ["BucketFiles", "partition_files", "read_bucket", "bucket_task", "duckdb_module"]
 
@@ -461,8 +461,8 @@ class _ParquetStream:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from .bucket import _no_digest
         from ..inputs.columns import ColumnMapping, resolve_columns, run_table
+        from .bucket import _no_digest
 
         try:
             pf = pq.ParquetFile(self.path)
@@ -684,9 +684,8 @@ def _spans_declined(futures: list, path: str) -> bool:
     """Whether the spans' file was declined (no rows at all, or a span the fast path would
     decline), once every span is done. A worker that dies fails the command
     (``engine.BucketFailed``)."""
-    from concurrent.futures.process import BrokenProcessPool
-
     from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
 
     from .engine import WAIT_S
 

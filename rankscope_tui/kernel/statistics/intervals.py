@@ -23,8 +23,8 @@ from typing import Literal, Sequence
 import numpy as np
 
 from ..errors import InputError
-from .resampling import Progress, as_matrix, bootstrap_means, check_resamples
 from ..settings import DEFAULT_CONFIDENCE
+from .resampling import Progress, as_matrix, bootstrap_means, check_resamples
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")

@@ -31,10 +31,10 @@ import numpy as np
 from scipy.special import stdtr
 
 from ..errors import InputError
-from .intervals import BcaParts, bca_bounds, bca_parts, check_alternative, check_confidence, finite_or_none, percentile_bounds
-from .resampling import GATHER_MODE, PIPELINE_BLOCK_ELEMENTS, Progress, block_rows, resolve_threads, row_means, walk_stream
-from .randomization import FlipCounter, check_resamples
 from ..settings import DEFAULT_CONFIDENCE
+from .intervals import BcaParts, bca_bounds, bca_parts, check_alternative, check_confidence, finite_or_none, percentile_bounds
+from .randomization import FlipCounter, check_resamples
+from .resampling import GATHER_MODE, PIPELINE_BLOCK_ELEMENTS, Progress, block_rows, resolve_threads, row_means, walk_stream
 
 #: How many largest losses and largest gains a pair lists.
 LARGEST = 5

@@ -24,8 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from .intervals import check_alternative
-from .resampling import (FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows,
-                         resolve_threads, row_means)
+from .resampling import FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows, resolve_threads, row_means
 from .resampling import check_resamples as resampling_count
 
 MIN_RESAMPLES = 999

@@ -14,18 +14,18 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..ranking import judgments as J
 from .. import measures as M
 from ..errors import InputError, InputWarning
-from ..ranking.encoding import DocEncoding, LazyDictionary
-from ..ranking.encoding import encode_docs as _encode_docs, encode_sorted as _encode_sorted  # noqa: F401
-from ..ranking.encoding import encode_sorted_runs as _encode_sorted_runs
 from ..inputs.files import sha256_of
 from ..inputs.readers import RawLane, RawQrels, read_qrels
 from ..inputs.tables import read_corpus, read_strata, read_text_files, stratification_name
 from ..parallel import in_background, started
-from ..settings import LoadSettings
+from ..ranking import judgments as J
+from ..ranking.encoding import DocEncoding, LazyDictionary
+from ..ranking.encoding import encode_docs as _encode_docs  # noqa: F401
+from ..ranking.encoding import encode_sorted_runs as _encode_sorted_runs
 from ..ranking.ranks import RankedLane, group_codes, rank_lane
+from ..settings import LoadSettings
 
 NONE_LABEL = "(none)"
 LEVELS = ("doc", "group")

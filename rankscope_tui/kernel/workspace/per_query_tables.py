@@ -51,11 +51,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ranking import judgments as J
 from .. import measures as M
 from ..errors import InputError, InputWarning
-from ..inputs.files import read_bytes, decode_text, Digest
+from ..inputs.files import Digest, decode_text, read_bytes
 from ..inputs.formats import PER_QUERY_FORMATS as FORMATS
+from ..ranking import judgments as J
 from ..settings import LoadSettings
 
 #: What the report says in place of the blocks a per-query table cannot give.
