@@ -1,0 +1,81 @@
+"""The kernel's front door: every number the faces show starts at one of these entry points.
+
+The command line, the Python API and the dashboard call the instruments through this
+module, never through the rooms behind it. Each name is loaded on first use (PEP 562),
+so ``import rankscope_tui.kernel`` costs nothing at start-up; a type checker sees the
+real signatures through the ``TYPE_CHECKING`` block below.
+
+The rooms, in the order a number passes through them (a room imports only the rooms
+before it; ``tests/test_architecture.py`` holds the order):
+
+- ``errors``, ``parallel``: the one error type; running pieces on the available CPUs.
+- ``inputs``: bytes, compression, format detection, one reader per format.
+- ``ranking``: judgments as columns, ids as codes, hits in trec_eval's order.
+- ``measures``: one module per measure, the registry and the names users type.
+- ``settings``: every setting that changes a number, checked where it is made.
+- ``statistics``: intervals, resampling, paired tests, multiplicity, the verdict.
+- ``fusion``: RRF and convex fusion, and their calibration.
+- ``gate``: score floors, FNIR and FPIR, thresholds.json, the gate analysis.
+- ``attribution``: which lane found each positive's answer.
+- ``workspace``: loaded rows and the per-query values derived from them.
+- ``report``: report.json as a dict, strict JSON text, atomic output, figure numbers.
+- ``instruments``: what each command computes over one workspace.
+- ``scale``: query buckets on disk, local and Dask workers.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real signatures, for the type checker only
+    from .gate.analysis import analyse_gate
+    from .gate.thresholds import calibrate
+    from .instruments.compare import compare, compare_all_pairs
+    from .instruments.diff import diff_reports as diff
+    from .instruments.evaluate import evaluate_report as evaluate
+    from .instruments.evaluate import prepare
+    from .instruments.goldens import check as check_goldens
+    from .instruments.goldens import write_lines as write_goldens
+    from .instruments.rules import judge_gates as judge
+    from .scale.engine import run_engine as evaluate_in_buckets
+    from .workspace.loaded import load, read_inputs
+    from .workspace.per_query_tables import load_tables
+
+#: entry point -> (module under the kernel, name in it). One verb per instrument.
+ENTRY_POINTS: dict[str, tuple[str, str]] = {
+    "read_inputs": ("workspace.loaded", "read_inputs"),
+    "load": ("workspace.loaded", "load"),
+    "load_tables": ("workspace.per_query_tables", "load_tables"),
+    "prepare": ("instruments.evaluate", "prepare"),
+    "evaluate": ("instruments.evaluate", "evaluate_report"),
+    "evaluate_in_buckets": ("scale.engine", "run_engine"),
+    "compare": ("instruments.compare", "compare"),
+    "compare_all_pairs": ("instruments.compare", "compare_all_pairs"),
+    "calibrate": ("gate.thresholds", "calibrate"),
+    "analyse_gate": ("gate.analysis", "analyse_gate"),
+    "diff": ("instruments.diff", "diff_reports"),
+    "judge": ("instruments.rules", "judge_gates"),
+    "write_goldens": ("instruments.goldens", "write_lines"),
+    "check_goldens": ("instruments.goldens", "check"),
+}
+
+__all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
+    "analyse_gate", "calibrate", "check_goldens", "compare", "compare_all_pairs", "diff", "evaluate",
+    "evaluate_in_buckets", "judge", "load", "load_tables", "prepare", "read_inputs", "write_goldens",
+]
+assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = ENTRY_POINTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(f"{__name__}.{module}"), attr)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
