@@ -42,6 +42,19 @@ if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .workspace.loaded import load, read_inputs
     from .workspace.per_query_tables import load_tables
 
+#: The rooms, bottom first: a room imports only rooms before it (``tests/test_architecture.py``).
+#: Each is a sub-package whose docstring says what it owns, or one loose module (named in
+#: ``LOOSE`` with the reason it stands alone).
+ROOMS: tuple[str, ...] = ("errors", "parallel", "inputs", "ranking", "measures", "settings", "statistics", "fusion",
+                          "gate", "attribution", "workspace", "report", "instruments", "scale")
+
+#: The kernel's loose modules, and why each is not in a room of its own stage.
+LOOSE: dict[str, str] = {
+    "errors": "the one error type and the warnings every room raises or collects",
+    "parallel": "the CPU pool the readers, the encoding and the resampling share",
+    "settings": "the frozen settings every stage reads; it checks itself where it is made",
+}
+
 #: entry point -> (module under the kernel, name in it). One verb per instrument.
 ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "read_inputs": ("workspace.loaded", "read_inputs"),
