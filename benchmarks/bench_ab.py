@@ -8,7 +8,7 @@ median wall and CPU time of each, their ratio B / A, and each process's peak RSS
 
 Workloads (synthetic data from ``synth.py``, the same files as ``bench_eval``):
 
-* ``eval-1M`` / ``eval-7M``: ``evaluate --metrics ndcg@10,rr,p@10,recall@100 --resamples 0 --out``;
+* ``eval-100k`` / ``eval-1M`` / ``eval-7M``: ``evaluate --metrics ndcg@10,rr,p@10,recall@100 --resamples 0 --out``;
 * ``fusion-2x1M``: ``evaluate`` on two correlated 1M-line lanes (adds ``rrf``, its dilution and
   attribution) with ``--metrics ndcg@10 --resamples 0``;
 * ``stats-10k``: ``compare`` of those two lanes on nDCG@10 and RR, B = 9,999 (paired bootstrap,
@@ -40,7 +40,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 SYNTH = ROOT.parent / "shared" / "tools" / "synth.py"
 DATA = ROOT / "benchmarks" / "data"
 
-SCALES = {"1M": (10_000, 100, 2), "7M": (7_000, 1_000, 1)}  # queries, depth, runs
+SCALES = {"100k": (1_000, 100, 1), "1M": (10_000, 100, 2), "7M": (7_000, 1_000, 1)}  # queries, depth, runs
 
 
 def ensure(scale: str) -> Path:
@@ -55,9 +55,11 @@ def ensure(scale: str) -> Path:
 
 
 def workloads() -> dict:
-    one, seven = ensure("1M"), ensure("7M")
+    small, one, seven = ensure("100k"), ensure("1M"), ensure("7M")
     m4 = ["--metrics", "ndcg@10,rr,p@10,recall@100"]
     return {
+        "eval-100k": ["evaluate", "--lane", str(small / "run1.txt"), "--qrels", str(small / "qrels.txt"), *m4,
+                      "--resamples", "0", "--out", "{out}"],
         "eval-1M": ["evaluate", "--lane", str(one / "run1.txt"), "--qrels", str(one / "qrels.txt"), *m4,
                     "--resamples", "0", "--out", "{out}"],
         "eval-7M": ["evaluate", "--lane", str(seven / "run1.txt"), "--qrels", str(seven / "qrels.txt"), *m4,
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "rankscope_tui")], check=True)
     loads = workloads()
+    load_start = os.getloadavg()[0]
     names = a.only or list(loads)
     base_dir = Path(tempfile.mkdtemp(prefix="rankscope-ab-"))
     tree_a = checkout(a.base, base_dir / "a")
@@ -129,10 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree_a)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shutil.rmtree(base_dir, ignore_errors=True)
+    res["load"] = [load_start, os.getloadavg()[0]]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "ab.json").write_text(json.dumps(res, indent=2) + "\n")
     lines = [f"# A/B: {res['a']} against {res['b']}", "",
-             f"Whole `rankscope` processes, alternated A/B/B/A, {a.reps} runs each; medians (wall range).", "",
+             f"Whole `rankscope` processes, alternated A/B/B/A, {a.reps} runs each; medians (wall range). "
+             f"1-minute load average {res['load'][0]:.1f} at the start, {res['load'][1]:.1f} at the end.", "",
              "| workload | A wall | B wall | B/A wall | B/A cpu | peak RSS A / B |", "|---|---:|---:|---:|---:|---:|"]
     for name, w in res["workloads"].items():
         m, r = w["median"], w["wall_range"]
