@@ -15,8 +15,12 @@ BENCH_STAMP := $(VENV)/.installed-bench
 demo: $(RUN_STAMP)
 	$(VENV)/bin/rankscope tui
 
-# two workers, one test file each (module fixtures stay shared within a file)
+# the contracts a machine checks first (lint and import order, then types: strict on the
+# kernel), then the tests in two workers, one test file each (module fixtures stay shared
+# within a file)
 test: $(TEST_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: $(BENCH_STAMP)
