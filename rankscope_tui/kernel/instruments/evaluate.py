@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from ..errors import InputError
 from ..report import payload as R
 from ..settings import GateSettings
-from ..workspace.loaded import Workspace
 
 if TYPE_CHECKING:  # thresholds, fusion and rrf_at_k load only when a run uses them (start-up time)
     from ..gate.thresholds import Thresholds
-
+    from ..workspace.contract import RankedPerQuery
+    from ..workspace.loaded import Workspace
 
 
 # --------------------------------------------------------------------------- derived lanes
@@ -64,7 +64,7 @@ def _order_lanes(ws: Workspace) -> None:
     ws.lanes = {n: ws.lanes[n] for n in order}
 
 
-def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
+def fusion_block(ws: RankedPerQuery, th: Thresholds | None) -> dict | None:
     """The report's fusion block: RRF at the workspace's k (``rrf_at_k``, what the RRF view
     shows at that k) and the calibrated convex lane."""
     if "rrf" not in ws.lanes:
@@ -82,7 +82,7 @@ def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
     return out
 
 
-def _dilution(ws: Workspace, fused: str):
+def _dilution(ws: RankedPerQuery, fused: str):
     """``fusion.dilution`` of a loaded fused lane over the positives, from each lane's
     per-query top-hit relevance (``Workspace.top_relevant``)."""
     from ..fusion import methods as F
@@ -118,7 +118,7 @@ def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_
     return report_of(ws, gate, th)
 
 
-def report_of(ws: Workspace, gate: GateSettings | None = None, th: Thresholds | None = None) -> dict:
+def report_of(ws: RankedPerQuery, gate: GateSettings | None = None, th: Thresholds | None = None) -> dict:
     """The report dict of a prepared workspace (``prepare``'s result and thresholds). Every
     block reads per-query values only (``per_query``, ``ceilings``, ``top_scores``,
     ``present``, ``coverage``), so a workspace of merged query buckets
@@ -152,7 +152,7 @@ def _sha(path: str) -> str:
     return sha256_of(path)
 
 
-def attribution_block(ws: Workspace) -> dict:
+def attribution_block(ws: RankedPerQuery) -> dict:
     """Miss attribution at doc level (and group level with --group-sep); it leads the report."""
     from ..attribution import misses as A
 

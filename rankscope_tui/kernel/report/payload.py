@@ -7,15 +7,20 @@ The human renderings live in ``rankscope_tui.render.report``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ..inputs.tables import NONE_LABEL
 from ..ranking import judgments as J
-from ..workspace.loaded import NONE_LABEL, Workspace
+
+if TYPE_CHECKING:  # the contract a workspace keeps; the report reads no workspace class
+    from ..workspace.contract import PerQuery, RankedPerQuery
 
 SCHEMA = "rankscope.report/1"
 
 
-def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarray) -> dict:
+def metric_block(ws: PerQuery, lanes: list[str], level: str, queries: np.ndarray) -> dict:
     """``{lane: {metric: cell}}`` for one level over one query set (codes in byte order).
 
     hit@k gets a Wilson interval; every other mean a percentile bootstrap over the
@@ -51,7 +56,7 @@ def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarra
     return out
 
 
-def lanes_block(ws: Workspace, queries: np.ndarray | None = None) -> dict:
+def lanes_block(ws: PerQuery, queries: np.ndarray | None = None) -> dict:
     """``{lane: {level: {metric: cell}}}``."""
     q = ws.positives if queries is None else queries
     lanes = list(ws.lanes)
@@ -59,7 +64,7 @@ def lanes_block(ws: Workspace, queries: np.ndarray | None = None) -> dict:
     return {lane: {level: per_level[level][lane] for level in ws.levels()} for lane in lanes}
 
 
-def strata_block(ws: Workspace) -> dict:
+def strata_block(ws: PerQuery) -> dict:
     out: dict = {}
     pos = ws.positives
     for name, labels in ws.strata.items():
@@ -70,7 +75,7 @@ def strata_block(ws: Workspace) -> dict:
     return out
 
 
-def definitions(ws: Workspace) -> dict:
+def definitions(ws: RankedPerQuery) -> dict:
     s = ws.settings
     d = {m.key: m.definition(s.relevant) for m in s.metrics}
     d["relevant"] = f"a doc is relevant when its grade >= {s.relevant}; negative grades mean in the pool but unjudged"
@@ -86,7 +91,7 @@ def definitions(ws: Workspace) -> dict:
     return d
 
 
-def counts(ws: Workspace) -> dict:
+def counts(ws: RankedPerQuery) -> dict:
     c = ws.classes
     return {
         "positives": int((c == J.POSITIVE).sum()),
@@ -97,7 +102,7 @@ def counts(ws: Workspace) -> dict:
     }
 
 
-def per_query_block(ws: Workspace) -> dict:
+def per_query_block(ws: RankedPerQuery) -> dict:
     """``{lane: {level: {qid: {"rank": int, metric: float, ...}}}}`` over the positives."""
     keys = ["rank"] + [m.key for m in ws.settings.metrics]
     pos = ws.positives
@@ -136,7 +141,7 @@ def _python_column(values: np.ndarray, kind: type) -> list:
     return list(map(kind, values.tolist()))
 
 
-def build(ws: Workspace, extra: dict | None = None) -> dict:
+def build(ws: RankedPerQuery, extra: dict | None = None) -> dict:
     """The whole report as a plain dict; ``extra`` blocks (attribution, gate, fusion) are merged in."""
     s = ws.settings
     lanes_in = [f for f in ws.inputs if f.role == "lane"]
