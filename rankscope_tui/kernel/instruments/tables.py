@@ -51,7 +51,7 @@ def table_report(ws: TableWorkspace) -> dict[str, Any]:
         "notes": list(ws.notes),
         "warnings": [w.as_dict() for w in ws.warnings],
     }
-    per_query: dict = {}
+    per_query: dict[str, Any] = {}
     qids = ws.qids.tolist()
     for lane in ws.input_lanes:
         per_query[lane] = {}

@@ -67,7 +67,8 @@ class WorkspaceBase(ABC):
         from ..inputs.tables import qid_display_order
 
         codes = np.asarray(codes, dtype=np.int64)
-        return codes[np.asarray(qid_display_order(self.qids[codes].tolist()), dtype=np.int64)]
+        order: np.ndarray = codes[np.asarray(qid_display_order(self.qids[codes].tolist()), dtype=np.int64)]
+        return order
 
     # ------------------------------------------------------------------ levels and metrics
 
