@@ -4,10 +4,10 @@ A per-query table holds one value per (run, query, measure): what ``trec_eval -q
 ``ir_measures -q`` (TSV or JSONL), PyTerrier's ``perquery=True`` experiment, rankscope's
 own ``--per-query`` CSV or a warehouse export (``run, query_id, measure, value``) write.
 :func:`read_per_query_table` reads one file; :class:`TableWorkspace` holds the tables
-and answers the questions ``comparison.compare`` and ``report.lanes_block`` /
-``strata_block`` ask a :class:`~.workspace.Workspace` (per-query values, the compared
-queries, lanes, levels), so compare, the interval tables and strata run the same code
-as on runs. Nothing that needs the rankings (miss attribution, fusion, the gate,
+and keeps :class:`~.contract.PerQuery` (per-query values, the compared queries, lanes,
+levels: what ``compare`` and ``report.lanes_block`` / ``strata_block`` ask), so compare,
+the interval tables and strata run the same code as on runs; ``instruments.tables``
+builds its report. Nothing that needs the rankings (miss attribution, fusion, the gate,
 ceilings, judged@k of the largest losses) exists here, and the report says so.
 
 Formats (detected from the content; ``fmt`` overrides; an undecidable file is an
