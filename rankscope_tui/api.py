@@ -225,8 +225,9 @@ class Evaluation:
     def report(self) -> dict:
         """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
         if self._report is None:
+            from .kernel import table_report
             from .kernel.instruments.evaluate import evaluate_report
-            from .kernel.workspace.per_query_tables import TableWorkspace, table_report
+            from .kernel.workspace.per_query_tables import TableWorkspace
 
             # per-query tables: ``evaluate --per-query-in``'s report (no attribution, fusion or gate)
             self._report = table_report(self.ws) if isinstance(self.ws, TableWorkspace) else evaluate_report(self.ws)

@@ -384,8 +384,9 @@ def cmd_evaluate(args) -> int:
 def evaluate_tables(args) -> int:
     """``evaluate --per-query-in``: the interval tables per run, level and stratum of values
     computed elsewhere; what needs rankings is said, never silently left out."""
+    from .kernel import table_report
     from .kernel.report.output import dumps_strict_parts, write_outputs
-    from .kernel.workspace.per_query_tables import NOT_AVAILABLE, table_report
+    from .kernel.workspace.per_query_tables import NOT_AVAILABLE
     from .render import report as R
 
     report = table_report(load_tables(args))

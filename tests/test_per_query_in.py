@@ -21,7 +21,8 @@ from support import shared_path
 
 from rankscope_tui.cli import main
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.workspace.per_query_tables import detect_format, load_tables, read_per_query_table, table_report
+from rankscope_tui.kernel.instruments.tables import table_report
+from rankscope_tui.kernel.workspace.per_query_tables import detect_format, load_tables, read_per_query_table
 
 LANES = ("bm25", "dense", "tfidf")
 B = "1999"

@@ -49,7 +49,8 @@ def run(args) -> int:
     if args.out:
         check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
     if tables:
-        from ..kernel.workspace.per_query_tables import load_tables, table_report
+        from ..kernel import table_report
+        from ..kernel.workspace.per_query_tables import load_tables
 
         settings = settings_of(resamples=args.resamples, seed=args.seed, confidence=args.confidence)
         report = table_report(load_tables(list(args.per_query_in), settings, qrels=args.qrels, strata=args.strata,

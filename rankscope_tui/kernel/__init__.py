@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .instruments.goldens import check as check_goldens
     from .instruments.goldens import write_lines as write_goldens
     from .instruments.rules import judge_gates as judge
+    from .instruments.tables import table_report
     from .scale.engine import run_engine as evaluate_in_buckets
     from .workspace.loaded import load, read_inputs
     from .workspace.per_query_tables import load_tables
@@ -63,6 +64,7 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "prepare": ("instruments.evaluate", "prepare"),
     "evaluate": ("instruments.evaluate", "evaluate_report"),
     "evaluate_in_buckets": ("scale.engine", "run_engine"),
+    "table_report": ("instruments.tables", "table_report"),
     "compare": ("instruments.compare", "compare"),
     "compare_all_pairs": ("instruments.compare", "compare_all_pairs"),
     "calibrate": ("gate.thresholds", "calibrate"),
@@ -75,7 +77,7 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
     "analyse_gate", "calibrate", "check_goldens", "compare", "compare_all_pairs", "diff", "evaluate",
-    "evaluate_in_buckets", "judge", "load", "load_tables", "prepare", "read_inputs", "write_goldens",
+    "evaluate_in_buckets", "judge", "load", "load_tables", "prepare", "read_inputs", "table_report", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"
 

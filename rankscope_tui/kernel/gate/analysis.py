@@ -29,9 +29,9 @@ from .. import gate as G
 from ..errors import InputError, InputWarning
 from ..settings import DEFAULT_CONFIDENCE, GateSettings
 from ..statistics import intervals as I
-from ..workspace.loaded import Workspace
 
-if TYPE_CHECKING:  # thresholds.py loads when thresholds are applied (start-up time)
+if TYPE_CHECKING:  # thresholds.py loads when thresholds are applied (start-up time); the contract is for types only
+    from ..workspace.contract import RankedPerQuery
     from .thresholds import Thresholds
 
 #: report.json's gate definitions (kept word for word: the report is compared byte for byte).
@@ -244,7 +244,7 @@ class QueryGateDecision:
     verdict: str
 
 
-def negative_sets(ws: Workspace) -> dict[str, np.ndarray]:
+def negative_sets(ws: RankedPerQuery) -> dict[str, np.ndarray]:
     """In-domain negatives always (possibly empty), out-of-domain ones when loaded."""
     sets = {"in_domain": ws.negatives}
     if ws.ood_negatives is not None and ws.ood_negatives.size:
@@ -252,7 +252,7 @@ def negative_sets(ws: Workspace) -> dict[str, np.ndarray]:
     return sets
 
 
-def gate_lane_name(ws: Workspace, gate_on: str | None, required: bool) -> str | None:
+def gate_lane_name(ws: RankedPerQuery, gate_on: str | None, required: bool) -> str | None:
     """The gated lane: ``gate_on``, or the only input lane; None (or an error when
     ``required``) when several lanes are loaded and none is named."""
     if gate_on:
@@ -288,7 +288,7 @@ def gate_settings_with_thresholds(settings: GateSettings, th: Thresholds | None)
     return settings
 
 
-def gate_requested(ws: Workspace, settings: GateSettings) -> bool:
+def gate_requested(ws: RankedPerQuery, settings: GateSettings) -> bool:
     """A gate block belongs in the report when a lane is named or any negatives are loaded."""
     return bool(settings.gate_on) or any(v.size for v in negative_sets(ws).values())
 
@@ -303,7 +303,7 @@ def _floor_of(stored, reason) -> float:
     return math.inf
 
 
-def _strata(ws: Workspace, pos: np.ndarray, negs: dict) -> dict:
+def _strata(ws: RankedPerQuery, pos: np.ndarray, negs: dict) -> dict:
     """stratum -> label -> (positives, {negative set: queries}) over the evaluated queries."""
     out: dict = {}
     for name, labels in ws.strata.items():
@@ -325,7 +325,7 @@ def _batch_warning(th: Thresholds, mutual: G.MutualNN) -> InputWarning | None:
 # --------------------------------------------------------------------------- the entry point
 
 
-def analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds | None = None, *,
+def analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresholds | None = None, *,
                  calibrating: bool = False) -> GateAnalysis:
     """The whole gate analysis of ``ws`` under ``settings``.
 
@@ -339,7 +339,7 @@ def analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds |
     return ws.derived("gate", key, lambda: _analyse_gate(ws, settings, thresholds, calibrating))
 
 
-def _analyse_gate(ws: Workspace, settings: GateSettings, thresholds: Thresholds | None, calibrating: bool) -> GateAnalysis:
+def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresholds | None, calibrating: bool) -> GateAnalysis:
     recorded = calibrated_lane(thresholds)
     if recorded is not None and settings.gate_on in (None, recorded) and recorded not in ws.lanes:
         raise InputError(f"the gate lane {recorded!r} that calibrate recorded is not a loaded lane ({', '.join(ws.lanes)})",

@@ -10,6 +10,7 @@ verdicts (``run_compare``), and returns a ``Comparison`` whose ``as_dict()`` is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,7 +22,9 @@ from ..statistics.paired import paired_statistics
 from ..statistics.randomization import check_resamples
 from ..statistics.units import UnitFile, read_units, unit_means
 from ..statistics.verdict import CompareResult, ComparisonRow, RowInput, check_test, decide
-from ..workspace.loaded import Workspace
+
+if TYPE_CHECKING:  # the contract a workspace keeps: compare runs on runs, per-query tables and buckets alike
+    from ..workspace.contract import PerQuery
 
 #: The judged@k both lanes' largest losses and gains carry (SPEC §7).
 JUDGED = "judged@10"
@@ -46,7 +49,7 @@ class ComparePlan:
         return {}
 
 
-def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings) -> ComparePlan:
+def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings) -> ComparePlan:
     """Resolve names; ``--baseline best`` and anything tuned on the compared queries are exploratory.
 
     No baseline = the first input lane; no candidates = every other lane but the variants.
@@ -97,7 +100,7 @@ def plan_compare(ws: Workspace, th: Thresholds | None, settings: CompareSettings
     return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons, groups)
 
 
-def resolve_settings(ws: Workspace, settings: CompareSettings) -> CompareSettings:
+def resolve_settings(ws: PerQuery, settings: CompareSettings) -> CompareSettings:
     """Resamples, seed and confidence left None are the workspace's (``LoadSettings``)."""
     s = ws.settings
     return replace(
@@ -108,7 +111,7 @@ def resolve_settings(ws: Workspace, settings: CompareSettings) -> CompareSetting
     )
 
 
-def run_compare(ws: Workspace, plan: ComparePlan, settings: CompareSettings, unit_file: UnitFile | None = None) -> CompareResult:
+def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit_file: UnitFile | None = None) -> CompareResult:
     """Paired statistics for every (baseline, candidate, metric) over the positives, then the verdicts.
 
     A row is exploratory when every row is (``*``) or its candidate or baseline was tuned
@@ -233,7 +236,7 @@ def _definitions(ws, metrics) -> dict[str, str]:
     return out
 
 
-def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings) -> Comparison:
+def compare(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings) -> Comparison:
     """The comparison entry point: plan, paired statistics, verdicts.
 
     ``ws`` has its derived lanes (``pipeline.prepare``); ``thresholds`` are the ones it
@@ -256,7 +259,7 @@ def compare(ws: Workspace, thresholds: Thresholds | None, settings: CompareSetti
     return ws.derived("compare", (settings, _lanes_key(ws), _thresholds_key(thresholds), units_key), compute)
 
 
-def _lanes_key(ws: Workspace) -> tuple:
+def _lanes_key(ws: PerQuery) -> tuple:
     return tuple((name, ws.lane_origin.get(name)) for name in ws.lanes)
 
 
@@ -268,7 +271,7 @@ def _thresholds_key(th: Thresholds | None) -> tuple | None:
     return (th.path, json.dumps(th.data, sort_keys=True, default=str), tuple(sorted(th.calibration_qids)))
 
 
-def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, level: str = "doc") -> list[tuple[str, float, float, float]]:
+def query_deltas(ws: PerQuery, baseline: str, candidate: str, metric: str, level: str = "doc") -> list[tuple[str, float, float, float]]:
     """(qid, baseline value, candidate value, Δ = candidate − baseline) per positive, largest losses first
     (ties by qid as bytes) — the per-query list behind a comparison."""
     key = M.parse_metrics(metric)[0]
@@ -282,7 +285,7 @@ def query_deltas(ws: Workspace, baseline: str, candidate: str, metric: str, leve
     return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]
 
 
-def all_pairs_lanes(ws: Workspace, settings: CompareSettings) -> tuple[str, ...]:
+def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
     """The lanes ``--all-pairs`` compares: the baseline (default the first lane) and the
     candidates when given, else every lane but the variants, in workspace order."""
     if settings.baseline == "best":
@@ -302,7 +305,7 @@ def all_pairs_lanes(ws: Workspace, settings: CompareSettings) -> tuple[str, ...]
     return tuple(names)
 
 
-def compare_all_pairs(ws: Workspace, thresholds: Thresholds | None, settings: CompareSettings):
+def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings):
     """``compare --all-pairs``: the randomised Tukey HSD (``tukey``) over the lanes of
     ``all_pairs_lanes`` on the one metric of ``settings.metrics``, over the positives
     (unit means with ``settings.units``). Resamples, seed and confidence as ``compare``.

@@ -9,16 +9,17 @@ dashboard asks the same functions; `calibrate` writes thresholds.json through
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..report import payload as R
 from ..settings import GateSettings
-from ..workspace.loaded import Workspace
 
 if TYPE_CHECKING:  # thresholds, fusion and rrf_at_k load only when a run uses them (start-up time)
+    from ..fusion.methods import Dilution
     from ..gate.thresholds import Thresholds
-
+    from ..workspace.contract import RankedPerQuery
+    from ..workspace.loaded import Workspace
 
 
 # --------------------------------------------------------------------------- derived lanes
@@ -64,13 +65,13 @@ def _order_lanes(ws: Workspace) -> None:
     ws.lanes = {n: ws.lanes[n] for n in order}
 
 
-def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
+def fusion_block(ws: RankedPerQuery, th: Thresholds | None) -> dict[str, Any] | None:
     """The report's fusion block: RRF at the workspace's k (``rrf_at_k``, what the RRF view
     shows at that k) and the calibrated convex lane."""
     if "rrf" not in ws.lanes:
         return None
     s = ws.settings
-    out: dict = {"rrf": {"k": s.rrf_k, "k_source": s.rrf_k_source}}
+    out: dict[str, Any] = {"rrf": {"k": s.rrf_k, "k_source": s.rrf_k_source}}
     out["rrf"]["dilution"] = _dilution(ws, "rrf").as_dict(ws.qids)  # what rrf_at_k(ws) says at the workspace's k
     if "convex" in ws.lanes and th is not None:
         from ..gate.thresholds import in_sample_overlap
@@ -82,7 +83,7 @@ def fusion_block(ws: Workspace, th: Thresholds | None) -> dict | None:
     return out
 
 
-def _dilution(ws: Workspace, fused: str):
+def _dilution(ws: RankedPerQuery, fused: str) -> Dilution:
     """``fusion.dilution`` of a loaded fused lane over the positives, from each lane's
     per-query top-hit relevance (``Workspace.top_relevant``)."""
     from ..fusion import methods as F
@@ -111,14 +112,14 @@ def prepare(ws: Workspace, thresholds_path: str | None = None) -> tuple[Workspac
     return ws, th
 
 
-def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_path: str | None = None) -> dict:
+def evaluate_report(ws: Workspace, gate: GateSettings | None = None, thresholds_path: str | None = None) -> dict[str, Any]:
     """The full report dict for ``rankscope evaluate`` (and the dashboard's export), on
     ``prepare(ws, thresholds_path)``'s workspace."""
     ws, th = prepare(ws, thresholds_path)
     return report_of(ws, gate, th)
 
 
-def report_of(ws: Workspace, gate: GateSettings | None = None, th: Thresholds | None = None) -> dict:
+def report_of(ws: RankedPerQuery, gate: GateSettings | None = None, th: Thresholds | None = None) -> dict[str, Any]:
     """The report dict of a prepared workspace (``prepare``'s result and thresholds). Every
     block reads per-query values only (``per_query``, ``ceilings``, ``top_scores``,
     ``present``, ``coverage``), so a workspace of merged query buckets
@@ -126,7 +127,7 @@ def report_of(ws: Workspace, gate: GateSettings | None = None, th: Thresholds | 
     from ..gate.analysis import analyse_gate, gate_requested
 
     gate = gate or GateSettings()
-    extra: dict = {}
+    extra: dict[str, Any] = {}
     extra["attribution"] = attribution_block(ws)
     fb = fusion_block(ws, th)
     if fb is not None:
@@ -152,7 +153,7 @@ def _sha(path: str) -> str:
     return sha256_of(path)
 
 
-def attribution_block(ws: Workspace) -> dict:
+def attribution_block(ws: RankedPerQuery) -> dict[str, Any]:
     """Miss attribution at doc level (and group level with --group-sep); it leads the report."""
     from ..attribution import misses as A
 

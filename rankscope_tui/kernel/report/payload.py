@@ -7,15 +7,21 @@ The human renderings live in ``rankscope_tui.render.report``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
+
 import numpy as np
 
+from ..inputs.tables import NONE_LABEL
 from ..ranking import judgments as J
-from ..workspace.loaded import NONE_LABEL, Workspace
+
+if TYPE_CHECKING:  # the contract a workspace keeps; the report reads no workspace class
+    from ..workspace.contract import PerQuery, RankedPerQuery
 
 SCHEMA = "rankscope.report/1"
 
 
-def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarray) -> dict:
+def metric_block(ws: PerQuery, lanes: list[str], level: str, queries: np.ndarray) -> dict[str, Any]:
     """``{lane: {metric: cell}}`` for one level over one query set (codes in byte order).
 
     hit@k gets a Wilson interval; every other mean a percentile bootstrap over the
@@ -26,7 +32,7 @@ def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarra
 
     s = ws.settings
     n = int(queries.size)
-    out: dict = {lane: {} for lane in lanes}
+    out: dict[str, dict[str, Any]] = {lane: {} for lane in lanes}
     boot_cols, boot_where = [], []
     for lane in lanes:
         pq = ws.per_query(lane, level)
@@ -45,13 +51,13 @@ def metric_block(ws: Workspace, lanes: list[str], level: str, queries: np.ndarra
         if n < 2:  # not the user's --resamples 0: one query has nothing to resample
             from dataclasses import replace
 
-            cells = [replace(c, reason="one query: no bootstrap interval") for c in cells]
+            cells = tuple(replace(c, reason="one query: no bootstrap interval") for c in cells)
         for (lane, key), cell in zip(boot_where, cells):
             out[lane][key] = cell.as_dict()
     return out
 
 
-def lanes_block(ws: Workspace, queries: np.ndarray | None = None) -> dict:
+def lanes_block(ws: PerQuery, queries: np.ndarray | None = None) -> dict[str, Any]:
     """``{lane: {level: {metric: cell}}}``."""
     q = ws.positives if queries is None else queries
     lanes = list(ws.lanes)
@@ -59,8 +65,8 @@ def lanes_block(ws: Workspace, queries: np.ndarray | None = None) -> dict:
     return {lane: {level: per_level[level][lane] for level in ws.levels()} for lane in lanes}
 
 
-def strata_block(ws: Workspace) -> dict:
-    out: dict = {}
+def strata_block(ws: PerQuery) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     pos = ws.positives
     for name, labels in ws.strata.items():
         out[name] = {}
@@ -70,7 +76,7 @@ def strata_block(ws: Workspace) -> dict:
     return out
 
 
-def definitions(ws: Workspace) -> dict:
+def definitions(ws: RankedPerQuery) -> dict[str, Any]:
     s = ws.settings
     d = {m.key: m.definition(s.relevant) for m in s.metrics}
     d["relevant"] = f"a doc is relevant when its grade >= {s.relevant}; negative grades mean in the pool but unjudged"
@@ -86,7 +92,7 @@ def definitions(ws: Workspace) -> dict:
     return d
 
 
-def counts(ws: Workspace) -> dict:
+def counts(ws: RankedPerQuery) -> dict[str, Any]:
     c = ws.classes
     return {
         "positives": int((c == J.POSITIVE).sum()),
@@ -97,12 +103,12 @@ def counts(ws: Workspace) -> dict:
     }
 
 
-def per_query_block(ws: Workspace) -> dict:
+def per_query_block(ws: RankedPerQuery) -> dict[str, Any]:
     """``{lane: {level: {qid: {"rank": int, metric: float, ...}}}}`` over the positives."""
     keys = ["rank"] + [m.key for m in ws.settings.metrics]
     pos = ws.positives
     qids = ws.qids[pos].tolist()
-    out: dict = {}
+    out: dict[str, Any] = {}
     for lane in ws.lanes:
         out[lane] = {}
         for level in ws.levels():
@@ -113,7 +119,7 @@ def per_query_block(ws: Workspace) -> dict:
     return out
 
 
-def _row_dicts(keys: list[str]):
+def _row_dicts(keys: list[str]) -> Callable[[Iterable[tuple[Any, ...]]], list[dict[str, Any]]]:
     """A function of an iterable of value tuples giving ``[dict(zip(keys, row)) for row in rows]``,
     written as one dict display per row (``{k0: v0, k1: v1, ...}``): the same dicts, keys in
     the same order, at half the cost of ``dict(zip(...))`` per row. Only the parameter names
@@ -126,21 +132,21 @@ def _row_dicts(keys: list[str]):
     display = ", ".join(f"{k}: {v}" for k, v in zip(names, values))
     target = ", ".join(values) + ("," if n == 1 else "")
     make = eval(f"lambda {', '.join(names)}: lambda rows: [{{{display}}} for {target} in rows]", {"__builtins__": {}})
-    return make(*keys)
+    return cast("Callable[[Iterable[tuple[Any, ...]]], list[dict[str, Any]]]", make(*keys))
 
 
-def _python_column(values: np.ndarray, kind: type) -> list:
+def _python_column(values: np.ndarray, kind: type) -> list[Any]:
     """``[kind(v) for v in values]``, straight from ``tolist`` when that already gives ``kind``."""
     if (kind is int and values.dtype.kind in "iu") or (kind is float and values.dtype == np.float64):
-        return values.tolist()
+        return cast("list[Any]", values.tolist())
     return list(map(kind, values.tolist()))
 
 
-def build(ws: Workspace, extra: dict | None = None) -> dict:
+def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The whole report as a plain dict; ``extra`` blocks (attribution, gate, fusion) are merged in."""
     s = ws.settings
     lanes_in = [f for f in ws.inputs if f.role == "lane"]
-    inputs = {
+    inputs: dict[str, Any] = {
         "lanes": {name: f.as_dict() for name, f in zip(ws.input_lanes, lanes_in)},
         "qrels": next(f.as_dict() for f in ws.inputs if f.role == "qrels"),
         "settings": s.as_dict(),
@@ -160,7 +166,7 @@ def build(ws: Workspace, extra: dict | None = None) -> dict:
         "averaged_over": f"{int(ws.positives.size)} positive queries",
         "warnings": [w.as_dict() for w in ws.warnings],
     }
-    report = {"schema": SCHEMA}
+    report: dict[str, Any] = {"schema": SCHEMA}
     if ws.synthetic:
         report["synthetic"] = True
     report.update({
@@ -178,7 +184,7 @@ def build(ws: Workspace, extra: dict | None = None) -> dict:
     return report
 
 
-def read_report(path: str) -> dict:
+def read_report(path: str) -> dict[str, Any]:
     """A report.json written by ``evaluate`` (its schema checked), for ``diff`` and ``verdict``."""
     from ..errors import InputError
     from ..inputs.files import load_json, read_text
@@ -193,7 +199,7 @@ def read_report(path: str) -> dict:
     return report
 
 
-def check_report_values(report: dict, path: str) -> None:
+def check_report_values(report: dict[str, Any], path: str) -> None:
     """What ``diff`` and ``verdict`` read must be possible: every metric value (per query, and
     the lanes' cells with their intervals) a finite number in [0, 1] (every metric is a
     proportion), an interval's low <= high, a per-query rank an integer >= 0."""
@@ -201,10 +207,10 @@ def check_report_values(report: dict, path: str) -> None:
 
     from ..errors import InputError
 
-    def bad(where: str, what: str):
+    def bad(where: str, what: str) -> InputError:
         return InputError(f"not a rankscope report: {where} {what}"[:300], path, 1)
 
-    def unit(v, where: str) -> None:
+    def unit(v: object, where: str) -> None:
         if v is None:
             return
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):

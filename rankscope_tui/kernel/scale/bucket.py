@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import InputError, InputWarning
 from ..ranking import judgments as J
 from ..settings import GateSettings, LoadSettings
+from ..workspace.base import WorkspaceBase
 
 __all__ = [
     "SQL_BUCKET", "bucket_of", "buckets_of", "BucketPlan", "plan", "run_bucket", "BucketResult", "BucketWarning",
@@ -619,30 +620,16 @@ class QueryLane:
     n_rows: int = 0
 
 
-class QueryWorkspace:
-    """The driver's workspace over merged per-query tables: it answers the per-query
-    questions the report, attribution, the fusion dilution, the gate, strata, intervals
-    and compare ask a ``Workspace`` (``per_query``, ``first_relevant_rank``, ``ceilings``,
-    ``present``, ``top_relevant``, ``top_scores``, ``coverage``, ``attribution``, the
-    query classes and sets) from the buckets' columns, and nothing that needs rows.
+class QueryWorkspace(WorkspaceBase):
+    """The driver's workspace over merged per-query tables: it answers
+    :class:`~..workspace.contract.RankedPerQuery` -- the per-query questions the report,
+    attribution, the fusion dilution, the gate, strata, intervals and compare ask
+    (``per_query``, ``first_relevant_rank``, ``ceilings``, ``present``, ``top_relevant``,
+    ``top_scores``, ``coverage``, ``attribution``, the query classes and sets) -- from the
+    buckets' columns, and nothing that needs rows.
 
     ``facts``: :class:`FileFacts` by path for every lane, qrels and negatives file.
     """
-
-    from ..workspace.loaded import Workspace as _W
-
-    positives = _W.positives
-    negatives = _W.negatives
-    qid_index = _W.qid_index
-    n_queries = _W.n_queries
-    means_of = _W.means_of
-    mean = _W.mean
-    in_display_order = _W.in_display_order
-    metric_key = _W.metric_key
-    metric_set = _W.metric_set
-    missing_level = _W.missing_level
-    derived = _W.derived
-    del _W
 
     def __init__(self, merged: Merged, plan: BucketPlan, facts: dict):
         from ..inputs.files import sha256_of

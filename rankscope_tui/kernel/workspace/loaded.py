@@ -11,6 +11,7 @@ millions of ids; the trec_eval tie rule looks up the ids of tied rows only, or u
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from .. import measures as M
 from ..errors import InputError, InputWarning
 from ..inputs.files import sha256_of
 from ..inputs.readers import RawLane, RawQrels, read_qrels
-from ..inputs.tables import read_corpus, read_strata, read_text_files, stratification_name
+from ..inputs.tables import NONE_LABEL, read_corpus, read_strata, read_text_files, stratification_name
 from ..parallel import in_background, started
 from ..ranking import judgments as J
 from ..ranking.encoding import DocEncoding, LazyDictionary
@@ -26,8 +27,9 @@ from ..ranking.encoding import encode_docs as _encode_docs  # noqa: F401
 from ..ranking.encoding import encode_sorted_runs as _encode_sorted_runs
 from ..ranking.ranks import RankedLane, group_codes, rank_lane
 from ..settings import LoadSettings
+from .base import WorkspaceBase
 
-NONE_LABEL = "(none)"
+T = TypeVar("T")
 LEVELS = ("doc", "group")
 
 
@@ -195,24 +197,18 @@ def load(sources: Sources) -> "Workspace":
 
 
 @dataclass
-class Workspace:
-    """Loaded inputs and what is derived from them.
+class Loaded:
+    """The inputs of a workspace, read and encoded once: what every derived number reads.
 
-    Derived results (hits, per-query metrics, ceilings, attribution, the doc tie key, a
-    gate analysis, ...) are computed on first use and kept in a cache only this class
-    reads or writes, each behind a named method. Settings never change on a workspace:
-    :meth:`with_settings` makes a new one. Lanes are only added (derived lanes, by the
-    pipeline), never replaced; exploratory lanes (RRF at another k, a convex lane with
-    other weights) are never added: :meth:`metrics_of` scores a lane without keeping it.
+    Held by a :class:`Workspace` (``ws.loaded``) and shared by its snapshots and its
+    copies under other settings; nothing here depends on a setting that
+    :meth:`Workspace.with_settings` may change.
     """
 
-    settings: LoadSettings
     qids: np.ndarray  # object array of qid strings, sorted as bytes
-    _doc_ids: object  # pyarrow string array, or a LazyDictionary of one: doc code -> doc id (see ``doc_ids``)
+    doc_ids: object  # pyarrow string array, or a LazyDictionary of one: doc code -> doc id (see ``Workspace.doc_ids``)
     judgments: J.Judgments
     classes: np.ndarray  # int8 query class per qid code
-    lanes: dict[str, RankedLane]  # every lane: input lanes first (in --lane order), then derived
-    input_lanes: list[str]
     inputs: list[InputFile]
     warnings: list[InputWarning]
     strata: dict[str, np.ndarray] = field(default_factory=dict)  # name -> label per qid code
@@ -223,11 +219,69 @@ class Workspace:
     ood_negatives: np.ndarray | None = None  # qid codes of out-of-domain negatives
     query_text: dict[str, str] = field(default_factory=dict)
     doc_text: dict[str, str] = field(default_factory=dict)
-    lane_origin: dict[str, str] = field(default_factory=dict)  # lane -> "input" | "fused" | "variant"
     synthetic: bool = False  # the inputs are rankscope's own demo (kernel/inputs/provenance.py)
-    showcase: dict = field(default_factory=dict)  # demo only: lesson -> qid, from the demo's marker file
+    showcase: dict[str, str] = field(default_factory=dict)  # demo only: lesson -> qid, from the demo's marker file
     sources: Sources | None = None  # set by ``load``; None for a workspace built from raw inputs
-    _cache: dict = field(default_factory=dict, repr=False)
+
+
+class _FromLoaded(Generic[T]):
+    """A workspace attribute that is its :class:`Loaded` record's (``ws.qids`` is
+    ``ws.loaded.qids``), so callers keep reading and setting it on the workspace."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name.lstrip("_")  # ``_doc_ids`` is ``Loaded.doc_ids``
+
+    @overload
+    def __get__(self, ws: None, owner: type) -> _FromLoaded[T]: ...
+
+    @overload
+    def __get__(self, ws: Workspace, owner: type) -> T: ...
+
+    def __get__(self, ws: Workspace | None, owner: type) -> T | _FromLoaded[T]:
+        if ws is None:
+            return self
+        return cast(T, getattr(ws.loaded, self.name))
+
+    def __set__(self, ws: Workspace, value: T) -> None:
+        setattr(ws.loaded, self.name, value)
+
+
+@dataclass
+class Workspace(WorkspaceBase):
+    """Loaded inputs (:class:`Loaded`) and what is derived from them.
+
+    Derived results (hits, per-query metrics, ceilings, attribution, the doc tie key, a
+    gate analysis, ...) are computed on first use and kept in a cache only this class
+    reads or writes, each behind a named method. Settings never change on a workspace:
+    :meth:`with_settings` makes a new one. Lanes are only added (derived lanes, by the
+    pipeline), never replaced; exploratory lanes (RRF at another k, a convex lane with
+    other weights) are never added: :meth:`metrics_of` scores a lane without keeping it.
+    """
+
+    settings: LoadSettings
+    loaded: Loaded
+    lanes: dict[str, RankedLane]  # every lane: input lanes first (in --lane order), then derived
+    input_lanes: list[str]
+    lane_origin: dict[str, str] = field(default_factory=dict)  # lane -> "input" | "fused" | "variant"
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    qids = _FromLoaded[np.ndarray]()
+    _doc_ids = _FromLoaded[object]()
+    judgments = _FromLoaded[J.Judgments]()
+    classes = _FromLoaded[np.ndarray]()
+    inputs = _FromLoaded[list[InputFile]]()
+    warnings = _FromLoaded[list[InputWarning]]()
+    strata = _FromLoaded[dict[str, np.ndarray]]()
+    group_of = _FromLoaded[np.ndarray | None]()
+    groups = _FromLoaded[np.ndarray | None]()
+    corpus_mask = _FromLoaded[np.ndarray | None]()
+    ood_judgments = _FromLoaded[J.Judgments | None]()
+    ood_negatives = _FromLoaded[np.ndarray | None]()
+    query_text = _FromLoaded[dict[str, str]]()
+    doc_text = _FromLoaded[dict[str, str]]()
+    synthetic = _FromLoaded[bool]()
+    showcase = _FromLoaded[dict[str, str]]()
+    sources = _FromLoaded[Sources | None]()
 
     # ------------------------------------------------------------------ loading
 
@@ -390,8 +444,8 @@ class Workspace:
                 warnings.append(InputWarning(kind, c, msg, where))
         warnings += unreached_levels(settings.metrics, top_grade(judgments), raw_q.path)
 
-        ws = cls(settings, qids, lazy, judgments, classes, ranked, [r.name for r in raw_lanes], inputs, warnings)
-        ws.lane_origin = {r.name: "input" for r in raw_lanes}
+        ws = cls(settings, Loaded(qids, lazy, judgments, classes, inputs, warnings), ranked, [r.name for r in raw_lanes],
+                 {r.name: "input" for r in raw_lanes})
         ws.ood_judgments, ws.ood_negatives = ood_j, ood_neg
         if settings.group_sep:
             ws.groups, ws.group_of = group_codes(ws.doc_ids, settings.group_sep)
@@ -439,39 +493,8 @@ class Workspace:
     def n_docs(self) -> int:
         return len(self._doc_ids)
 
-    @property
-    def n_queries(self) -> int:
-        return int(self.qids.shape[0])
-
-    @property
-    def qid_index(self) -> dict[str, int]:
-        if "qid_index" not in self._cache:
-            self._cache["qid_index"] = {q: i for i, q in enumerate(self.qids.tolist())}
-        return self._cache["qid_index"]
-
-    def in_display_order(self, codes) -> np.ndarray:
-        """Query codes reordered as a person reads their qids (``tables.qid_display_order``:
-        numerically when every one of these qids is an integer, else as bytes, as
-        trec_eval lists them). Code order itself stays byte order (the resampling protocol)."""
-        from ..inputs.tables import qid_display_order
-
-        codes = np.asarray(codes, dtype=np.int64)
-        return codes[np.asarray(qid_display_order(self.qids[codes].tolist()), dtype=np.int64)]
-
-    @property
-    def positives(self) -> np.ndarray:
-        return np.flatnonzero(self.classes == J.POSITIVE).astype(np.int32)
-
-    @property
-    def negatives(self) -> np.ndarray:
-        return np.flatnonzero(self.classes == J.NEGATIVE).astype(np.int32)
-
     def levels(self) -> tuple[str, ...]:
         return LEVELS if self.group_of is not None else ("doc",)
-
-    def missing_level(self, level: str) -> str:
-        """Why ``level`` is not one of :meth:`levels` (the group level is built by --group-sep)."""
-        return f"level {level!r} needs --group-sep"
 
     def add_lane(self, lane: RankedLane, origin: str) -> None:
         """Register a derived lane (fused or a cap/docfirst variant). A name is given once:
@@ -497,15 +520,6 @@ class Workspace:
             self._cache[key] = self._hits_of(self.lanes[lane], level)
         return self._cache[key]
 
-    def metric_key(self, name: str) -> str:
-        """The key of a metric named by a user (``parse_metrics``' spelling): what a
-        comparison tests. A per-query-table workspace reads the tables' names too."""
-        return M.parse_metrics(name)[0].key
-
-    def metric_set(self, keys) -> tuple:
-        """The metrics to compute for ``keys`` besides the workspace's own (for ``per_query``)."""
-        return tuple(dict.fromkeys(list(self.settings.metrics) + M.parse_metrics(",".join(keys))))
-
     def per_query(self, lane: str, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
         """Per-query values over every query code: ``{metric key: float64[n_queries], "rank": int32[n_queries]}``."""
         metrics = tuple(metrics or self.settings.metrics)
@@ -521,17 +535,6 @@ class Workspace:
         metrics = tuple(metrics or self.settings.metrics)
         hits, ideal = self._hits_of(lane, level)
         return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
-
-    def means_of(self, per_query: dict[str, np.ndarray], metrics=None, queries: np.ndarray | None = None) -> dict[str, float]:
-        """``{metric key: mean over the queries}`` (positives by default) of per-query values
-        (``metrics``: keys, the workspace's by default); NaN over no query. The one
-        definition of a lane's mean (:meth:`mean` uses it)."""
-        q = self.positives if queries is None else queries
-        out = {}
-        for m in (metrics or [k.key for k in self.settings.metrics]):
-            v = per_query[m][q]
-            out[m] = float(v.mean()) if v.size else float("nan")
-        return out
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
         hits, _ = self.hits(lane, level)
@@ -588,10 +591,6 @@ class Workspace:
             self._cache[key] = M.ceilings(ideal, self.n_queries, list(self.settings.metrics), self.settings.relevant)
         return self._cache[key]
 
-    def mean(self, lane: str, level: str, metric: str, queries: np.ndarray | None = None) -> float:
-        """Mean of ``metric`` (a key of the workspace's metrics) over the queries (positives by default)."""
-        return self.means_of(self.per_query(lane, level), (metric,), queries)[metric]
-
     def attribution(self, level: str = "doc"):
         """Miss attribution of the input lanes at ``level`` (``attribution.Attribution``)."""
         from ..attribution import misses as A
@@ -600,14 +599,6 @@ class Workspace:
         if key not in self._cache:
             self._cache[key] = A.compute_attribution(self, level)
         return self._cache[key]
-
-    def derived(self, kind: str, key: tuple, compute):
-        """A derived result named ``kind`` (e.g. "gate") for ``key``, computed once by
-        ``compute()`` -- for analyses whose module owns the computation."""
-        k = (kind, "\0derived") + tuple(key)  # k[1] is never a lane name: add_lane leaves it alone
-        if k not in self._cache:
-            self._cache[k] = compute()
-        return self._cache[k]
 
     def snapshot(self) -> "Workspace":
         """The same workspace with its own lane list and the same cache: a reader (a

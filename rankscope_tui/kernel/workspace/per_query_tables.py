@@ -4,10 +4,10 @@ A per-query table holds one value per (run, query, measure): what ``trec_eval -q
 ``ir_measures -q`` (TSV or JSONL), PyTerrier's ``perquery=True`` experiment, rankscope's
 own ``--per-query`` CSV or a warehouse export (``run, query_id, measure, value``) write.
 :func:`read_per_query_table` reads one file; :class:`TableWorkspace` holds the tables
-and answers the questions ``comparison.compare`` and ``report.lanes_block`` /
-``strata_block`` ask a :class:`~.workspace.Workspace` (per-query values, the compared
-queries, lanes, levels), so compare, the interval tables and strata run the same code
-as on runs. Nothing that needs the rankings (miss attribution, fusion, the gate,
+and keeps :class:`~.contract.PerQuery` (per-query values, the compared queries, lanes,
+levels: what ``compare`` and ``report.lanes_block`` / ``strata_block`` ask), so compare,
+the interval tables and strata run the same code as on runs; ``instruments.tables``
+builds its report. Nothing that needs the rankings (miss attribution, fusion, the gate,
 ceilings, judged@k of the largest losses) exists here, and the report says so.
 
 Formats (detected from the content; ``fmt`` overrides; an undecidable file is an
@@ -48,6 +48,7 @@ import io
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,7 @@ from ..inputs.files import Digest, decode_text, read_bytes
 from ..inputs.formats import PER_QUERY_FORMATS as FORMATS
 from ..ranking import judgments as J
 from ..settings import LoadSettings
+from .base import WorkspaceBase
 
 #: What the report says in place of the blocks a per-query table cannot give.
 NOT_AVAILABLE = ("attribution, fusion, the gate and ceilings need the rankings and the qrels; "
@@ -469,10 +471,11 @@ def load_tables(tables: list[tuple[str | None, str]], settings: LoadSettings = L
 
 
 @dataclass
-class TableWorkspace:
-    """Per-query tables, answering what ``comparison`` and ``report``'s interval and strata
-    blocks ask a :class:`~.workspace.Workspace` (same method names, same conventions:
-    query codes index ``qids`` sorted as bytes; ``positives`` are the compared queries)."""
+class TableWorkspace(WorkspaceBase):
+    """Per-query tables, answering :class:`~.contract.PerQuery` (what ``compare`` and the
+    report's interval and strata blocks ask): query codes index ``qids`` sorted as bytes;
+    every query is a positive (the compared queries). Nothing of
+    :class:`~.contract.RankedPerQuery` exists without rankings (``NOT_AVAILABLE``)."""
 
     settings: LoadSettings
     qids: np.ndarray
@@ -493,7 +496,7 @@ class TableWorkspace:
     group_of = None
     groups = None
     sources = None
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_tables(cls, tables: list[PerQueryTable], settings: LoadSettings = LoadSettings(), *,
@@ -589,25 +592,7 @@ class TableWorkspace:
         ws.inputs += files
         return ws
 
-    # what comparison and report ask
-
-    @property
-    def n_queries(self) -> int:
-        return int(self.qids.shape[0])
-
-    @property
-    def positives(self) -> np.ndarray:
-        return np.arange(self.n_queries, dtype=np.int32)
-
-    @property
-    def negatives(self) -> np.ndarray:
-        return np.zeros(0, dtype=np.int32)
-
-    @property
-    def qid_index(self) -> dict[str, int]:
-        if "qid_index" not in self._cache:
-            self._cache["qid_index"] = {q: i for i, q in enumerate(self.qids.tolist())}
-        return self._cache["qid_index"]
+    # what comparison and report ask (the rest is WorkspaceBase's)
 
     def levels(self) -> tuple[str, ...]:
         return self.table_levels
@@ -652,86 +637,6 @@ class TableWorkspace:
 
         return _Values({m.key: self.values[(lane, level, m.key)] for m in self.measures})
 
-    def means_of(self, per_query, metrics=None, queries=None) -> dict[str, float]:
-        q = self.positives if queries is None else queries
-        out = {}
-        for m in (metrics or [k.key for k in self.measures]):
-            v = per_query[m][q]
-            out[m] = float(v.mean()) if v.size else float("nan")
-        return out
-
     def mean(self, lane: str, level: str, metric: str, queries=None) -> float:
         key = self.metric_key(metric)
         return self.means_of(self.per_query(lane, level), (key,), queries)[key]
-
-    def derived(self, kind: str, key: tuple, compute):
-        k = (kind, "\0derived") + tuple(key)
-        if k not in self._cache:
-            self._cache[k] = compute()
-        return self._cache[k]
-
-    def in_display_order(self, codes) -> np.ndarray:
-        from ..inputs.tables import qid_display_order
-
-        codes = np.asarray(codes, dtype=np.int64)
-        return codes[np.asarray(qid_display_order(self.qids[codes].tolist()), dtype=np.int64)]
-
-
-# --------------------------------------------------------------------------- the report
-
-
-def table_report(ws: TableWorkspace) -> dict:
-    """report.json over per-query tables (schema ``rankscope.report/1``): the interval tables
-    per run, level and stratum (the same ``report.lanes_block``/``strata_block`` as on
-    runs), the per-query values, and ``not_available`` in place of what needs rankings.
-    ``diff`` and ``verdict`` read it like any report."""
-    from ..report import payload as R
-
-    s = ws.settings
-    definitions = {m.key: m.definition(s.relevant) for m in ws.measures}
-    definitions["means"] = (f"means over the {ws.n_queries} queries the tables give"
-                            + (" that are positive in the qrels" if ws.qrels_sha256 else "")
-                            + ("" if ws.qrels_sha256 else "; every run holds a value for each"))
-    definitions["intervals"] = (
-        f"hit@k: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, seed {s.seed}, "
-        f"numpy linear quantiles; level {s.confidence:g}; intervals describe variation over queries for these fixed "
-        "runs, not over training seeds")
-    definitions["sd"] = "sample standard deviation (ddof = 1) wherever an sd is quoted"
-    tables = [f for f in ws.inputs if f.role == "per_query_table"]
-    qrels = next((f.as_dict() for f in ws.inputs if f.role == "qrels"), None)
-    settings = s.as_dict()  # depth, group_sep, ... are their defaults: a table has no ranking to cut or group
-    inputs = {
-        "per_query_tables": [{**f.as_dict(), "format": t.format, "runs": list(t.runs)} for f, t in zip(tables, ws.tables)],
-        "lanes": {name: {"path": ws.lanes[name].path, "rows": ws.lanes[name].n_rows} for name in ws.input_lanes},
-        "qrels": qrels or {"path": None, "path_reason": "no qrels given: the tables' queries are compared",
-                           "sha256": None, "sha256_reason": "no qrels given"},
-        "settings": settings,
-    }
-    strata_files = [f.as_dict() for f in ws.inputs if f.role == "strata"]
-    if strata_files:
-        inputs["strata"] = strata_files
-    summary = {
-        "positives": ws.n_queries, "negatives": 0, "partial": 0, "unjudged": 0, "ood_negatives": 0,
-        "averaged_over": f"{ws.n_queries} queries of the per-query tables",
-        "source": "per-query tables",
-        "not_available": NOT_AVAILABLE,
-        "notes": list(ws.notes),
-        "warnings": [w.as_dict() for w in ws.warnings],
-    }
-    per_query: dict = {}
-    qids = ws.qids.tolist()
-    for lane in ws.input_lanes:
-        per_query[lane] = {}
-        for level in ws.levels():
-            pq = ws.per_query(lane, level)
-            cols = [pq[m.key].tolist() for m in ws.measures]
-            per_query[lane][level] = {q: {m.key: col[i] for m, col in zip(ws.measures, cols)} for i, q in enumerate(qids)}
-    return {
-        "schema": R.SCHEMA,
-        "inputs": inputs,
-        "definitions": definitions,
-        "summary": summary,
-        "lanes": R.lanes_block(ws),
-        "strata": R.strata_block(ws),
-        "per_query": per_query,
-    }
