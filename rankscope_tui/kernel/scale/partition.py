@@ -241,7 +241,7 @@ class _Checked(_ReadOnly):
     previous slice's last byte); pyarrow's CSV reader reads it (``pa.PythonFile``)."""
 
     def __init__(self, stream, first: bytes, delim: bytes):
-        from ..inputs.readers import _ChunkCheck
+        from ..inputs.trec import _ChunkCheck
 
         self.stream, self.pending = stream, first
         self.check = _ChunkCheck(delim[0])
@@ -461,7 +461,8 @@ class _ParquetStream:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from ..inputs.columns import ColumnMapping, resolve_columns, run_table
+        from ..inputs.columns import run_table
+        from ..inputs.formats import ColumnMapping, resolve_columns
         from .bucket import _no_digest
 
         try:
@@ -495,7 +496,7 @@ def _streamable_run(path: str, options) -> tuple[str | None, object]:
     file passing the fast path's byte checks; (format or None, None) otherwise."""
     from ..inputs.files import check_file, compression_of
     from ..inputs.formats import HEAD_BYTES, detect
-    from ..inputs.readers import _scan_plain
+    from ..inputs.trec import _scan_plain
 
     try:
         if check_file(path) != "regular":
@@ -521,7 +522,7 @@ def _streamable_compressed(path: str, name: str, options) -> tuple[str | None, o
     as it goes (a :class:`_Checked` stream, opened on its first 1 MiB); (None, None) when the
     readers must read it (another format, no delimiter on the first line, a BOM, corrupt)."""
     from ..inputs.formats import HEAD_BYTES, detect
-    from ..inputs.readers import _SCAN_STEP, _delimiter
+    from ..inputs.trec import _SCAN_STEP, _delimiter
 
     if options.run_format not in ("auto", "trec"):
         return None, None
