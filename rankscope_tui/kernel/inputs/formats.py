@@ -62,12 +62,12 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from .rows import Lines, RawLane, RawQrels
+    from .rows import Lines
 
 RUN_FORMATS = ("auto", "trec", "msmarco", "tsv", "json", "jsonl", "mteb", "parquet")
 QRELS_FORMATS = ("auto", "trec", "beir", "tsv", "json", "jsonl", "parquet")
@@ -376,10 +376,18 @@ def shard_place(shards: Sequence[tuple[str, int]], lines: Lines, i: int, spec: s
 _TABLES = ("parquet", "jsonl", "tsv")
 
 
-def check_options_used(options: InputOptions, lanes: Sequence[RawLane], judgments: Sequence[RawQrels]) -> None:
+class Told(Protocol):
+    """An input read, as far as :func:`check_options_used` looks: the format(s) it was read
+    as (``RawLane.format``, ``RawQrels.format``; comma-separated for a lane of shards)."""
+
+    @property
+    def format(self) -> str: ...
+
+
+def check_options_used(options: InputOptions, lanes: Sequence[Told], judgments: Sequence[Told]) -> None:
     """An option that no input used is an error, not silently ignored: column mappings
     when no input is a table, an MTEB subset or split when no lane is MTEB predictions."""
-    def formats(raws: Sequence[RawLane | RawQrels]) -> set[str]:
+    def formats(raws: Sequence[Told]) -> set[str]:
         return {f for r in raws for f in (r.format or "").split(",")}
 
     run_f, qrels_f = formats(lanes), formats(judgments)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -42,7 +43,7 @@ class Provenance:
     showcase: dict[str, Any] = field(default_factory=dict)  # lesson -> qid (or list of qids), only when synthetic
 
 
-def provenance(inputs: list[ListedFile]) -> Provenance:
+def provenance(inputs: Sequence[ListedFile]) -> Provenance:
     """Synthetic when every lane and qrels file among ``inputs`` (``workspace.InputFile``)
     is listed, by sha256, in the marker file of its own folder."""
     checked = [f for f in inputs if f.role in ("lane", "qrels")]
