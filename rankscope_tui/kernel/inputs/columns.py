@@ -311,7 +311,7 @@ def check_ranks(qid: Column, rank: npt.NDArray[np.int64], source: str, rows: Row
 
 def run_table(table: pa.Table, source: str, columns: ColumnMapping | None = None, *, name: str | None = None,
               digest: Digest | None = None, rows: Rows = None) -> RawLane:
-    """A run held as a pyarrow Table, as a :class:`readers.RawLane` -- exactly what
+    """A run held as a pyarrow Table, as a :class:`rows.RawLane` -- exactly what
     ``readers.read_lane`` gives for the same data as a TREC file.
 
     ``source`` names the table in errors and in report.json's inputs (a path, or a
