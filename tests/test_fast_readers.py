@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankscope_tui.kernel.errors import InputError
-from rankscope_tui.kernel.inputs import readers
+from rankscope_tui.kernel.inputs import readers, trec
 
 
 def _read_both(tmp_path, data: bytes, monkeypatch):
@@ -28,7 +28,7 @@ def _read_both(tmp_path, data: bytes, monkeypatch):
 
     fast = read()
     with monkeypatch.context() as m:
-        m.setattr(readers, "_read_qrels_fast", lambda raw: None)
+        m.setattr(trec, "_read_qrels_fast", lambda raw: None)
         general = read()
     return fast, general
 
@@ -62,7 +62,7 @@ def test_fast_and_general_agree(tmp_path, monkeypatch, text):
 def test_fast_path_is_taken_for_clean_qrels(tmp_path):
     p = tmp_path / "qrels.txt"
     p.write_bytes(b"q1 0 d1 1\nq1 0 d2 -3\nq2 0 d1 123456789\n")
-    fast = readers._read_qrels_fast(p.read_bytes())
+    fast = trec._read_qrels_fast(p.read_bytes())
     assert fast is not None
     assert fast[2].tolist() == [1, -3, 123456789]
 
@@ -113,22 +113,22 @@ def test_scan_halves_agree_with_one_pass(tmp_path, monkeypatch, defect, where):
     p = tmp_path / "x.run"
     p.write_bytes(b"\n".join(lines) + b"\n")
     size = p.stat().st_size
-    one = readers._scan_plain(str(p))
-    monkeypatch.setattr(readers, "_PARALLEL_SCAN_BYTES", 0)
-    monkeypatch.setattr(readers, "_SCAN_STEP", 97)  # many slices per half, borders everywhere
-    two = readers._scan_plain(str(p))
+    one = trec._scan_plain(str(p))
+    monkeypatch.setattr(trec, "_PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(trec, "_SCAN_STEP", 97)  # many slices per half, borders everywhere
+    two = trec._scan_plain(str(p))
     assert (two.delim, two.clean, two.tag) == (one.delim, one.clean, one.tag), (defect, where, size)
 
 
 def test_scan_split_lands_on_every_line(tmp_path, monkeypatch):
     """Whatever line the split lands on, a comment line there is still found."""
     lines = _lines(60)
-    monkeypatch.setattr(readers, "_PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(trec, "_PARALLEL_SCAN_BYTES", 0)
     for k in range(1, 59):
         bad = lines[:k] + [b"#x"] + lines[k:]
         p = tmp_path / f"r{k}.run"
         p.write_bytes(b"\n".join(bad) + b"\n")
-        assert readers._scan_plain(str(p)).clean is False, k
+        assert trec._scan_plain(str(p)).clean is False, k
 
 
 # formerly a known gap: the format is told from the content before any fast path runs
@@ -165,8 +165,8 @@ def _read_three_both(tmp_path, data: bytes, monkeypatch, what: str):
 
     fast = read()
     with monkeypatch.context() as m:
-        m.setattr(readers, "_read_beir_fast", lambda raw, path: None)
-        m.setattr(readers, "_parse_msmarco", lambda *a: None)
+        m.setattr(trec, "_read_beir_fast", lambda raw, path: None)
+        m.setattr(trec, "_parse_msmarco", lambda *a: None)
         general = read()
     return fast, general
 

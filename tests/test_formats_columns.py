@@ -10,7 +10,7 @@ import pytest
 
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.inputs import columns, readers
-from rankscope_tui.kernel.inputs.columns import ColumnMapping
+from rankscope_tui.kernel.inputs.formats import ColumnMapping
 from rankscope_tui.kernel.workspace.loaded import Workspace
 
 RUN = [("q1", "d1", 2.5), ("q1", "d2", 1.5), ("q2", "d3", 0.5), ("q2", "d1", 0.5), ("10", "d7", -3.25)]

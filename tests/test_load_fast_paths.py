@@ -150,7 +150,7 @@ def _run_lines(n: int, extra: dict | None = None) -> bytes:
 def test_comment_line_declines_the_fast_path(tmp_path, where):
     """A '#' first on a line sends the file to the general reader wherever it is; a '#'
     inside an id does not (the ids here all hold one)."""
-    from rankscope_tui.kernel.inputs import readers as R
+    from rankscope_tui.kernel.inputs import trec as R
 
     n = 60_000  # about 2.3 MB: several 1 MiB slices
     line = {"first slice": 10, "past the first MiB": 30_000, "second half": 55_000}[where]

@@ -1,9 +1,20 @@
 """Inputs: bytes, compression, format detection and one reader per format.
 
-Owns everything between a path (or a DataFrame) and a loaded table: the file checks
-and digests (``files``), which format a file holds, told by content (``formats``), the
-readers of runs and qrels in every format (``readers``, ``columns`` for tables,
-``json_pairs`` and ``json_lines`` for JSON), the small side tables (``tables``: strata,
-corpus, texts), the pyarrow glue (``arrow``) and the demo marker (``provenance``).
-Nothing here knows a measure, a statistic or a report.
+Owns everything between a path (or a DataFrame) and a loaded table. A file passes the
+modules in one direction (each imports only those before it; ``tests/test_inputs_direction.py``
+holds it): detect → open → parse → validate → a loaded table.
+
+- ``files``: file checks, bytes, compression, digests, strict JSON (and ``TEMP_PREFIX``);
+  ``arrow``: the pyarrow glue.
+- ``rows``: the loaded table (``RawLane``, ``RawQrels``, ``RowLines``), the lane-name
+  rules and the numeric column parsers every reader shares.
+- ``formats``: which format a file holds, told by content; ``InputOptions``; the column
+  conventions of tables and header lines; the shard files of a lane.
+- one reader per format family: ``json_pairs`` (``{qid: {docid: value}}``, MTEB),
+  ``columns`` (tables: Parquet, DataFrames), ``json_lines``, ``trec`` (TREC-style text:
+  the fast path and the general reader).
+- ``readers``: the dispatch on top (``read_lane``, ``read_qrels``, ``read_lanes``).
+
+Beside them: the small side tables (``tables``: strata, corpus, texts) and the demo
+marker (``provenance``). Nothing here knows a measure, a statistic or a report.
 """

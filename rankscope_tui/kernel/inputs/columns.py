@@ -1,26 +1,11 @@
 """Runs and qrels held as tables (Parquet files, pandas DataFrames via pyarrow, JSON
-Lines rows): which columns hold the query, the doc and the value, and the columns
-turned into the readers' ``RawLane`` / ``RawQrels`` -- the same representation a
-TREC file is read into, so the same data gives the same bytes downstream.
-
-Column conventions recognised (the first three names of each; a table's other
-columns are ignored):
-
-=============  ===============================  ===============================
-convention     run                              qrels
-=============  ===============================  ===============================
-ranx           ``q_id, doc_id, score``          ``q_id, doc_id, score``
-PyTerrier      ``qid, docno, score`` (+rank)    ``qid, docno, label``
-ir_measures    ``query_id, doc_id, score``      ``query_id, doc_id, relevance``
-BEIR/MTEB      ``query-id, corpus-id, score``   ``query-id, corpus-id, score``
-=============  ===============================  ===============================
+Lines rows, header-named text): the chosen columns (``formats.resolve_columns``, by
+the conventions listed in ``formats``) turned into the readers' ``RawLane`` /
+``RawQrels`` -- the same representation a TREC file is read into, so the same data
+gives the same bytes downstream.
 
 A run table with a rank column and no score column (``qid, docno, rank``) is read as
-an MS MARCO run is: score = -rank (see ``readers.score_from_rank``). Anything else
-is named with a :class:`ColumnMapping` (``--run-columns`` / ``--qrels-columns``:
-``query=COL,doc=COL,score=COL`` or ``rank=COL`` for a run, ``relevance=COL`` for
-qrels). A table whose columns fit two conventions with different columns is an
-error, not a guess.
+an MS MARCO run is: score = -rank (:func:`score_from_rank`).
 
 Values as the TREC readers read them: ids are text (integer ids are written in
 decimal, as in a TREC file; floating-point ids are refused: ``1.0`` is not ``1``);
@@ -32,148 +17,36 @@ and the 1-based row (``SOURCE:ROW: what``), the row being the line of a TREC fil
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from typing import Any, Literal, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
 
 from ..errors import InputError
+from .arrow import first_repeat, to_numpy
+from .files import Digest
+from .formats import ColumnMapping, resolve_columns
+from .rows import INT32_MAX, INT32_MIN, Lines, RawLane, RawQrels, RowLines, check_lane_name, lane_name_from_path, parse_float_col, parse_int_col
 
-#: (convention, query column, doc column, score column) of a run table
-RUN_CONVENTIONS = (
-    ("ranx", "q_id", "doc_id", "score"),
-    ("PyTerrier", "qid", "docno", "score"),
-    ("ir_measures", "query_id", "doc_id", "score"),
-    ("BEIR/MTEB", "query-id", "corpus-id", "score"),
-)
-#: (convention, query column, doc column, relevance column) of a qrels table
-QRELS_CONVENTIONS = (
-    ("ranx", "q_id", "doc_id", "score"),
-    ("PyTerrier", "qid", "docno", "label"),
-    ("ir_measures", "query_id", "doc_id", "relevance"),
-    ("BEIR/MTEB", "query-id", "corpus-id", "score"),
-)
-
-_ROLES = ("query", "doc", "score", "rank", "relevance")
-
-
-@dataclass(frozen=True)
-class ColumnMapping:
-    """Explicit column names of a table: ``query`` and ``doc``, and ``score`` (or
-    ``rank``) for a run, ``relevance`` for qrels. A name left None is looked up among
-    the conventions' names."""
-
-    query: str | None = None
-    doc: str | None = None
-    score: str | None = None
-    rank: str | None = None
-    relevance: str | None = None
-
-    @classmethod
-    def parse(cls, text: str, where: str) -> "ColumnMapping":
-        """``query=qid,doc=docno,score=s`` (roles: query, doc, score, rank, relevance)."""
-        got: dict[str, str] = {}
-        for part in text.split(","):
-            role, eq, col = part.partition("=")
-            role = role.strip()
-            if not eq or not col:
-                raise InputError(f"expected ROLE=COLUMN pairs separated by commas (roles: {', '.join(_ROLES)}), "
-                                 f"not {part!r}"[:300], where)
-            if role not in _ROLES:
-                raise InputError(f"unknown role {role!r} (roles: {', '.join(_ROLES)})"[:300], where)
-            if role in got:
-                raise InputError(f"role {role!r} given twice", where)
-            got[role] = col
-        return cls(**got)
-
-    def describe(self) -> str:
-        return ",".join(f"{r}={getattr(self, r)}" for r in _ROLES if getattr(self, r) is not None)
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """The columns chosen for one table: query, doc and value column, and what the value is."""
-
-    query: str
-    doc: str
-    value: str
-    kind: str  # "score" | "rank" | "relevance"
-    convention: str  # the convention's name, or "mapping"
-
-    def as_dict(self) -> dict:
-        """The columns read, by role (report.json's ``inputs``)."""
-        return {"query": self.query, "doc": self.doc, self.kind: self.value}
-
-
-def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
-    present = set(names)
-    listed = ", ".join(names) if names else "(none)"
-    conventions = RUN_CONVENTIONS if what == "run" else QRELS_CONVENTIONS
-    m = columns or ColumnMapping()
-    if what == "run" and m.relevance is not None:
-        raise InputError("a run's columns are query, doc and score (or rank); relevance names a qrels column",
-                         source)
-    if what == "qrels" and (m.score is not None or m.rank is not None):
-        raise InputError("a qrels table's columns are query, doc and relevance (score and rank name run columns)",
-                         source)
-    if what == "run" and m.score is not None and m.rank is not None:
-        raise InputError("give score or rank for a run, not both", source)
-    for role in _ROLES:
-        col = getattr(m, role)
-        if col is not None and col not in present:
-            raise InputError(f"no column {col!r} (given as {role}); the columns are: {listed}"[:400], source)
-    # a mapping may name some roles; the conventions fill the others
-    fits = []
-    for conv, q, d, v in conventions:
-        qq, dd = m.query or q, m.doc or d
-        if what == "run":
-            if m.rank is not None:
-                vv, kind = m.rank, "rank"
-            elif m.score is not None or v in present:
-                vv, kind = m.score or v, "score"
-            elif "rank" in present:
-                vv, kind = "rank", "rank"  # PyTerrier's rank column, no score: ordered by rank
-            else:
-                vv, kind = v, "score"
-        else:
-            vv, kind = m.relevance or v, "relevance"
-        if {qq, dd, vv} <= present:
-            fits.append((conv, Resolved(qq, dd, vv, kind, conv)))
-    distinct = {(r.query, r.doc, r.value, r.kind) for _, r in fits}  # ranx and ir_measures share doc_id, score
-    if len(distinct) > 1:
-        shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
-        flag = "--run-columns" if what == "run" else "--qrels-columns"
-        raise InputError(f"ambiguous columns: they fit {shown}; name them with {flag} "
-                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:500], source)
-    if not fits:
-        known = "; ".join(f"{c} ({q}, {d}, {v})" for c, q, d, v in conventions)
-        flag = "--run-columns" if what == "run" else "--qrels-columns"
-        raise InputError(f"no known {what} columns among: {listed} (known: {known}); name them with {flag} "
-                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:600], source)
-    conv, r = fits[0]
-    return Resolved(r.query, r.doc, r.value, r.kind, "mapping" if columns is not None else conv)
-
-
-def resolve_columns(names, columns: ColumnMapping | None, what: str, source: str) -> Resolved:
-    """The query, doc and value columns among ``names`` (``what``: "run" or "qrels")."""
-    return _pick([str(n) for n in names], columns, what, source)
-
+#: a column of a pyarrow table (pyarrow ships no types: both are ``Any`` to a checker)
+Column: TypeAlias = "pa.Array | pa.ChunkedArray"
+#: the source row of each table row, when it is not row + 1 (JSON Lines, header-named text)
+Rows = Lines | None
 
 # ---------------------------------------------------------------------------
 # columns to the readers' representation
 
 
-def _first_null(col) -> int:
-    import pyarrow.compute as pc
-
-    from .arrow import to_numpy
+def _first_null(col: Column) -> int:
+    import pyarrow.compute as pc  # lazy: ~30 ms of wrappers built at import, which clean reads never need
 
     return int(np.flatnonzero(to_numpy(pc.is_null(col)))[0])
 
 
-def _as_plain(col):
+def _as_plain(col: Column) -> pa.ChunkedArray:
     """A chunked array with dictionary chunks decoded (Parquet and pandas categoricals)."""
-    import pyarrow as pa
-
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col], col.type)
     if pa.types.is_dictionary(col.type):
@@ -182,7 +55,7 @@ def _as_plain(col):
     return col
 
 
-def _decode_runs(col):
+def _decode_runs(col: pa.ChunkedArray) -> pa.ChunkedArray | None:
     """A dictionary-encoded string column whose rows come in runs of one value (a run
     file's query column: every hit of a query together), decoded by repeating each
     run's value: a few steps per run, not per row (for the 7M-row benchmark run,
@@ -190,17 +63,13 @@ def _decode_runs(col):
     against 0.31 s for pyarrow's decoding of its pages to strings). None when the
     column is not such a column (other value types, nulls, runs shorter than 64 rows
     on average): the caller decodes it with pyarrow."""
-    import pyarrow as pa
-
     vt = col.type.value_type
     if not (pa.types.is_string(vt) or pa.types.is_large_string(vt)) or col.null_count:
         return None
     it = col.type.index_type
     if not pa.types.is_integer(it):
         return None
-    from .arrow import to_numpy
-
-    runs = []  # per chunk: (value bytes of each run, run lengths)
+    runs: list[tuple[list[npt.NDArray[np.uint8]], npt.NDArray[np.int64]]] = []  # per chunk: (value bytes of each run, run lengths)
     for ch in col.chunks:
         if len(ch) == 0:
             continue
@@ -211,9 +80,9 @@ def _decode_runs(col):
         d = ch.dictionary
         if d.null_count or len(d) == 0:
             return None
-        odt = np.int64 if pa.types.is_large_string(d.type) else np.int32
+        dodt: type[np.signedinteger[Any]] = np.int64 if pa.types.is_large_string(d.type) else np.int32
         _, ob, db = d.buffers()
-        doff = np.frombuffer(ob, dtype=odt, count=len(d) + 1, offset=d.offset * np.dtype(odt).itemsize)
+        doff = np.frombuffer(ob, dtype=dodt, count=len(d) + 1, offset=d.offset * np.dtype(dodt).itemsize)
         head = idx[start]
         if int(head.min()) < 0 or int(head.max()) >= len(d):
             return None
@@ -227,7 +96,7 @@ def _decode_runs(col):
     value_len = np.fromiter((v.shape[0] for v in values), dtype=np.int64, count=len(values))
     total = int(value_len @ run_len)
     big = total >= 2**31
-    odt = np.int64 if big else np.int32
+    odt: type[np.signedinteger[Any]] = np.int64 if big else np.int32
     off = np.zeros(int(run_len.sum()) + 1, dtype=odt)
     np.cumsum(np.repeat(value_len.astype(odt), run_len), out=off[1:])
     out = np.empty(total, dtype=np.uint8)
@@ -241,11 +110,9 @@ def _decode_runs(col):
     return pa.chunked_array([arr], arr.type)
 
 
-def id_column(col, source: str, name: str, role: str, rows=None):
+def id_column(col: Column, source: str, name: str, role: str, rows: Rows = None) -> pa.ChunkedArray:
     """An id column as a pyarrow ``string`` chunked array: text as is, integers in
     decimal; nulls, floats, other types, line breaks and NUL bytes refused naming the row."""
-    import pyarrow as pa
-
     col = _as_plain(col)
     t = col.type
 
@@ -256,7 +123,7 @@ def id_column(col, source: str, name: str, role: str, rows=None):
         i = _first_null(col)
         raise InputError(f"{role} id (column {name!r}) is missing (null)", source, row(i))
     if pa.types.is_integer(t):
-        import pyarrow.compute as pc  # (only here: importing it costs a clean read a tenth of a second or more)
+        import pyarrow.compute as pc  # lazy: importing it costs a clean read a tenth of a second or more
 
         col = pc.cast(col, pa.string())
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
@@ -273,10 +140,10 @@ def id_column(col, source: str, name: str, role: str, rows=None):
                          f"write them as text or integers (1.0 is not the id 1)", source)
     else:
         raise InputError(f"{role} ids (column {name!r}) must be text or integers, not {t}"[:300], source)
-    i = _first_row_with_break(col)
-    if i is not None:
-        raise InputError(f"{role} id {col[i].as_py()!r} (column {name!r}) contains a line break or a NUL byte"[:300],
-                         source, row(i))
+    brk = _first_row_with_break(col)
+    if brk is not None:
+        raise InputError(f"{role} id {col[brk].as_py()!r} (column {name!r}) contains a line break or a NUL byte"[:300],
+                         source, row(brk))
     if pa.types.is_large_string(col.type):
         if sum(c.nbytes for c in col.chunks) < 2**31 - 1:
             col = col.cast(pa.string())
@@ -285,17 +152,15 @@ def id_column(col, source: str, name: str, role: str, rows=None):
     return col
 
 
-def _first_row_with_break(col) -> int | None:
+def _first_row_with_break(col: pa.ChunkedArray) -> int | None:
     """The first row of a string column holding LF, CR or NUL (a byte scan of the data
     buffers, not a regular expression per row), or None."""
-    import pyarrow as pa
-
     base = 0
     for ch in col.chunks:
         n = len(ch)
         if n == 0:
             continue
-        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
+        odt: type[np.signedinteger[Any]] = np.int64 if pa.types.is_large_string(ch.type) else np.int32
         _, ob, db = ch.buffers()
         off = np.frombuffer(ob, dtype=odt, count=n + 1, offset=ch.offset * np.dtype(odt).itemsize)
         if db is not None and off[-1] > off[0]:
@@ -309,7 +174,7 @@ def _first_row_with_break(col) -> int | None:
     return None
 
 
-def _not_utf8(b) -> bool:
+def _not_utf8(b: bytes) -> bool:
     try:
         bytes(b).decode("utf-8")
         return False
@@ -317,12 +182,8 @@ def _not_utf8(b) -> bool:
         return True
 
 
-def score_column(col, source: str, name: str, rows=None) -> np.ndarray:
+def score_column(col: Column, source: str, name: str, rows: Rows = None) -> npt.NDArray[np.float64]:
     """A score column as finite float64; text parsed as the TREC reader parses scores."""
-    import pyarrow as pa
-
-    from .arrow import to_numpy
-
     col = _as_plain(col)
     t = col.type
 
@@ -332,17 +193,15 @@ def score_column(col, source: str, name: str, rows=None) -> np.ndarray:
     if col.null_count:
         raise InputError(f"score (column {name!r}) is missing (null)", source, row(_first_null(col)))
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        from .readers import _parse_float_col
-
         lines = np.asarray(rows, dtype=np.int64) if rows is not None else np.arange(1, len(col) + 1)
-        return _parse_float_col(col, lines, source, "score")
+        return parse_float_col(col, lines, source, "score")
     if pa.types.is_boolean(t) or not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
         raise InputError(f"score column {name!r} must hold numbers, not {t}"[:300], source)
     try:
         if t == pa.float64():
             out = to_numpy(col)
         else:
-            import pyarrow.compute as pc
+            import pyarrow.compute as pc  # lazy: ~30 ms of wrappers built at import, which clean reads never need
 
             out = to_numpy(pc.cast(col, pa.float64()))
     except pa.ArrowInvalid as exc:
@@ -354,14 +213,10 @@ def score_column(col, source: str, name: str, rows=None) -> np.ndarray:
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
-def int_column(col, source: str, name: str, what: str, rows=None) -> np.ndarray:
+def int_column(col: Column, source: str, name: str, what: str, rows: Rows = None) -> npt.NDArray[np.int64]:
     """An integer column (a grade, a rank) as int64 fitting 32 bits; an integral float
     is accepted, text is parsed as the TREC reader parses grades."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .arrow import to_numpy
-    from .json_pairs import INT32_MAX, INT32_MIN
+    import pyarrow.compute as pc  # lazy: ~30 ms of wrappers built at import, which clean reads never need
 
     col = _as_plain(col)
     t = col.type
@@ -372,10 +227,8 @@ def int_column(col, source: str, name: str, what: str, rows=None) -> np.ndarray:
     if col.null_count:
         raise InputError(f"{what} (column {name!r}) is missing (null)", source, row(_first_null(col)))
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        from .readers import _parse_int_col
-
         lines = np.asarray(rows, dtype=np.int64) if rows is not None else np.arange(1, len(col) + 1)
-        return _parse_int_col(col, lines, source, what)
+        return parse_int_col(col, lines, source, what)
     if pa.types.is_integer(t):
         out = to_numpy(col).astype(np.int64) if not pa.types.is_uint64(t) else to_numpy(col)
         if pa.types.is_uint64(t):
@@ -404,16 +257,10 @@ def int_column(col, source: str, name: str, what: str, rows=None) -> np.ndarray:
     return np.ascontiguousarray(out, dtype=np.int64)
 
 
-def table_digest(*arrays) -> "object":
+def table_digest(*arrays: Column | npt.NDArray[Any]) -> Digest:
     """A content digest for a table that is not a file (a DataFrame, a pyarrow Table):
     sha256 over the chosen columns' values (ids as length-prefixed UTF-8, values as
     little-endian float64 / int64), independent of how the table is chunked."""
-    import hashlib
-
-    import pyarrow as pa
-
-    from .files import Digest
-
     h = hashlib.sha256()
     for arr in arrays:
         if isinstance(arr, np.ndarray):
@@ -432,19 +279,17 @@ def table_digest(*arrays) -> "object":
     return Digest(hexdigest=h.hexdigest())
 
 
-def score_from_rank(rank: np.ndarray) -> np.ndarray:
+def score_from_rank(rank: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """The score of a ranks-only run (MS MARCO's ``qid docid rank``): ``-rank`` as float64,
     so score-descending order is rank-ascending order and no two ranks of a query tie
     (a rank repeated in one query is refused before)."""
     return -np.asarray(rank, dtype=np.float64)
 
 
-def check_ranks(qid, rank: np.ndarray, source: str, rows=None) -> None:
+def check_ranks(qid: Column, rank: npt.NDArray[np.int64], source: str, rows: Rows = None) -> None:
     """Ranks are integers >= 1 and no rank repeats within a query (so the derived
     scores never tie); each refusal names the row (and the first row of a repeat)."""
-    import pyarrow.compute as pc
-
-    from .arrow import first_repeat, to_numpy
+    import pyarrow.compute as pc  # lazy: ~30 ms of wrappers built at import, which clean reads never need
 
     def row(i: int) -> int:
         return int(rows[i]) if rows is not None else i + 1
@@ -464,9 +309,9 @@ def check_ranks(qid, rank: np.ndarray, source: str, rows=None) -> None:
                          "a ranks-only run cannot hold ties", source, row(b))
 
 
-def run_table(table, source: str, columns: ColumnMapping | None = None, *, name: str | None = None,
-              digest=None, rows=None):
-    """A run held as a pyarrow Table, as a :class:`readers.RawLane` -- exactly what
+def run_table(table: pa.Table, source: str, columns: ColumnMapping | None = None, *, name: str | None = None,
+              digest: Digest | None = None, rows: Rows = None) -> RawLane:
+    """A run held as a pyarrow Table, as a :class:`rows.RawLane` -- exactly what
     ``readers.read_lane`` gives for the same data as a TREC file.
 
     ``source`` names the table in errors and in report.json's inputs (a path, or a
@@ -474,8 +319,6 @@ def run_table(table, source: str, columns: ColumnMapping | None = None, *, name:
     ``source`` as for a path). ``digest``: the file's (``files.Digest``); default a
     digest of the table's content (:func:`table_digest`). ``rows``: the source line of
     each row when it is not row + 1 (JSON Lines)."""
-    from .readers import RawLane, RowLines, check_lane_name, lane_name_from_path
-
     lane_name = name if name is not None else lane_name_from_path(source)
     check_lane_name(lane_name, source)
     r = resolve_columns(table.column_names, columns, "run", source)
@@ -489,30 +332,40 @@ def run_table(table, source: str, columns: ColumnMapping | None = None, *, name:
         score = score_from_rank(rank)
     else:
         score = score_column(table.column(r.value), source, r.value, rows)
-    line = RowLines(len(score)) if rows is None else np.asarray(rows, dtype=np.int64)
+    line: Lines = RowLines(len(score)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, score)
     return RawLane(lane_name, source, qid, doc, score, line, [], "", digest, format="table", columns=r.as_dict())
 
 
-def qrels_table(table, source: str, columns: ColumnMapping | None = None, *, digest=None, rows=None):
-    """Qrels held as a pyarrow Table, as a :class:`readers.RawQrels` -- exactly what
+def qrels_table(table: pa.Table, source: str, columns: ColumnMapping | None = None, *, digest: Digest | None = None,
+                rows: Rows = None) -> RawQrels:
+    """Qrels held as a pyarrow Table, as a :class:`rows.RawQrels` -- exactly what
     ``readers.read_qrels`` gives for the same data as a TREC file (see :func:`run_table`)."""
-    from .readers import RawQrels, RowLines
-
     r = resolve_columns(table.column_names, columns, "qrels", source)
     if table.num_rows == 0:
         raise InputError("empty table (no rows)", source)
     qid = id_column(table.column(r.query), source, r.query, "query", rows)
     doc = id_column(table.column(r.doc), source, r.doc, "doc", rows)
     grade = int_column(table.column(r.value), source, r.value, "grade", rows)
-    line = RowLines(len(grade)) if rows is None else np.asarray(rows, dtype=np.int64)
+    line: Lines = RowLines(len(grade)) if rows is None else np.asarray(rows, dtype=np.int64)
     if digest is None:
         digest = table_digest(qid, doc, grade)
     return RawQrels(source, qid, doc, grade, line, digest=digest, format="table", columns=r.as_dict())
 
 
-def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, digest, name: str | None = None):
+@overload
+def read_parquet(source: str | bytes | bytearray, path: str, what: Literal["run"], columns: ColumnMapping | None,
+                 digest: Digest, name: str | None = None) -> RawLane: ...
+
+
+@overload
+def read_parquet(source: str | bytes | bytearray, path: str, what: Literal["qrels"], columns: ColumnMapping | None,
+                 digest: Digest, name: str | None = None) -> RawQrels: ...
+
+
+def read_parquet(source: str | bytes | bytearray, path: str, what: str, columns: ColumnMapping | None, digest: Digest,
+                 name: str | None = None) -> RawLane | RawQrels:
     """A run or qrels Parquet file (``source``: its path, or its decompressed bytes),
     reading only the three chosen columns, on pyarrow's threads. Rows are numbered from
     1 in file order.
@@ -520,9 +373,7 @@ def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, di
     A query column stored as a dictionary in every row group (pyarrow's writer does so
     for ids that repeat) is read as one and decoded run by run (:func:`_decode_runs`);
     the values are the same."""
-    import pyarrow as pa
-
-    def open_at(**kw):
+    def open_at(**kw: Any) -> Any:
         src = source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
         return _parquet_reader(src, **kw)
 
@@ -537,7 +388,7 @@ def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, di
                 reader = open_at(read_dictionary=[paths.index(r.query)], metadata=reader.metadata)
             table = reader.read_all(column_indices=[paths.index(c) for c in wanted], use_threads=True)
         else:  # nested or repeated names: pyarrow.parquet maps them to leaf columns
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # lazy: it imports pyarrow's filesystem layer (see _parquet_reader)
 
             table = pq.ParquetFile(source if isinstance(source, str) else pa.BufferReader(pa.py_buffer(source))
                                    ).read(columns=wanted, use_threads=True)
@@ -551,15 +402,15 @@ def read_parquet(source, path: str, what: str, columns: ColumnMapping | None, di
     return qrels_table(table, path, mapping, digest=digest)
 
 
-def _parquet_reader(src, **kw):
+def _parquet_reader(src: Any, **kw: Any) -> Any:
     """pyarrow's Parquet file reader over ``src``. Taken from ``pyarrow._parquet``, which
     ``pyarrow.parquet`` wraps: importing the wrapper also imports pyarrow's filesystem
     layer (ssl, the cloud clients), a tenth of a second or more of every process that
     reads a Parquet file; the wrapper is the fallback where the module is not there."""
     try:
-        from pyarrow._parquet import ParquetReader
+        from pyarrow._parquet import ParquetReader  # lazy: only a Parquet input needs the reader
     except ImportError:  # pragma: no cover - every pyarrow this package supports (>= 14) has it
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: see above
 
         return pq.ParquetFile(src, **kw).reader
     reader = ParquetReader()
@@ -567,13 +418,11 @@ def _parquet_reader(src, **kw):
     return reader
 
 
-def _dictionary_pages(reader, col: int, name: str) -> bool:
+def _dictionary_pages(reader: Any, col: int, name: str) -> bool:
     """Whether leaf column ``col`` (the top-level column ``name``) is a string column
     stored as a dictionary in every row group: a dictionary page, and at most 4 bytes
     a value in all (so the writer did not fall back to plain pages, which pyarrow
     would have to encode as a dictionary again: 7x the time of reading them plain)."""
-    import pyarrow as pa
-
     meta = reader.metadata
     if meta.num_row_groups == 0 or meta.num_rows == 0:
         return False

@@ -40,11 +40,19 @@ import math
 import os
 import stat
 import sys
+import threading
 import zlib
+from types import TracebackType
+from typing import Any, NoReturn, Protocol
 
 from ..errors import InputError
 
 _STEP = 1 << 20
+
+#: The name every temporary entry rankscope writes starts with (``report.output`` makes
+#: them; the demo writer skips them). Here, at the bottom of the kernel, so that reading
+#: inputs never imports the report room.
+TEMP_PREFIX = ".rankscope-"
 
 # magic bytes -> compression name
 COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
@@ -96,7 +104,7 @@ def input_size_limit() -> int:
     except (ValueError, OSError, AttributeError):
         pass
     try:
-        import resource
+        import resource  # Unix only: elsewhere the ImportError below skips this cap
 
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft != resource.RLIM_INFINITY and soft > 0:
@@ -152,14 +160,23 @@ def check_file(p: str) -> str:
     return file_kind(p)
 
 
-def _open_input(p: str, kind: str):
+class _Stream(Protocol):
+    """What :func:`_read_all` reads: a file, a decompressing file, a pyarrow input stream."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None, /) -> Any: ...
+
+
+def _open_input(p: str, kind: str) -> io.BufferedReader:
     """Open for reading; a FIFO with no writer yet gets a stderr note after a moment
     (the open blocks until one comes; Ctrl-C interrupts it)."""
     timer = None
     if kind == "pipe":
-        import threading
-
-        def note():
+        def note() -> None:
             shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in p)
             sys.stderr.write(f"rankscope: note: {shown}: waiting for a writer on this pipe (Ctrl-C to stop)\n")
             sys.stderr.flush()
@@ -180,14 +197,14 @@ def _too_large(p: str, limit: int, what: str) -> InputError:
     return InputError(f"{what} more than {_gib(limit)}, the input size limit ({LIMIT_RULE})", p)
 
 
-def _nul_error(buf, start: int, p: str) -> InputError | None:
+def _nul_error(buf: bytearray, start: int, p: str) -> InputError | None:
     nul = buf.find(b"\x00", start)
     if nul < 0:
         return None
     return InputError("binary file (NUL byte)", p, buf.count(b"\n", 0, nul) + 1)
 
 
-def _read_all(fh, p: str, limit: int, what: str, check_nul: bool | None = True) -> bytearray:
+def _read_all(fh: _Stream, p: str, limit: int, what: str, check_nul: bool | None = True) -> bytearray:
     """Read ``fh`` to its end in 1 MiB steps, at most ``limit`` bytes; a NUL byte stops it.
     ``check_nul=None``: check unless the first step starts with a compression's (or
     Parquet's) magic bytes."""
@@ -208,25 +225,26 @@ def _read_all(fh, p: str, limit: int, what: str, check_nul: bool | None = True) 
                 raise err
 
 
-def _decompressor(name: str, stored):
+def _decompressor(name: str, stored: bytearray) -> _Stream | None:
     if name == "gzip":
         return gzip.GzipFile(fileobj=io.BytesIO(stored))
     if name == "bzip2":
         return bz2.BZ2File(io.BytesIO(stored))
     if name == "xz":
         return lzma.LZMAFile(io.BytesIO(stored))
-    import pyarrow as pa
+    import pyarrow as pa  # zstd and lz4 only: the files room serves light processes (demo, rules) without pyarrow
 
     codec = "zstd" if name == "zstd" else "lz4"
     if not pa.Codec.is_available(codec):
         return None
-    return pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(stored)), codec)
+    stream: _Stream = pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(stored)), codec)
+    return stream
 
 
 _PIPE_DIGESTS: dict[str, str] = {}  # sha256 of the bytes read from a pipe (it cannot be read twice)
 
 
-def read_bytes(p: str) -> tuple[bytes, bytes]:
+def read_bytes(p: str) -> tuple[bytearray, bytearray]:
     """(bytes of the file as stored, content bytes): compression by magic bytes, decompressed
     in steps up to :func:`input_size_limit`; a NUL byte in the content is refused at once."""
     kind = check_file(p)
@@ -266,7 +284,7 @@ def read_bytes(p: str) -> tuple[bytes, bytes]:
     return stored, raw
 
 
-def decode_text(raw, p: str) -> str:
+def decode_text(raw: bytes | bytearray, p: str) -> str:
     """Content bytes as text: UTF-8 strict, a leading BOM dropped, a lone CR read as a line
     end; refuses empty (or BOM-only), binary and non-UTF-8 input and a BOM past the start."""
     nul = raw.find(b"\x00")
@@ -290,7 +308,7 @@ def decode_text(raw, p: str) -> str:
     return text
 
 
-def read_text(path: str | os.PathLike) -> str:
+def read_text(path: str | os.PathLike[str]) -> str:
     """Whole file as text (:func:`read_bytes`, then :func:`decode_text`)."""
     p = str(path)
     return decode_text(read_bytes(p)[1], p)
@@ -305,9 +323,8 @@ class Digest:
 
     Thread-safe: a second caller waits for the first caller's result."""
 
-    def __init__(self, data=None, path: str | None = None, hexdigest: str | None = None):
-        import threading
-
+    def __init__(self, data: bytes | bytearray | memoryview | None = None, path: str | None = None,
+                 hexdigest: str | None = None) -> None:
         self._path = path
         self._hex: str | None = hexdigest
         self._lock = threading.Lock()
@@ -321,6 +338,7 @@ class Digest:
     def hexdigest(self) -> str:
         with self._lock:
             if self._hex is None:
+                assert self._path is not None, "a Digest is made from bytes, a path or a hex digest"
                 try:
                     self._hex = sha256_of(self._path)
                 except OSError as exc:  # e.g. removed between parsing and hashing
@@ -339,17 +357,17 @@ def sha256_of(path: str) -> str:
     return h.hexdigest()
 
 
-def load_json(text: str, path: str):
+def load_json(text: str, path: str) -> Any:
     """``json.loads`` whose every failure is an ``InputError`` naming the file and line:
     syntax errors, integer literals past Python's digit limit, nesting too deep, and
     NaN/Infinity literals (not JSON)."""
-    def no_constants(name: str):
+    def no_constants(name: str) -> NoReturn:
         raise InputError(f"{name} is not a JSON number", path, 1)
 
-    def no_repeats(pairs: list) -> dict:
+    def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         # json.loads keeps the last of two equal keys: a pre-registered rule or a fitted
         # threshold could be weakened invisibly, so a repeat is refused.
-        out: dict = {}
+        out: dict[str, Any] = {}
         for key, value in pairs:
             if key in out:
                 raise InputError(f"key {key!r} appears twice in one object"[:200], path, _line_of_repeat(text, key))
@@ -374,7 +392,7 @@ def _line_of_repeat(text: str, key: str) -> int:
     return text.count("\n", 0, second) + 1 if second >= 0 else 1
 
 
-def as_finite_number(value, what: str, path: str, line: int) -> float:
+def as_finite_number(value: object, what: str, path: str, line: int) -> float:
     """A JSON number as a finite float, or an InputError (bools, strings, huge integers refused)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{what} must be a number, not {value!r}"[:200], path, line)

@@ -31,17 +31,43 @@ an MTEB file with several subsets or splits needs ``--mteb-subset``/``--mteb-spl
 An explicit format is obeyed (and its reader's errors name the line where the file
 does not fit it).
 
+Column conventions of a table or a header line (the first three names of each; a
+table's other columns are ignored):
+
+=============  ===============================  ===============================
+convention     run                              qrels
+=============  ===============================  ===============================
+ranx           ``q_id, doc_id, score``          ``q_id, doc_id, score``
+PyTerrier      ``qid, docno, score`` (+rank)    ``qid, docno, label``
+ir_measures    ``query_id, doc_id, score``      ``query_id, doc_id, relevance``
+BEIR/MTEB      ``query-id, corpus-id, score``   ``query-id, corpus-id, score``
+=============  ===============================  ===============================
+
+A run table with a rank column and no score column (``qid, docno, rank``) is read as
+an MS MARCO run is: score = -rank (see ``columns.score_from_rank``). Anything else
+is named with a :class:`ColumnMapping` (``--run-columns`` / ``--qrels-columns``:
+``query=COL,doc=COL,score=COL`` or ``rank=COL`` for a run, ``relevance=COL`` for
+qrels). A table whose columns fit two conventions with different columns is an
+error, not a guess.
+
 A lane may be several shard files (``--lane NAME=a.run,b.run`` or a glob, see
-:func:`shard_paths`): read one by one and merged (:func:`merge_shards`); a (qid,
+:func:`shard_paths`): read one by one and merged (``readers.merge_shards``); a (qid,
 doc) in two shards is an error naming both places.
 """
 
 from __future__ import annotations
 
+import glob
+import json
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InputError
-from .columns import ColumnMapping
+
+if TYPE_CHECKING:
+    from .rows import Lines
 
 RUN_FORMATS = ("auto", "trec", "msmarco", "tsv", "json", "jsonl", "mteb", "parquet")
 QRELS_FORMATS = ("auto", "trec", "beir", "tsv", "json", "jsonl", "parquet")
@@ -51,6 +77,134 @@ PER_QUERY_FORMATS = ("trec_eval", "ir_measures", "jsonl", "long", "rankscope")
 
 #: bytes of content looked at to tell the format
 HEAD_BYTES = 1 << 16
+
+
+# ---------------------------------------------------------------------------
+# the column conventions of tables and header lines
+
+
+#: (convention, query column, doc column, score column) of a run table
+RUN_CONVENTIONS = (
+    ("ranx", "q_id", "doc_id", "score"),
+    ("PyTerrier", "qid", "docno", "score"),
+    ("ir_measures", "query_id", "doc_id", "score"),
+    ("BEIR/MTEB", "query-id", "corpus-id", "score"),
+)
+#: (convention, query column, doc column, relevance column) of a qrels table
+QRELS_CONVENTIONS = (
+    ("ranx", "q_id", "doc_id", "score"),
+    ("PyTerrier", "qid", "docno", "label"),
+    ("ir_measures", "query_id", "doc_id", "relevance"),
+    ("BEIR/MTEB", "query-id", "corpus-id", "score"),
+)
+
+_ROLES = ("query", "doc", "score", "rank", "relevance")
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """Explicit column names of a table: ``query`` and ``doc``, and ``score`` (or
+    ``rank``) for a run, ``relevance`` for qrels. A name left None is looked up among
+    the conventions' names."""
+
+    query: str | None = None
+    doc: str | None = None
+    score: str | None = None
+    rank: str | None = None
+    relevance: str | None = None
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> ColumnMapping:
+        """``query=qid,doc=docno,score=s`` (roles: query, doc, score, rank, relevance)."""
+        got: dict[str, str] = {}
+        for part in text.split(","):
+            role, eq, col = part.partition("=")
+            role = role.strip()
+            if not eq or not col:
+                raise InputError(f"expected ROLE=COLUMN pairs separated by commas (roles: {', '.join(_ROLES)}), "
+                                 f"not {part!r}"[:300], where)
+            if role not in _ROLES:
+                raise InputError(f"unknown role {role!r} (roles: {', '.join(_ROLES)})"[:300], where)
+            if role in got:
+                raise InputError(f"role {role!r} given twice", where)
+            got[role] = col
+        return cls(**got)
+
+    def describe(self) -> str:
+        return ",".join(f"{r}={getattr(self, r)}" for r in _ROLES if getattr(self, r) is not None)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The columns chosen for one table: query, doc and value column, and what the value is."""
+
+    query: str
+    doc: str
+    value: str
+    kind: str  # "score" | "rank" | "relevance"
+    convention: str  # the convention's name, or "mapping"
+
+    def as_dict(self) -> dict[str, str]:
+        """The columns read, by role (report.json's ``inputs``)."""
+        return {"query": self.query, "doc": self.doc, self.kind: self.value}
+
+
+def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
+    present = set(names)
+    listed = ", ".join(names) if names else "(none)"
+    conventions = RUN_CONVENTIONS if what == "run" else QRELS_CONVENTIONS
+    m = columns or ColumnMapping()
+    if what == "run" and m.relevance is not None:
+        raise InputError("a run's columns are query, doc and score (or rank); relevance names a qrels column",
+                         source)
+    if what == "qrels" and (m.score is not None or m.rank is not None):
+        raise InputError("a qrels table's columns are query, doc and relevance (score and rank name run columns)",
+                         source)
+    if what == "run" and m.score is not None and m.rank is not None:
+        raise InputError("give score or rank for a run, not both", source)
+    for role in _ROLES:
+        col = getattr(m, role)
+        if col is not None and col not in present:
+            raise InputError(f"no column {col!r} (given as {role}); the columns are: {listed}"[:400], source)
+    # a mapping may name some roles; the conventions fill the others
+    fits = []
+    for conv, q, d, v in conventions:
+        qq, dd = m.query or q, m.doc or d
+        if what == "run":
+            if m.rank is not None:
+                vv, kind = m.rank, "rank"
+            elif m.score is not None or v in present:
+                vv, kind = m.score or v, "score"
+            elif "rank" in present:
+                vv, kind = "rank", "rank"  # PyTerrier's rank column, no score: ordered by rank
+            else:
+                vv, kind = v, "score"
+        else:
+            vv, kind = m.relevance or v, "relevance"
+        if {qq, dd, vv} <= present:
+            fits.append((conv, Resolved(qq, dd, vv, kind, conv)))
+    distinct = {(r.query, r.doc, r.value, r.kind) for _, r in fits}  # ranx and ir_measures share doc_id, score
+    if len(distinct) > 1:
+        shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
+        flag = "--run-columns" if what == "run" else "--qrels-columns"
+        raise InputError(f"ambiguous columns: they fit {shown}; name them with {flag} "
+                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:500], source)
+    if not fits:
+        known = "; ".join(f"{c} ({q}, {d}, {v})" for c, q, d, v in conventions)
+        flag = "--run-columns" if what == "run" else "--qrels-columns"
+        raise InputError(f"no known {what} columns among: {listed} (known: {known}); name them with {flag} "
+                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:600], source)
+    conv, r = fits[0]
+    return Resolved(r.query, r.doc, r.value, r.kind, "mapping" if columns is not None else conv)
+
+
+def resolve_columns(names: Iterable[object], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
+    """The query, doc and value columns among ``names`` (``what``: "run" or "qrels")."""
+    return _pick([str(n) for n in names], columns, what, source)
+
+
+# ---------------------------------------------------------------------------
+# how inputs are read
 
 
 @dataclass(frozen=True)
@@ -65,7 +219,7 @@ class InputOptions:
     mteb_subset: str | None = None
     mteb_split: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.run_format not in RUN_FORMATS:
             raise InputError(f"unknown run format {self.run_format!r} (one of: {', '.join(RUN_FORMATS)})"[:300],
                              "--run-format")
@@ -90,11 +244,21 @@ def _first_content_line(text: str) -> tuple[str, int] | None:
     return None
 
 
+def looks_like_json(text: str) -> bool:
+    """JSON starts with '{' then '"' or '}' (an object), or '[' then a JSON value; a TREC
+    file whose first qid merely starts with '{' or '[' (``{q}1 Q0 ...``) does not."""
+    t = text.lstrip()
+    if t[:1] not in ("{", "["):
+        return False
+    nxt = t[1:].lstrip()[:1]
+    if t[0] == "{":
+        return nxt in ('"', "}", "")
+    return nxt == "" or nxt in '[]{}"-0123456789tfn'
+
+
 def _jsonl_first(text: str) -> bool:
     """The first line alone is a JSON object whose values are not objects (a JSON Lines
     row); a ``{qid: {docid: value}}`` file written on one line has object values."""
-    import json
-
     s = text.lstrip("\ufeff").lstrip()
     first = s.split("\n", 1)[0].strip()
     try:
@@ -107,8 +271,6 @@ def _jsonl_first(text: str) -> bool:
 def detect(head: bytes, what: str, path: str) -> str:
     """The format of content starting with ``head`` (decompressed): ``what`` is "run" or
     "qrels". Never "auto"; refuses (InputError) where the first line is ambiguous."""
-    from .readers import looks_like_json
-
     if head[:4] == b"PAR1":
         return "parquet"
     if b"\x00" in head:
@@ -150,11 +312,9 @@ def _is_int(s: str) -> bool:
     return t.isascii() and t.isdigit()
 
 
-def header_columns(fields: list[str], what: str, path: str, columns: ColumnMapping | None = None):
-    """``columns.Resolved`` when ``fields`` (a first line) name known columns (or those of
+def header_columns(fields: list[str], what: str, path: str, columns: ColumnMapping | None = None) -> Resolved | None:
+    """:class:`Resolved` when ``fields`` (a first line) name known columns (or those of
     ``columns``), else None; a header fitting two conventions is an error."""
-    from .columns import resolve_columns
-
     if any(_is_number(f) for f in fields):
         return None
     try:
@@ -181,9 +341,6 @@ def shard_paths(spec: str) -> tuple[str, ...]:
     """The files of a lane: ``spec`` itself when it names an existing file, else its
     comma-separated parts, each a path or a glob (``*``, ``?``, ``[...]``) expanded in
     sorted order. A glob matching nothing, or a file named twice, is an error."""
-    import glob
-    import os
-
     if os.path.exists(spec) or ("," not in spec and not glob.has_magic(spec)):
         return (spec,)
     out: list[str] = []
@@ -206,46 +363,7 @@ def shard_paths(spec: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def merge_shards(name: str, spec: str, shards: list) -> "object":
-    """One lane from its shards' ``RawLane``s (in order): rows concatenated, each row
-    keeping its shard's line. A (qid, doc) present twice -- in two shards, or twice in
-    one -- is an error naming both places; the digest is the sha256 of the shards'
-    digests in order (``path<TAB>sha256`` lines)."""
-    import hashlib
-
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .arrow import first_repeat, to_numpy
-    from .files import Digest
-    from .readers import RawLane
-
-    qid = pa.chunked_array([c for s in shards for c in (s.qid.chunks if isinstance(s.qid, pa.ChunkedArray) else [s.qid])],
-                           pa.string())
-    doc = pa.chunked_array([c for s in shards for c in (s.doc.chunks if isinstance(s.doc, pa.ChunkedArray) else [s.doc])],
-                           pa.string())
-    score = np.concatenate([s.score for s in shards])
-    line = np.concatenate([np.asarray(s.line, dtype=np.int64) for s in shards])
-    shard_of = np.concatenate([np.full(len(s.score), k, dtype=np.int32) for k, s in enumerate(shards)])
-    qc = to_numpy(pc.dictionary_encode(qid.combine_chunks()).indices).astype(np.int64)
-    dcode = to_numpy(pc.dictionary_encode(doc.combine_chunks()).indices).astype(np.int64)
-    repeat = first_repeat(qc * (int(dcode.max(initial=0)) + 1) + dcode)
-    if repeat is not None:
-        a, b = repeat
-        pa_, pb = shards[shard_of[a]].path, shards[shard_of[b]].path
-        raise InputError(f"doc {doc[b].as_py()!r} of query {qid[b].as_py()!r} is in two shards of lane {name!r}: "
-                         f"{pa_}:{int(line[a])} and here"[:400] if pa_ != pb else
-                         f"doc {doc[b].as_py()!r} appears twice in query {qid[b].as_py()!r} "
-                         f"(first at line {int(line[a])})"[:400], pb, int(line[b]))
-    h = hashlib.sha256("".join(f"{s.path}\t{s.sha256()}\n" for s in shards).encode("utf-8"))
-    warnings = [w for s in shards for w in s.warnings]
-    lane = RawLane(name, spec, qid, doc, score, line, warnings, shards[-1].tag, Digest(hexdigest=h.hexdigest()))
-    lane.shards = tuple((s.path, len(s.score)) for s in shards)
-    return lane
-
-
-def shard_place(shards, lines, i: int, spec: str) -> str:
+def shard_place(shards: Sequence[tuple[str, int]], lines: Lines, i: int, spec: str) -> str:
     """``FILE:LINE`` of row ``i`` of a lane of several shards (``((path, rows), ...)``)."""
     start = 0
     for path, n in shards:
@@ -255,35 +373,21 @@ def shard_place(shards, lines, i: int, spec: str) -> str:
     return spec
 
 
-def read_lanes(lanes, shards, options: InputOptions) -> list:
-    """The ``RawLane`` of each ``(name, spec)`` of ``lanes``; ``shards[i]`` are the files
-    of lane i (:func:`shard_paths`). A lane of several files must be named."""
-    from .readers import check_lane_name, read_lane
-
-    out = []
-    for (name, spec), paths in zip(lanes, shards):
-        if len(paths) == 1:
-            out.append(read_lane(paths[0], name, options))
-            continue
-        if name is None:
-            raise InputError("a lane of several shard files needs a name: --lane NAME=a.run,b.run", spec)
-        check_lane_name(name, spec)
-        parts = [read_lane(p, name, options) for p in paths]
-        lane = merge_shards(name, ",".join(paths), parts)
-        lane.format = ",".join(dict.fromkeys(p.format for p in parts))
-        cols = [p.columns for p in parts if p.columns]
-        lane.columns = cols[0] if cols and all(c == cols[0] for c in cols) and len(cols) == len(parts) else None
-        out.append(lane)
-    return out
-
-
 _TABLES = ("parquet", "jsonl", "tsv")
 
 
-def check_options_used(options: InputOptions, lanes, judgments) -> None:
+class Told(Protocol):
+    """An input read, as far as :func:`check_options_used` looks: the format(s) it was read
+    as (``RawLane.format``, ``RawQrels.format``; comma-separated for a lane of shards)."""
+
+    @property
+    def format(self) -> str: ...
+
+
+def check_options_used(options: InputOptions, lanes: Sequence[Told], judgments: Sequence[Told]) -> None:
     """An option that no input used is an error, not silently ignored: column mappings
     when no input is a table, an MTEB subset or split when no lane is MTEB predictions."""
-    def formats(raws):
+    def formats(raws: Sequence[Told]) -> set[str]:
         return {f for r in raws for f in (r.format or "").split(",")}
 
     run_f, qrels_f = formats(lanes), formats(judgments)

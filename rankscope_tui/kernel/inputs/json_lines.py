@@ -11,26 +11,31 @@ number; a relevance an integer. Every refusal names the file and line.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
+from typing import Any, Literal, NoReturn, overload
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import InputError
-from .files import as_finite_number
-from .json_pairs import INT32_MAX, INT32_MIN
+from .arrow import arrow_strings
+from .columns import qrels_table, run_table
+from .files import Digest, as_finite_number
+from .formats import ColumnMapping, resolve_columns
+from .rows import INT32_MAX, INT32_MIN, RawLane, RawQrels
 
 
-def _rows(text: str, path: str):
+def _rows(text: str, path: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, object) of every non-blank line, parsed strictly by one decoder (no
     NaN/Infinity, no key twice in an object), as ``files.load_json`` parses."""
-    import json
-
     where = [0]
 
-    def no_constants(name: str):
+    def no_constants(name: str) -> NoReturn:
         raise InputError(f"{name} is not a JSON number", path, where[0])
 
-    def no_repeats(pairs: list) -> dict:
+    def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out = dict(pairs)
         if len(out) != len(pairs):
             seen = set()
@@ -58,20 +63,29 @@ def _rows(text: str, path: str):
         yield no, obj
 
 
-def read_json_lines(text: str, path: str, what: str, columns, digest, name: str | None = None):
+@overload
+def read_json_lines(text: str, path: str, what: Literal["run"], columns: ColumnMapping | None, digest: Digest,
+                    name: str | None = None) -> RawLane: ...
+
+
+@overload
+def read_json_lines(text: str, path: str, what: Literal["qrels"], columns: ColumnMapping | None, digest: Digest,
+                    name: str | None = None) -> RawQrels: ...
+
+
+def read_json_lines(text: str, path: str, what: str, columns: ColumnMapping | None, digest: Digest,
+                    name: str | None = None) -> RawLane | RawQrels:
     """A run (``what`` = "run", a ``RawLane``) or qrels ("qrels", a ``RawQrels``) from
     JSON Lines text, through ``columns.run_table`` / ``qrels_table`` with each row's line."""
-    import pyarrow as pa
-
-    from .arrow import arrow_strings
-    from .columns import qrels_table, resolve_columns, run_table
-
     rows = _rows(text, path)
     first = next(rows, None)
     if first is None:
         raise InputError("empty file (no rows)", path)
     r = resolve_columns(list(first[1]), columns, what, path)
-    q, d, v, lines = [], [], [], []
+    q: list[str] = []
+    d: list[str] = []
+    v: list[float] = []
+    lines: list[int] = []
     for no, obj in [first, *rows]:
         for col in (r.query, r.doc, r.value):
             if col not in obj:
@@ -84,8 +98,6 @@ def read_json_lines(text: str, path: str, what: str, columns, digest, name: str 
     values = np.asarray(v, dtype=kind)
     table = pa.table({r.query: arrow_strings(q), r.doc: arrow_strings(d),
                       r.value: pa.array(values)})
-    from .columns import ColumnMapping
-
     mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
     line = np.asarray(lines, dtype=np.int64)
     if what == "run":
@@ -93,7 +105,7 @@ def read_json_lines(text: str, path: str, what: str, columns, digest, name: str 
     return qrels_table(table, path, mapping, digest=digest, rows=line)
 
 
-def _id(x, col: str, path: str, no: int) -> str:
+def _id(x: object, col: str, path: str, no: int) -> str:
     if isinstance(x, str):
         if not x.isascii():
             try:
@@ -107,7 +119,7 @@ def _id(x, col: str, path: str, no: int) -> str:
     raise InputError(f"{col} must be a string or an integer, not {x!r}"[:200], path, no)
 
 
-def _value(x, col: str, kind: str, path: str, no: int):
+def _value(x: object, col: str, kind: str, path: str, no: int) -> float:
     if kind == "score":
         if type(x) is float and math.isfinite(x):  # the common case, without a call
             return x

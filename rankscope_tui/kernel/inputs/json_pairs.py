@@ -12,12 +12,22 @@ well-formed one).
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
+import re
+from collections.abc import Generator
+from typing import Any, NoReturn
 
 from ..errors import InputError
+from .rows import INT32_MAX, INT32_MIN
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: (qids, docs, values, lines) of every pair, in file order
+Pairs = tuple[list[str], list[str], list[float], list[int]]
+#: a key of an object: (key, its line, where its value starts, where its value ends)
+Key = tuple[str, int, int, int]
+#: yields (key, key position, position after the colon); sent the end of each value; returns the end of the object
+Members = Generator[tuple[str, int, int], int, int]
 
 
 class _JsonPairs:
@@ -29,21 +39,17 @@ class _JsonPairs:
 
     _WS = " \t\n\r"
 
-    def __init__(self, text: str, path: str, what: str):
+    def __init__(self, text: str, path: str, what: str) -> None:
         self.text, self.path, self.what = text, path, what
         self.dec = json.JSONDecoder()
-        self._nl = None
+        self._nl: list[int] | None = None
 
     def line(self, pos: int) -> int:
         if self._nl is None:
-            import re
-
             self._nl = [m.start() for m in re.finditer("\n", self.text)]
-        import bisect
-
         return bisect.bisect_left(self._nl, pos) + 1
 
-    def fail(self, msg: str, pos: int):
+    def fail(self, msg: str, pos: int) -> NoReturn:
         raise InputError(msg, self.path, self.line(pos))
 
     def ws(self, i: int) -> int:
@@ -52,7 +58,7 @@ class _JsonPairs:
             i += 1
         return i
 
-    def value(self, i: int):
+    def value(self, i: int) -> tuple[Any, int]:
         try:
             return self.dec.raw_decode(self.text, i)
         except json.JSONDecodeError as exc:
@@ -81,7 +87,7 @@ class _JsonPairs:
             self.fail(f"invalid JSON: the key {k!r} is not valid Unicode (a lone surrogate escape)", i)
         return k, i, end
 
-    def members(self, i: int):
+    def members(self, i: int) -> Members:
         """Yield (key, key position, position after the colon) of an object opened before i;
         the caller consumes each value and returns its end position via ``send``."""
         i = self.ws(i)
@@ -100,7 +106,7 @@ class _JsonPairs:
             else:
                 self.fail("invalid JSON: expecting ',' delimiter", i)
 
-    def parse(self):
+    def parse(self) -> Pairs:
         i = self.ws(0)
         qids, docs, vals, lines, i = self.parse_object(i)
         i = self.ws(i)
@@ -110,10 +116,14 @@ class _JsonPairs:
             raise InputError("empty file (no query holds any doc)", self.path)
         return qids, docs, vals, lines
 
-    def parse_object(self, i: int):
-        """The ``{qid: {docid: value}}`` object at ``i``: (qids, docs, values, lines, end)."""
+    def parse_object(self, i: int) -> tuple[list[str], list[str], list[float], list[int], int]:
+        """The ``{qid: {docid: value}}`` object at ``i``: (qids, docs, values, lines, end);
+        a grade is held as an int (``what`` = "grade"), a score as a float."""
         what, t = self.what, self.text
-        qids, docs, vals, lines = [], [], [], []
+        qids: list[str] = []
+        docs: list[str] = []
+        vals: list[float] = []
+        lines: list[int] = []
         if t[i:i + 1] != "{":
             if t[i:i + 1] == "[":
                 self.value(i)  # a syntax error inside still reads as one
@@ -157,12 +167,13 @@ class _JsonPairs:
             i = stop.value
         return qids, docs, vals, lines, i
 
-    def keys_at(self, i: int, skip: bool = True):
+    def keys_at(self, i: int, skip: bool = True) -> tuple[list[Key], int]:
         """(key, line, position of its value, end of its value) of the object at ``i``; a
         repeated key is an error naming both lines."""
         if self.text[i:i + 1] != "{":
             self.fail("expected a JSON object", i)
-        out, seen = [], {}
+        out: list[Key] = []
+        seen: dict[str, int] = {}
         gen = self.members(i + 1)
         try:
             k, kpos, j = next(gen)
@@ -179,7 +190,7 @@ class _JsonPairs:
         except StopIteration as stop:
             return out, stop.value
 
-    def _check(self, q: str, d: str, v, pos: int) -> None:
+    def _check(self, q: str, d: str, v: object, pos: int) -> None:
         what = self.what
         if "\n" in q or "\r" in q or "\n" in d or "\r" in d:
             # a TREC line cannot hold one; in printed tables, CSV rows and terminals it would
@@ -201,7 +212,7 @@ class _JsonPairs:
                 self.fail(f"grade for query {q!r}, doc {d!r} out of range (must fit a 32-bit integer)", pos)
 
 
-def json_pairs(text: str, path: str, what: str):
+def json_pairs(text: str, path: str, what: str) -> Pairs:
     """Flatten ``{qid: {docid: value}}``; ``what`` is 'score' (finite number) or 'grade' (integer).
 
     Every pair is read with the line of its doc key; a repeated qid key, or a doc key
@@ -213,9 +224,7 @@ def json_pairs(text: str, path: str, what: str):
 def top_level_has(text: str, key: str) -> bool:
     """Whether the JSON object ``text`` has ``key`` among its top-level keys (a cheap
     substring test first; the keys are then read, skipping their values)."""
-    import json as _json
-
-    if _json.dumps(key) not in text:
+    if json.dumps(key) not in text:
         return False
     sc = _JsonPairs(text, "", "score")
     i = sc.ws(0)
@@ -228,7 +237,7 @@ def top_level_has(text: str, key: str) -> bool:
     return any(k == key for k, *_ in keys)
 
 
-def mteb_pairs(text: str, path: str, subset: str | None, split: str | None):
+def mteb_pairs(text: str, path: str, subset: str | None, split: str | None) -> Pairs:
     """The ``{qid: {docid: score}}`` pairs of one subset and split of an MTEB predictions
     file (``{"mteb_model_meta": {...}, SUBSET: {SPLIT: {qid: {docid: score}}}}``), each
     with the line of its doc key. Without ``subset``/``split`` the file must hold only
@@ -244,7 +253,7 @@ def mteb_pairs(text: str, path: str, subset: str | None, split: str | None):
         raise InputError("an MTEB predictions file without predictions (only 'mteb_model_meta')", path)
     names = [k for k, _, _ in subsets]
 
-    def listed(xs):
+    def listed(xs: list[str]) -> str:
         return ", ".join(repr(x) for x in xs)[:300]
 
     if subset is None:
@@ -270,10 +279,10 @@ def mteb_pairs(text: str, path: str, subset: str | None, split: str | None):
                              "one with --mteb-split", path)
         pick = splits[0]
     else:
-        hits = [s for s in splits if s[0] == split]
-        if not hits:
+        split_hits = [s for s in splits if s[0] == split]
+        if not split_hits:
             raise InputError(f"no split {split!r} in subset {sname!r} (splits: {listed(snames)})", path)
-        pick = hits[0]
+        pick = split_hits[0]
     qids, docs, vals, lines, _ = sc.parse_object(pick[2])
     if not qids:
         raise InputError(f"split {pick[0]!r} of subset {sname!r} holds no scored doc", path, pick[1])

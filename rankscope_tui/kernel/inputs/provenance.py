@@ -11,10 +11,28 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import InputError
+from .files import TEMP_PREFIX, sha256_of
 
 #: The file that marks a folder's data as rankscope's synthetic demo.
 MARKER = "rankscope-synthetic.json"
+
+
+class ListedFile(Protocol):
+    """What provenance reads of a loaded file (``workspace.InputFile`` has it)."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def sha256(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -22,14 +40,14 @@ class Provenance:
     """What the marker says about the loaded files."""
 
     synthetic: bool = False
-    showcase: dict = field(default_factory=dict)  # lesson -> qid (or list of qids), only when synthetic
+    showcase: dict[str, Any] = field(default_factory=dict)  # lesson -> qid (or list of qids), only when synthetic
 
 
-def provenance(inputs: list) -> Provenance:
+def provenance(inputs: Sequence[ListedFile]) -> Provenance:
     """Synthetic when every lane and qrels file among ``inputs`` (``workspace.InputFile``)
     is listed, by sha256, in the marker file of its own folder."""
     checked = [f for f in inputs if f.role in ("lane", "qrels")]
-    showcase: dict = {}
+    showcase: dict[str, Any] = {}
     for f in checked:
         marker = os.path.join(os.path.dirname(os.path.abspath(f.path)), MARKER)
         try:
@@ -46,7 +64,7 @@ def provenance(inputs: list) -> Provenance:
     return Provenance(True, showcase) if checked else Provenance()
 
 
-def read_marker(directory: str) -> dict | None:
+def read_marker(directory: str) -> dict[str, Any] | None:
     """The demo marker of ``directory`` as a dict, or None when there is none (or it is not one)."""
     try:
         with open(os.path.join(directory, MARKER), encoding="utf-8") as fh:
@@ -67,10 +85,6 @@ def check_demo_dir(directory: str, written: dict[str, str] | None = None) -> Non
     since the demo was written) nor the one about to be written (a demo of the same
     seed, written again). rankscope's own temporary entries (``.rankscope-*``) are not
     counted."""
-    from ..errors import InputError
-    from ..report.output import TEMP_PREFIX
-    from .files import sha256_of
-
     try:
         entries = [n for n in os.listdir(directory) if not n.startswith(TEMP_PREFIX)]
     except OSError as exc:

@@ -10,6 +10,8 @@ a doc id. A strata label may not be ``(none)``: that names the unlabelled bucket
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable, Iterator
 
 from ..errors import InputError
 from .files import read_text, strip_compressed_suffix
@@ -17,7 +19,7 @@ from .files import read_text, strip_compressed_suffix
 NONE_LABEL = "(none)"  # the bucket of queries without a label (workspace.NONE_LABEL)
 
 
-def _tab_lines(path: str):
+def _tab_lines(path: str) -> Iterator[tuple[int, str]]:
     text = read_text(path)
     for i, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
@@ -47,17 +49,15 @@ def read_strata(path: str) -> dict[str, str]:
     return out
 
 
-def qid_display_order(qids) -> list[int]:
+def qid_display_order(qids: Iterable[object]) -> list[int]:
     """Indices of ``qids`` in the order a person reads them: runs of digits compare as
     numbers, the rest as text (``1, 2, 10, 100``; ``q2, q9, q10, q102``; ``cisi-2, cisi-10``),
     ties (``7`` and ``007``) by the bytes. Files and report.json keep byte order (the
     order of the resampling protocol)."""
-    import re
-
     ids = [str(q) for q in qids]
     runs = re.compile(r"([0-9]+)")
 
-    def key(i: int):
+    def key(i: int) -> tuple[list[tuple[int, int, str]], bytes]:
         parts = runs.split(ids[i])  # text, number, text, number, ..., text
         return ([(0, int(p), "") if k % 2 else (1, 0, p) for k, p in enumerate(parts) if p],
                 ids[i].encode("utf-8", "surrogatepass"))
@@ -84,7 +84,7 @@ def read_texts(path: str) -> dict[str, str]:
     return read_text_files([path])
 
 
-def read_text_files(paths) -> dict[str, str]:
+def read_text_files(paths: Iterable[str]) -> dict[str, str]:
     """``id<TAB>text`` files merged in order (``--docs a --docs b``: the Cranfield
     passages come in two files). An id defined twice, in one file or in two, is an
     error naming both places: a merge that kept one text silently would show the

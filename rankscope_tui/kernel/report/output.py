@@ -32,8 +32,8 @@ import re
 import stat
 
 from ..errors import InputError
+from ..inputs.files import TEMP_PREFIX
 
-TEMP_PREFIX = ".rankscope-"
 TEMP_SUFFIX = ".tmp"
 
 

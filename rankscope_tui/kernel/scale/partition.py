@@ -10,7 +10,7 @@ and written by pyarrow into Parquet part files within a fixed buffer budget
   fields, no comment, blank or CR lines, valid UTF-8, no BOM) is streamed through pyarrow's
   CSV reader with the readers' own options, a block at a time, row i being line i + 1 --
   exactly the rows the readers' fast path reads, never the whole file in memory. A plain
-  file is checked first (``readers._scan_plain``); compressed content (gzip, bzip2, xz,
+  file is checked first (``trec._scan_plain``); compressed content (gzip, bzip2, xz,
   zstd, lz4, decompressed by the readers' codecs) is checked as it is read. Where the
   fast path would decline (a check fails, a score is null or not finite, a line does not
   parse as six fields) the stream's buckets are dropped and the file goes the second
@@ -236,12 +236,12 @@ class _ReadOnly:
 
 
 class _Checked(_ReadOnly):
-    """Decompressed content read through the fast path's byte checks (``readers._ChunkCheck``,
-    fed as ``readers._check_range`` feeds it: each slice after the first preceded by the
+    """Decompressed content read through the fast path's byte checks (``trec._ChunkCheck``,
+    fed as ``trec._check_range`` feeds it: each slice after the first preceded by the
     previous slice's last byte); pyarrow's CSV reader reads it (``pa.PythonFile``)."""
 
     def __init__(self, stream, first: bytes, delim: bytes):
-        from ..inputs.readers import _ChunkCheck
+        from ..inputs.trec import _ChunkCheck
 
         self.stream, self.pending = stream, first
         self.check = _ChunkCheck(delim[0])
@@ -292,9 +292,9 @@ def _decompressed(path: str, name: str):
 
 class _Stream:
     """The rows of a clean TREC run, block by block, as the readers' fast path reads them
-    (``readers._read_columns`` options; ids of an ASCII file read as binary and viewed as
+    (``trec._read_columns`` options; ids of an ASCII file read as binary and viewed as
     strings); ``declined`` is set, and the stream ends, where the fast path would decline
-    the whole file. ``scan``: the verdict of ``readers._scan_plain`` on a plain file; for
+    the whole file. ``scan``: the verdict of ``trec._scan_plain`` on a plain file; for
     compressed content (``scan.checked``, a :class:`_Checked`) the checks run as the
     content is read, and the verdict is known at its end."""
 
@@ -424,7 +424,7 @@ def _lines_before(path: str, offset: int) -> int:
 
 def partition_span(path: str, delim: bytes, clean, span: tuple[int, int], index: int, n: int, out_dir: str,
                    budget: int) -> tuple[int, bool]:
-    """One span of a plain TREC run (checked clean by ``readers._scan_plain``: ``delim``,
+    """One span of a plain TREC run (checked clean by ``trec._scan_plain``: ``delim``,
     ``clean``) into ``n`` buckets under ``out_dir``, as part files ``part-sJJJ-NNNNNN.parquet``
     (JJJ = ``index``, so the parts of earlier spans sort first); rows numbered by their line
     in the whole file (the newlines before the span are counted first). What a pool worker
@@ -461,7 +461,8 @@ class _ParquetStream:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from ..inputs.columns import ColumnMapping, resolve_columns, run_table
+        from ..inputs.columns import run_table
+        from ..inputs.formats import ColumnMapping, resolve_columns
         from .bucket import _no_digest
 
         try:
@@ -495,7 +496,7 @@ def _streamable_run(path: str, options) -> tuple[str | None, object]:
     file passing the fast path's byte checks; (format or None, None) otherwise."""
     from ..inputs.files import check_file, compression_of
     from ..inputs.formats import HEAD_BYTES, detect
-    from ..inputs.readers import _scan_plain
+    from ..inputs.trec import _scan_plain
 
     try:
         if check_file(path) != "regular":
@@ -521,7 +522,7 @@ def _streamable_compressed(path: str, name: str, options) -> tuple[str | None, o
     as it goes (a :class:`_Checked` stream, opened on its first 1 MiB); (None, None) when the
     readers must read it (another format, no delimiter on the first line, a BOM, corrupt)."""
     from ..inputs.formats import HEAD_BYTES, detect
-    from ..inputs.readers import _SCAN_STEP, _delimiter
+    from ..inputs.trec import _SCAN_STEP, _delimiter
 
     if options.run_format not in ("auto", "trec"):
         return None, None

@@ -178,7 +178,8 @@ def read_inputs(lanes, qrels: str, settings: LoadSettings,
     check_relevant(settings.relevant)
     if not lanes:
         raise InputError("at least one --lane is needed", "--lane")
-    from ..inputs.formats import check_options_used, read_lanes, shard_paths
+    from ..inputs.formats import check_options_used, shard_paths
+    from ..inputs.readers import read_lanes
 
     shards = [shard_paths(p) for _, p in lanes]
     check_read_once([("lane", p) for ps in shards for p in ps] + [("qrels", qrels), ("ood negatives", ood_negatives)])
