@@ -38,6 +38,17 @@ the tests compare them with ``rng.integers`` directly.
 Because every procedure starts from the same seed, the paired bootstrap, the
 sign flips and the first half (I) of the unpaired resample all read the same
 32-bit stream; ``compare`` walks it once.
+
+References
+----------
+- Efron, B. (1979). Bootstrap methods: another look at the jackknife. *Annals of
+  Statistics* 7(1), 1-26. (the percentile bootstrap)
+- O'Neill, M. E. (2014). PCG: a family of simple fast space-efficient statistically good
+  algorithms for random number generation. Technical report HMC-CS-2014-0905, Harvey
+  Mudd College. (PCG64, numpy's default bit generator)
+- Lemire, D. (2019). Fast random integer generation in an interval. *ACM Transactions on
+  Modeling and Computer Simulation* 29(1), article 3. (the multiply-shift rule numpy's
+  ``integers`` uses)
 """
 
 from __future__ import annotations
