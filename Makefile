@@ -9,6 +9,9 @@ BASE := $(VENV)/.venv-created
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
+FUZZ_STAMP := $(VENV)/.installed-fuzz
+# `make fuzz`: seconds per reader target (11 targets, two at a time: about 6 minutes at 60)
+FUZZ_SECONDS ?= 60
 
 .PHONY: demo test bench fuzz clean
 
@@ -25,6 +28,11 @@ test: $(TEST_STAMP)
 
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks
+
+# every reader target of fuzz/fuzz_readers.py for FUZZ_SECONDS each (fuzz/README.md);
+# fails when a target has a finding (fuzz/out/TARGET/ holds the smallest reproducer)
+fuzz: $(FUZZ_STAMP)
+	$(PY) fuzz/fuzz_readers.py --all --seconds $(FUZZ_SECONDS) --jobs 2
 
 $(BASE):
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +53,12 @@ $(TEST_STAMP): pyproject.toml $(RUN_STAMP)
 
 $(BENCH_STAMP): pyproject.toml $(TEST_STAMP)
 	$(PY) -m pip install -q -e ".[test,bench]"
+	touch $@
+
+# atheris makes the fuzzing coverage-guided; where it cannot be installed, the script's
+# seeded mutation loop runs instead (the same targets and checks)
+$(FUZZ_STAMP): pyproject.toml $(RUN_STAMP)
+	$(PY) -m pip install -q atheris || echo "rankscope: atheris not installed; fuzzing with the seeded mutation loop"
 	touch $@
 
 clean:

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_buckets.py [--queries 1000000] [--reference 70000]
         [--memory-limit 2GB] [--buckets N] [--memory-cap 12GB] [--skip-memory-path]
 
-Data: ``/work/shared/tools/synth.py`` (seeded: ``--seed 19``), the recommender shape --
+Data: ``../shared/tools/synth.py`` (seeded: ``--seed 19``), the recommender shape --
 ``--queries`` users x 100 items, one run, with qrels -- generated into
 ``benchmarks/data/rec_n<Q>_d100/`` when missing (git-ignored). Above 100,000 queries the
 set is tiles of synth.py's 100,000-query set with the qids of tile k shifted by
@@ -58,7 +58,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
 RESULTS = HERE / "results"
-SYNTH = Path("/work/shared/tools/synth.py")
+sys.path.insert(0, str(ROOT))
+from benchmarks.paths import SYNTH, shown_argv  # noqa: E402
+
 SEED = 19
 DEPTH = 100
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -231,7 +233,7 @@ def measure(argv: list[str], cap: int | None = None, env: dict | None = None) ->
     sampler.stop.set()
     sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return {"argv": argv[2:], "exit": proc.returncode, "seconds": round(wall, 2),
+    return {"argv": shown_argv(argv[2:]), "exit": proc.returncode, "seconds": round(wall, 2),
             "peak_rss_sum_bytes": sampler.peak_rss, "peak_pss_sum_bytes": sampler.peak_pss,
             "largest_process_bytes": ru.ru_maxrss * 1024, "peak_driver_rss_bytes": sampler.peak_root,
             "peak_other_processes_rss_sum_bytes": sampler.peak_others, "rss_timeline_s_driver_others": sampler.timeline,

@@ -9,7 +9,7 @@ tools a user would pick instead, on the same files in the same run (issue 20; SP
     .venv/bin/python benchmarks/bench_eval.py --profile [--scales 100k 1M]   # results/profile_eval.md
     .venv/bin/python benchmarks/bench_eval.py --rewrite   # eval.md again from eval.json
 
-Data: ``/work/shared/tools/synth.py`` (deterministic, seeded), generated into
+Data: ``../shared/tools/synth.py`` (deterministic, seeded), generated into
 ``benchmarks/data/`` when missing: 100k = 1,000 queries x 100 hits, 1M = 10,000 x
 100, 7M = 7,000 x 1,000 (MS MARCO dev shape). Metrics: nDCG@10, RR, P@10, recall@100
 (trec_eval ndcg_cut.10, recip_rank, P.10, recall.100).
@@ -35,7 +35,7 @@ with min-max spreads.
 * ``trec_eval``   the C binary (``-q -c -m ...``, its output written to a file; ``-c`` because
                   10.0 exits with status 4 at the first judged query missing from the run
                   -- "result qid not found in qrels" -- unless told to score it 0): ``--trec-eval
-                  PATH``, else built by ``make`` from ``/work/shared/tools/trec_eval`` in a
+                  PATH``, else built by ``make`` from ``../shared/tools/trec_eval`` in a
                   scratch copy under ``benchmarks/data/`` (git-ignored, never committed).
 * ``ranx``        a small script: ``Qrels/Run.from_file`` + ``evaluate``, the means written as
                   JSON, in a fresh process (numba's compilation or cache load included).
@@ -75,9 +75,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
 RESULTS = HERE / "results"
-SYNTH = Path("/work/shared/tools/synth.py")
-TREC_EVAL_SRC = Path("/work/shared/tools/trec_eval")
-PYINSTRUMENT_DIRS = ("/tmp/bench-pyinstrument",)  # a --target install, when not in the venv
+sys.path.insert(0, str(ROOT))
+from benchmarks.paths import SYNTH, TREC_EVAL_SRC, shown, shown_argv  # noqa: E402
+
+# a `pip install --target DIR pyinstrument`, when it is not in the venv
+PYINSTRUMENT_DIRS = tuple(filter(None, [os.environ.get("BENCH_PYINSTRUMENT_DIR")]))
 
 # name -> (directory, queries, depth, runs)
 SCALES = {
@@ -362,11 +364,11 @@ class Checkout:
             return r.stdout.strip() if r.returncode == 0 else None
 
         status = git("status", "--porcelain", "--untracked-files=no", "--", "rankscope_tui")  # the code measured
-        return {"path": str(self.path), "package": found, "commit": git("rev-parse", "HEAD"),
+        return {"path": shown(self.path), "package": shown(found), "commit": git("rev-parse", "HEAD"),
                 "package_commit": git("log", "-1", "--format=%H", "--", "rankscope_tui", "pyproject.toml"),
                 "package_subject": git("log", "-1", "--format=%s", "--", "rankscope_tui", "pyproject.toml"),
                 "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "subject": git("log", "-1", "--format=%s"),
-                "dirty": bool(status) if status is not None else None, "cli": " ".join(self.cli)}
+                "dirty": bool(status) if status is not None else None, "cli": " ".join(shown_argv(self.cli))}
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -767,7 +769,7 @@ def versions(trec_eval: Path | None) -> str:
             pass
     if trec_eval:
         r = subprocess.run([str(trec_eval), "-v"], capture_output=True, text=True)
-        parts.append(f"trec_eval `{(r.stdout + r.stderr).strip().splitlines()[0]}` ({trec_eval})")
+        parts.append(f"trec_eval `{(r.stdout + r.stderr).strip().splitlines()[0]}` ({shown(trec_eval)})")
     return ", ".join(parts)
 
 
@@ -781,7 +783,7 @@ def profile(co: Checkout, scales: list[str], reps: int, scratch: Path) -> None:
     startup = {"python -c pass": [sys.executable, "-c", "pass"],
                "python -c 'import rankscope_tui.cli'": [sys.executable, "-c", "import rankscope_tui.cli"]}
     L = ["# Where `rankscope evaluate --resamples 0 --out report.json` spends its time", "",
-         f"rankscope at `{co.path}`, commit `{(co.info['commit'] or '?')[:12]}` ({co.info['branch']}"
+         f"rankscope at `{shown(co.path)}`, commit `{(co.info['commit'] or '?')[:12]}` ({co.info['branch']}"
          f"{', with uncommitted changes to rankscope_tui' if co.info['dirty'] else ''}; package last changed in "
          f"`{(co.info.get('package_commit') or '?')[:12]}`). Load average at the start "
          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} shared CPUs. Metrics {RS_METRICS}; data as in `eval.md`.", ""]
@@ -873,6 +875,7 @@ def profile(co: Checkout, scales: list[str], reps: int, scratch: Path) -> None:
               "inflates call-heavy code such as `json.dumps`.", "", "| phase | s | share |", "|---|---:|---:|"]
         for name, secs in sorted(phases.items(), key=lambda kv: -kv[1]):
             L.append(f"| {name} | {secs:.3f} | {100 * secs / total:.0f} % |")
+        tree = tree.replace(str(scratch), "<scratch>").replace(str(ROOT) + "/", "")  # no machine paths in results
         L += ["", "<details><summary>call tree</summary>", "", "```", _trim_tree(tree), "```", "", "</details>", ""]
     (RESULTS / "profile_eval.md").write_text("\n".join(L))
     print((RESULTS / "profile_eval.md").read_text())

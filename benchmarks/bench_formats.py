@@ -6,7 +6,7 @@ zstd-compressed TREC run within 1.5x of the uncompressed one.
                                                  [--formats trec zstd gzip pq-ranx ...]
 
 Data (generated into ``benchmarks/data/formats_<lines>/`` when missing): one run from
-``/work/shared/tools/synth.py`` (seeded; ``lines / 1000`` queries x 1,000 hits, a
+``../shared/tools/synth.py`` (seeded; ``lines / 1000`` queries x 1,000 hits, a
 few queries absent as synth.py leaves them out: 6,965,000 lines at 7M), its qrels,
 and the same rows written as
 
@@ -54,7 +54,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
 RESULTS = HERE / "results"
-SYNTH = Path("/work/shared/tools/synth.py")
+SYNTH = ROOT.parent / "shared" / "tools" / "synth.py"  # ../shared beside the checkout
 
 FORMATS = {  # name -> file name
     "trec": "run.trec", "zstd": "run.trec.zst", "gzip": "run.trec.gz",

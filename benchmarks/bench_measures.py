@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/bench_measures.py [--scale 7M|1M|500k] [--reps N]
 
-Data: ``/work/shared/tools/synth.py`` (seeded), generated into ``benchmarks/data/`` when
+Data: ``../shared/tools/synth.py`` (seeded), generated into ``benchmarks/data/`` when
 missing (7M = 7,000 queries x 1,000 hits, the directory bench_eval uses; 500k = 500 x
 1,000 for a quick look). Two measurements, both same-run ratios:
 
@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
 RESULTS = HERE / "results"
-SYNTH = Path("/work/shared/tools/synth.py")
+SYNTH = ROOT.parent / "shared" / "tools" / "synth.py"  # ../shared beside the checkout
 SCALES = {"7M": ("n7000_d1000", 7000, 1000), "1M": ("n1000_d1000", 1000, 1000), "500k": ("n500_d1000", 500, 1000)}
 BASE = "ndcg@10,rr,p@10,recall@100"
 NEW = "ap,rprec,bpref,rr@10,ndcg"

@@ -25,7 +25,7 @@ Every measurement runs in a fresh child process (``--child``) per checkout, the 
 taking turns (round robin), so both see the same machine load. Medians and spreads (min,
 max) are reported.
 
-    python benchmarks/bench_tui.py [--against /work/main] [--starts 7] [--rounds 3]
+    python benchmarks/bench_tui.py [--against ../main] [--starts 7] [--rounds 3]
                                    [--presses 15] [--skip-7m] [--data-7m DIR]
 
 Writes benchmarks/results/tui.md and tui.json.
@@ -48,8 +48,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CRANFIELD = Path("/work/shared/data/cranfield")
-SYNTH = Path("/work/shared/tools/synth.py")
+sys.path.insert(0, str(ROOT))
+from benchmarks.paths import CRANFIELD, SYNTH, shown  # noqa: E402
+
 SIZE = (160, 50)
 
 TARGETS = {"first_frame_with_data_s": 0.6, "revisit_ms": 150, "slider_7m_ms": 100, "frozen_ms": 100}
@@ -361,7 +362,7 @@ def _spread(s: dict, fmt) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--against", default=None, help="another checkout to measure in the same run (e.g. /work/main)")
+    ap.add_argument("--against", default=None, help="another checkout to measure in the same run (e.g. ../main)")
     ap.add_argument("--starts", type=int, default=7, help="whole-process starts per checkout")
     ap.add_argument("--rounds", type=int, default=3, help="revisit rounds over the views")
     ap.add_argument("--revisit-runs", type=int, default=2, help="revisit children per checkout")
@@ -423,7 +424,7 @@ def main() -> int:
                 worst[f"7M {phase}"] = max(worst.get(f"7M {phase}", 0.0), ms)
         result["frozen"][name] = worst
     env = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
-           "cpus": os.cpu_count(), "load_average_1min": [load_before, load_after], "trees": {k: str(v) for k, v in trees.items()}}
+           "cpus": os.cpu_count(), "load_average_1min": [load_before, load_after], "trees": {k: shown(v) for k, v in trees.items()}}
     try:
         import textual
 

@@ -1,6 +1,6 @@
 """Benchmark: the dashboard's memory in the RRF view against the CLI's (issue 14, item 9).
 
-Two synthetic 7M-line lanes (``/work/shared/tools/synth.py --queries 7000 --depth 1000
+Two synthetic 7M-line lanes (``../shared/tools/synth.py --queries 7000 --depth 1000
 --runs 2 --seed 1``, generated into ``benchmarks/data/rrf-7M`` when absent). Each side runs
 in its own child process and its peak resident set is read from ``os.wait4`` (ru_maxrss,
 the whole process):
@@ -32,7 +32,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
-SYNTH = Path("/work/shared/tools/synth.py")
+from benchmarks.paths import SYNTH, shown  # noqa: E402
+
 TARGET = 1.5
 
 
@@ -181,7 +182,7 @@ def main() -> int:
     ratio = dash["peak_bytes"] / cli["peak_bytes"]
     env = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
            "cpus": os.cpu_count(), "load_average_1min": [load_before, os.getloadavg()[0]]}
-    result = {"data": str(d), "rows": inner["rows"], "queries": inner["queries"], "steps": args.steps,
+    result = {"data": shown(d), "rows": inner["rows"], "queries": inner["queries"], "steps": args.steps,
               "cli": {k: v for k, v in cli.items() if k != "output"},
               "dashboard": {"peak_bytes": dash["peak_bytes"], "seconds": dash["seconds"], "stages": inner["stages"],
                             "final_k": inner["final_k"], "explorer_kept": inner["explorer_kept"],

@@ -8,7 +8,7 @@
 nothing asserts; it writes ``benchmarks/results/calibration.md`` and
 ``calibration.json``.
 
-Data: the Cranfield demo set (``/work/shared/data/cranfield``), lanes bm25, tfidf
+Data: the Cranfield demo set (``../shared/data/cranfield``), lanes bm25, tfidf
 and dense plus the kernel's ``rrf`` fusion of the three, scored with the kernel on
 the positives of ``qrels-test.txt`` (``--qrels dev`` for the dev file). The
 per-query differences candidate − bm25 (rrf, dense, tfidf) are taken as the whole
@@ -58,6 +58,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
+from benchmarks.paths import CRANFIELD as DATA  # noqa: E402
+from benchmarks.paths import shown  # noqa: E402
 from rankscope_tui.kernel.instruments.evaluate import add_derived_lanes  # noqa: E402
 from rankscope_tui.kernel.measures import parse_metrics  # noqa: E402
 from rankscope_tui.kernel.settings import LoadSettings  # noqa: E402
@@ -67,7 +69,6 @@ from rankscope_tui.kernel.statistics.paired import paired_statistics  # noqa: E4
 from rankscope_tui.kernel.statistics.verdict import RowInput, decide  # noqa: E402
 from rankscope_tui.kernel.workspace.loaded import Workspace  # noqa: E402
 
-DATA = Path("/work/shared/data/cranfield")
 RESULTS = HERE / "results"
 BASELINE = "bm25"
 CANDIDATES = ("rrf", "dense", "tfidf")
@@ -117,7 +118,7 @@ def load_populations(qrels: str, metric: str) -> tuple[list[dict], list[dict]]:
                 "candidate_mean": float(np.mean(c)),
             }
         )
-    inputs = [f.as_dict() | {"role": f.role} for f in ws.inputs]
+    inputs = [f.as_dict() | {"path": shown(f.path), "role": f.role} for f in ws.inputs]
     return pops, inputs
 
 

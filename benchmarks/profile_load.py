@@ -1,7 +1,7 @@
 """Where a `rankscope evaluate --resamples 0` process spends its time, phase by phase.
 
     .venv/bin/python benchmarks/profile_load.py [--scale 7M] [--runs 3]
-    .venv/bin/python benchmarks/profile_load.py --scale 1M --ab /work/main . --reps 7
+    .venv/bin/python benchmarks/profile_load.py --scale 1M --ab ../main . --reps 7
 
 Default: writes ``results/profile.md`` (keeping whatever follows its ``<!-- notes -->``
 line): per phase of one whole ``rankscope evaluate --resamples 0 --out report.json``

@@ -635,17 +635,22 @@ def main(argv: list[str] | None = None) -> int:
                     log.close()
                     procs.remove(item)
                     results[t] = p.returncode
-        total = 0
+        total, found, failed = 0, 0, []
         print(f"\nfuzzing summary ({args.seconds} s per target, engine {args.engine}):")
         for t in chosen:
+            if results.get(t) != 0 or not (out / t / "summary.json").exists():
+                failed.append(t)
+                print(f"{t:11} did not finish (exit status {results.get(t)}): see {out / (t + '.log')}")
+                continue
             s = json.loads((out / t / "summary.json").read_text())
+            found += len(s["findings"])
             total += s["runs"]
             print(f"{t:11} {s['runs']:>9} inputs  {s['accepted']:>8} accepted  {s['refused_with_input_error']:>8} InputError  "
                   f"{len(s['findings'])} finding(s)  [{s['engine']}, {s['seconds']} s]")
             for f in s["findings"]:
                 print(f"    - {f['signature']}: {f['message'][:160]} (smallest {f['size']} bytes: {f['file']})")
-        print(f"total {total} inputs")
-        return 0
+        print(f"total {total} inputs, {found} finding(s)" + (f", {len(failed)} target(s) did not finish" if failed else ""))
+        return 1 if found or failed else 0  # `make fuzz` fails on a finding
 
     if not args.target:
         ap.error("give --target or --all")

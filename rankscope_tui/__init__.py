@@ -6,6 +6,7 @@ It is imported on first use, so ``import rankscope_tui`` (and the command line's
 loads nothing but this file.
 """
 
+#: The one place the version is written: pyproject.toml reads it from here (``dynamic``).
 __version__ = "0.1.0"
 
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.

@@ -128,7 +128,7 @@ _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "pr
 
 def run_all_pairs(args, ws, th, settings, engine) -> int:
     from ..kernel.errors import InputError
-    from ..kernel.instruments.compare import compare_all_pairs
+    from ..kernel.instruments.compare import ALL_PAIRS_SCHEMA, compare_all_pairs
     from ..kernel.report.output import dumps_strict, write_outputs
     from ..render.tukey import render_all_pairs
 
@@ -138,7 +138,8 @@ def run_all_pairs(args, ws, th, settings, engine) -> int:
                              "rate over every pair itself)", flag)
     result = compare_all_pairs(ws, th, settings)
     text = render_all_pairs(result, args.format)
-    write_outputs([(args.out, dumps_strict(with_engine(result.as_dict(), engine)))] if args.out else [])
+    payload = {"schema": ALL_PAIRS_SCHEMA, **result.as_dict()}
+    write_outputs([(args.out, dumps_strict(with_engine(payload, engine)))] if args.out else [])
     sys.stdout.write(text)
     return 0
 

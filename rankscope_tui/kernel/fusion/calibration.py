@@ -9,6 +9,14 @@ itself ("fit on test") reports an in-sample score, and the **optimism** of doing
     optimism = objective(test weights, on test) - objective(dev weights, on test)
 
 which is >= 0 on the same grid (the test fit maximises the test objective).
+
+References
+----------
+- Bruch, S., Gai, S. & Ingber, A. (2023). An analysis of fusion functions for hybrid
+  retrieval. *ACM TOIS* 42(1), article 20. (convex combination against RRF, and tuning
+  its weight)
+- Efron, B. (1986). How biased is the apparent error rate of a prediction rule? *JASA*
+  81(394), 461-470. (optimism: a fit scored on its own data)
 """
 
 from __future__ import annotations

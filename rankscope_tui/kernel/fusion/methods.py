@@ -59,6 +59,18 @@ Caps and document-first (lesson 16)
     order is the row order and the ``rank`` column (renumbered 1..n), which is what
     metrics read. The top hit (and so its score) never changes under either rule,
     but a document-first lane's scores need not be descending.
+
+References
+----------
+- Cormack, G. V., Clarke, C. L. A. & Büttcher, S. (2009). Reciprocal rank fusion
+  outperforms Condorcet and individual rank learning methods. *SIGIR 2009*, 758-759.
+  (RRF)
+- Fox, E. A. & Shaw, J. A. (1994). Combination of multiple searches. *TREC-2*, NIST
+  Special Publication 500-215, 243-252. (score combination, CombSUM)
+- Lee, J. H. (1997). Analyses of multiple evidence combination. *SIGIR 1997*, 267-276.
+  (min-max normalisation before combining)
+- Bassani, E. (2022). ranx: a blazing-fast Python library for ranking evaluation and
+  comparison. *ECIR 2022*, 259-264. (``fuse``, the peer the tests compare against)
 """
 
 from __future__ import annotations

@@ -15,6 +15,12 @@ At the workspace's own k the fused lane is the workspace's ``rrf`` lane and its 
 are the workspace's (one computation). :class:`RRFExplorer` serves other k: it prepares
 the input lanes once and keeps only the last few fused lanes, never adding any to the
 workspace.
+
+References
+----------
+- Cormack, G. V., Clarke, C. L. A. & Büttcher, S. (2009). Reciprocal rank fusion
+  outperforms Condorcet and individual rank learning methods. *SIGIR 2009*, 758-759.
+  (RRF)
 """
 
 from __future__ import annotations

@@ -14,6 +14,16 @@ in-domain negatives being reported (**tuning**); with thresholds it is the floor
 ``calibrate`` fitted (a **threshold**, or **in-sample** when the evaluated queries overlap
 the calibration queries). A margin given in the settings overrides the calibrated margin;
 the calibrated mutual r overrides the settings' (calibration fixed the lists' r).
+
+References
+----------
+- Grother, P., Ngan, M. & Hanaoka, K. (2019). Face Recognition Vendor Test (FRVT) Part
+  2: Identification. NISTIR 8271. (FNIR and FPIR of 1:N identification, a threshold on
+  the top candidate's score)
+- Vovk, V., Gammerman, A. & Shafer, G. (2005). *Algorithmic Learning in a Random World*.
+  Springer. (conformal prediction)
+- Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+  inference. *JASA* 22(158), 209-212.
 """
 
 from __future__ import annotations

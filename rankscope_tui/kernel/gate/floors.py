@@ -1,5 +1,13 @@
 """Score floors fitted on calibration queries: the null floor (mean + 3·sd of negative top
 scores, lesson 09) and the split-conformal floor on the first relevant hit (lesson 10).
+
+References
+----------
+- Vovk, V., Gammerman, A. & Shafer, G. (2005). *Algorithmic Learning in a Random World*.
+  Springer. (conformal prediction)
+- Lei, J., G'Sell, M., Rinaldo, A., Tibshirani, R. J. & Wasserman, L. (2018).
+  Distribution-free predictive inference for regression. *JASA* 113(523), 1094-1111.
+  (split conformal: the finite-sample quantile rank)
 """
 
 from __future__ import annotations

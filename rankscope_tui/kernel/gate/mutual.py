@@ -1,6 +1,12 @@
 """The mutual-nearest-neighbour condition (lesson 11): reverse lists L(d) built from the
 gate lane by rank, the position of a query in its top doc's list, and when the
 condition is vacuous or its r does not transfer between batches.
+
+References
+----------
+- Qin, D., Gammeter, S., Bossard, L., Quack, T. & Van Gool, L. (2011). Hello neighbor:
+  accurate object retrieval with k-reciprocal nearest neighbors. *CVPR 2011*, 777-784.
+  (reciprocal nearest neighbours)
 """
 
 from __future__ import annotations

@@ -4,6 +4,12 @@ negative set, for each active condition alone and for their AND.
 Acceptance is ``present & (t >= floor) & conditions``; a positive is correct iff accepted with a
 relevant top hit (1:N identification), FNIR = (rejected + wrong_accept) / positives,
 FPIR = accepted negatives / negatives.
+
+References
+----------
+- Grother, P., Ngan, M. & Hanaoka, K. (2019). Face Recognition Vendor Test (FRVT) Part
+  2: Identification. NISTIR 8271. (FNIR and FPIR of 1:N identification, a threshold on
+  the top candidate's score)
 """
 
 from __future__ import annotations

@@ -5,6 +5,13 @@ A rate is k events in n trials; its interval is the Wilson score interval at the
 workspace confidence (never a normal-approximation tail: top scores are maxima and skewed,
 and 0/n must not collapse to a zero-width interval). ``as_dict`` helpers write strict
 JSON: ±inf and undefined values are None with a sibling ``<key>_reason``.
+
+References
+----------
+- Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+  inference. *JASA* 22(158), 209-212.
+- Hanley, J. A. & Lippman-Hand, A. (1983). If nothing goes wrong, is everything all
+  right? Interpreting zero numerators. *JAMA* 249(13), 1743-1745. (the rule of three)
 """
 
 from __future__ import annotations

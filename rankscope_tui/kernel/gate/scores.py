@@ -4,6 +4,14 @@ top hit and the first relevant hit (the inputs of every floor and condition).
 Every array is indexed by query code. Top score ``t(q)`` is the score at position 1, ``-inf``
 when the lane lacks q; margin is ``t1 - t2`` (0 on a tie, ``+inf`` for a lone hit,
 ``-inf`` for an absent query). Query sets are boolean masks over query codes.
+
+References
+----------
+- Grother, P., Ngan, M. & Hanaoka, K. (2019). Face Recognition Vendor Test (FRVT) Part
+  2: Identification. NISTIR 8271. (FNIR and FPIR of 1:N identification, a threshold on
+  the top candidate's score)
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the order of a ranked
+  list (score descending, then doc id descending), which decides the top hit.
 """
 
 from __future__ import annotations

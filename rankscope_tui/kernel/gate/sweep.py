@@ -3,6 +3,12 @@ point / operating margin picked on it at a target FPIR.
 
 Candidates are the distinct finite keys (top scores or margins) of the evaluated queries
 plus +inf; each outcome class is sorted once and each candidate is one ``searchsorted``.
+
+References
+----------
+- Grother, P., Ngan, M. & Hanaoka, K. (2019). Face Recognition Vendor Test (FRVT) Part
+  2: Identification. NISTIR 8271. (FNIR and FPIR of 1:N identification, a threshold on
+  the top candidate's score)
 """
 
 from __future__ import annotations

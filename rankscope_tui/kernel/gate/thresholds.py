@@ -8,6 +8,17 @@ Blocks: ``settings`` (the workspace's LoadSettings), ``fingerprints`` (sha256 pe
 ``gate`` (lane, target FPIR, basis, miss rate, mutual r, the null and conformal floors,
 the operating point and margin; the applied ``floor`` / ``margin``, an infinite floor
 written as null with a ``floor_reason``).
+
+References
+----------
+- Vovk, V., Gammerman, A. & Shafer, G. (2005). *Algorithmic Learning in a Random World*.
+  Springer. (conformal prediction)
+- Grother, P., Ngan, M. & Hanaoka, K. (2019). Face Recognition Vendor Test (FRVT) Part
+  2: Identification. NISTIR 8271. (FNIR and FPIR of 1:N identification, a threshold on
+  the top candidate's score)
+- Cormack, G. V., Clarke, C. L. A. & Büttcher, S. (2009). Reciprocal rank fusion
+  outperforms Condorcet and individual rank learning methods. *SIGIR 2009*, 758-759.
+  (RRF)
 """
 
 from __future__ import annotations

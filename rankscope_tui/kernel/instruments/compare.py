@@ -26,6 +26,8 @@ from ..statistics.verdict import CompareResult, ComparisonRow, RowInput, check_t
 if TYPE_CHECKING:  # the contract a workspace keeps: compare runs on runs, per-query tables and buckets alike
     from ..workspace.contract import PerQuery
 
+SCHEMA = "rankscope.compare/1"
+ALL_PAIRS_SCHEMA = "rankscope.all_pairs/1"  # compare --all-pairs --out
 #: The judged@k both lanes' largest losses and gains carry (SPEC §7).
 JUDGED = "judged@10"
 
@@ -215,7 +217,7 @@ class Comparison:
     def as_dict(self) -> dict:
         """The ``compare --out`` payload: comparisons (with ``*_reason`` siblings), settings,
         warnings, caption."""
-        return {**self.result.as_dict(reasons=True), "settings": self.settings_dict()}
+        return {"schema": SCHEMA, **self.result.as_dict(reasons=True), "settings": self.settings_dict()}
 
 
 def _definitions(ws, metrics) -> dict[str, str]:

@@ -3,7 +3,15 @@
 AP = (1/R) * sum over relevant hits at rank i (i <= k for ap@k) of precision at i,
 where R counts every relevant judged doc of the query (not min(k, R): ranx ``map@k`` and
 ir_measures ``AP@k`` agree; some recommender libraries divide by min(k, R)). 0 when R = 0.
-Group level: relevant groups at their first occurrence; R counts relevant judged groups."""
+Group level: relevant groups at their first occurrence; R counts relevant judged groups.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- Voorhees, E. M. & Harman, D. K., eds. (2005). *TREC: Experiment and Evaluation in
+  Information Retrieval*. MIT Press. (the TREC measures)
+"""
 
 from __future__ import annotations
 

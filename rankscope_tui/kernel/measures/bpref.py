@@ -8,7 +8,15 @@ Unjudged hits (and negative grades) are skipped. 0 when R = 0.
 Group level: a group's grade is its best judged grade (SPEC §3); N counts the judged
 non-relevant groups. A later occurrence of a group already seen is skipped, as bpref
 skips every hit outside the judgment pool: it is a repeat, not a judged non-relevant
-unit (the trec_eval construction gives it a fresh unjudged id)."""
+unit (the trec_eval construction gives it a fresh unjudged id).
+
+References
+----------
+- Buckley, C. & Voorhees, E. M. (2004). Retrieval evaluation with incomplete
+  information. *SIGIR 2004*, 25-32. (bpref)
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+"""
 
 from __future__ import annotations
 

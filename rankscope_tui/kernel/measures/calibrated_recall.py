@@ -1,7 +1,14 @@
 """calibrated_recall@k: relevant in the top k / min(k, R), R = relevant judged; 0 when R = 0.
 
 Equal to recall@k on every query with R <= k, larger where R > k (seed 001: quoting it
-against a published Recall@k overstates). Group level: relevant groups, first occurrences."""
+against a published Recall@k overstates). Group level: relevant groups, first occurrences.
+
+References
+----------
+- Thakur, N., Reimers, N., Rücklé, A., Srivastava, A. & Gurevych, I. (2021). BEIR: a
+  heterogeneous benchmark for zero-shot evaluation of information retrieval models.
+  *NeurIPS 2021 Datasets and Benchmarks*. (capped recall, R_cap@k)
+"""
 
 from __future__ import annotations
 

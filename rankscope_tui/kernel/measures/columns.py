@@ -5,6 +5,11 @@ with their grades, in (qid, rank) order) and ``Ideal`` (the judged grades per qu
 ``Columns`` holds the judged rows of one call and caches what several measures share
 (relevant masks, relevant counts, first relevant ranks, ideal DCGs), so adding a measure
 to a call costs only its own arithmetic.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: judged grades, the
+  relevance level and the tie order every measure reads.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """hit@k (trec_eval ``success.k``): 1 if 0 < rank <= k, where rank is the first relevant hit.
 
-Group level: the first occurrence of a relevant group (SPEC §3)."""
+Group level: the first occurrence of a relevant group (SPEC §3).
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+"""
 
 from __future__ import annotations
 

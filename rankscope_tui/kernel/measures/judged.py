@@ -3,7 +3,15 @@
 A short list's missing places and a query missing from the lane count as not judged.
 Equals 1 - trec_eval ``unj.k`` only when the list holds at least k hits and the query is
 in the run; ir_measures' ``Judged@k`` divides by min(k, retrieved), so that name is
-refused (``names.py``). Group level: a later occurrence of a judged group counts as judged."""
+refused (``names.py``). Group level: a later occurrence of a judged group counts as judged.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with
+  ir-measures. *ECIR 2022*, 305-310. (ir_measures' names, ``Judged@k``)
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,19 @@ The bases are the ``Name`` entries of the registry, matched without regard to ca
 where two tools use one spelling for different things: ir_measures' ``Judged@k`` (÷ min(k,
 retrieved)) is refused with the difference stated, never read as our ``judged@k`` (÷ k).
 An unknown name gets the closest known spelling in its error.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- Van Gysel, C. & de Rijke, M. (2018). Pytrec_eval: an extremely fast Python interface
+  to trec_eval. *SIGIR 2018*, 873-876.
+- MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with
+  ir-measures. *ECIR 2022*, 305-310. (ir_measures' names, ``Judged@k``)
+- Bassani, E. (2022). ranx: a blazing-fast Python library for ranking evaluation and
+  comparison. *ECIR 2022*, 259-264. (ranx's names)
+- Muennighoff, N., Tazi, N., Magne, L. & Reimers, N. (2023). MTEB: massive text
+  embedding benchmark. *EACL 2023*, 2014-2037. (the ``_at_`` spelling)
 """
 
 from __future__ import annotations

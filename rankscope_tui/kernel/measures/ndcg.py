@@ -4,7 +4,15 @@ Gain = the grade (grades <= 0 add nothing), discount log2(i + 1), ideal = every 
 doc with grade > 0 in descending grade order (cut at k), 0 when the ideal is 0.
 Independent of the relevance level, so it takes no ``rel=``. Group level: the group's
 grade (its best judged grade) at its first occurrence; the ideal runs over the judged
-group grades."""
+group grades.
+
+References
+----------
+- Järvelin, K. & Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR
+  techniques. *ACM TOIS* 20(4), 422-446. (nDCG)
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,17 @@
 
 Discount log2(i + 1); ideal = every judged doc with grade > 0, best first, cut at k; 0
 when the ideal is 0. Grades 0, 1, 2 gain 0, 1, 3 (seed 000). Independent of the relevance
-level. Group level: the group's best judged grade, at its first occurrence."""
+level. Group level: the group's best judged grade, at its first occurrence.
+
+References
+----------
+- Järvelin, K. & Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR
+  techniques. *ACM TOIS* 20(4), 422-446. (nDCG)
+- Burges, C., Shaked, T., Renshaw, E. et al. (2005). Learning to rank using gradient
+  descent. *ICML 2005*, 89-96. (the exponential gain 2^grade - 1)
+- Bassani, E. (2022). ranx: a blazing-fast Python library for ranking evaluation and
+  comparison. *ECIR 2022*, 259-264. (``ndcg_burges@k``)
+"""
 
 from __future__ import annotations
 

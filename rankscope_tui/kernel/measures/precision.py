@@ -1,6 +1,14 @@
 """p@k (trec_eval ``P.k``): relevant in the top k / k; a short list's missing places are non-relevant.
 
-Group level: relevant groups at their first occurrence in the top k / k."""
+Group level: relevant groups at their first occurrence in the top k / k.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- Voorhees, E. M. & Harman, D. K., eds. (2005). *TREC: Experiment and Evaluation in
+  Information Retrieval*. MIT Press. (the TREC measures)
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,14 @@
 """recall@k (trec_eval ``recall.k``): relevant in the top k / all relevant judged (R, not min(k, R)).
 
-Group level: relevant groups in the top k (first occurrences) / relevant judged groups."""
+Group level: relevant groups in the top k (first occurrences) / relevant judged groups.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- Voorhees, E. M. & Harman, D. K., eds. (2005). *TREC: Experiment and Evaluation in
+  Information Retrieval*. MIT Press. (the TREC measures)
+"""
 
 from __future__ import annotations
 

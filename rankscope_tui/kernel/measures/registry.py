@@ -7,6 +7,11 @@ report.json's ``definitions`` block and the captions quote; whether its mean get
 Wilson interval; whether it is undefined on a query without a relevant doc; its ceiling;
 the names other tools give it (``names.py`` parses them). Adding a measure is a module
 with one entry, listed in ``ENTRIES`` below, plus its tests.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
 """
 
 from __future__ import annotations

@@ -1,6 +1,14 @@
 """R-precision (trec_eval ``Rprec``): relevant in the top R / R, R = relevant judged; 0 when R = 0.
 
-Group level: relevant groups (first occurrences) in the top R / R relevant judged groups."""
+Group level: relevant groups (first occurrences) in the top R / R relevant judged groups.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- Voorhees, E. M. & Harman, D. K., eds. (2005). *TREC: Experiment and Evaluation in
+  Information Retrieval*. MIT Press. (the TREC measures)
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,17 @@
 
 rr has no cutoff beyond depth; rr@k is 0 when the first relevant hit lies below k (the
 value trec_eval's ``recip_rank`` gives on the run cut at k). Group level: the rank of the
-first occurrence of a relevant group."""
+first occurrence of a relevant group.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the measure's definition
+  and its conventions (judged grades, relevance level, tie order).
+- Voorhees, E. M. (1999). The TREC-8 question answering track report. *TREC-8*, NIST
+  Special Publication 500-246. (mean reciprocal rank)
+- Nguyen, T., Rosenberg, M., Song, X. et al. (2016). MS MARCO: a human generated machine
+  reading comprehension dataset. *CoCo@NIPS 2016*. (MRR@10)
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,19 @@ resampling protocol of SPEC §3, whose replicates come from :mod:`.resampling`:
 * quantiles are numpy's default (linear, type 7) at (1-c)/2 and (1+c)/2;
 * BCa reads the same replicates at levels moved by a bias and an acceleration
   constant (scipy's formula, see ``BcaParts``).
+
+References
+----------
+- Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+  inference. *JASA* 22(158), 209-212.
+- Hanley, J. A. & Lippman-Hand, A. (1983). If nothing goes wrong, is everything all
+  right? Interpreting zero numerators. *JAMA* 249(13), 1743-1745. (the rule of three)
+- Efron, B. (1979). Bootstrap methods: another look at the jackknife. *Annals of
+  Statistics* 7(1), 1-26. (the percentile bootstrap)
+- Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82(397), 171-185.
+  (BCa)
+- Hyndman, R. J. & Fan, Y. (1996). Sample quantiles in statistical packages. *The
+  American Statistician* 50(4), 361-365. (quantile type 7)
 """
 
 from __future__ import annotations

@@ -3,6 +3,13 @@
 Both equal ``statsmodels.stats.multitest.multipletests``. Holm positions rank the raw
 p ascending; ties keep call order (a stable sort), so the positions do not depend on
 how equal p-values happen to be ordered by the sort.
+
+References
+----------
+- Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+  *Scandinavian Journal of Statistics* 6(2), 65-70.
+- Dunn, O. J. (1961). Multiple comparisons among means. *JASA* 56(293), 52-64. (the
+  Bonferroni correction)
 """
 
 from __future__ import annotations

@@ -19,6 +19,20 @@ Conventions:
   W/L/T, ``n_nonzero`` and the tie rate count units; ``n`` stays the number of rows
   (queries) and ``n_units`` = U (= n without units). The largest losses and gains
   stay per query (they point at rows to read).
+
+References
+----------
+- Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical
+  significance tests for information retrieval evaluation. *CIKM 2007*, 623-632. (the
+  paired randomization test)
+- Student (1908). The probable error of a mean. *Biometrika* 6(1), 1-25. (the paired
+  t-test)
+- Efron, B. (1979). Bootstrap methods: another look at the jackknife. *Annals of
+  Statistics* 7(1), 1-26. (the percentile bootstrap)
+- Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82(397), 171-185.
+  (BCa)
+- McGraw, K. O. & Wong, S. P. (1992). A common language effect size statistic.
+  *Psychological Bulletin* 111(2), 361-365. (the probability of superiority)
 """
 
 from __future__ import annotations

@@ -10,6 +10,16 @@ Conventions:
   Two-sided e = #{|Δ̄*| ≥ |Δ̄| − 100·ε·|Δ̄|}; ``greater`` e = #{Δ̄* ≥ Δ̄ − 100·ε·|Δ̄|};
   ``less`` e = #{Δ̄* ≤ Δ̄ + 100·ε·|Δ̄|} (scipy's float-tie tolerance, ε = machine epsilon).
 * B is 0 (no test) or at least 999, so the floor cannot swamp a correction.
+
+References
+----------
+- Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical
+  significance tests for information retrieval evaluation. *CIKM 2007*, 623-632. (the
+  paired randomization test)
+- Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero:
+  calculating exact p-values when permutations are randomly drawn. *Statistical
+  Applications in Genetics and Molecular Biology* 9(1), article 39.
+  (p = (1 + e)/(B + 1))
 """
 
 from __future__ import annotations

@@ -38,6 +38,17 @@ the tests compare them with ``rng.integers`` directly.
 Because every procedure starts from the same seed, the paired bootstrap, the
 sign flips and the first half (I) of the unpaired resample all read the same
 32-bit stream; ``compare`` walks it once.
+
+References
+----------
+- Efron, B. (1979). Bootstrap methods: another look at the jackknife. *Annals of
+  Statistics* 7(1), 1-26. (the percentile bootstrap)
+- O'Neill, M. E. (2014). PCG: a family of simple fast space-efficient statistically good
+  algorithms for random number generation. Technical report HMC-CS-2014-0905, Harvey
+  Mudd College. (PCG64, numpy's default bit generator)
+- Lemire, D. (2019). Fast random integer generation in an interval. *ACM Transactions on
+  Modeling and Computer Simulation* 29(1), article 3. (the multiply-shift rule numpy's
+  ``integers`` uses)
 """
 
 from __future__ import annotations
@@ -79,6 +90,45 @@ MAX_RESAMPLES = 1_000_000
 MAX_SEED = 2**64 - 1
 
 
+#: The stream every resampled number is defined on, as numpy 2.4.6 draws it (numpy 1.26.4
+#: draws the same): a fresh ``default_rng(12345)``'s first two 64-bit PCG64 outputs, and
+#: from another fresh one ``integers(0, 7, 3)``, ``integers(0, 7, 2)`` and
+#: ``integers(0, 2**31 - 1, 2)``: Lemire's rule on 32-bit halves, low half first, with the
+#: half left over by one call used first by the next (what ``HalfStream`` reproduces).
+_KNOWN_SEED = 12345
+_KNOWN_RAW = (4193609425186963869, 5843160025838961886)
+_KNOWN_CALLS = ((7, 3), (7, 2), (2**31 - 1, 2))
+_KNOWN_INTEGERS = ((4, 1, 5), (2, 1), (1712329280, 1380152455))
+_stream_checked = False
+
+
+class NumpyStreamError(RuntimeError):
+    """numpy's ``default_rng(seed)`` draws a stream other than the one rankscope's
+    bootstrap intervals and p-values are defined on."""
+
+
+def check_numpy_stream() -> None:
+    """Compare a few draws of a fresh ``default_rng(12345)`` with the known stream, once per
+    process (about a hundred microseconds); raise ``NumpyStreamError`` naming numpy's version on a
+    mismatch. The engine reads PCG64's raw outputs and applies numpy's Lemire rule itself, so a
+    numpy that changed its generator or its ``integers`` would change every resampled number
+    silently; pyproject holds numpy below 3 for the same reason."""
+    global _stream_checked
+    if _stream_checked:
+        return
+    rng = np.random.default_rng(_KNOWN_SEED)
+    fresh = rng.bit_generator.state  # read the raw words, then start the integers from the same fresh state
+    raw = tuple(int(v) for v in rng.bit_generator.random_raw(len(_KNOWN_RAW)))
+    rng.bit_generator.state = fresh
+    drawn = tuple(tuple(int(v) for v in rng.integers(0, high, size=k)) for high, k in _KNOWN_CALLS)
+    if raw != _KNOWN_RAW or drawn != _KNOWN_INTEGERS:
+        raise NumpyStreamError(
+            f"numpy {np.__version__} draws a different stream from default_rng({_KNOWN_SEED}) than the one "
+            f"rankscope's resampling reproduces (numpy 1.26 to 2.x: PCG64, Lemire's rule on 32-bit halves); "
+            f"bootstrap intervals and p-values would not be rankscope's: install numpy>=1.26,<3")
+    _stream_checked = True
+
+
 def check_seed(seed) -> int:
     """``seed`` as an int, or an ``InputError`` unless 0 <= seed <= 2^64 - 1."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
@@ -96,6 +146,7 @@ class HalfStream:
     """
 
     def __init__(self, seed: int, start: int = 0):
+        check_numpy_stream()
         self._bitgen = np.random.default_rng(check_seed(seed)).bit_generator
         self._spare = np.empty(0, dtype=np.uint32)
         if start:

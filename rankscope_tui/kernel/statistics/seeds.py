@@ -25,6 +25,14 @@ SD (queries) averages the runs matched in seed order (a per-pair query-sampling 
 that the matching does not bias), and reversals count over every (baseline run,
 candidate run) combination. Five runs give an sd with roughly 35 % relative error
 (1/√(2(r − 1))); fewer than five is warned about.
+
+References
+----------
+- Bouthillier, X., Delaunay, P., Bronzi, M. et al. (2021). Accounting for variance in
+  machine learning benchmarks. *Proceedings of MLSys* 3. (variation across training
+  seeds beside variation across test queries)
+- Efron, B. (1979). Bootstrap methods: another look at the jackknife. *Annals of
+  Statistics* 7(1), 1-26. (the percentile bootstrap)
 """
 
 from __future__ import annotations

@@ -23,6 +23,20 @@ difference of its two lanes' replicate means) and W/L/T. Memory stays bounded: t
 trials are drawn in blocks, never a B × n × k array. The letters table follows ranx's
 ``compare``: each lane carries the letters of the lanes it beats (p ≤ α and a higher
 mean).
+
+References
+----------
+- Carterette, B. (2012). Multiple testing in statistical analysis of systems-based
+  information retrieval experiments. *ACM TOIS* 30(1), article 4. (the randomised Tukey
+  HSD test)
+- Sakai, T. (2014). Statistical reform in information retrieval? *SIGIR Forum* 48(1),
+  3-12.
+- Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero:
+  calculating exact p-values when permutations are randomly drawn. *Statistical
+  Applications in Genetics and Molecular Biology* 9(1), article 39.
+  (p = (1 + e)/(B + 1))
+- Bassani, E. (2022). ranx: a blazing-fast Python library for ranking evaluation and
+  comparison. *ECIR 2022*, 259-264. (``compare``'s letters table)
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ which topics count for more; the two agree exactly when every r_u is the same.
 
 Fewer than two units is an error: several rows of one unit cannot estimate variation
 across units, and a bootstrap over one unit would print a zero-width interval.
+
+References
+----------
+- Cochran, W. G. (1977). *Sampling Techniques*, 3rd ed., Wiley, chapter 9. (cluster
+  sampling: the unit, not the row, is the observation)
 """
 
 from __future__ import annotations

@@ -8,6 +8,18 @@ the correction (``multiplicity``); a row is ``better`` or ``worse`` only inside 
 family, and an undecided row is "no improvement shown", never a loss. The other test,
 the BCa interval and p_superiority are checks compared with the deciding decision, and
 every disagreement is put into words.
+
+References
+----------
+- Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+  *Scandinavian Journal of Statistics* 6(2), 65-70.
+- Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical
+  significance tests for information retrieval evaluation. *CIKM 2007*, 623-632. (the
+  paired randomization test)
+- Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82(397), 171-185.
+  (BCa)
+- McGraw, K. O. & Wong, S. P. (1992). A common language effect size statistic.
+  *Psychological Bulletin* 111(2), 361-365. (the probability of superiority)
 """
 
 from __future__ import annotations
