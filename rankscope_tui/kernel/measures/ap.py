@@ -25,7 +25,6 @@ def _precision_at_relevant(
     """(qid, rank, precision at that rank) of every relevant hit, in (qid, rank) order."""
 
     def compute() -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
-
         m = cols.is_rel(rel)
         q, r = cols.qid[m], cols.rank[m]
         return q, r, within_query_count(q, np.ones(q.size, dtype=np.int64)) / r.astype(np.float64)

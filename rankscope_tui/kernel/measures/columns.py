@@ -162,7 +162,6 @@ def _ideal_dcg(ideal: Ideal, n_queries: int, k: int | None, kind: str = "linear"
     return weighted_bincount(q[m], weights=g[m] / np.log2(pos[m] + 1.0), minlength=n_queries)
 
 
-
 def doc_level(qid: NDArray[np.int32], doc: NDArray[np.int64], rank: NDArray[np.int32], j_qid: NDArray[np.int32],
               j_doc: NDArray[np.int64], j_grade: NDArray[np.int64], n_docs: int) -> tuple[Hits, Ideal]:
     """Doc-level hits and ideal from a ranked lane's columns and the judgments' columns."""
@@ -185,7 +184,6 @@ def doc_level(qid: NDArray[np.int32], doc: NDArray[np.int64], rank: NDArray[np.i
 def group_level(
     qid: NDArray[np.int32], doc: NDArray[np.int64], rank: NDArray[np.int32], j_qid: NDArray[np.int32],
     j_doc: NDArray[np.int64], j_grade: NDArray[np.int64], group_of: NDArray[np.int64], n_groups: int,
-
 ) -> tuple[Hits, Ideal]:
     """Group-level hits and ideal (SPEC §3).
 

@@ -24,7 +24,6 @@ def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
     return out
 
 
-
 MEASURE = Measure(
     kind="judged", cutoff=REQUIRED, takes_rel=False, per_query=per_query, needs_relevant=False,
     definition=("{key}: hits in the top {k} judged with grade >= 0, divided by {k}; a short list's missing places and "

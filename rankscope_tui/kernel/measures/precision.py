@@ -20,7 +20,6 @@ def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
     return out
 
 
-
 MEASURE = Measure(
     kind="p", cutoff=REQUIRED, takes_rel=True, per_query=per_query, needs_relevant=False, ceiling=ceiling_min_r_over_k,
     definition=("{key}: relevant docs in the top {k} / {k}, short lists padded with non-relevant (trec_eval P.{k}); "

@@ -103,7 +103,6 @@ def ceiling_min_r_over_k(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float
 
 
 def ceiling_min_r_over_r(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-
     """min(R, k) / R (0 when R = 0): the best recall@k and ap@k given R relevant docs."""
     return np.divide(np.minimum(n_rel, k), n_rel, out=np.zeros(n_rel.shape[0]), where=n_rel > 0)
 

@@ -526,7 +526,6 @@ def encode_docs(columns: list[pa.Array | pa.ChunkedArray], release: bool = False
         return DocEncoding(lambda: dictionary, len(dictionary), by_column, bounds)
     assert sw is not None  # factorize_words ran on it
     codes, firsts, pairs = fact
-
     n_codes = sum(f.shape[0] for f in firsts)
     split = [codes[a:b] for a, b in sw.bounds]
     if len(sw.words) <= 4:
@@ -649,7 +648,6 @@ def _visible(m: _re.Match[str]) -> str:
 
 
 def escape_control(text: object, keep_layout: bool = False) -> str:
-
     """Control characters as visible escapes; with ``keep_layout`` tab and newline stay."""
     pat = _CONTROL_KEEP_LAYOUT if keep_layout else _CONTROL
     return pat.sub(_visible, str(text))

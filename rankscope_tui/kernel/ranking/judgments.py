@@ -77,6 +77,5 @@ def query_classes(j: Judgments, n_queries: int, relevant: int) -> NDArray[np.int
 
 
 def relevant_counts(j: Judgments, n_queries: int, relevant: int) -> NDArray[np.int64]:
-
     """Number of relevant docs judged for each query code (trec_eval num_rel)."""
     return np.bincount(j.qid, weights=(j.grade >= relevant), minlength=n_queries).astype(np.int64)

@@ -297,7 +297,6 @@ def rank_lane(
 
 
 def group_codes(doc_ids: pa.Array, sep: str) -> tuple[NDArray[np.object_], NDArray[np.int64]]:
-
     """Group of every doc code: the id up to the first ``sep`` (the whole id without it).
 
     Returns (group vocabulary sorted as bytes, int64 group code per doc code).
