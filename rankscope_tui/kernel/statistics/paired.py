@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.special import stdtr
@@ -52,7 +52,8 @@ PAIRED_PIPELINE_BLOCK_ELEMENTS = PIPELINE_BLOCK_ELEMENTS // 2
 NOT_IN_ROW = {"row": False}
 
 
-def aligned(baseline, candidate, qids) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def aligned(baseline: np.ndarray | Sequence[float], candidate: np.ndarray | Sequence[float],
+            qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Two per-query arrays and their qids, checked: 1-D, one length ≥ 2, finite, qids unique
     and sorted as bytes (the resampling protocol depends on that order)."""
     b = np.asarray(baseline, dtype=np.float64)
@@ -114,7 +115,7 @@ class QueryDelta:
     baseline_judged: float | None = None
     candidate_judged: float | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "qid": self.qid,
             "baseline": float(self.baseline),
@@ -302,7 +303,7 @@ def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf
 
 
 def _largest(
-    b: np.ndarray, c: np.ndarray, d: np.ndarray, q: list[str], sign: int, judged: tuple | None
+    b: np.ndarray, c: np.ndarray, d: np.ndarray, q: list[str], sign: int, judged: tuple[np.ndarray, np.ndarray] | None
 ) -> tuple[QueryDelta, ...]:
     """The LARGEST most negative (sign < 0) or most positive Δ, only Δ < 0 / Δ > 0."""
     # qids are sorted as bytes, so a stable sort on Δ (or −Δ) breaks ties by qid bytes
@@ -320,7 +321,7 @@ def _largest(
     )
 
 
-def _judged_arrays(judged, like: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _judged_arrays(judged: Sequence[np.ndarray | Sequence[float]] | None, like: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Both lanes' judged@k per query as float arrays aligned with ``like`` (or None)."""
     if judged is None:
         return None
