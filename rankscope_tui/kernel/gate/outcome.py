@@ -9,7 +9,7 @@ FPIR = accepted negatives / negatives.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -35,7 +35,7 @@ class Outcome:
     def fnir(self) -> Rate:
         return Rate(self.rejected + self.wrong_accept, self.positives, self.confidence)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "condition": self.condition,
             "positives": self.positives,
@@ -68,8 +68,8 @@ class GateOutcome:
     alone: dict[str, Outcome]
     combined: Outcome
 
-    def as_dict(self) -> dict:
-        d: dict = {}
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
         if self.floor is None:
             d["floor"] = None
             d["floor_reason"] = "no floor condition"

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..ranking.ranks import RankedLane
+
+if TYPE_CHECKING:
+    from ..ranking.judgments import Judgments
 
 INF = math.inf
 
@@ -46,7 +50,7 @@ class TopScores:
 
 def top_scores(
     lane: RankedLane,
-    judgments=None,
+    judgments: Judgments | None = None,
     relevant: int = 1,
     hit_relevant: np.ndarray | None = None,
 ) -> TopScores:
@@ -100,7 +104,7 @@ def top_scores(
     return TopScores(lane.name, present, n_hits, top, second, margin, top_doc, top_relevant, first_score, first_rank)
 
 
-def _mask(m, n: int, what: str) -> np.ndarray:
+def _mask(m: ArrayLike, n: int, what: str) -> np.ndarray:
     m = np.asarray(m)
     if m.dtype != bool:  # accept an array of query codes too
         out = np.zeros(n, dtype=bool)
@@ -111,7 +115,7 @@ def _mask(m, n: int, what: str) -> np.ndarray:
     return m
 
 
-def _neg_sets(negatives, n: int) -> dict[str, np.ndarray]:
+def _neg_sets(negatives: Mapping[str, ArrayLike] | ArrayLike | None, n: int) -> dict[str, np.ndarray]:
     if negatives is None:
         return {}
     if not isinstance(negatives, Mapping):
