@@ -283,9 +283,9 @@ class _Union:
     lane l, the union row holding its doc.
     """
 
-    qid: np.ndarray  # int32
-    doc: np.ndarray  # int64
-    offsets: np.ndarray  # len n_queries + 1
+    qid: NDArray[np.int32]
+    doc: NDArray[np.int64]
+    offsets: NDArray[np.int64]  # len n_queries + 1
     pos: tuple[np.ndarray, ...]
 
     @property
@@ -744,9 +744,9 @@ class FusionTable:
     n_queries: int
     union: _Union
     rows: np.ndarray | None  # matrix row -> query code (None: flat layout)
-    rank: tuple[np.ndarray, ...]  # per lane, int32 rank, 0 = absent (and padding)
-    norm: tuple[np.ndarray, ...]  # per lane, min-max score, 0 = absent, -1 = padding
-    doc: np.ndarray  # doc code, -1 = padding
+    rank: tuple[NDArray[np.int32], ...]  # per lane, 0 = absent (and padding)
+    norm: tuple[NDArray[np.float64], ...]  # per lane, min-max score, 0 = absent, -1 = padding
+    doc: NDArray[np.int64]  # doc code, -1 = padding
     doc_ids: DocIds
     by_best_rank: bool = False
     _scratch: dict[str, np.ndarray] = field(default_factory=dict, repr=False)

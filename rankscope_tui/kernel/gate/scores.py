@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..ranking.ranks import RankedLane
 
@@ -33,15 +33,15 @@ class TopScores:
     """
 
     lane: str
-    present: np.ndarray  # bool
-    n_hits: np.ndarray  # int64
-    top: np.ndarray  # float64, -inf absent
-    second: np.ndarray  # float64, -inf when fewer than 2 hits
-    margin: np.ndarray  # float64, +inf lone hit, -inf absent
-    top_doc: np.ndarray  # int64, -1 absent
-    top_relevant: np.ndarray  # bool
-    first_relevant_score: np.ndarray  # float64, -inf miss
-    first_relevant_rank: np.ndarray  # int32, 0 miss
+    present: NDArray[np.bool_]
+    n_hits: NDArray[np.int64]
+    top: NDArray[np.float64]  # -inf absent
+    second: NDArray[np.float64]  # -inf when fewer than 2 hits
+    margin: NDArray[np.float64]  # +inf lone hit, -inf absent
+    top_doc: NDArray[np.int64]  # -1 absent
+    top_relevant: NDArray[np.bool_]
+    first_relevant_score: NDArray[np.float64]  # -inf miss
+    first_relevant_rank: NDArray[np.int32]  # 0 miss
 
     @property
     def n_queries(self) -> int:

@@ -34,12 +34,12 @@ class Sweep:
 
     variable: str
     conditions: str
-    threshold: np.ndarray
+    threshold: NDArray[np.float64]
     positives: int
-    correct: np.ndarray
-    wrong_accept: np.ndarray
-    rejected: np.ndarray
-    accepted: dict[str, np.ndarray]
+    correct: NDArray[np.int64]
+    wrong_accept: NDArray[np.int64]
+    rejected: NDArray[np.int64]
+    accepted: dict[str, NDArray[np.int64]]
     n_negatives: dict[str, int]
     confidence: float = DEFAULT_CONFIDENCE
 

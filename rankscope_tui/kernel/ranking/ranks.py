@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
     from .encoding import CodeWords
 
-    # what the tie rule reads doc ids from (see ``tie_key``)
-    DocIds: TypeAlias = Union[NDArray[np.integer[Any]], CodeWords, pa.Array, NDArray[np.object_], Sequence[str], None]
+    # the doc ids themselves, by doc code
+    IdStrings: TypeAlias = Union[CodeWords, pa.Array, NDArray[np.object_], Sequence[str]]
+    # what the tie rule reads doc ids from (see ``tie_key``): also a byte-order rank per doc code, or nothing
+    DocIds: TypeAlias = Union[NDArray[np.integer[Any]], IdStrings, None]
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def _score_blocks(qid: NDArray[np.int32], score: NDArray[np.float64],
     return starts, np.diff(np.r_[starts, n])
 
 
-def byte_order(doc_ids: DocIds) -> NDArray[np.int64]:
+def byte_order(doc_ids: IdStrings) -> NDArray[np.int64]:
     """Rank of every doc code's id in byte order (int64, a permutation of 0..n-1): the
     tie key of fused lanes (``Workspace.doc_order``).
 
@@ -106,7 +108,7 @@ def byte_order(doc_ids: DocIds) -> NDArray[np.int64]:
     functions to make every tie a pure integer comparison. ``doc_ids`` is a pyarrow
     string array, a numpy object array or a sequence of str.
     """
-    n = len(doc_ids)  # type: ignore[arg-type]  # every form but None has a length; None is not passed here
+    n = len(doc_ids)
     return tie_key(doc_ids, np.arange(n, dtype=np.int64))
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.special import stdtr
 
 from ..errors import InputError
@@ -53,7 +54,7 @@ NOT_IN_ROW = {"row": False}
 
 
 def aligned(baseline: np.ndarray | Sequence[float], candidate: np.ndarray | Sequence[float],
-            qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+            qids: Sequence[str]) -> tuple[NDArray[np.float64], NDArray[np.float64], list[str]]:
     """Two per-query arrays and their qids, checked: 1-D, one length ≥ 2, finite, qids unique
     and sorted as bytes (the resampling protocol depends on that order)."""
     b = np.asarray(baseline, dtype=np.float64)
@@ -166,7 +167,7 @@ class PairedStats:
     exceedances: int | None = field(metadata=NOT_IN_ROW)
     alternative: str = field(metadata=NOT_IN_ROW)
     bca: BcaParts | None = field(metadata=NOT_IN_ROW)
-    replicates: np.ndarray | None = field(default=None, repr=False, metadata=NOT_IN_ROW)
+    replicates: NDArray[np.float64] | None = field(default=None, repr=False, metadata=NOT_IN_ROW)
     sampling_unit: str = field(default="query", metadata=NOT_IN_ROW)  # "query", or "unit" with --unit
 
     @property
@@ -214,9 +215,9 @@ class _Resampled:
     the paired, baseline (I) and candidate (J) bootstrap replicate means."""
 
     exceedances: int
-    paired: np.ndarray
-    baseline: np.ndarray
-    candidate: np.ndarray
+    paired: NDArray[np.float64]
+    baseline: NDArray[np.float64]
+    candidate: NDArray[np.float64]
 
 
 def _finish_only(_start: int, _idx: np.ndarray) -> None:
@@ -285,7 +286,7 @@ class _ResampledNumbers:
     unpaired_ci_low: float | None = None
     unpaired_ci_high: float | None = None
     bca: BcaParts | None = None
-    replicates: np.ndarray | None = None
+    replicates: NDArray[np.float64] | None = None
 
 
 def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf: float, alternative: str) -> _ResampledNumbers:

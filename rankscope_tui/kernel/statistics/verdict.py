@@ -101,8 +101,8 @@ class ComparisonRow:
     # the deciding test, and the randomization test's agreement when the t-test decides
     test: str = field(default="randomization", metadata=_after("bootstrap_agrees"))
     randomization_agrees: bool | None = None
-    # the spread over retraining seeds (seeds.RetrainingSpread), a separate quantity from the interval
-    retraining: object | None = None
+    # the spread over retraining seeds, a separate quantity from the interval
+    retraining: RetrainingSpread | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
