@@ -33,6 +33,7 @@ from ..ranking.ranks import distinct
 
 if TYPE_CHECKING:
     from ..ranking.judgments import Judgments
+    from ..scale.bucket import QueryWorkspace
     from ..workspace.loaded import Workspace
 
 NOT_INDEXED = "not_indexed"
@@ -435,7 +436,7 @@ def attribute(
 # ---------------------------------------------------------- workspace adaptors
 
 
-def attribute_workspace(ws: Workspace, level: str = "doc") -> Attribution:
+def attribute_workspace(ws: Workspace | QueryWorkspace, level: str = "doc") -> Attribution:
     """Attribution over a kernel workspace's input lanes, positives, strata, blind
     stratum, corpus and settings (window, relevant); computed once per workspace
     (``Workspace.attribution`` keeps it)."""
@@ -443,13 +444,13 @@ def attribute_workspace(ws: Workspace, level: str = "doc") -> Attribution:
     return kept
 
 
-def compute_attribution(ws: Workspace, level: str = "doc") -> Attribution:
+def compute_attribution(ws: Workspace | QueryWorkspace, level: str = "doc") -> Attribution:
     """What :func:`attribute_workspace` returns, computed afresh (``Workspace.attribution``
     calls this and keeps the result)."""
     from ..ranking import judgments as J
 
     lanes = list(ws.input_lanes)
-    pos = np.asarray(ws.positives, dtype=np.int64)
+    pos = np.asarray(ws.positives, dtype=np.int64)  # type: ignore[misc]  # QueryWorkspace borrows the property from Workspace
     ranks = np.stack([np.asarray(ws.first_relevant_rank(lane, level))[pos] for lane in lanes], axis=1) if lanes \
         else np.zeros((pos.shape[0], 0), dtype=np.int32)
     # the workspace's cached coverage_per_query arrays (None without a corpus)

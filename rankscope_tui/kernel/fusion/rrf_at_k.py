@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from . import methods as F
 if TYPE_CHECKING:
     from ..measures import MetricKey
     from ..workspace.loaded import Workspace
+
+K = TypeVar("K", int, float)  # a curve's k: an int on the fixed grid, a float from the slider
 
 #: Results an explorer keeps (least recently used dropped).
 EXPLORER_LIMIT = 4
@@ -86,12 +88,12 @@ def rrf_at_k(ws: Workspace, k: float | None = None, metrics: tuple[MetricKey, ..
     return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
 
 
-def best_k(curve: dict[float, dict[str, Any]], metric: str) -> tuple[float, float] | None:
+def best_k(curve: Mapping[K, Mapping[str, Any]], metric: str) -> tuple[K, float] | None:
     """The k with the highest mean ``metric`` over the points of a metric-against-k curve
     (``curve``: k -> means, as :func:`rrf_at_k` returns them), and that mean; ties go to
     the smallest k; points whose value is not finite are skipped; None when none is left.
     The k is picked on the curve's queries: an in-sample choice."""
-    best: tuple[float, float] | None = None
+    best: tuple[K, float] | None = None
     for k in sorted(curve):
         v = curve[k].get(metric)
         if v is None or not np.isfinite(v):
