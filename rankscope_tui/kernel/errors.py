@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 class InputError(Exception):
@@ -33,5 +34,5 @@ class InputWarning:
     message: str
     where: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "count": self.count, "message": self.message, "where": self.where}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Iterator, Sequence, TypeVar
 
 from .errors import InputError
 
@@ -51,7 +51,7 @@ def run_all(tasks: Sequence[Callable[[], T]], threads: int | None = None) -> lis
 
 
 @contextmanager
-def in_background(tasks: Sequence[Callable[[], object]]):
+def in_background(tasks: Sequence[Callable[[], object]]) -> Iterator[None]:
     """Run ``tasks`` one after another on one extra thread while the ``with`` body runs;
     the thread is joined when the body ends (normally or by an exception). With one
     CPU the tasks are skipped: whoever needs their results computes them then.
@@ -69,12 +69,12 @@ def in_background(tasks: Sequence[Callable[[], object]]):
 
 
 @contextmanager
-def started(task: Callable[[], T], background: bool = True):
+def started(task: Callable[[], T], background: bool = True) -> Iterator[Callable[[], T]]:
     """Start ``task`` on one extra thread (when ``background`` and there is a second
     CPU) and yield a function returning its result, waiting for it; else the task
     runs on that function's first call. The thread is joined when the body ends."""
     if not background or default_threads() < 2:
-        done: list = []
+        done: list[T] = []
 
         def result() -> T:
             if not done:

@@ -24,12 +24,17 @@ Labels are computed with bit masks: bit l is set when lane l has the answer in t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from ..ranking.ranks import distinct
+
+if TYPE_CHECKING:
+    from ..ranking.judgments import Judgments
+    from ..scale.bucket import QueryWorkspace
+    from ..workspace.loaded import Workspace
 
 NOT_INDEXED = "not_indexed"
 NOT_SURFACED = "not_surfaced"
@@ -115,7 +120,7 @@ class Coverage:
     not_in_corpus: int | None = None
     queries_not_indexed: int | None = None  # positives with no relevant doc in the corpus
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         if not self.assessed:
             return {"assessed": False, "relevant_pairs": None, "not_in_corpus": None, "queries_not_indexed": None,
                     "reason": "coverage not assessed (no --corpus): not_indexed is never assigned"}
@@ -123,7 +128,7 @@ class Coverage:
                 "queries_not_indexed": self.queries_not_indexed}
 
 
-def coverage_per_query(judgments, relevant: int, corpus_mask: np.ndarray,
+def coverage_per_query(judgments: Judgments, relevant: int, corpus_mask: np.ndarray,
                        n_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query code: (indexed, relevant pairs, relevant pairs whose doc is not in the corpus).
 
@@ -158,7 +163,7 @@ def coverage_of(per_query: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
     return ind, Coverage(True, int(pairs[positives].sum()), int(outside[positives].sum()), int((~ind).sum()))
 
 
-def coverage(judgments, relevant: int, positives: np.ndarray,
+def coverage(judgments: Judgments, relevant: int, positives: np.ndarray,
              corpus_mask: np.ndarray | None) -> tuple[np.ndarray | None, Coverage]:
     """(indexed flag per positive or None, coverage line): :func:`coverage_of` over
     :func:`coverage_per_query` (see there)."""
@@ -177,7 +182,7 @@ class MissingQueries:
     missing_from_any: int
     per_lane: tuple[tuple[str, int], ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"judged_queries": self.judged, "missing_from_any": self.missing_from_any,
                 "per_lane": dict(self.per_lane)}
 
@@ -220,8 +225,8 @@ class LaneShare:
             return "not meaningful with one lane"
         return None
 
-    def as_dict(self) -> dict:
-        d = {"count": self.count, "n": self.n, "share": self.share}
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"count": self.count, "n": self.n, "share": self.share}
         if self.reason:
             d["share_reason"] = self.reason
         return d
@@ -241,10 +246,12 @@ class LabelCounts:
     @property
     def not_surfaced(self) -> int:
         c = dict(self.counts)
-        return int(c[BEYOND_WINDOW]) + int(c[NOT_RETRIEVED])
+        beyond, unretrieved = c[BEYOND_WINDOW], c[NOT_RETRIEVED]
+        assert beyond is not None and unretrieved is not None  # only not_indexed can go unassessed
+        return int(beyond) + int(unretrieved)
 
-    def as_dict(self) -> dict:
-        labels: dict = {}
+    def as_dict(self) -> dict[str, Any]:
+        labels: dict[str, Any] = {}
         for name, c in self.counts:
             labels[name] = c
             if name == NOT_INDEXED and c is None:
@@ -264,7 +271,7 @@ class BlindBlock:
     misses_in_stratum: tuple[tuple[str, int], ...]
     misses_overall: tuple[tuple[str, int], ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         inside, overall = dict(self.misses_in_stratum), dict(self.misses_overall)
         return {"stratification": self.stratification, "label": self.label, "size": self.size,
                 "lanes": {lane: {"misses_in_stratum": inside[lane], "misses_overall": overall[lane]} for lane in inside}}
@@ -294,9 +301,9 @@ class Attribution:
         out[self.positives] = self.labels
         return out
 
-    def as_dict(self, qids: Sequence[str] | None = None) -> dict:
+    def as_dict(self, qids: Sequence[str] | None = None) -> dict[str, Any]:
         """Strict-JSON dict; with ``qids`` (code -> id) the per-query labels are listed."""
-        d = {
+        d: dict[str, Any] = {
             "level": self.level,
             "window": self.window,
             "lanes": list(self.lanes),
@@ -333,7 +340,7 @@ def _counts(codes: np.ndarray, order: list[int], lanes: Sequence[str], assessed:
     return LabelCounts(n, tuple(counts), unique)
 
 
-def _sorted_labels(values) -> list[str]:
+def _sorted_labels(values: Iterable[object]) -> list[str]:
     labs = sorted({str(v) for v in values})
     if NONE_LABEL in labs:  # unlabelled queries last
         labs.remove(NONE_LABEL)
@@ -341,7 +348,7 @@ def _sorted_labels(values) -> list[str]:
     return labs
 
 
-def _some(values, limit: int = 8) -> str:
+def _some(values: Iterable[object], limit: int = 8) -> str:
     vals = list(values)
     shown = ", ".join(repr(v) for v in vals[:limit])
     return shown + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
@@ -404,7 +411,7 @@ def attribute(
     codes = label_codes(ranks, window, indexed)
     order = _label_order(lanes, codes)
     overall = _counts(codes, order, lanes, assessed)
-    per: list = []
+    per: list[tuple[str, tuple[tuple[str, LabelCounts], ...]]] = []
     for name, labels in (strata or {}).items():
         labels = np.asarray(labels, dtype=object)
         if labels.shape[0] != codes.shape[0]:
@@ -429,23 +436,26 @@ def attribute(
 # ---------------------------------------------------------- workspace adaptors
 
 
-def attribute_workspace(ws, level: str = "doc") -> Attribution:
+def attribute_workspace(ws: Workspace | QueryWorkspace, level: str = "doc") -> Attribution:
     """Attribution over a kernel workspace's input lanes, positives, strata, blind
     stratum, corpus and settings (window, relevant); computed once per workspace
     (``Workspace.attribution`` keeps it)."""
-    return ws.attribution(level)
+    kept: Attribution = ws.attribution(level)
+    return kept
 
 
-def compute_attribution(ws, level: str = "doc") -> Attribution:
+def compute_attribution(ws: Workspace | QueryWorkspace, level: str = "doc") -> Attribution:
     """What :func:`attribute_workspace` returns, computed afresh (``Workspace.attribution``
     calls this and keeps the result)."""
     from ..ranking import judgments as J
 
     lanes = list(ws.input_lanes)
-    pos = np.asarray(ws.positives, dtype=np.int64)
+    pos = np.asarray(ws.positives, dtype=np.int64)  # type: ignore[misc]  # QueryWorkspace borrows the property from Workspace
     ranks = np.stack([np.asarray(ws.first_relevant_rank(lane, level))[pos] for lane in lanes], axis=1) if lanes \
         else np.zeros((pos.shape[0], 0), dtype=np.int32)
-    indexed, cov = coverage_of(ws.coverage(), pos)
+    # the workspace's cached coverage_per_query arrays (None without a corpus)
+    per_query: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray] | None] = ws.coverage
+    indexed, cov = coverage_of(per_query(), pos)
     strata = {name: np.asarray(labels, dtype=object)[pos] for name, labels in ws.strata.items()}
     blind = resolve_blind(ws.settings.blind, ws.strata) if ws.settings.blind else None
     judged = np.flatnonzero((ws.classes == J.POSITIVE) | (ws.classes == J.NEGATIVE))
@@ -453,7 +463,7 @@ def compute_attribution(ws, level: str = "doc") -> Attribution:
     return attribute(ranks, lanes, pos, ws.settings.window, indexed, strata, blind, level, cov, missing)
 
 
-def query_labels(ws, level: str = "doc") -> np.ndarray:
+def query_labels(ws: Workspace, level: str = "doc") -> np.ndarray:
     """Attribution label per query code ("" for queries that are not positives)."""
     return attribute_workspace(ws, level).label_of(ws.n_queries)
 
@@ -467,7 +477,7 @@ class JudgedDoc:
     doc: str
     grade: int
     relevant: bool
-    ranks: dict  # lane -> rank (0: not retrieved)
+    ranks: dict[str, int]  # lane -> rank (0: not retrieved)
     indexed: bool | None
 
     @property
@@ -475,7 +485,7 @@ class JudgedDoc:
         return any(r > 0 for r in self.ranks.values())
 
 
-def judged_docs(ws, q: int, lanes: Sequence[str] | None = None) -> list[JudgedDoc]:
+def judged_docs(ws: Workspace, q: int, lanes: Sequence[str] | None = None) -> list[JudgedDoc]:
     """The judged docs of query code ``q`` (grades >= 0; a negative grade is "in the pool, not
     judged"), relevant first then by grade and doc id, with each lane's rank of them."""
     j = ws.judgments
@@ -484,7 +494,7 @@ def judged_docs(ws, q: int, lanes: Sequence[str] | None = None) -> list[JudgedDo
     keep = grades >= 0
     docs, grades = docs[keep], grades[keep]
     lanes = list(ws.input_lanes) if lanes is None else list(lanes)
-    rank_of: dict = {}
+    rank_of: dict[str, dict[int, int]] = {}
     for lane in lanes:
         L = ws.lanes[lane]
         rows = L.rows_of(q)

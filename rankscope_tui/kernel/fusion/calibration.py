@@ -22,20 +22,27 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from ..settings import CalibrationSettings
 
+if TYPE_CHECKING:
+    from ..measures import MetricKey
+    from ..ranking.ranks import RankedLane
+    from ..workspace.loaded import Workspace
+    from .methods import ConvexFit
 
-def per_query_objective(ws, metric: str):
+
+def per_query_objective(ws: Workspace, metric: str) -> tuple[Callable[[RankedLane], np.ndarray], MetricKey]:
     """``g(lane) -> metric per query code`` (doc level, via the metrics kernel), and the metric's key."""
     from .. import measures as M
 
     key = M.parse_metrics(metric)[0]
     j, s = ws.judgments, ws.settings
 
-    def g(lane) -> np.ndarray:
+    def g(lane: RankedLane) -> np.ndarray:
         hits, ideal = M.doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, ws.n_docs)
         return M.compute(hits, ideal, ws.n_queries, [key], s.relevant)[key.key]
 
@@ -47,17 +54,19 @@ def mean_over(values: np.ndarray, queries: np.ndarray) -> float:
     return float(values[queries].mean()) if queries.size else 0.0
 
 
-def objective(ws, metric: str, queries: np.ndarray | None = None):
+def objective(ws: Workspace, metric: str,
+              queries: np.ndarray | None = None) -> tuple[Callable[[RankedLane], float], MetricKey]:
     """``f(lane) -> mean metric over the queries`` (positives by default), via the metrics kernel."""
     g, key = per_query_objective(ws, metric)
     q = ws.positives if queries is None else queries
     return (lambda lane: mean_over(g(lane), q)), key
 
 
-def fit_convex(ws, step: float, metric: str, queries: np.ndarray | None = None):
+def fit_convex(ws: Workspace, step: float, metric: str, queries: np.ndarray | None = None) -> ConvexFit:
     """Convex fusion weights (``fusion.ConvexFit``) fitted on ``queries`` (positives by default)
-    of this workspace. A workspace of merged query buckets (``bucket.QueryWorkspace``)
-    brings every grid point's per-query values from the buckets (``grid_values``)."""
+    of this workspace. A workspace of merged query buckets (``bucket.QueryWorkspace``, which
+    borrows the loaded workspace's members) brings every grid point's per-query values from
+    the buckets (``grid_values``)."""
     from . import methods as F
 
     grid_of = getattr(ws, "convex_grid", None)
@@ -73,7 +82,7 @@ def fit_convex(ws, step: float, metric: str, queries: np.ndarray | None = None):
                               depth=ws.settings.depth, objective_depth=key.k, doc_ids=ws.doc_order, objective_name=key.key)
 
 
-def grid_values(ws, step: float, metric: str) -> tuple[tuple[str, ...], list[np.ndarray], int]:
+def grid_values(ws: Workspace, step: float, metric: str) -> tuple[tuple[str, ...], list[np.ndarray], int]:
     """(lanes, per grid point the objective per query code, queries with a fused hit): what
     :func:`fit_convex` takes the means of, kept per query (a bucket's share of a fit)."""
     from . import methods as F
@@ -85,7 +94,7 @@ def grid_values(ws, step: float, metric: str) -> tuple[tuple[str, ...], list[np.
     return table.lanes, values, table.fused_queries
 
 
-def convex_means(ws, weights) -> dict[str, float]:
+def convex_means(ws: Workspace, weights: Sequence[float]) -> dict[str, float]:
     """Means over ``ws``'s positives (doc level, the workspace's metrics) of the convex
     lane of its input lanes with ``weights``; the lane is scored, not added."""
     from . import methods as F
@@ -100,12 +109,12 @@ class CalibrationComparison:
     """Weights fitted on dev and on test, and the convex lane's means on test with each."""
 
     settings: CalibrationSettings
-    lanes: tuple
-    fit_dev: object | None  # fusion.ConvexFit on the dev positives (None without a dev split)
-    fit_test: object  # fusion.ConvexFit on the test positives (in-sample)
-    test_at_dev: dict | None  # metric -> mean on test with the dev-fitted weights (held out)
-    test_at_test: dict  # metric -> mean on test with the test-fitted weights (in-sample)
-    dev_at_dev: dict | None  # metric -> mean on dev with the dev-fitted weights (in-sample)
+    lanes: tuple[str, ...]
+    fit_dev: ConvexFit | None  # on the dev positives (None without a dev split)
+    fit_test: ConvexFit  # on the test positives (in-sample)
+    test_at_dev: dict[str, float] | None  # metric -> mean on test with the dev-fitted weights (held out)
+    test_at_test: dict[str, float]  # metric -> mean on test with the test-fitted weights (in-sample)
+    dev_at_dev: dict[str, float] | None  # metric -> mean on dev with the dev-fitted weights (in-sample)
     n_dev: int  # dev positives
     n_test: int  # test positives
 
@@ -114,17 +123,21 @@ class CalibrationComparison:
         """Objective on test, test-fitted minus dev-fitted weights (None without dev)."""
         if self.fit_dev is None:
             return None
+        assert self.test_at_dev is not None  # scored whenever there is a dev fit
         return self.fit_test.objective - self.test_at_dev[self.fit_test.objective_name]
 
 
-def compare_calibration(test_ws, dev_ws=None, settings: CalibrationSettings = CalibrationSettings()) -> CalibrationComparison:
+def compare_calibration(test_ws: Workspace, dev_ws: Workspace | None = None,
+                        settings: CalibrationSettings = CalibrationSettings()) -> CalibrationComparison:
     """Fit convex weights on ``dev_ws`` (when given) and on ``test_ws``, score both on
     ``test_ws`` (and the dev fit on dev). The workspaces must hold the same input lanes."""
     step, metric = settings.step, settings.objective
     lanes = tuple(test_ws.input_lanes)
     fit_test = fit_convex(test_ws, step, metric)
     test_at_test = convex_means(test_ws, fit_test.weights)
-    fit_dev = test_at_dev = dev_at_dev = None
+    fit_dev: ConvexFit | None = None
+    test_at_dev: dict[str, float] | None = None
+    dev_at_dev: dict[str, float] | None = None
     if dev_ws is not None:
         if tuple(dev_ws.input_lanes) != lanes:
             raise ValueError("dev and test workspaces must hold the same lanes")

@@ -78,14 +78,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Sequence, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
 from ..ranking.judgments import Judgments
 from ..ranking.ranks import RankedLane, offsets_for, ranks_within, tie_key
 from ..ranking.ranks import _fix_ties as _ranking_fix_ties
+
+if TYPE_CHECKING:
+    from ..ranking.ranks import DocIds
 
 __all__ = [
     "rrf",
@@ -112,11 +116,11 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
 # ---------------------------------------------------------------------- tie keys
 
 
-def _is_rank_array(doc_ids) -> bool:
+def _is_rank_array(doc_ids: DocIds) -> bool:
     return isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "iu"
 
 
-def _fix_ties(qid: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_ids) -> np.ndarray | None:
+def _fix_ties(qid: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_ids: DocIds) -> np.ndarray | None:
     """Permutation ordering each run of equal (qid, score) by doc id descending as bytes
     (rows already in (qid asc, score desc) order): the ranking module's tie rule."""
     return _ranking_fix_ties(qid, doc, score, doc_ids)
@@ -197,7 +201,8 @@ class _RowTable:
 
     def _next(self, first: np.ndarray, q: np.ndarray, j: int) -> np.ndarray:
         base, mask = self._base[q], self._mask[q]
-        return base + ((first - base + j) & mask)
+        slot: NDArray[np.int64] = base + ((first - base + j) & mask)
+        return slot
 
     def insert(self, entries: np.ndarray, q: np.ndarray, d: np.ndarray) -> None:
         """Insert rows known to be absent (and distinct); ``entries`` index ``ref_doc``."""
@@ -273,7 +278,8 @@ def _sort_within(keys: np.ndarray, qid: np.ndarray, n_queries: int, prefixed: bo
     if _bits(n_queries) + kb <= 63:
         packed = (qid.astype(np.int64) << kb) | keys
         packed.sort()
-        return packed & ((np.int64(1) << kb) - 1)
+        unpacked: NDArray[np.int64] = packed & ((np.int64(1) << kb) - 1)
+        return unpacked
     return keys[np.lexsort((keys, qid))]
 
 
@@ -289,22 +295,32 @@ class _Union:
     lane l, the union row holding its doc.
     """
 
-    qid: np.ndarray  # int32
-    doc: np.ndarray  # int64
-    offsets: np.ndarray  # len n_queries + 1
+    qid: NDArray[np.int32]
+    doc: NDArray[np.int64]
+    offsets: NDArray[np.int64]  # len n_queries + 1
     pos: tuple[np.ndarray, ...]
 
     @property
     def size(self) -> int:
         return int(self.qid.shape[0])
 
-    def column(self, lane_index: int, values: np.ndarray, fill, dtype) -> np.ndarray:
+    def column(self, lane_index: int, values: np.ndarray, fill: float, dtype: type[np.generic]) -> np.ndarray:
         out = np.full(self.size, fill, dtype=dtype)
         out[self.pos[lane_index]] = values
         return out
 
 
-def _union(lanes: Sequence[RankedLane], n_queries: int, with_table: bool = False):
+@overload
+def _union(lanes: Sequence[RankedLane], n_queries: int, with_table: Literal[False] = False) -> _Union: ...
+
+
+@overload
+def _union(lanes: Sequence[RankedLane], n_queries: int,
+           with_table: Literal[True]) -> tuple[_Union, _RowTable, NDArray[np.int64]]: ...
+
+
+def _union(lanes: Sequence[RankedLane], n_queries: int,
+           with_table: bool = False) -> _Union | tuple[_Union, _RowTable, NDArray[np.int64]]:
     """The union of ``lanes``; with ``with_table`` also (table, union row of each table entry)
     so that more (query, doc) pairs can be looked up in it."""
     total = np.zeros(n_queries, dtype=np.int64)
@@ -330,7 +346,7 @@ def _union(lanes: Sequence[RankedLane], n_queries: int, with_table: bool = False
     size = int(offsets[-1])
     uq = np.repeat(np.arange(n_queries, dtype=np.int32), ucount)
     ud = np.empty(size, dtype=np.int64)
-    pos = []
+    pos: list[NDArray[np.int64]] = []
     for i, lane in enumerate(lanes):
         p = offsets[lane.qid] + col[start[i]:start[i + 1]]
         ud[p] = lane.doc
@@ -341,7 +357,7 @@ def _union(lanes: Sequence[RankedLane], n_queries: int, with_table: bool = False
     return u
 
 
-def _order_union(u: _Union, score: np.ndarray, n_queries: int, doc_ids) -> np.ndarray:
+def _order_union(u: _Union, score: np.ndarray, n_queries: int, doc_ids: DocIds) -> np.ndarray:
     """Permutation of union rows into lane order: qid asc, score desc, doc id desc (bytes)."""
     n = u.size
     if n == 0:
@@ -391,7 +407,8 @@ def _rrf_classes(k: float, da: int, db: int) -> tuple[np.ndarray, np.ndarray]:
     return inv.astype(np.int32).ravel(), -neg
 
 
-def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth, name: str, doc_ids) -> RankedLane | None:
+def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth: int | None, name: str,
+              doc_ids: DocIds) -> RankedLane | None:
     """Two-lane RRF without sorting the whole union.
 
     Docs found by one lane only are already in score order (their scores fall with
@@ -451,6 +468,7 @@ def _rrf_pair(a: RankedLane, b: RankedLane, k: float, n_queries: int, depth, nam
     if doc_ids is None:
         doc = tk
     elif exact:  # tie keys are byte ranks (injective): invert them back to codes
+        assert isinstance(doc_ids, np.ndarray)  # exact and not None: a rank per doc code
         inv = np.zeros(int(doc_ids.max(initial=0)) + 1, dtype=np.int64)
         inv[doc_ids] = np.arange(doc_ids.shape[0], dtype=np.int64)
         doc = inv[tk]
@@ -468,7 +486,7 @@ def rrf(
     n_queries: int | None = None,
     depth: int | None = None,
     name: str = "rrf",
-    doc_ids=None,
+    doc_ids: DocIds = None,
 ) -> RankedLane:
     """Reciprocal rank fusion of ``lanes`` (see the module conventions).
 
@@ -512,16 +530,20 @@ def _head(lane: RankedLane, bound: int) -> RankedLane:
                       offsets_for(qid, lane.offsets.shape[0] - 1))
 
 
-def _rrf_union(lanes, k, n_queries, depth, name, doc_ids, bound: int | None) -> RankedLane:
+def _rrf_union(lanes: Sequence[RankedLane], k: float, n_queries: int, depth: int | None, name: str, doc_ids: DocIds,
+               bound: int | None) -> RankedLane:
     """RRF over the union of the lanes' docs (all of them, or those with a rank <= bound
     in some lane: their ranks deeper in the other lanes are then looked up)."""
     heads = list(lanes) if bound is None else [_head(lane, bound) for lane in lanes]
-    u, table, where = _union(heads, n_queries, with_table=bound is not None) if bound is not None \
+    table: _RowTable | None
+    where: NDArray[np.int64] | None
+    u, table, where = _union(heads, n_queries, with_table=True) if bound is not None \
         else (_union(heads, n_queries), None, None)
     ranks = np.zeros((u.size, len(lanes)), dtype=np.float64)
     for i, (lane, head) in enumerate(zip(lanes, heads)):
         ranks[u.pos[i], i] = head.rank
         if bound is not None and head.n_rows < lane.n_rows:
+            assert table is not None and where is not None  # built when there is a bound
             # look every row up (the head rows find themselves): cheaper than selecting the deep ones
             e = table.lookup(lane.qid, lane.doc)
             f = e >= 0
@@ -578,6 +600,7 @@ def _weighted(columns: Sequence[np.ndarray], weights: Sequence[float]) -> np.nda
             out = col * w
         else:
             out += col * w
+    assert out is not None  # _check_weights: some weight is > 0
     return out
 
 
@@ -587,7 +610,7 @@ def convex(
     n_queries: int | None = None,
     depth: int | None = None,
     name: str = "convex",
-    doc_ids=None,
+    doc_ids: DocIds = None,
 ) -> RankedLane:
     """Convex (weighted min-max) fusion of ``lanes`` with ``weights`` in lane order."""
     if not lanes:
@@ -674,7 +697,7 @@ class ConvexFit:
     def n_points(self) -> int:
         return len(self.points)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         n = round(1 / self.step)
         return {
             "lanes": list(self.lanes),
@@ -701,7 +724,7 @@ def _select(lanes: Sequence[RankedLane], mask: np.ndarray) -> list[RankedLane]:
     return out
 
 
-def _query_mask(queries, n_queries: int) -> np.ndarray:
+def _query_mask(queries: ArrayLike, n_queries: int) -> np.ndarray:
     q = np.asarray(queries)
     if q.dtype == bool:
         if q.shape[0] != n_queries:
@@ -733,16 +756,16 @@ class FusionTable:
     n_queries: int
     union: _Union
     rows: np.ndarray | None  # matrix row -> query code (None: flat layout)
-    rank: tuple[np.ndarray, ...]  # per lane, int32 rank, 0 = absent (and padding)
-    norm: tuple[np.ndarray, ...]  # per lane, min-max score, 0 = absent, -1 = padding
-    doc: np.ndarray  # doc code, -1 = padding
-    doc_ids: object
+    rank: tuple[NDArray[np.int32], ...]  # per lane, 0 = absent (and padding)
+    norm: tuple[NDArray[np.float64], ...]  # per lane, min-max score, 0 = absent, -1 = padding
+    doc: NDArray[np.int64]  # doc code, -1 = padding
+    doc_ids: DocIds
     by_best_rank: bool = False
-    _scratch: dict = field(default_factory=dict, repr=False)
+    _scratch: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, lanes: Sequence[RankedLane], n_queries: int | None = None, doc_ids=None,
-              queries=None, by_best_rank: bool = True) -> "FusionTable":
+    def build(cls, lanes: Sequence[RankedLane], n_queries: int | None = None, doc_ids: DocIds = None,
+              queries: ArrayLike | None = None, by_best_rank: bool = True) -> "FusionTable":
         """Prepare ``lanes`` (optionally only the ``queries``: bool mask or codes)."""
         if not lanes:
             raise ValueError("fusion needs at least one lane")
@@ -775,7 +798,7 @@ class FusionTable:
             np.put_along_axis(dest, order, np.broadcast_to(np.arange(width), order.shape), axis=1)
             c = dest[r, c]
 
-        def mat(flat: np.ndarray, fill) -> np.ndarray:
+        def mat(flat: np.ndarray, fill: float | np.generic) -> np.ndarray:
             m = np.full((rows.size, width), fill, dtype=flat.dtype)
             m[r, c] = flat
             return m
@@ -795,7 +818,9 @@ class FusionTable:
         bound = _rrf_bound(len(self.lanes), k, depth)
         if self.rows is not None and bound is not None and (self.by_best_rank or len(self.lanes) == 1):
             ncols = min(self.doc.shape[1], -(-len(self.lanes) * bound // _BLOCK) * _BLOCK)
-        cut = (lambda x: x) if ncols is None else (lambda x: x[:, :ncols])
+        def cut(x: np.ndarray) -> np.ndarray:
+            return x if ncols is None else x[:, :ncols]
+
         deepest = max((int(col.max()) for col in self.rank if col.size), default=0)
         term = np.zeros(deepest + 1)  # term[r] = 1/(k + r), term[0] = 0 (absent)
         term[1:] = 1.0 / (k + np.arange(1, deepest + 1, dtype=np.float64))
@@ -830,7 +855,7 @@ class FusionTable:
                 np.add(s, tmp, out=s)
         return self._top(s, depth, name, None)
 
-    def _buffer(self, key: str, shape) -> np.ndarray:
+    def _buffer(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
         buf = self._scratch.get(key)
         if buf is None or buf.shape != shape:
             buf = self._scratch[key] = np.empty(shape)
@@ -891,8 +916,8 @@ def calibrate_convex(
     step: float = 0.1,
     depth: int | None = None,
     objective_depth: int | None = None,
-    queries=None,
-    doc_ids=None,
+    queries: ArrayLike | None = None,
+    doc_ids: DocIds = None,
     objective_name: str = "objective",
 ) -> ConvexFit:
     """Fit convex fusion weights on the grid (see the module conventions).
@@ -925,20 +950,22 @@ def grid_lanes(table: FusionTable, step: float, depth: int | None = None,
         yield table.convex(w, k, "convex")
 
 
-def fit_of_values(lanes: Sequence[str], step: float, grid, values, fused_queries: int,
-                  objective_name: str = "objective") -> ConvexFit:
+def fit_of_values(lanes: Sequence[str], step: float, grid: list[tuple[tuple[int, ...], tuple[float, ...]]],
+                  values: Iterable[float], fused_queries: int, objective_name: str = "objective") -> ConvexFit:
     """The fit from the objective of every grid point (``values``, in visiting order):
     the first maximum wins (exact comparison)."""
-    values = iter(values)
-    best_i, best_v, got = _first_best(grid, lambda _: next(values))
+    each = iter(values)
+    best_i, best_v, got = _first_best(grid, lambda _: next(each))
     comp, w = grid[best_i]
     return ConvexFit(tuple(lanes), float(step), w, comp, best_v, objective_name, int(fused_queries),
                      tuple((c, v) for (c, _), v in zip(grid, got)))
 
 
-def _first_best(points, score) -> tuple[int, float, list[float]]:
-    """Index and value of the first maximal point (exact comparison), and every value."""
-    best_i, best_v, values = -1, -math.inf, []
+def _first_best(points: Iterable[object], score: Callable[[Any], float]) -> tuple[int, float, list[float]]:
+    """Index and value of the first maximal point (exact comparison), and every value;
+    ``score`` is given a tuple point's second item, else the point."""
+    best_i, best_v = -1, -math.inf
+    values: list[float] = []
     for i, p in enumerate(points):
         v = float(score(p[1] if isinstance(p, tuple) else p))
         if math.isnan(v):
@@ -1045,16 +1072,17 @@ class Dilution:
     def counts(self) -> dict[str, int]:
         return {name: int(q.size) for name, q in zip(self.lanes, self.queries)}
 
-    def as_dict(self, qids: Sequence[str] | None = None) -> dict:
+    def as_dict(self, qids: Sequence[str] | None = None) -> dict[str, Any]:
         """Strict-JSON dict; ``qids`` (code -> qid string) lists the queries by id."""
+        lanes: dict[str, dict[str, Any]] = {}
         out = {"fused": self.fused, "relevant": self.relevant,
                "definition": f"input lane's rank-1 doc has grade >= {self.relevant} and {self.fused}'s rank-1 doc does not",
-               "lanes": {}}
+               "lanes": lanes}
         for name, q in zip(self.lanes, self.queries):
-            entry: dict = {"count": int(q.size)}
+            entry: dict[str, Any] = {"count": int(q.size)}
             if qids is not None:
                 entry["queries"] = [str(qids[int(c)]) for c in q]
-            out["lanes"][name] = entry
+            lanes[name] = entry
         return out
 
 

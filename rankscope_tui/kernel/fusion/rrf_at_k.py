@@ -28,11 +28,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 import numpy as np
 
 from ..ranking.ranks import RankedLane
 from . import methods as F
+
+if TYPE_CHECKING:
+    from ..measures import MetricKey
+    from ..workspace.loaded import Workspace
+
+K = TypeVar("K", int, float)  # a curve's k: an int on the fixed grid, a float from the slider
 
 #: Results an explorer keeps (least recently used dropped).
 EXPLORER_LIMIT = 4
@@ -52,7 +59,7 @@ class FusedAtK:
 
     k: float
     lane: RankedLane
-    means: dict  # metric key -> mean over the positives (doc level)
+    means: dict[str, float]  # metric key -> mean over the positives (doc level)
     dilution: F.Dilution
 
     @property
@@ -61,7 +68,7 @@ class FusedAtK:
         return dict(zip(self.dilution.lanes, self.dilution.queries))
 
 
-def rrf_lane(ws, k: float, name: str = "rrf", table: F.FusionTable | None = None) -> RankedLane:
+def rrf_lane(ws: Workspace, k: float, name: str = "rrf", table: F.FusionTable | None = None) -> RankedLane:
     """The RRF lane of ``ws``'s input lanes at ``k`` (with the workspace's depth and tie key)."""
     if table is not None:
         return table.rrf(k, ws.settings.depth, name=name)
@@ -69,7 +76,7 @@ def rrf_lane(ws, k: float, name: str = "rrf", table: F.FusionTable | None = None
     return F.rrf(inputs, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order, name=name)
 
 
-def rrf_at_k(ws, k: float | None = None, metrics: tuple | None = None, *,
+def rrf_at_k(ws: Workspace, k: float | None = None, metrics: tuple[MetricKey, ...] | None = None, *,
              table: F.FusionTable | None = None) -> FusedAtK:
     """RRF at ``k`` (None: the workspace's k) over ``ws``'s input lanes: lane, means of
     ``metrics`` (workspace's by default; ``metrics.MetricKey``) and dilution."""
@@ -87,12 +94,12 @@ def rrf_at_k(ws, k: float | None = None, metrics: tuple | None = None, *,
     return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
 
 
-def best_k(curve: dict, metric: str) -> tuple[float, float] | None:
+def best_k(curve: Mapping[K, Mapping[str, Any]], metric: str) -> tuple[K, float] | None:
     """The k with the highest mean ``metric`` over the points of a metric-against-k curve
     (``curve``: k -> means, as :func:`rrf_at_k` returns them), and that mean; ties go to
     the smallest k; points whose value is not finite are skipped; None when none is left.
     The k is picked on the curve's queries: an in-sample choice."""
-    best = None
+    best: tuple[K, float] | None = None
     for k in sorted(curve):
         v = curve[k].get(metric)
         if v is None or not np.isfinite(v):
@@ -102,9 +109,9 @@ def best_k(curve: dict, metric: str) -> tuple[float, float] | None:
     return best
 
 
-def _is_own(ws, k) -> bool:
+def _is_own(ws: Workspace, k: float) -> bool:
     """Is the RRF lane at ``k`` the workspace's own ``rrf`` lane (built at its k)?"""
-    return k == ws.settings.rrf_k and ws.lane_origin.get("rrf") == "fused"
+    return bool(k == ws.settings.rrf_k and ws.lane_origin.get("rrf") == "fused")
 
 
 class RRFExplorer:
@@ -118,7 +125,7 @@ class RRFExplorer:
     a fusion's temporaries are held once. Thread-safe; the workspace is only read (its
     lanes, its cached input-lane numbers)."""
 
-    def __init__(self, ws, limit: int = EXPLORER_LIMIT, head: int | None = EXPLORER_HEAD) -> None:
+    def __init__(self, ws: Workspace, limit: int = EXPLORER_LIMIT, head: int | None = EXPLORER_HEAD) -> None:
         if limit < 1:
             raise ValueError("an explorer keeps at least one fused lane")
         if head is not None and head < 1:
@@ -127,12 +134,12 @@ class RRFExplorer:
         self.limit = int(limit)
         self.head = None if head is None else int(head)
         self._table: F.FusionTable | None = None
-        self._kept: OrderedDict = OrderedDict()
+        self._kept: OrderedDict[float, FusedAtK] = OrderedDict()
         self._lock = threading.Lock()  # the kept results
         self._fusing = threading.Lock()  # one fusion (and the table's preparation) at a time
 
     @property
-    def kept(self) -> tuple:
+    def kept(self) -> tuple[float, ...]:
         """The k of the results held now (oldest first)."""
         with self._lock:
             return tuple(self._kept)

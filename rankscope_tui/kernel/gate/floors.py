@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from ..settings import DEFAULT_CONFIDENCE, DEFAULT_MISS_RATE
@@ -44,8 +45,8 @@ class NullFloor:
     reason: str | None
     fpir: dict[str, Rate] = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
-        d: dict = {"negative_set": self.negative_set, "n": self.n, "n_absent": self.n_absent,
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"negative_set": self.negative_set, "n": self.n, "n_absent": self.n_absent,
                    "method": "mean + 3*sd of negative top scores (sample sd, ddof=1)"}
         _put(d, "mean", self.mean, self.reason)
         _put(d, "sd", self.sd, self.reason)
@@ -76,7 +77,7 @@ def null_floor(
     sets = _neg_sets(evaluate_on, n_q) if evaluate_on is not None else {name: neg}
     if n < 2:
         reason = f"needs at least 2 negatives present in the gate lane, have {n}"
-        fpir = {}
+        fpir: dict[str, Rate] = {}
         return NullFloor(name, n, n_absent, None, None, None, reason, fpir)
     mean = float(vals.mean())
     with np.errstate(over="ignore"):  # absurd scores (~1e300) give an infinite sd, reported as such
@@ -97,7 +98,7 @@ def null_floors(top: TopScores, negatives: Mapping[str, np.ndarray], confidence:
 # Conformal floor (lesson 10)
 # ---------------------------------------------------------------------------
 
-def _alpha(alpha) -> Fraction:
+def _alpha(alpha: float | Fraction | str) -> Fraction:
     try:
         a = Fraction(str(alpha))
     except (ValueError, ZeroDivisionError) as exc:
@@ -107,13 +108,13 @@ def _alpha(alpha) -> Fraction:
     return a
 
 
-def conformal_k(n: int, alpha) -> int:
+def conformal_k(n: int, alpha: float | Fraction | str) -> int:
     """k = ⌈(1 − α)(n + 1)⌉ in exact rational arithmetic (α read via ``str``: 0.18 is 18/100)."""
     a = _alpha(alpha)
     return math.ceil((1 - a) * (n + 1))
 
 
-def conformal_min_n(alpha) -> int:
+def conformal_min_n(alpha: float | Fraction | str) -> int:
     """Smallest n with k ≤ n, i.e. n ≥ 1/α − 1 (19 at α = 0.05)."""
     a = _alpha(alpha)
     return max(1, math.ceil(1 / a - 1))
@@ -142,8 +143,8 @@ class ConformalFloor:
         "bounds neither wrong top hits (wrong accepts) nor false accepts of negatives"
     )
 
-    def as_dict(self) -> dict:
-        d: dict = {
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "method": "split conformal, k = ceil((1 - alpha)(n + 1)) exact, floor = -s_(k)",
             "alpha": float(self.alpha),  # a number (the exact rational is read back through str)
             "n": self.n,
@@ -160,7 +161,8 @@ class ConformalFloor:
         return d
 
 
-def conformal_floor(top: TopScores, positives: np.ndarray, miss_rate=DEFAULT_MISS_RATE, in_sample: bool = False) -> ConformalFloor:
+def conformal_floor(top: TopScores, positives: ArrayLike, miss_rate: float | Fraction | str = DEFAULT_MISS_RATE,
+                    in_sample: bool = False) -> ConformalFloor:
     """Conformal floor over **every** calibration positive (SPEC §6).
 
     Never falls back to the sample minimum (coverage n/(n+1) only): when the order

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..ranking.ranks import RankedLane
 from .rates import _put
@@ -56,9 +58,9 @@ class MutualNN:
         m = (self.list_size >= 1) if mask is None else (np.asarray(mask, dtype=bool) & (self.list_size >= 1))
         return int(np.count_nonzero(m & (self.list_size <= r))), int(np.count_nonzero(m))
 
-    def summary(self, r: int) -> dict:
+    def summary(self, r: int) -> dict[str, Any]:
         v, n = self.vacuous(r)
-        d: dict = {"r": int(r), "tie_rule": self.tie_rule, "built_from": self.n_queries, "vacuous_queries": v}
+        d: dict[str, Any] = {"r": int(r), "tie_rule": self.tie_rule, "built_from": self.n_queries, "vacuous_queries": v}
         _put(d, "vacuous_share", v / n if n else math.nan, None if n else "no queries")
         return d
 
@@ -107,7 +109,7 @@ def mutual_nn(lane: RankedLane, among: np.ndarray, tie_rule: str = "share") -> M
     return MutualNN(row_pos, row_size, position, list_size, among, n_built, tie_rule)
 
 
-def doc_reach(lane: RankedLane, among) -> tuple[np.ndarray, np.ndarray]:
+def doc_reach(lane: RankedLane, among: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(doc codes, queries) : for every doc the lane lists for a query in ``among`` (bool
     mask or codes), how many of those queries list it -- |L(d)|. A doc occurs once per
     query, so rows are queries; counts of disjoint query sets add up (query buckets)."""
@@ -117,7 +119,7 @@ def doc_reach(lane: RankedLane, among) -> tuple[np.ndarray, np.ndarray]:
     return docs.astype(np.int64), counts.astype(np.int64)
 
 
-def mutual_of_tops(top_doc: np.ndarray, present: np.ndarray, among, reach_of_top: np.ndarray) -> MutualNN:
+def mutual_of_tops(top_doc: np.ndarray, present: np.ndarray, among: ArrayLike, reach_of_top: np.ndarray) -> MutualNN:
     """The mutual lists under the ``"count"`` tie rule from one row per query: a query's top
     doc d has rank 1, so its position in L(d) is the number of queries of ``among`` whose
     top doc is d, and |L(d)| is ``reach_of_top`` (:func:`doc_reach` of q's top doc). The

@@ -15,7 +15,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -41,7 +41,7 @@ class Outcome:
     def fnir(self) -> Rate:
         return Rate(self.rejected + self.wrong_accept, self.positives, self.confidence)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "condition": self.condition,
             "positives": self.positives,
@@ -74,8 +74,8 @@ class GateOutcome:
     alone: dict[str, Outcome]
     combined: Outcome
 
-    def as_dict(self) -> dict:
-        d: dict = {}
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
         if self.floor is None:
             d["floor"] = None
             d["floor_reason"] = "no floor condition"

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..settings import DEFAULT_CONFIDENCE
 from ..statistics import intervals as _iv
@@ -33,7 +34,8 @@ def _z(confidence: float) -> float:
     return _iv.z_value(confidence)
 
 
-def _wilson_arrays(k, n, confidence: float):
+def _wilson_arrays(k: ArrayLike, n: ArrayLike,
+                   confidence: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Vectorised Wilson interval: (point, low, high) arrays; NaN where n == 0.
 
     Same operations in the same order as :func:`intervals.wilson`, so a sweep's arrays
@@ -61,10 +63,11 @@ def _wilson_arrays(k, n, confidence: float):
 def wilson_interval(k: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
     """(low, high) of :func:`intervals.wilson` as floats; NaNs when n == 0."""
     iv = _iv.wilson(int(k), int(n), confidence)
-    return (math.nan, math.nan) if iv.low is None else (float(iv.low), float(iv.high))
+    # low and high are None together (n == 0)
+    return (math.nan, math.nan) if iv.low is None or iv.high is None else (float(iv.low), float(iv.high))
 
 
-def _num(x) -> float | None:
+def _num(x: float | np.floating[Any] | None) -> float | None:
     """A finite float, or None (strict JSON has no inf/nan)."""
     if x is None:
         return None
@@ -72,7 +75,7 @@ def _num(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _put(d: dict, key: str, x, reason: str | None = None) -> None:
+def _put(d: dict[str, Any], key: str, x: float | np.floating[Any] | None, reason: str | None = None) -> None:
     """d[key] = finite number, or None plus d[key + '_reason'] explaining why."""
     v = _num(x)
     d[key] = v
@@ -87,7 +90,7 @@ def _put(d: dict, key: str, x, reason: str | None = None) -> None:
         d[key + "_reason"] = reason
 
 
-def _num_list(a: np.ndarray) -> list:
+def _num_list(a: np.ndarray) -> list[float | None]:
     return [v if math.isfinite(v) else None for v in np.asarray(a, dtype=np.float64).tolist()]
 
 
@@ -119,7 +122,7 @@ class Rate:
     def high(self) -> float:
         return self.interval[1]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """``k`` plus the Interval's strict-JSON dict (value, low, high, method, n, level)."""
         return {"k": int(self.k), **self.wilson.as_dict()}
 
@@ -130,7 +133,7 @@ def negatives_needed(target: float, confidence: float = DEFAULT_CONFIDENCE) -> i
     return _iv.negatives_needed(target, confidence)[0]
 
 
-def rule_of_three_table(targets: Iterable[float] = (0.1, 0.05, 0.02, 0.01, 0.005, 0.001), confidence: float = DEFAULT_CONFIDENCE) -> list[dict]:
+def rule_of_three_table(targets: Iterable[float] = (0.1, 0.05, 0.02, 0.01, 0.005, 0.001), confidence: float = DEFAULT_CONFIDENCE) -> list[dict[str, Any]]:
     """Negatives needed to bound a false-accept rate t with zero false accepts: Wilson
     (one-sided (1+c)/2 bound, ⌈z²(1−t)/t⌉) beside the rule of three (one-sided 95 %, ⌈3/t⌉)."""
     z = _z(confidence)

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..ranking.ranks import RankedLane
+
+if TYPE_CHECKING:
+    from ..ranking.judgments import Judgments
 
 INF = math.inf
 
@@ -37,15 +41,15 @@ class TopScores:
     """
 
     lane: str
-    present: np.ndarray  # bool
-    n_hits: np.ndarray  # int64
-    top: np.ndarray  # float64, -inf absent
-    second: np.ndarray  # float64, -inf when fewer than 2 hits
-    margin: np.ndarray  # float64, +inf lone hit, -inf absent
-    top_doc: np.ndarray  # int64, -1 absent
-    top_relevant: np.ndarray  # bool
-    first_relevant_score: np.ndarray  # float64, -inf miss
-    first_relevant_rank: np.ndarray  # int32, 0 miss
+    present: NDArray[np.bool_]
+    n_hits: NDArray[np.int64]
+    top: NDArray[np.float64]  # -inf absent
+    second: NDArray[np.float64]  # -inf when fewer than 2 hits
+    margin: NDArray[np.float64]  # +inf lone hit, -inf absent
+    top_doc: NDArray[np.int64]  # -1 absent
+    top_relevant: NDArray[np.bool_]
+    first_relevant_score: NDArray[np.float64]  # -inf miss
+    first_relevant_rank: NDArray[np.int32]  # 0 miss
 
     @property
     def n_queries(self) -> int:
@@ -54,7 +58,7 @@ class TopScores:
 
 def top_scores(
     lane: RankedLane,
-    judgments=None,
+    judgments: Judgments | None = None,
     relevant: int = 1,
     hit_relevant: np.ndarray | None = None,
 ) -> TopScores:
@@ -108,7 +112,7 @@ def top_scores(
     return TopScores(lane.name, present, n_hits, top, second, margin, top_doc, top_relevant, first_score, first_rank)
 
 
-def _mask(m, n: int, what: str) -> np.ndarray:
+def _mask(m: ArrayLike, n: int, what: str) -> np.ndarray:
     m = np.asarray(m)
     if m.dtype != bool:  # accept an array of query codes too
         out = np.zeros(n, dtype=bool)
@@ -119,7 +123,7 @@ def _mask(m, n: int, what: str) -> np.ndarray:
     return m
 
 
-def _neg_sets(negatives, n: int) -> dict[str, np.ndarray]:
+def _neg_sets(negatives: Mapping[str, ArrayLike] | ArrayLike | None, n: int) -> dict[str, np.ndarray]:
     if negatives is None:
         return {}
     if not isinstance(negatives, Mapping):

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
 from ..ranking.ranks import distinct
@@ -39,12 +40,12 @@ class Sweep:
 
     variable: str
     conditions: str
-    threshold: np.ndarray
+    threshold: NDArray[np.float64]
     positives: int
-    correct: np.ndarray
-    wrong_accept: np.ndarray
-    rejected: np.ndarray
-    accepted: dict[str, np.ndarray]
+    correct: NDArray[np.int64]
+    wrong_accept: NDArray[np.int64]
+    rejected: NDArray[np.int64]
+    accepted: dict[str, NDArray[np.int64]]
     n_negatives: dict[str, int]
     confidence: float = DEFAULT_CONFIDENCE
 
@@ -78,7 +79,7 @@ class Sweep:
     def __len__(self) -> int:
         return int(self.threshold.shape[0])
 
-    def as_dict(self, max_points: int | None = None) -> dict:
+    def as_dict(self, max_points: int | None = None) -> dict[str, Any]:
         """Strict-JSON arrays. ``max_points`` thins the curve evenly (always keeping the
         first and last candidates) for report.json; None keeps every candidate."""
         n = len(self)
@@ -87,7 +88,7 @@ class Sweep:
             idx = distinct(np.round(np.linspace(0, n - 1, max_points)).astype(np.int64))
         fnir = self.fnir
         lo, hi = self.fnir_interval()
-        d: dict = {
+        d: dict[str, Any] = {
             "variable": self.variable,
             "conditions": self.conditions,
             "candidates": n,
@@ -129,7 +130,8 @@ def _at_least(sorted_vals: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return sorted_vals.size - np.searchsorted(sorted_vals, thresholds, side="left")
 
 
-def _sweep(variable: str, key: np.ndarray, ok: np.ndarray, cond_name: str, top: TopScores, pos, negs, confidence, candidates=None) -> Sweep:
+def _sweep(variable: str, key: np.ndarray, ok: np.ndarray, cond_name: str, top: TopScores, pos: NDArray[np.bool_],
+           negs: dict[str, NDArray[np.bool_]], confidence: float, candidates: ArrayLike | None = None) -> Sweep:
     evaluated = pos.copy()
     for m in negs.values():
         evaluated |= m
@@ -143,7 +145,8 @@ def _sweep(variable: str, key: np.ndarray, ok: np.ndarray, cond_name: str, top: 
     return Sweep(variable, cond_name, cand, n_pos, correct, wrong, n_pos - correct - wrong, accepted, n_neg, confidence)
 
 
-def _fixed_conditions(top: TopScores, margin, mutual, r) -> tuple[np.ndarray, str]:
+def _fixed_conditions(top: TopScores, margin: float | None, mutual: MutualNN | None,
+                      r: int | None) -> tuple[np.ndarray, str]:
     ok = np.ones(top.n_queries, dtype=bool)
     names = []
     if margin is not None:
@@ -232,8 +235,8 @@ class OperatingPoint:
     fnir: Rate
     fpir: dict[str, Rate]
 
-    def as_dict(self) -> dict:
-        d: dict = {}
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
         _put(d, "floor", self.floor, "+inf: reject all")
         d.update(
             {
@@ -318,8 +321,8 @@ class OperatingMargin:
     fnir: Rate | None
     fpir: dict[str, Rate]
 
-    def as_dict(self) -> dict:
-        d: dict = {}
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
         if self.margin is None:
             d["margin"] = None
             d["margin_reason"] = self.reason or "unattainable"
@@ -360,6 +363,7 @@ def operating_margin(
     lone = int(msw.accepted[name][-1])
     q = _qualifying(msw, name, target_fpir, conservative, confidence) if n else np.zeros(len(msw), dtype=bool)
     hit = np.flatnonzero(q)
+    reason: str | None
     if not hit.size:
         if n == 0:
             reason = "no negatives: FPIR is undefined"

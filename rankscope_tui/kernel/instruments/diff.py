@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ def _shape_error(path: str, what: str) -> InputError:
     return InputError(f"not a rankscope report: {what}", path, 1)
 
 
-def _finite_number(v) -> bool:
+def _finite_number(v: object) -> bool:
     """A JSON number that is a finite float (an integer like 10**400 overflows: not one)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False
@@ -40,7 +40,7 @@ def _finite_number(v) -> bool:
         return False
 
 
-def check_report(report: dict, path: str) -> None:
+def check_report(report: dict[str, Any], path: str) -> None:
     """The parts of a report `diff` reads, checked before use."""
     inputs = report.get("inputs")
     if not isinstance(inputs, dict):
@@ -66,7 +66,7 @@ def check_report(report: dict, path: str) -> None:
                         raise _shape_error(path, f"per_query.{lane}.{level}.{qid}.{m} is not a finite number")
 
 
-def comparable(before: dict, after: dict, path_a: str, path_b: str) -> None:
+def comparable(before: dict[str, Any], after: dict[str, Any], path_a: str, path_b: str) -> None:
     """nDCG and friends compare only on the same judgments and settings: refuse otherwise."""
     check_report(before, path_a)
     check_report(after, path_b)
@@ -105,7 +105,7 @@ class DiffRow:
     regression: bool
     improvement: bool
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "lane": self.lane,
             "level": self.level,
@@ -142,7 +142,11 @@ def diff_rows(
         before, after, _ = aligned(it.before, it.after, it.qids)
         d = after - before
         results.append((it, before, after, d, randomization_test(d, B, seed, "two-sided", chunk, threads) if B else None))
-    raw = [r[4].p for r in results if r[4] is not None]
+    raw: list[float] = []
+    for r in results:
+        if r[4] is not None:
+            assert r[4].p is not None  # B > 0: the test ran
+            raw.append(r[4].p)
     adj = adjust_p(raw, CORRECTION) if raw else np.empty(0)
     rows = []
     for k, (it, before, after, d, test) in enumerate(results):
@@ -167,7 +171,7 @@ def diff_rows(
     return tuple(rows)
 
 
-def diff_inputs(before: dict, after: dict, metrics: Sequence[str], path_a: str = "--before", path_b: str = "--after") -> list[DiffInput]:
+def diff_inputs(before: dict[str, Any], after: dict[str, Any], metrics: Sequence[str], path_a: str = "--before", path_b: str = "--after") -> list[DiffInput]:
     """Every (lane, level, metric) both reports hold, on their shared qids (≥ 2), ``metrics`` only when given."""
     items = []
     pa, pb = before["per_query"], after["per_query"]
@@ -204,14 +208,14 @@ class Diff:
     def regressions(self) -> tuple[DiffRow, ...]:
         return tuple(r for r in self.rows if r.regression)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         s = self.settings
         return {"schema": SCHEMA, "before": self.before, "after": self.after, "resamples": s.resamples, "seed": s.seed,
                 "confidence": s.confidence, "min_delta": s.min_delta, "correction": CORRECTION,
                 "rows": [r.as_dict() for r in self.rows], "regressions": len(self.regressions)}
 
 
-def diff_reports(before: dict, after: dict, settings: DiffSettings, before_path: str = "--before",
+def diff_reports(before: dict[str, Any], after: dict[str, Any], settings: DiffSettings, before_path: str = "--before",
                  after_path: str = "--after") -> Diff:
     """The diff of two report dicts: refuse incomparable reports, match, test every row."""
     if not (isinstance(settings.min_delta, (int, float)) and math.isfinite(settings.min_delta)

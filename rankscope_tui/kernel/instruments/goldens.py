@@ -59,11 +59,14 @@ from __future__ import annotations
 import json
 import math
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from ..measures import REGISTRY
+
+if TYPE_CHECKING:
+    from ..ranking.ranks import RankedLane
 
 TOLERANCE = 1e-9
 
@@ -117,7 +120,7 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
 
-def format_line(kind: str, args: dict, ans: Any) -> str:
+def format_line(kind: str, args: dict[str, Any], ans: Any) -> str:
     return f"{kind} {dumps(args)} -> {dumps(_enc(ans))}"
 
 
@@ -125,7 +128,7 @@ def format_line(kind: str, args: dict, ans: Any) -> str:
 # building kernel inputs from a case
 
 
-def _sorted_bytes(items) -> list[str]:
+def _sorted_bytes(items: Iterable[str]) -> list[str]:
     return sorted(set(items), key=lambda s: s.encode("utf-8"))
 
 
@@ -136,7 +139,7 @@ class _Setup:
     (runs, then qrels), as a Workspace assigns them, so the tie rule must look the ids up.
     """
 
-    def __init__(self, runs: list[dict], qrels: dict | None):
+    def __init__(self, runs: list[dict[str, Any]], qrels: dict[str, Any] | None):
         import pyarrow as pa
 
         qrels = qrels or {}
@@ -173,10 +176,12 @@ class _Setup:
     def n_queries(self) -> int:
         return len(self.qids)
 
-    def lane(self, run: dict, depth: int | None = None, name: str = "lane"):
+    def lane(self, run: dict[str, Any], depth: int | None = None, name: str = "lane") -> RankedLane:
         from ..ranking.ranks import rank_lane
 
-        q, d, s = [], [], []
+        q: list[int] = []
+        d: list[int] = []
+        s: list[float] = []
         for qid, hits in run.items():
             for doc, score in hits:
                 q.append(self.qcode[qid])
@@ -196,17 +201,18 @@ class _Setup:
         return query_classes(self.judgments, self.n_queries, relevant)
 
     def mask(self, cls: int, relevant: int) -> np.ndarray:
-        return self.classes(relevant) == cls
+        is_cls: np.ndarray = self.classes(relevant) == cls
+        return is_cls
 
-    def per_row(self, lane, values: np.ndarray, codes: list[int]) -> list:
+    def per_row(self, lane: RankedLane, values: np.ndarray, codes: list[int]) -> list[Any]:
         """Row values of ``lane`` for the query codes ``codes``, each in ranked order."""
-        out = []
+        out: list[Any] = []
         for c in codes:
             out.extend(values[lane.rows_of(c)].tolist())
         return out
 
-    def order(self, lane, codes: list[int]) -> list[int]:
-        out = []
+    def order(self, lane: RankedLane, codes: list[int]) -> list[int]:
+        out: list[int] = []
         for c in codes:
             for dc in lane.doc[lane.rows_of(c)].tolist():
                 out.append(self.run_index[self.docs[dc]])
@@ -217,7 +223,7 @@ class _Setup:
 # answers
 
 
-def _metric(kind: str, args: dict) -> list[float]:
+def _metric(kind: str, args: dict[str, Any]) -> list[float]:
     from .. import measures as M
     from ..ranking.ranks import group_codes
 
@@ -242,13 +248,13 @@ def _metric(kind: str, args: dict) -> list[float]:
     return [values[c].item() for c in su.qrels_codes()]
 
 
-def _trec_order(args: dict) -> list[int]:
+def _trec_order(args: dict[str, Any]) -> list[int]:
     su = _Setup([args["run"]], None)
     lane = su.lane(args["run"], args.get("depth"))
     return su.order(lane, [su.qcode[q] for q in su.qids])
 
 
-def _fusion(kind: str, args: dict):
+def _fusion(kind: str, args: dict[str, Any]) -> Any:  # the answer, as answer() returns it
     from ..fusion import methods as F
 
     runs = args["lanes"]
@@ -259,7 +265,7 @@ def _fusion(kind: str, args: dict):
     if kind == "minmax":
         lane = lanes[0]
         norm = F.minmax(lane)
-        out = []
+        out: list[Any] = []
         for q in su.qids:
             c = su.qcode[q]
             rows = lane.rows_of(c)
@@ -277,7 +283,7 @@ def _fusion(kind: str, args: dict):
     return su.per_row(fused, fused.score, codes)
 
 
-def _convex_fit(su: _Setup, lanes, args: dict) -> list:
+def _convex_fit(su: _Setup, lanes: list[RankedLane], args: dict[str, Any]) -> list[float]:
     from .. import measures as M
     from ..fusion import methods as F
     from ..ranking.judgments import POSITIVE
@@ -287,7 +293,7 @@ def _convex_fit(su: _Setup, lanes, args: dict) -> list:
     pos = np.flatnonzero(su.mask(POSITIVE, rel))
     j = su.judgments
 
-    def objective(lane) -> float:
+    def objective(lane: RankedLane) -> float:
         hits, ideal = M.doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, j.n_docs)
         v = M.compute(hits, ideal, su.n_queries, [key], rel)[key.key]
         return math.fsum(v[pos].tolist()) / pos.size
@@ -297,7 +303,7 @@ def _convex_fit(su: _Setup, lanes, args: dict) -> list:
     return [*fit.composition, fit.objective]
 
 
-def _gate(kind: str, args: dict):
+def _gate(kind: str, args: dict[str, Any]) -> Any:  # the answer, as answer() returns it
     from .. import gate as G
     from ..ranking.judgments import NEGATIVE, POSITIVE
 
@@ -337,7 +343,7 @@ def _qids(n: int) -> list[str]:
     return [f"q{i:03d}" for i in range(n)]
 
 
-def _stats(kind: str, args: dict):
+def _stats(kind: str, args: dict[str, Any]) -> Any:  # the answer, as answer() returns it
     from ..statistics import intervals as I
     from ..statistics import multiplicity as MT
     from ..statistics import paired as PA
@@ -366,8 +372,8 @@ def _stats(kind: str, args: dict):
             return [st.ci_low, st.ci_high, st.p_superiority]
         if kind == "unpaired_bootstrap":
             return [st.unpaired_ci_low, st.unpaired_ci_high]
-        iv = st.bca_interval(args["level"])
-        return [None, None] if iv is None else list(iv)
+        bca = st.bca_interval(args["level"])
+        return [None, None] if bca is None else list(bca)
     if kind == "randomization_p":
         r = RZ.randomization_test(args["deltas"], args["B"], args["seed"], args.get("alternative", "two-sided"))
         return r.p
@@ -380,7 +386,7 @@ def _stats(kind: str, args: dict):
     raise KeyError(kind)
 
 
-def answer(kind: str, args: dict) -> Any:
+def answer(kind: str, args: dict[str, Any]) -> Any:
     """The kernel's answer to one case (numbers, lists of numbers, None, ±inf floats)."""
     if kind in METRIC_KINDS:
         return _metric(kind, args)
@@ -416,11 +422,11 @@ def _r(rng: random.Random, lo: float, hi: float, digits: int) -> float:
 
 
 def _random_run_qrels(seed: int, n_q: int = 3, n_hits: int = 7, pool: int = 10, digits: int = 1,
-                      ids: str = "d{}", grades=(-1, 0, 0, 1, 1, 2, 3)) -> tuple[dict, dict]:
+                      ids: str = "d{}", grades: tuple[int, ...] = (-1, 0, 0, 1, 1, 2, 3)) -> tuple[dict[str, Any], dict[str, Any]]:
     """Small seeded run and qrels; coarse scores make ties; some qrels docs unretrieved."""
     rng = random.Random(seed)
-    run: dict = {}
-    qrels: dict = {}
+    run: dict[str, Any] = {}
+    qrels: dict[str, Any] = {}
     for i in range(n_q):
         q = f"q{i + 1}"
         docs = rng.sample([ids.format(j) for j in range(1, pool + 1)], n_hits)
@@ -457,8 +463,8 @@ _QRELS_G = {
 _RUN_T = {"q": [["d9", 1.0], ["d10", 1.0], ["D2", 1.0], ["d1", 1.0], ["é", 1.0], ["z", 1.0], ["d11", 0.5], ["d2", 2.0]]}
 
 
-def _metric_cases() -> list[tuple[str, dict]]:
-    out: list[tuple[str, dict]] = []
+def _metric_cases() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
     fixtures = [("doc", _RUN_A, _QRELS_A, None)]
     for seed in (11, 12, 13):
         run, qrels = _random_run_qrels(seed)
@@ -472,7 +478,7 @@ def _metric_cases() -> list[tuple[str, dict]]:
     qrels = {q: {regroup(d): g for d, g in m.items()} for q, m in qrels.items()}
     g_fixtures.append(("group", run, qrels, "#"))
 
-    def base(level, run, qrels, sep, **extra):
+    def base(level: str, run: dict[str, Any], qrels: dict[str, Any], sep: str | None, **extra: Any) -> dict[str, Any]:
         a = {"level": level, "run": run, "qrels": qrels, **extra}
         if sep:
             a["sep"] = sep
@@ -511,16 +517,17 @@ def _metric_cases() -> list[tuple[str, dict]]:
     return out
 
 
-def _order_cases() -> list[tuple[str, dict]]:
-    out = [("trec_order", {"run": _RUN_T}), ("trec_order", {"run": _RUN_T, "depth": 4}), ("trec_order", {"run": _RUN_A})]
+def _order_cases() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = [
+        ("trec_order", {"run": _RUN_T}), ("trec_order", {"run": _RUN_T, "depth": 4}), ("trec_order", {"run": _RUN_A})]
     for seed in (31, 32):
         run, _ = _random_run_qrels(seed, n_q=2, n_hits=9, pool=12)
         out.append(("trec_order", {"run": run}))
     return out
 
 
-def _fusion_cases() -> list[tuple[str, dict]]:
-    out: list[tuple[str, dict]] = []
+def _fusion_cases() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
     # SPEC §5: rank 1 alone = 1/61; ranks 3 and 5 = 1/63 + 1/65.
     spec_a = {"q": [["a", 9.0], ["x1", 8.0], ["b", 7.0], ["x2", 6.0]]}
     spec_b = {"q": [["y1", 0.9], ["y2", 0.8], ["y3", 0.7], ["y4", 0.6], ["b", 0.5]]}
@@ -568,11 +575,11 @@ def _fusion_cases() -> list[tuple[str, dict]]:
     return out
 
 
-def _gate_fixture(seed: int, n_pos: int, n_neg: int, absent: int = 1) -> tuple[dict, dict]:
+def _gate_fixture(seed: int, n_pos: int, n_neg: int, absent: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
     """Positives score higher on average; a few queries absent from the lane."""
     rng = random.Random(seed)
-    run: dict = {}
-    qrels: dict = {}
+    run: dict[str, Any] = {}
+    qrels: dict[str, Any] = {}
     for i in range(n_pos + n_neg):
         q = f"q{i:02d}"
         is_pos = i < n_pos
@@ -589,8 +596,8 @@ def _gate_fixture(seed: int, n_pos: int, n_neg: int, absent: int = 1) -> tuple[d
     return run, qrels
 
 
-def _gate_cases() -> list[tuple[str, dict]]:
-    out: list[tuple[str, dict]] = []
+def _gate_cases() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
     g1 = _gate_fixture(81, 12, 10)
     g2 = _gate_fixture(82, 20, 25)
     g3 = _gate_fixture(83, 6, 4, absent=0)
@@ -630,8 +637,8 @@ def _dyadic(rng: random.Random, n: int, lo: int = -8, hi: int = 8, den: int = 16
     return [rng.randint(lo, hi) / den for _ in range(n)]
 
 
-def _stat_cases() -> list[tuple[str, dict]]:
-    out: list[tuple[str, dict]] = []
+def _stat_cases() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
     for k, n, c in ((8, 12, 0.95), (0, 10, 0.95), (10, 10, 0.95), (1, 50, 0.9), (37, 40, 0.99), (3, 7, 0.8)):
         out.append(("wilson", {"k": k, "n": n, "confidence": c}))
     for k, n in ((0, 20), (5, 20)):
@@ -698,7 +705,7 @@ def _stat_cases() -> list[tuple[str, dict]]:
     return out
 
 
-def cases() -> list[tuple[str, dict]]:
+def cases() -> list[tuple[str, dict[str, Any]]]:
     """Every golden case, in file order (deterministic)."""
     return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases()
 
@@ -713,7 +720,7 @@ def write_lines() -> str:
 # checking a file
 
 
-def parse_line(line: str) -> tuple[str, dict, Any]:
+def parse_line(line: str) -> tuple[str, dict[str, Any], Any]:
     """``kind args -> answer`` → (kind, args, answer); raises ValueError when malformed."""
     head, sep, tail = line.rpartition(" -> ")
     if not sep:
@@ -727,10 +734,10 @@ def parse_line(line: str) -> tuple[str, dict, Any]:
     return kind, args, json.loads(tail)
 
 
-def _flat(x: Any) -> list | None:
+def _flat(x: Any) -> list[float | None] | None:
     """Answer as a flat list of (float | None); None when it is not numbers."""
     items = x if isinstance(x, list) else [x]
-    out = []
+    out: list[float | None] = []
     for v in items:
         if v is None:
             out.append(None)

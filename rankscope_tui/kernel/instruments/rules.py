@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InputError
 from ..inputs.files import as_finite_number, load_json
@@ -53,7 +54,7 @@ class RuleResult:
     value: float | None
     low: float | None
     high: float | None
-    other: dict | None  # the against side: value, low, high (and kind, reason)
+    other: dict[str, Any] | None  # the against side: value, low, high (and kind, reason)
     point: str
     interval: str  # pass | fail | undecided | not applicable (a scalar rule)
     kind: str = "metric"  # "metric" (value with an interval) or "scalar" (a count or share)
@@ -64,8 +65,8 @@ class RuleResult:
         """The column that decides on the interval: the point for a scalar rule."""
         return self.point if self.interval == NOT_APPLICABLE else self.interval
 
-    def as_dict(self) -> dict:
-        d = {"path": self.rule.path, "op": self.rule.op, "kind": self.kind, "value": self.value, "low": self.low,
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.rule.path, "op": self.rule.op, "kind": self.kind, "value": self.value, "low": self.low,
              "high": self.high, "point": self.point, "interval": self.interval}
         if self.reason:
             d["value_reason"] = self.reason
@@ -190,11 +191,11 @@ def _object_lines(text: str) -> list[int]:
     return lines
 
 
-def _number(v) -> bool:
+def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def lookup(report: dict, path: str, where: tuple[str, int] | None = None) -> dict:
+def lookup(report: dict[str, Any], path: str, where: tuple[str, int] | None = None) -> dict[str, Any]:
     """What ``path`` names, as ``{"kind", "value", "low", "high", "reason"}``: a metric
     object (value with its interval) or a scalar number of the report (a count, a
     share; no interval). ``where`` = (gates file, rule line) for error messages."""
@@ -230,12 +231,13 @@ def _cmp(a: float, op: str, b: float) -> bool:
     return a >= b if op == ">=" else a <= b
 
 
-def judge(rule: Rule, report: dict, gates_path: str = "--gates") -> RuleResult:
+def judge(rule: Rule, report: dict[str, Any], gates_path: str = "--gates") -> RuleResult:
     where = (gates_path, rule.line)
     m = lookup(report, rule.path, where)
     v, lo, hi = m["value"], m["low"], m["high"]
     if rule.against is None:
         t = rule.threshold
+        assert t is not None  # parse_rules gives a rule without ``against`` a threshold
         point = UNDECIDED if v is None or m["reason"] else (PASS if _cmp(v, rule.op, t) else FAIL)
         if m["kind"] == "scalar":
             interval = NOT_APPLICABLE
@@ -300,14 +302,14 @@ class RuleVerdicts:
     def failures(self) -> list[RuleResult]:
         return failed(list(self.results), self.on, self.strict)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         failures = self.failures
         return {"schema": SCHEMA, "report": self.report, "gates": {"path": self.gates, "sha256": self.sha256, "git": self.git},
                 "on": self.on, "strict": self.strict, "rules": [r.as_dict() for r in self.results],
                 "failed": len(failures), "passed": not failures}
 
 
-def judge_gates(report: dict, report_path: str, gates_path: str, *, on: str = "interval", strict: bool = False) -> RuleVerdicts:
+def judge_gates(report: dict[str, Any], report_path: str, gates_path: str, *, on: str = "interval", strict: bool = False) -> RuleVerdicts:
     """The rules entry point: parse the gates file, judge every rule on ``report``, fingerprint the file."""
     from ..inputs.files import read_text, sha256_of
 

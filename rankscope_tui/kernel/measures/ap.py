@@ -15,16 +15,24 @@ References
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from .columns import within_query_count
+import numpy as np
+from numpy.typing import NDArray
+
+from .columns import weighted_bincount, within_query_count
 from .registry import OPTIONAL, Measure, Name, ceiling_min_r_over_r
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def _precision_at_relevant(cols, rel):
+
+def _precision_at_relevant(
+    cols: Columns, rel: int | None,
+) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
     """(qid, rank, precision at that rank) of every relevant hit, in (qid, rank) order."""
 
-    def compute():
+    def compute() -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
         m = cols.is_rel(rel)
         q, r = cols.qid[m], cols.rank[m]
         return q, r, within_query_count(q, np.ones(q.size, dtype=np.int64)) / r.astype(np.float64)
@@ -32,12 +40,12 @@ def _precision_at_relevant(cols, rel):
     return cols._cached(("prec_at_rel", cols.level(rel)), compute)
 
 
-def per_query(cols, k, rel):
+def per_query(cols: Columns, k: int | None, rel: int | None) -> NDArray[np.float64]:
     q, r, prec = _precision_at_relevant(cols, rel)
     if k is not None:
         m = r <= k
         q, prec = q[m], prec[m]
-    total = np.bincount(q, weights=prec, minlength=cols.n)
+    total = weighted_bincount(q, weights=prec, minlength=cols.n)
     n_rel = cols.n_rel(rel)
     return np.divide(total, n_rel, out=np.zeros(cols.n), where=n_rel > 0)
 

@@ -20,13 +20,19 @@ References
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from .columns import within_query_count
+import numpy as np
+from numpy.typing import NDArray
+
+from .columns import weighted_bincount, within_query_count
 from .registry import NONE, Measure, Name
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
+
+def per_query(cols: Columns, k: int | None, rel: int | None) -> NDArray[np.float64]:
     L = cols.level(rel)
     g = cols.grade
     keep = g >= 0
@@ -39,13 +45,13 @@ def per_query(cols, k, rel):
     qr = q[relm]
     R = cols.n_rel(L)
     ig = cols.ideal.grade
-    N = np.bincount(cols.ideal.qid, weights=(ig >= 0) & (ig < L), minlength=cols.n)
+    N = weighted_bincount(cols.ideal.qid, weights=(ig >= 0) & (ig < L), minlength=cols.n)
     Rq = R[qr]
     denom = np.minimum(N[qr], Rq)
     term = np.ones(qr.size)
     m = above > 0  # then N >= above >= 1 and R >= 1, so denom >= 1
     term[m] = 1.0 - np.minimum(above[m], Rq[m]) / denom[m]
-    total = np.bincount(qr, weights=term, minlength=cols.n)
+    total = weighted_bincount(qr, weights=term, minlength=cols.n)
     return np.divide(total, R, out=np.zeros(cols.n), where=R > 0)
 
 

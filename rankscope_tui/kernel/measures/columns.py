@@ -15,33 +15,44 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Hashable, TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..ranking.judgments import NO_JUDGMENT
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Hits:
     """Hits of one lane at one level, in (qid, rank) order, with their judgments."""
 
-    qid: np.ndarray  # int32 query codes
-    rank: np.ndarray  # int32 1-based
-    grade: np.ndarray  # int64; NO_JUDGMENT when unjudged
+    qid: NDArray[np.int32]  # query codes
+    rank: NDArray[np.int32]  # 1-based
+    grade: NDArray[np.int64]  # NO_JUDGMENT when unjudged
     # group level: True on a later occurrence of a group already seen higher in the list
     # (bpref skips those); None at doc level
-    repeat: np.ndarray | None = None
+    repeat: NDArray[np.bool_] | None = None
 
 
 @dataclass(frozen=True)
 class Ideal:
     """Judged grades per query at one level, for recall denominators and ideal DCG."""
 
-    qid: np.ndarray  # int32
-    grade: np.ndarray  # int64 (only grades >= 0: judged units)
+    qid: NDArray[np.int32]
+    grade: NDArray[np.int64]  # only grades >= 0: judged units
 
 
-def within_query_count(qid: np.ndarray, x: np.ndarray) -> np.ndarray:
+def weighted_bincount(bins: NDArray[np.integer[Any]], weights: ArrayLike, minlength: int = 0) -> NDArray[np.float64]:
+    """``np.bincount(bins, weights=weights, minlength=minlength)``: the float64 sum of
+    ``weights`` per bin, added in array order."""
+    # numpy's stubs give bincount an integer result even with weights, where it is float64
+    return cast("NDArray[np.float64]", np.bincount(bins, weights=weights, minlength=minlength))
+
+
+def within_query_count(qid: NDArray[np.integer[Any]], x: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
     """Running count of ``x`` within each run of equal (sorted) ``qid``, inclusive."""
     if qid.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -67,32 +78,33 @@ class Columns:
         self.ideal = ideal
         self.n = n_queries
         self.relevant = relevant
-        self._cache: dict = {}
+        self._cache: dict[Hashable, Any] = {}  # each key's value has the type its compute returns
 
-    def _cached(self, key, compute):
+    def _cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         if key not in self._cache:
             self._cache[key] = compute()
-        return self._cache[key]
+        value: T = self._cache[key]
+        return value
 
     def level(self, rel: int | None) -> int:
         return self.relevant if rel is None else rel
 
-    def is_rel(self, rel: int | None = None) -> np.ndarray:
+    def is_rel(self, rel: int | None = None) -> NDArray[np.bool_]:
         """Rows whose grade is relevant at the level."""
         L = self.level(rel)
         return self._cached(("rel", L), lambda: self.grade >= L)
 
-    def n_rel(self, rel: int | None = None) -> np.ndarray:
+    def n_rel(self, rel: int | None = None) -> NDArray[np.float64]:
         """Relevant judged units per query (float64), the recall denominator R."""
         L = self.level(rel)
-        return self._cached(("n_rel", L), lambda: np.bincount(self.ideal.qid, weights=(self.ideal.grade >= L),
-                                                              minlength=self.n))
+        return self._cached(("n_rel", L), lambda: weighted_bincount(self.ideal.qid, weights=(self.ideal.grade >= L),
+                                                                    minlength=self.n))
 
-    def first_rank(self, rel: int | None = None) -> np.ndarray:
+    def first_rank(self, rel: int | None = None) -> NDArray[np.int32]:
         """Rank of the first relevant hit per query code; 0 = miss."""
         L = self.level(rel)
 
-        def compute():
+        def compute() -> NDArray[np.int32]:
             out = np.zeros(self.n, dtype=np.int32)
             m = self.is_rel(L)
             q = self.qid[m]
@@ -104,39 +116,39 @@ class Columns:
 
         return self._cached(("first", L), compute)
 
-    def top(self, k: int) -> np.ndarray:
+    def top(self, k: int) -> NDArray[np.bool_]:
         return self._cached(("top", k), lambda: self.rank <= k)
 
-    def count_rel_top(self, k: int, rel: int | None = None) -> np.ndarray:
-        """Relevant hits in the top k per query (int64)."""
+    def count_rel_top(self, k: int, rel: int | None = None) -> NDArray[np.intp]:
+        """Relevant hits in the top k per query."""
         L = self.level(rel)
         return self._cached(("cnt", k, L), lambda: np.bincount(self.qid[self.top(k) & self.is_rel(L)], minlength=self.n))
 
-    def gain(self, kind: str = "linear") -> np.ndarray:
+    def gain(self, kind: str = "linear") -> NDArray[np.float64]:
         """Gain per row: the grade (linear) or 2^grade - 1 (exponential); grades <= 0 gain 0."""
         return self._cached(("gain", kind), lambda: _gain(self.grade, kind))
 
-    def ideal_dcg(self, k: int | None, kind: str = "linear") -> np.ndarray:
+    def ideal_dcg(self, k: int | None, kind: str = "linear") -> NDArray[np.float64]:
         """DCG of the best order of every judged grade of the query, cut at k (None = uncut)."""
         return self._cached(("idcg", k, kind), lambda: _ideal_dcg(self.ideal, self.n, k, kind))
 
-    def dcg(self, k: int | None, kind: str = "linear") -> np.ndarray:
-        def compute():
+    def dcg(self, k: int | None, kind: str = "linear") -> NDArray[np.float64]:
+        def compute() -> NDArray[np.float64]:
             g = self.gain(kind)
             m = g > 0 if k is None else self.top(k) & (g > 0)
-            return np.bincount(self.qid[m], weights=g[m] / np.log2(self.rank[m] + 1.0), minlength=self.n)
+            return weighted_bincount(self.qid[m], weights=g[m] / np.log2(self.rank[m] + 1.0), minlength=self.n)
 
         return self._cached(("dcg", k, kind), compute)
 
 
-def _gain(grade: np.ndarray, kind: str) -> np.ndarray:
+def _gain(grade: NDArray[np.int64], kind: str) -> NDArray[np.float64]:
     if kind == "linear":
         return np.where(grade > 0, grade, 0).astype(np.float64)
     g = np.where(grade > 0, grade, 0).astype(np.float64)
     return np.exp2(g) - 1.0
 
 
-def _ideal_dcg(ideal: Ideal, n_queries: int, k: int | None, kind: str = "linear") -> np.ndarray:
+def _ideal_dcg(ideal: Ideal, n_queries: int, k: int | None, kind: str = "linear") -> NDArray[np.float64]:
     gain = _gain(ideal.grade, kind)
     pos_mask = gain > 0
     q = ideal.qid[pos_mask]
@@ -150,12 +162,13 @@ def _ideal_dcg(ideal: Ideal, n_queries: int, k: int | None, kind: str = "linear"
     idx = np.arange(q.size)
     pos = idx - np.maximum.accumulate(np.where(start, idx, 0)) + 1
     if k is None:
-        return np.bincount(q, weights=g / np.log2(pos + 1.0), minlength=n_queries)
+        return weighted_bincount(q, weights=g / np.log2(pos + 1.0), minlength=n_queries)
     m = pos <= k
-    return np.bincount(q[m], weights=g[m] / np.log2(pos[m] + 1.0), minlength=n_queries)
+    return weighted_bincount(q[m], weights=g[m] / np.log2(pos[m] + 1.0), minlength=n_queries)
 
 
-def doc_level(qid: np.ndarray, doc: np.ndarray, rank: np.ndarray, j_qid, j_doc, j_grade, n_docs: int) -> tuple[Hits, Ideal]:
+def doc_level(qid: NDArray[np.int32], doc: NDArray[np.int64], rank: NDArray[np.int32], j_qid: NDArray[np.int32],
+              j_doc: NDArray[np.int64], j_grade: NDArray[np.int64], n_docs: int) -> tuple[Hits, Ideal]:
     """Doc-level hits and ideal from a ranked lane's columns and the judgments' columns."""
     from ..ranking.judgments import Judgments
 
@@ -174,7 +187,8 @@ def doc_level(qid: np.ndarray, doc: np.ndarray, rank: np.ndarray, j_qid, j_doc, 
 
 
 def group_level(
-    qid: np.ndarray, doc: np.ndarray, rank: np.ndarray, j_qid, j_doc, j_grade, group_of: np.ndarray, n_groups: int
+    qid: NDArray[np.int32], doc: NDArray[np.int64], rank: NDArray[np.int32], j_qid: NDArray[np.int32],
+    j_doc: NDArray[np.int64], j_grade: NDArray[np.int64], group_of: NDArray[np.int64], n_groups: int,
 ) -> tuple[Hits, Ideal]:
     """Group-level hits and ideal (SPEC §3).
 

@@ -15,14 +15,21 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .registry import REQUIRED, Measure, Name
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
+
+def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
     judged = cols._cached("judged", lambda: cols.grade >= 0)
-    return np.bincount(cols.qid[cols.top(k) & judged], minlength=cols.n) / float(k)
+    out: NDArray[np.float64] = np.bincount(cols.qid[cols.top(k) & judged], minlength=cols.n) / float(k)
+    return out
 
 
 MEASURE = Measure(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from typing import Any
 
 from ..errors import InputError
 from . import registry as R
@@ -44,7 +45,7 @@ REFUSED: dict[str, str] = {
 
 @functools.cache
 def _bases() -> dict[str, list[tuple[R.Measure, R.Name]]]:
-    out: dict[str, list] = {}
+    out: dict[str, list[tuple[R.Measure, R.Name]]] = {}
     for m in R.ENTRIES:
         for n in m.names:
             out.setdefault(n.base.lower(), []).append((m, n))
@@ -158,7 +159,7 @@ def parse_metrics(spec: str | list[str]) -> list[MetricKey]:
     return out
 
 
-def resolve_metric_path(report: dict, keys: list[str]) -> list[str]:
+def resolve_metric_path(report: dict[str, Any], keys: list[str]) -> list[str]:
     """A rule's dotted path with the metric named as a user types it (``lanes.bm25.doc.map``,
     ``lanes.bm25.doc.ndcg_cut.10``, whose dot splits the name) rewritten to the report's
     canonical key. Keys found in the report as written are kept; anything else is left for

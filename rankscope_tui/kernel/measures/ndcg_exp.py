@@ -16,12 +16,18 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .registry import REQUIRED, Measure, Name
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
+
+def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
     dcg = cols.dcg(k, "exp")
     idcg = cols.ideal_dcg(k, "exp")
     return np.divide(dcg, idcg, out=np.zeros(cols.n), where=idcg > 0)

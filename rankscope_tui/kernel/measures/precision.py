@@ -12,11 +12,20 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
 from .registry import REQUIRED, Measure, Name, ceiling_min_r_over_k
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
-    return cols.count_rel_top(k, rel) / float(k)
+
+def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
+    out: NDArray[np.float64] = cols.count_rel_top(k, rel) / float(k)
+    return out
 
 
 MEASURE = Measure(

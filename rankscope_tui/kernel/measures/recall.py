@@ -12,12 +12,18 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .registry import REQUIRED, Measure, Name, ceiling_min_r_over_r
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
+
+def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
     cnt = cols.count_rel_top(k, rel).astype(np.float64)
     n_rel = cols.n_rel(rel)
     return np.divide(cnt, n_rel, out=np.zeros(cols.n), where=n_rel > 0)

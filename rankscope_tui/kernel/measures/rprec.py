@@ -12,12 +12,18 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .registry import NONE, Measure, Name
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
+
+def per_query(cols: Columns, k: int | None, rel: int | None) -> NDArray[np.float64]:
     n_rel = cols.n_rel(rel)
     m = cols.is_rel(rel) & (cols.rank <= n_rel[cols.qid])
     cnt = np.bincount(cols.qid[m], minlength=cols.n).astype(np.float64)

@@ -16,12 +16,18 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .registry import OPTIONAL, Measure, Name
 
+if TYPE_CHECKING:
+    from .columns import Columns
 
-def per_query(cols, k, rel):
+
+def per_query(cols: Columns, k: int | None, rel: int | None) -> NDArray[np.float64]:
     r = cols.first_rank(rel)
     hit = r > 0 if k is None else (r > 0) & (r <= k)
     return np.where(hit, 1.0 / np.maximum(r, 1), 0.0)

@@ -21,9 +21,12 @@ from __future__ import annotations
 import re as _re
 import sys
 from dataclasses import dataclass
+from functools import partial
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from ..inputs.arrow import arrow_ints, to_numpy
 
@@ -44,16 +47,16 @@ class StringWords:
     so equal strings have equal (length, words) and vice versa, and comparing words
     in order compares the strings as bytes."""
 
-    length: np.ndarray  # per row (uint8 when every string is shorter than 256 bytes)
-    words: list  # of uint64 arrays, one per 8-byte slice
-    bounds: list  # (start, stop) rows of each input column
+    length: NDArray[Any]  # per row: uint8 when every string is shorter than 256 bytes, else int64
+    words: list[NDArray[np.uint64]]  # one per 8-byte slice
+    bounds: list[tuple[int, int]]  # (start, stop) rows of each input column
     has_nul: bool = True  # some string holds a NUL byte (then words alone do not fix the length)
 
     @property
     def n(self) -> int:
         return int(self.length.shape[0])
 
-    def hash64(self, length_bits: int = 0, row_bits: int = 0) -> np.ndarray:
+    def hash64(self, length_bits: int = 0, row_bits: int = 0) -> NDArray[np.uint64]:
         """A 64-bit mix of (length, words) per row, computed in cache-sized blocks.
 
         With ``length_bits`` the top bits hold the string's length instead of hash
@@ -89,17 +92,18 @@ class StringWords:
                 hb |= tb
         return h
 
-    def equal(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def equal(self, a: NDArray[np.integer[Any]], b: NDArray[np.integer[Any]]) -> NDArray[np.bool_]:
         """Row a[i] holds the same string as row b[i]."""
-        eq = None
+        eq: NDArray[np.bool_] | None = None
         if self.has_nul:  # without NUL bytes the zero padding fixes the length
             eq = self.length[a] == self.length[b]
         for w in self.words:
             e = w[a] == w[b]
             eq = e if eq is None else (eq & e)
+        assert eq is not None  # every StringWords holds at least one word
         return eq
 
-    def strings(self, rows: np.ndarray):
+    def strings(self, rows: NDArray[np.integer[Any]]) -> pa.Array:
         """The strings of ``rows`` as a pyarrow string array, rebuilt from the words."""
         import pyarrow as pa
 
@@ -136,18 +140,23 @@ class StringWords:
                                      [None, pa.py_buffer(off), pa.py_buffer(data)])
 
 
-def _chunks_of(columns: list):
+# one chunk of a string column: (offsets, data buffer, the chunk)
+_Chunk = tuple[NDArray[Any], "pa.Buffer", "pa.Array"]  # offsets: int32 or int64 as the column's type says
+
+
+def _chunks_of(columns: Sequence[pa.Array | pa.ChunkedArray]) -> Iterator[list[_Chunk]]:
     import pyarrow as pa
 
     for col in columns:
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        out = []
+        out: list[_Chunk] = []
         for ch in chunks:
             if len(ch) == 0:
                 continue
             if ch.null_count:
                 raise ValueError("string column with nulls")
             t = ch.type
+            odt: type[np.signedinteger[Any]]
             if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
                 odt = np.int64
             elif pa.types.is_string(t) or pa.types.is_binary(t):
@@ -160,8 +169,11 @@ def _chunks_of(columns: list):
         yield out
 
 
-def _layout(per_col: list, max_words: int | None):
-    bounds, row, maxlen = [], 0, 0
+def _layout(per_col: list[list[_Chunk]], max_words: int | None) -> tuple[list[tuple[int, int]], int, int, int] | None:
+    """(rows of each column, total rows, words per string, longest string in bytes);
+    None when the longest string needs more than ``max_words`` words."""
+    bounds: list[tuple[int, int]] = []
+    row, maxlen = 0, 0
     for chunks in per_col:
         first = row
         for off, _, _ in chunks:
@@ -175,7 +187,8 @@ def _layout(per_col: list, max_words: int | None):
     return bounds, row, m, maxlen
 
 
-def _chunk_words(off: np.ndarray, db, m: int, ln: np.ndarray, words: list) -> bool:
+def _chunk_words(off: NDArray[Any], db: pa.Buffer | bytes, m: int, ln: NDArray[Any],
+                 words: list[NDArray[np.uint64]]) -> bool:
     """Fill ``ln`` and ``words[j]`` (preallocated, one slot per string of the chunk);
     True when some string holds a NUL byte."""
     lo, hi = int(off[0]), int(off[-1])
@@ -197,7 +210,7 @@ def _chunk_words(off: np.ndarray, db, m: int, ln: np.ndarray, words: list) -> bo
     return not data.all()
 
 
-def string_words(columns: list, max_words: int | None = None) -> StringWords | None:
+def string_words(columns: Sequence[pa.Array | pa.ChunkedArray], max_words: int | None = None) -> StringWords | None:
     """Words of every row of the string columns (pyarrow arrays or chunked arrays, no
     nulls). None when the longest string needs more than ``max_words`` words.
 
@@ -220,7 +233,8 @@ def string_words(columns: list, max_words: int | None = None) -> StringWords | N
     return StringWords(length, words, bounds, has_nul)
 
 
-def string_runs(columns: list, max_words: int | None = None):
+def string_runs(columns: Sequence[pa.Array | pa.ChunkedArray],
+                max_words: int | None = None) -> tuple[NDArray[np.int64], StringWords, int] | None:
     """(rows where a run of equal strings begins, the run heads as ``StringWords``,
     total rows) over the concatenated columns, chunk by chunk (no full-length
     temporaries); None when some string needs more than ``max_words`` words."""
@@ -229,7 +243,11 @@ def string_runs(columns: list, max_words: int | None = None):
     if lay is None:
         return None
     _, n, m, maxlen = lay
-    starts, h_len, h_words, pos, prev, has_nul = [], [], [[] for _ in range(m)], 0, None, False
+    starts: list[NDArray[np.int64]] = []
+    h_len: list[NDArray[np.int64]] = []
+    h_words: list[list[NDArray[np.uint64]]] = [[] for _ in range(m)]
+    prev: tuple[int, ...] | None = None
+    pos, has_nul = 0, False
     for chunks in per_col:
         for off, db, ch in chunks:
             k = off.shape[0] - 1
@@ -242,7 +260,7 @@ def string_runs(columns: list, max_words: int | None = None):
                 new[1:] |= w[1:] != w[:-1]
             new[0] = prev is None or prev != (int(ln[0]), *[int(w[0]) for w in words])
             prev = (int(ln[-1]), *[int(w[-1]) for w in words])
-            st = np.flatnonzero(new)
+            st = np.flatnonzero(new).astype(np.int64, copy=False)
             h_len.append(ln[st])
             for j, w in enumerate(words):
                 h_words[j].append(w[st])
@@ -250,7 +268,7 @@ def string_runs(columns: list, max_words: int | None = None):
             starts.append(st)
             pos += k
     start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-    def cat(xs: list, dt: type) -> np.ndarray:
+    def cat(xs: Sequence[NDArray[Any]], dt: type[np.generic]) -> NDArray[Any]:
         return np.concatenate(xs) if xs else np.zeros(0, dtype=dt)
 
     heads = StringWords(cat(h_len, np.int64), [cat(w, np.uint64) for w in h_words], [(0, start.shape[0])], has_nul)
@@ -261,30 +279,31 @@ class CodeWords:
     """Doc ids by code, as words: ``first_row[code]`` is a row of ``sw`` holding that
     id. Answers the tie rule (``ranking.tie_key``) before the dictionary strings exist."""
 
-    def __init__(self, sw: StringWords, first_row: np.ndarray):
+    def __init__(self, sw: StringWords, first_row: NDArray[np.integer[Any]]):
         self.sw, self.first_row = sw, first_row
 
     def __len__(self) -> int:
         return int(self.first_row.shape[0])
 
-    def words_of(self, codes: np.ndarray) -> StringWords:
+    def words_of(self, codes: NDArray[np.integer[Any]]) -> StringWords:
         r = self.first_row[np.asarray(codes, dtype=np.int64)]
         return StringWords(self.sw.length[r], [w[r] for w in self.sw.words], [(0, r.shape[0])], self.sw.has_nul)
 
 
-def byte_order(sw: StringWords) -> np.ndarray:
+def byte_order(sw: StringWords) -> NDArray[np.intp]:
     """Permutation sorting the rows of ``sw`` as byte strings (equal strings keep row
     order). Words are big-endian and zero-padded, so comparing them in turn compares
     the bytes; the length settles a string against itself followed by NUL bytes."""
     return np.lexsort([sw.length] + sw.words[::-1])
 
 
-def words_of_rows(arr, rows: np.ndarray, max_words: int | None = None) -> StringWords | None:
+def words_of_rows(arr: pa.Array, rows: NDArray[np.integer[Any]], max_words: int | None = None) -> StringWords | None:
     """``StringWords`` of the given rows of one pyarrow string array, gathered straight
     from its buffers (no pyarrow compute call); None beyond ``max_words``."""
     rows = np.asarray(rows, dtype=np.int64)
     _, ob, db = arr.buffers()
-    odt = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
+    odt: type[np.signedinteger[Any]] = (
+        np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32)
     off = np.frombuffer(ob, dtype=odt, count=len(arr) + 1, offset=arr.offset * np.dtype(odt).itemsize)
     start = off[rows].astype(np.int64)
     ln = off[rows + 1].astype(np.int64) - start
@@ -312,7 +331,12 @@ def words_of_rows(arr, rows: np.ndarray, max_words: int | None = None) -> String
 _PARTITION_MIN_ROWS = 1 << 18  # below this one partition: threads cost more than they save
 
 
-def _factorize_part(sw: StringWords, h: np.ndarray, parts: list, k: int):
+# the rows each partition factorizes (None: every row), and what factorizing one gives
+_Parts = list["NDArray[np.intp] | None"]
+_Factorized = tuple[NDArray[np.int64], NDArray[np.bool_], tuple[NDArray[np.int64], NDArray[np.int64]]]
+
+
+def _factorize_part(sw: StringWords, h: NDArray[np.uint64], parts: _Parts, k: int) -> _Factorized:
     """Factorize the rows ``parts[k]`` (ascending; None = every row) of ``sw`` given their
     hash ``h`` (length bits on top): one sort of (hash, row) packed into uint64 -- the
     row itself in the low bits, so the sorted keys give the rows without a gather --
@@ -343,7 +367,7 @@ def _factorize_part(sw: StringWords, h: np.ndarray, parts: list, k: int):
         # Truncated-hash collisions (a handful per ten million rows): within each run of
         # equal keys that holds more than one string, put equal strings next to each
         # other (rows ascending within each), then compare those neighbours again.
-        spans = []
+        spans: list[tuple[int, int]] = []
         for b in p[~eq].tolist():
             a, e = b - 1, b + 1
             while a > 0 and key[a - 1] == key[b]:
@@ -366,7 +390,9 @@ def _factorize_part(sw: StringWords, h: np.ndarray, parts: list, k: int):
     return srt, new, (r_earlier[eq], r_later[eq])
 
 
-def factorize_words(sw: StringWords, threads: int | None = None):
+def factorize_words(
+    sw: StringWords, threads: int | None = None,
+) -> tuple[NDArray[np.int64], list[NDArray[np.int64]], tuple[NDArray[np.int64], NDArray[np.int64]]] | None:
     """Dense codes for the distinct strings of ``sw``, without a hash table: rows are
     split into two partitions by one hash bit (equal strings share it), each
     partition is factorized by one sort of (hash, position) packed into uint64 and an
@@ -395,6 +421,7 @@ def factorize_words(sw: StringWords, threads: int | None = None):
     if 64 - lb - rb < 21:  # no room for the length on top, 20+ hash bits and the partition bit
         lb = 0
     h = sw.hash64(length_bits=lb)
+    parts: _Parts
     if n < _PARTITION_MIN_ROWS:
         parts = [None]
     else:
@@ -404,19 +431,19 @@ def factorize_words(sw: StringWords, threads: int | None = None):
             low = (h & np.uint64(1)).astype(bool)
         parts = [np.flatnonzero(~low), np.flatnonzero(low)]
         del low
-    done = run_all([lambda k=k, h=h: _factorize_part(sw, h, parts, k) for k in range(len(parts))], threads)
+    done = run_all([partial(_factorize_part, sw, h, parts, k) for k in range(len(parts))], threads)
     del h
     codes = np.empty(n, dtype=np.int64)
     offsets = np.cumsum([0] + [int(np.count_nonzero(new)) for _, new, _ in done])
 
-    def scatter(k: int):
+    def scatter(k: int) -> NDArray[np.int64]:
         srt, new, _ = done[k]
         code_sorted = np.cumsum(new, dtype=np.int64)
         code_sorted += int(offsets[k]) - 1
         codes[srt] = code_sorted
         return srt[new]
 
-    firsts = run_all([lambda k=k: scatter(k) for k in range(len(done))], threads)
+    firsts = run_all([partial(scatter, k) for k in range(len(done))], threads)
     earlier = np.concatenate([d[2][0] for d in done])
     later = np.concatenate([d[2][1] for d in done])
     return codes, firsts, (earlier, later)
@@ -426,10 +453,10 @@ def factorize_words(sw: StringWords, threads: int | None = None):
 # query and doc columns as codes (the workspace's encoders)
 
 
-def concat_strings(columns: list):
+def concat_strings(columns: Sequence[pa.Array | pa.ChunkedArray]) -> pa.ChunkedArray:
     import pyarrow as pa
 
-    chunks = []
+    chunks: list[pa.Array] = []
     for c in columns:
         c = c.cast(pa.string())
         chunks.extend(c.chunks if isinstance(c, pa.ChunkedArray) else [c])
@@ -442,10 +469,12 @@ class LazyDictionary:
     caller asks (a message naming a doc, the dashboard, a corpus or group lookup).
     ``len`` is known without building; building happens once (a lock guards it)."""
 
-    def __init__(self, build, n: int):
+    def __init__(self, build: Callable[[], pa.Array], n: int):
         import threading
 
-        self._build, self._n, self._value = build, int(n), None
+        self._build: Callable[[], pa.Array] | None = build
+        self._n = int(n)
+        self._value: pa.Array | None = None
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -455,10 +484,11 @@ class LazyDictionary:
     def built(self) -> bool:
         return self._value is not None
 
-    def get(self):
+    def get(self) -> pa.Array:
         if self._value is None:
             with self._lock:
                 if self._value is None:
+                    assert self._build is not None  # cleared only once _value is set
                     self._value = self._build()
                     self._build = None  # drop the words it was rebuilt from
         return self._value
@@ -468,15 +498,15 @@ class LazyDictionary:
 class DocEncoding:
     """A shared doc vocabulary and what the duplicate check needs from building it."""
 
-    build: object  # () -> pyarrow string array: code -> doc id
+    build: Callable[[], pa.Array]  # () -> pyarrow string array: code -> doc id
     n_codes: int
-    codes: list  # int64 codes per input column
-    bounds: list  # (start, stop) rows of each column in the concatenation
-    pairs: tuple | None = None  # (earlier, later) rows holding one doc, neighbours in row order
-    words: object | None = None  # CodeWords while ``build`` is still to run (else None)
+    codes: list[NDArray[np.int64]]  # int64 codes per input column
+    bounds: list[tuple[int, int]]  # (start, stop) rows of each column in the concatenation
+    pairs: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None  # (earlier, later) rows holding one doc, neighbours in row order
+    words: CodeWords | None = None  # while ``build`` is still to run (else None)
 
 
-def encode_docs(columns: list, release: bool = False) -> DocEncoding:
+def encode_docs(columns: list[pa.Array | pa.ChunkedArray], release: bool = False) -> DocEncoding:
     """Dense codes over the union of several string columns (SPEC §12: no Python loop,
     no string hash table: a sort of packed (hash, row) keys, exact by construction).
     With ``release`` the caller gives up ``columns`` (the list): it is emptied once the
@@ -487,24 +517,26 @@ def encode_docs(columns: list, release: bool = False) -> DocEncoding:
         columns.clear()  # nothing below reads them on this road (factorize_words packs these rows)
     fact = factorize_words(sw) if sw is not None else None
     if fact is None:  # very long ids or > 2**40 rows: pyarrow's hash encoder
-        dictionary, codes = dictionary_arrow(columns)
-        bounds, a = [], 0
-        for c in codes:
+        dictionary, by_column = dictionary_arrow(columns)
+        bounds: list[tuple[int, int]] = []
+        a = 0
+        for c in by_column:
             bounds.append((a, a + c.shape[0]))
             a += c.shape[0]
-        return DocEncoding(lambda: dictionary, len(dictionary), codes, bounds)
+        return DocEncoding(lambda: dictionary, len(dictionary), by_column, bounds)
+    assert sw is not None  # factorize_words ran on it
     codes, firsts, pairs = fact
     n_codes = sum(f.shape[0] for f in firsts)
     split = [codes[a:b] for a, b in sw.bounds]
     if len(sw.words) <= 4:
         # Rebuilt from the words by the caller (``build``), possibly while it orders the
         # lanes: ``words`` answers the tie rule in the meantime.
-        def build():
+        def build() -> pa.Array:
             import pyarrow as pa
 
             from ..parallel import run_all
 
-            parts = run_all([lambda f=f: sw.strings(f) for f in firsts])
+            parts = run_all([partial(sw.strings, f) for f in firsts])
             return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
         return DocEncoding(build, n_codes, split, sw.bounds, pairs, CodeWords(sw, np.concatenate(firsts)))
@@ -512,7 +544,7 @@ def encode_docs(columns: list, release: bool = False) -> DocEncoding:
     return DocEncoding(lambda: dictionary, n_codes, split, sw.bounds, pairs)
 
 
-def dictionary_arrow(columns: list):
+def dictionary_arrow(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[pa.Array, list[NDArray[np.int64]]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -521,14 +553,15 @@ def dictionary_arrow(columns: list):
         return pa.array([], pa.string()), [np.zeros(0, dtype=np.int64) for _ in columns]
     enc = pc.dictionary_encode(whole.combine_chunks())
     idx = to_numpy(enc.indices).astype(np.int64)
-    out, a = [], 0
+    out: list[NDArray[np.int64]] = []
+    a = 0
     for c in columns:
         out.append(idx[a:a + len(c)])
         a += len(c)
     return enc.dictionary, out
 
 
-def encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
+def encode_sorted(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[NDArray[np.object_], list[NDArray[np.int32]]]:
     """Vocabulary of the union of string columns, sorted as bytes, and each column's codes.
 
     Query columns come in runs (a run file lists each query's hits together), so only
@@ -540,15 +573,17 @@ def encode_sorted(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     return vocab, codes
 
 
-def encode_sorted_runs(columns: list) -> tuple[np.ndarray, list[np.ndarray], list]:
+def encode_sorted_runs(
+    columns: Sequence[pa.Array | pa.ChunkedArray],
+) -> tuple[NDArray[np.object_], list[NDArray[np.int32]], list[NDArray[np.int64] | None]]:
     """``encode_sorted`` and, per column, the rows (int64, ascending, 0 first when the
     column has rows) where a run of equal codes begins -- ``flatnonzero(c[1:] !=
     c[:-1]) + 1`` after a 0, known here without another pass -- or None for a column
     whose runs were not looked at (very long ids)."""
     runs = string_runs(columns, max_words=16)
     if runs is None:  # ids longer than 128 bytes
-        vocab, codes = encode_sorted_arrow(columns)
-        return vocab, codes, [None] * len(columns)
+        vocab, by_column = encode_sorted_arrow(columns)
+        return vocab, by_column, [None] * len(columns)
     start, heads, n = runs
     run_len = np.diff(np.r_[start, n])
     if heads.n == 0:
@@ -562,7 +597,9 @@ def encode_sorted_runs(columns: list) -> tuple[np.ndarray, list[np.ndarray], lis
     head_codes[order] = code_sorted
     vocab = np.asarray(heads.strings(order[differs]).to_pylist(), dtype=object)
     codes = np.repeat(head_codes, run_len)
-    out, col_starts, a = [], [], 0
+    out: list[NDArray[np.int32]] = []
+    col_starts: list[NDArray[np.int64] | None] = []
+    a = 0
     for c in columns:
         b = a + len(c)
         out.append(codes[a:b])
@@ -575,7 +612,7 @@ def encode_sorted_runs(columns: list) -> tuple[np.ndarray, list[np.ndarray], lis
     return vocab, out, col_starts
 
 
-def encode_sorted_arrow(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
+def encode_sorted_arrow(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[NDArray[np.object_], list[NDArray[np.int32]]]:
     """``encode_sorted`` for very long ids: pyarrow's hash encoder and sort."""
     import pyarrow.compute as pc
 
@@ -589,7 +626,8 @@ def encode_sorted_arrow(columns: list) -> tuple[np.ndarray, list[np.ndarray]]:
     remap[order] = np.arange(len(order))
     vocab = np.asarray(dictionary.take(arrow_ints(order)).to_pylist(), dtype=object)
     codes = remap[to_numpy(enc.indices)].astype(np.int32)
-    out, a = [], 0
+    out: list[NDArray[np.int32]] = []
+    a = 0
     for c in columns:
         out.append(codes[a:a + len(c)])
         a += len(c)
@@ -604,12 +642,12 @@ _CONTROL = _re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _CONTROL_KEEP_LAYOUT = _re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def _visible(m: _re.Match) -> str:
+def _visible(m: _re.Match[str]) -> str:
     c = ord(m.group())
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
-def escape_control(text, keep_layout: bool = False) -> str:
+def escape_control(text: object, keep_layout: bool = False) -> str:
     """Control characters as visible escapes; with ``keep_layout`` tab and newline stay."""
     pat = _CONTROL_KEEP_LAYOUT if keep_layout else _CONTROL
     return pat.sub(_visible, str(text))

@@ -13,8 +13,10 @@ Query classes, from the judgments of one query:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 NOT_IN_QRELS = 0
 POSITIVE = 1
@@ -32,15 +34,15 @@ NO_JUDGMENT = np.iinfo(np.int64).min
 class Judgments:
     """Qrels as columns sorted by (qid code, doc code); unique (qid, doc) pairs."""
 
-    qid: np.ndarray  # int32 query codes
-    doc: np.ndarray  # int64 doc codes
-    grade: np.ndarray  # int64
+    qid: NDArray[np.int32]  # query codes
+    doc: NDArray[np.int64]  # doc codes
+    grade: NDArray[np.int64]
     n_docs: int  # size of the doc vocabulary the codes index
 
-    def keys(self) -> np.ndarray:
+    def keys(self) -> NDArray[np.int64]:
         return self.qid.astype(np.int64) * np.int64(self.n_docs) + self.doc
 
-    def grade_of(self, qid: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    def grade_of(self, qid: NDArray[np.integer[Any]], doc: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
         """Grade of each (qid, doc) pair; ``NO_JUDGMENT`` where there is none.
 
         Vectorised join on the int64 key qid * n_docs + doc (qrels keys are sorted).
@@ -57,7 +59,7 @@ class Judgments:
         return out
 
 
-def query_classes(j: Judgments, n_queries: int, relevant: int) -> np.ndarray:
+def query_classes(j: Judgments, n_queries: int, relevant: int) -> NDArray[np.int8]:
     """Class code (see module constants) of every query code."""
     cls = np.zeros(n_queries, dtype=np.int8)
     if j.qid.size == 0:
@@ -74,6 +76,6 @@ def query_classes(j: Judgments, n_queries: int, relevant: int) -> np.ndarray:
     return cls
 
 
-def relevant_counts(j: Judgments, n_queries: int, relevant: int) -> np.ndarray:
+def relevant_counts(j: Judgments, n_queries: int, relevant: int) -> NDArray[np.int64]:
     """Number of relevant docs judged for each query code (trec_eval num_rel)."""
     return np.bincount(j.qid, weights=(j.grade >= relevant), minlength=n_queries).astype(np.int64)

@@ -12,8 +12,21 @@ ties are broken by looking up the ids of the tied rows only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence, Union, cast
 
 import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from typing_extensions import TypeAlias
+
+    from .encoding import CodeWords
+
+    # the doc ids themselves, by doc code
+    IdStrings: TypeAlias = Union[CodeWords, pa.Array, NDArray[np.object_], Sequence[str]]
+    # what the tie rule reads doc ids from (see ``tie_key``): also a byte-order rank per doc code, or nothing
+    DocIds: TypeAlias = Union[NDArray[np.integer[Any]], IdStrings, None]
 
 
 @dataclass(frozen=True)
@@ -26,17 +39,17 @@ class RankedLane:
     """
 
     name: str
-    qid: np.ndarray  # int32 query codes
-    doc: np.ndarray  # int64 doc codes (shared vocabulary; not in byte order)
-    score: np.ndarray  # float64
-    rank: np.ndarray  # int32, 1-based within the query
-    offsets: np.ndarray  # int64, len n_queries + 1
+    qid: NDArray[np.int32]  # query codes
+    doc: NDArray[np.int64]  # doc codes (shared vocabulary; not in byte order)
+    score: NDArray[np.float64]
+    rank: NDArray[np.int32]  # 1-based within the query
+    offsets: NDArray[np.int64]  # len n_queries + 1
 
     @property
     def n_rows(self) -> int:
         return int(self.qid.shape[0])
 
-    def present(self) -> np.ndarray:
+    def present(self) -> NDArray[np.bool_]:
         """Boolean mask over query codes: the lane has at least one hit for q."""
         return np.diff(self.offsets) > 0
 
@@ -44,14 +57,14 @@ class RankedLane:
         return slice(int(self.offsets[q]), int(self.offsets[q + 1]))
 
 
-def tied_queries(lane: RankedLane, within: int) -> np.ndarray:
+def tied_queries(lane: RankedLane, within: int) -> NDArray[np.int32]:
     """Query codes (ascending) whose ordered list holds two equal scores on adjacent rows
     among its first ``within`` ranks: the queries where the tie rule decides the order."""
     tie = (lane.score[1:] == lane.score[:-1]) & (lane.qid[1:] == lane.qid[:-1]) & (lane.rank[1:] <= within)
     return np.unique(lane.qid[1:][tie])
 
 
-def distinct(values) -> np.ndarray:
+def distinct(values: NDArray[Any] | Sequence[Any]) -> NDArray[Any]:
     """Sorted distinct values of a 1-D array, as ``np.unique(values)`` -- without its
     masked-array check, which imports ``numpy.ma`` (~10 ms of a short CLI run)."""
     v = np.sort(np.asarray(values).ravel())
@@ -66,7 +79,8 @@ def distinct(values) -> np.ndarray:
     return v[keep]
 
 
-def _score_blocks(qid: np.ndarray, score: np.ndarray, starts: np.ndarray | None = None):
+def _score_blocks(qid: NDArray[np.int32], score: NDArray[np.float64],
+                  starts: NDArray[np.int64] | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
     """(starts, lengths) of the file's query blocks when every query is one contiguous
     block already in score-descending order; None otherwise. ``starts``, when known, are
     the rows where a run of equal qids begins (0 first)."""
@@ -86,7 +100,7 @@ def _score_blocks(qid: np.ndarray, score: np.ndarray, starts: np.ndarray | None 
     return starts, np.diff(np.r_[starts, n])
 
 
-def byte_order(doc_ids) -> np.ndarray:
+def byte_order(doc_ids: IdStrings) -> NDArray[np.int64]:
     """Rank of every doc code's id in byte order (int64, a permutation of 0..n-1): the
     tie key of fused lanes (``Workspace.doc_order``).
 
@@ -98,7 +112,7 @@ def byte_order(doc_ids) -> np.ndarray:
     return tie_key(doc_ids, np.arange(n, dtype=np.int64))
 
 
-def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
+def tie_key(doc_ids: DocIds, codes: NDArray[Any]) -> NDArray[np.int64]:
     """Integer key per doc code whose order is the byte order of the ids (larger = later as bytes).
 
     ``doc_ids``: None (codes are already in byte order), a byte-order rank per doc code
@@ -110,7 +124,8 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
     if doc_ids is None:
         return codes
     if isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "iu":
-        return doc_ids[codes].astype(np.int64, copy=False)
+        ranks: NDArray[np.int64] = doc_ids[codes].astype(np.int64, copy=False)
+        return ranks
     uniq, inv = np.unique(codes, return_inverse=True)
     byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
     from .encoding import byte_order, words_of_rows
@@ -135,13 +150,15 @@ def tie_key(doc_ids, codes: np.ndarray) -> np.ndarray:
         if isinstance(doc_ids, np.ndarray):
             names = doc_ids[uniq].tolist()
         else:
-            names = [doc_ids[int(c)] for c in uniq]
+            by_code = cast("Sequence[str]", doc_ids)  # the other forms were handled above
+            names = [by_code[int(c)] for c in uniq]
         # Python str order is code point order, which is UTF-8 byte order.
         byte_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
     return byte_rank[inv]
 
 
-def _tie_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids, starts: np.ndarray | None = None):
+def _tie_order(qid: NDArray[np.int32], doc: NDArray[np.int64], score: NDArray[np.float64], doc_ids: DocIds,
+               starts: NDArray[np.int64] | None = None) -> tuple[NDArray[np.intp], NDArray[np.intp]] | None:
     """(rows, their new contents' source rows) putting runs of equal (qid, score) in doc
     id descending byte order, or None when no two neighbouring rows tie.
 
@@ -170,7 +187,8 @@ def _tie_order(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids, sta
     return idx, idx[sub]
 
 
-def _fix_ties(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids) -> np.ndarray | None:
+def _fix_ties(qid: NDArray[np.int32], doc: NDArray[np.int64], score: NDArray[np.float64],
+              doc_ids: DocIds) -> NDArray[np.intp] | None:
     """Permutation ordering runs of equal (qid, score) by doc id descending as bytes."""
     t = _tie_order(qid, doc, score, doc_ids)
     if t is None:
@@ -180,7 +198,7 @@ def _fix_ties(qid: np.ndarray, doc: np.ndarray, score: np.ndarray, doc_ids) -> n
     return perm
 
 
-def ranks_within(qid: np.ndarray) -> np.ndarray:
+def ranks_within(qid: NDArray[np.integer[Any]]) -> NDArray[np.int32]:
     """1-based position of each row within its run of equal (sorted) qid codes."""
     n = qid.shape[0]
     if n == 0:
@@ -195,7 +213,7 @@ def ranks_within(qid: np.ndarray) -> np.ndarray:
     return out
 
 
-def offsets_for(qid: np.ndarray, n_queries: int) -> np.ndarray:
+def offsets_for(qid: NDArray[np.integer[Any]], n_queries: int) -> NDArray[np.int64]:
     """CSR offsets of sorted qid codes over a vocabulary of n_queries codes."""
     counts = np.bincount(qid, minlength=n_queries) if qid.size else np.zeros(n_queries, dtype=np.int64)
     out = np.zeros(n_queries + 1, dtype=np.int64)
@@ -205,14 +223,15 @@ def offsets_for(qid: np.ndarray, n_queries: int) -> np.ndarray:
 
 def rank_lane(
     name: str,
-    qid: np.ndarray,
-    doc: np.ndarray,
-    score: np.ndarray,
+    qid: NDArray[Any],  # integer codes, of any width: converted below
+    doc: NDArray[Any],
+    score: NDArray[Any],
     n_queries: int,
+
     depth: int | None = None,
-    doc_ids=None,
+    doc_ids: DocIds = None,
     *,
-    starts: np.ndarray | None = None,
+    starts: NDArray[np.int64] | None = None,
     overwrite: bool = False,
 ) -> RankedLane:
     """Order a lane by trec_eval's rule and cut it to ``depth`` hits per query.
@@ -279,7 +298,7 @@ def rank_lane(
     return RankedLane(name, qid, doc, score, rank, offsets)
 
 
-def group_codes(doc_ids, sep: str) -> tuple[np.ndarray, np.ndarray]:
+def group_codes(doc_ids: pa.Array, sep: str) -> tuple[NDArray[np.object_], NDArray[np.int64]]:
     """Group of every doc code: the id up to the first ``sep`` (the whole id without it).
 
     Returns (group vocabulary sorted as bytes, int64 group code per doc code).

@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..workspace.loaded import Workspace
 
 #: The k of the RRF view's curve (screens/rrf.py draws the same points).
 RRF_CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
@@ -42,22 +46,22 @@ class Figure:
     title: str
     x: str  # the x field's title
     y: str  # the y field's title
-    rows: list = field(default_factory=list)  # list[dict]: the plotted values
-    notes: tuple = ()  # what the figure's caption says (in-sample, what was left out)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the plotted values
+    notes: tuple[str, ...] = ()  # what the figure's caption says (in-sample, what was left out)
 
 
-def _finite(v) -> float | None:
+def _finite(v: float | None) -> float | None:
     return None if v is None or not math.isfinite(float(v)) else float(v)
 
 
 # --------------------------------------------------------------------------- from a workspace
 
 
-def rrf_k_figure(ws, metric: str, ks: tuple = RRF_CURVE_KS) -> Figure:
+def rrf_k_figure(ws: Workspace, metric: str, ks: tuple[float, ...] = RRF_CURVE_KS) -> Figure:
     from ..fusion.rrf_at_k import RRFExplorer, best_k
 
     ex = RRFExplorer(ws)
-    curve = {k: ex.at(k).means for k in ks}
+    curve: dict[float, dict[str, Any]] = {k: ex.at(k).means for k in ks}
     rows = [{"series": "rrf", "k": k, "value": _finite(curve[k][metric])} for k in ks]
     for lane in ws.input_lanes:
         v = _finite(ws.mean(lane, "doc", metric))
@@ -69,15 +73,15 @@ def rrf_k_figure(ws, metric: str, ks: tuple = RRF_CURVE_KS) -> Figure:
     return Figure("rrf-k", f"{metric} (mean over {ws.positives.size} positives) against RRF k", "k", metric, rows, notes)
 
 
-def convex_grid_figure(ws, metric: str, step: float = 0.1) -> Figure:
+def convex_grid_figure(ws: Workspace, metric: str, step: float = 0.1) -> Figure:
     from ..fusion.calibration import fit_convex
 
     fit = fit_convex(ws, step, metric)
     n = round(1 / step)
     lanes = list(fit.lanes)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for comp, value in fit.points:
-        row = {f"w_{i}": c / n for i, c in enumerate(comp)}
+        row: dict[str, Any] = {f"w_{i}": c / n for i, c in enumerate(comp)}
         row["value"] = _finite(value)
         row["best"] = tuple(comp) == tuple(fit.composition)
         rows.append(row)
@@ -91,12 +95,12 @@ def convex_grid_figure(ws, metric: str, step: float = 0.1) -> Figure:
 # --------------------------------------------------------------------------- from report.json
 
 
-def gate_figure(report: dict) -> Figure:
+def gate_figure(report: dict[str, Any]) -> Figure:
     g = report.get("gate")
     if not g or g.get("skipped") or "sweep" not in g:
         raise ValueError("the report has no gate sweep (evaluate with --gate-on LANE and negative queries)")
     sw = g["sweep"]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, neg in sw["negatives"].items():
         for i, thr in enumerate(sw["threshold"]):
             fnir = sw["fnir"][i]
@@ -118,8 +122,8 @@ def gate_figure(report: dict) -> Figure:
     return Figure("gate", f"gate lane {g['lane']}: FNIR against FPIR", "FPIR (accepted negatives)", "FNIR", rows, notes)
 
 
-def compare_intervals_figure(compare: dict) -> Figure:
-    rows = []
+def compare_intervals_figure(compare: dict[str, Any]) -> Figure:
+    rows: list[dict[str, Any]] = []
     for r in compare["comparisons"]:
         label = f"{r['candidate']} − {r['baseline']}, {r['metric']}"
         for kind, lo, hi in (("paired", r.get("ci_low"), r.get("ci_high")),
@@ -131,7 +135,7 @@ def compare_intervals_figure(compare: dict) -> Figure:
                   "comparison", rows, (compare.get("caption", ""),))
 
 
-def per_query_delta_figure(report: dict, baseline: str, candidate: str, metric: str, level: str = "doc") -> Figure:
+def per_query_delta_figure(report: dict[str, Any], baseline: str, candidate: str, metric: str, level: str = "doc") -> Figure:
     pq = report["per_query"]
     for lane in (baseline, candidate):
         if lane not in pq or level not in pq[lane]:
@@ -147,12 +151,12 @@ def per_query_delta_figure(report: dict, baseline: str, candidate: str, metric: 
                   (f"the {len(losses)} largest losses labelled",))
 
 
-def forest_figure(report: dict, metric: str, level: str = "doc") -> Figure:
+def forest_figure(report: dict[str, Any], metric: str, level: str = "doc") -> Figure:
     if metric not in report["inputs"]["settings"]["metrics"]:
         raise ValueError(f"metric {metric!r} is not in the report")
     sections = [("overall", report["lanes"])]
     sections += [(f"{s} = {lab}", b) for s, labs in report.get("strata", {}).items() for lab, b in labs.items()]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, block in sections:
         for lane, levels in block.items():
             c = levels.get(level, {}).get(metric)

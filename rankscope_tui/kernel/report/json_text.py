@@ -23,6 +23,7 @@ from array import array
 from itertools import chain, repeat
 from json.encoder import encode_basestring  # the C escaper when available (ensure_ascii=False)
 from operator import itemgetter
+from typing import Any, Iterable, Sequence
 
 _FREPR = float.__repr__
 _IREPR = int.__repr__
@@ -40,12 +41,12 @@ class _Fallback(Exception):
     """The object holds something only ``json.dumps`` may decide about."""
 
 
-def dumps(obj) -> str:
+def dumps(obj: object) -> str:
     """``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, the same text."""
     return "".join(dumps_parts(obj))
 
 
-def dumps_parts(obj) -> list[str]:
+def dumps_parts(obj: object) -> list[str]:
     """The text of :func:`dumps` as pieces to be written in order (never joined: a report of
     a million queries is hundreds of MB of text, held once). A container of many items
     is formatted ``ROWS_PER_PIECE`` items at a time, so no list of one string per value
@@ -58,7 +59,7 @@ def dumps_parts(obj) -> list[str]:
         return [json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)]
 
 
-def _scalar(v) -> str:
+def _scalar(v: Any) -> str:  # dispatched on its exact type, as json.dumps does
     t = type(v)
     if t is str:
         return _ESC(v)
@@ -73,7 +74,7 @@ def _scalar(v) -> str:
     raise _Fallback
 
 
-def _floats(vals: list) -> list[str]:
+def _floats(vals: Sequence[float]) -> list[str]:
     """``float.__repr__`` of each finite float, each distinct value formatted once (a
     per-query column holds few: p@10 is k/10). -0.0 equals 0.0 as a dict key but prints
     differently, so a column holding a negative zero is formatted value by value."""
@@ -89,7 +90,7 @@ def _floats(vals: list) -> list[str]:
     return list(map(dict(zip(distinct, map(_FREPR, distinct))).__getitem__, vals))
 
 
-def _column(vals: list) -> list[str] | None:
+def _column(vals: Sequence[Any]) -> list[str] | None:
     """Every value's text when all are scalars, else None (a container among them)."""
     types = set(map(type, vals))
     if len(types) == 1:
@@ -105,7 +106,7 @@ def _column(vals: list) -> list[str] | None:
     return None
 
 
-def _rows(vals: list, level: int) -> list[str] | None:
+def _rows(vals: list[Any], level: int) -> list[Iterable[str]] | None:
     """The pieces of each value, row after row, when all values are non-empty dicts with
     one key order and scalar values (a table's rows), each indented as a value at
     ``level``: ``[head, v1, mid1, v2, ..., vN, end]`` repeated; else None."""
@@ -114,12 +115,13 @@ def _rows(vals: list, level: int) -> list[str] | None:
     keys = tuple(vals[0])
     if not keys or len(set(map(tuple, vals))) != 1 or set(map(type, keys)) != {str}:
         return None
+    cols: list[Sequence[Any]]
     if len(keys) == 1:
         cols = [[v[keys[0]] for v in vals]]
     else:
         cols = list(zip(*map(itemgetter(*keys), vals)))
     inner = "\n" + "  " * (level + 1)
-    parts = []
+    parts: list[Iterable[str]] = []
     for i, (key, col) in enumerate(zip(keys, cols)):
         text = _column(col)
         if text is None:
@@ -130,7 +132,7 @@ def _rows(vals: list, level: int) -> list[str] | None:
     return parts
 
 
-def _table(vals: list, keys: list[str] | None, level: int, open_: str, close: str, out: list[str]) -> bool:
+def _table(vals: list[Any], keys: list[str] | None, level: int, open_: str, close: str, out: list[str]) -> bool:
     """A container whose items are all scalars or all rows (:func:`_rows`), appended to
     ``out`` ``ROWS_PER_PIECE`` items a piece: each piece is each item's head (separator,
     key) and text, joined row by row. False, with ``out`` as it was, when a piece holds
@@ -142,7 +144,7 @@ def _table(vals: list, keys: list[str] | None, level: int, open_: str, close: st
     for i in range(0, len(vals), step):
         part = vals[i:i + step]
         texts = _column(part)
-        columns = [texts] if texts is not None else _rows(part, level + 1)
+        columns: list[Iterable[str]] | None = [texts] if texts is not None else _rows(part, level + 1)
         if columns is None:
             del out[start:]
             return False
@@ -158,7 +160,7 @@ def _table(vals: list, keys: list[str] | None, level: int, open_: str, close: st
     return True
 
 
-def _value(o, level: int, out: list[str], path: set) -> None:
+def _value(o: Any, level: int, out: list[str], path: set[int]) -> None:  # dispatched on its exact type
     t = type(o)
     if t is dict:
         _dict(o, level, out, path)
@@ -168,7 +170,7 @@ def _value(o, level: int, out: list[str], path: set) -> None:
         out.append(_scalar(o))
 
 
-def _dict(d: dict, level: int, out: list[str], path: set) -> None:
+def _dict(d: dict[Any, Any], level: int, out: list[str], path: set[int]) -> None:
     if not d:
         out.append("{}")
         return
@@ -191,7 +193,7 @@ def _dict(d: dict, level: int, out: list[str], path: set) -> None:
     path.discard(id(d))
 
 
-def _list(seq, level: int, out: list[str], path: set) -> None:
+def _list(seq: list[Any] | tuple[Any, ...], level: int, out: list[str], path: set[int]) -> None:
     if not seq:
         out.append("[]")
         return

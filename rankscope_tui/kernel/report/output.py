@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from typing import Iterator, Literal
 
 from ..errors import InputError
 from ..inputs.files import TEMP_PREFIX
@@ -75,7 +76,7 @@ def remove_stale_temps(directory: str) -> list[str]:
     could clean up); return the names removed. Only files of this naming pattern, made on
     this host, by a PID that is not running (or is running a process started after the
     file was last written). Never raises."""
-    removed = []
+    removed: list[str] = []
     host = _host_tag()
     try:
         names = os.listdir(directory)
@@ -131,7 +132,7 @@ def _std_stream_fd(st: os.stat_result) -> int | None:
     return None
 
 
-def _target(out: str) -> tuple[str, str, tuple | None]:
+def _target(out: str) -> tuple[str, str, tuple[int, int] | None]:
     """``(how, where, identity)``: ``replace`` a regular file at ``where`` (symbolic links
     followed), or write a ``stream`` (FIFO, character device, own stdout/stderr) in place."""
     try:
@@ -192,7 +193,7 @@ def check_outputs(outputs: list[tuple[str, str | None]], inputs: list[str]) -> N
     """Check every output of one call (``(option, path)``; None paths skipped) as
     :func:`check_output_path` does, and refuse two outputs naming one file (each would
     clobber the other). ``/dev/null`` (any character device) may take several."""
-    seen: list[tuple[str, str, str, tuple | None]] = []
+    seen: list[tuple[str, str, str, tuple[int, int] | None]] = []
     for option, path in outputs:
         if not path:
             continue
@@ -213,7 +214,7 @@ def check_outputs(outputs: list[tuple[str, str | None]], inputs: list[str]) -> N
 _ENCODE_CHARS = 1 << 22
 
 
-def _encoded(payload: str | bytes | list):
+def _encoded(payload: str | bytes | list[str]) -> Iterator[bytes]:
     """The UTF-8 bytes of ``payload`` in pieces (bytes as they are; a list of str, such as
     :func:`dumps_strict_parts` gives, piece after piece). A cut never splits a character:
     the pieces are cut from the str."""
@@ -228,7 +229,7 @@ def _encoded(payload: str | bytes | list):
 class _Staged:
     """One output, staged: a complete temporary file beside its target, or an open stream."""
 
-    def __init__(self, path: str, payload: str | bytes | list):
+    def __init__(self, path: str, payload: str | bytes | list[str]):
         self.path, self.payload = path, payload
         self.how, self.where, _ = _target(path)
         self.tmp: str | None = None
@@ -278,6 +279,7 @@ class _Staged:
             os.set_blocking(self.fd, True)
 
     def write_stream(self) -> None:
+        assert self.fd is not None  # stage() opened the stream
         try:
             for chunk in _encoded(self.payload):
                 view = memoryview(chunk)
@@ -317,7 +319,7 @@ class StagedOutputs:
     an interrupt) replaces nothing and leaves no temporary file. Work that must succeed
     before any output is replaced (``compare``'s log append) goes inside the block."""
 
-    def __init__(self, items: list[tuple[str, str | bytes | list]]):
+    def __init__(self, items: list[tuple[str, str | bytes | list[str]]]):
         self.staged = [_Staged(p, d) for p, d in items]
 
     def __enter__(self) -> "StagedOutputs":
@@ -340,12 +342,12 @@ class StagedOutputs:
         for s in self.staged:
             s.discard()
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._discard()
         return False
 
 
-def write_outputs(items: list[tuple[str, str | bytes | list]]) -> None:
+def write_outputs(items: list[tuple[str, str | bytes | list[str]]]) -> None:
     """Write several outputs all-or-nothing: every regular file goes to a complete,
     fsynced temporary file first (and every FIFO/device is opened); then the streams are
     written and, only when all that worked, every temporary file is renamed into place.
@@ -360,7 +362,7 @@ def write_atomic(path: str, data: str | bytes) -> None:
     write_outputs([(path, data)])
 
 
-def dumps_strict(obj) -> str:
+def dumps_strict(obj: object) -> str:
     """Strict JSON (no NaN/Infinity), sorted keys off: key order is the report's order.
     The text of ``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, written
     a column at a time (``json_text``) and a newline."""
@@ -369,7 +371,7 @@ def dumps_strict(obj) -> str:
     return dumps(obj) + "\n"
 
 
-def dumps_strict_parts(obj) -> list[str]:
+def dumps_strict_parts(obj: object) -> list[str]:
     """:func:`dumps_strict`'s text as pieces in order (``json_text.dumps_parts``), which
     :func:`write_outputs` writes one after another: a large report is never joined into
     one string, nor copied to add the newline."""

@@ -44,9 +44,44 @@ import uuid
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, cast
 
 from ..errors import InputError
 from .engine import BucketFailed
+
+if TYPE_CHECKING:
+    from .bucket import BucketPlan, BucketResult
+    from .partition import BucketFiles
+
+
+# What the driver uses of distributed's client, futures and as_completed, whose methods
+# distributed leaves unannotated: calls through these are checked.
+class _Future(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    def result(self) -> BucketResult: ...
+    def release(self) -> None: ...
+    def exception(self) -> BaseException | None: ...
+
+
+class _Client(Protocol):
+    @property
+    def loop(self) -> object: ...
+    def submit(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> _Future: ...
+    def nthreads(self) -> dict[str, int]: ...
+    def cancel(self, futures: list[_Future], force: bool = False) -> None: ...
+    def close(self) -> None: ...
+
+
+class _Completed(Protocol):
+    def add(self, future: _Future) -> None: ...
+    def __iter__(self) -> Iterator[_Future]: ...
+
+
+#: A file's content as a task carries it: ((file name, bytes), ...).
+Content = tuple[tuple[str, bytes], ...]
 
 __all__ = ["run_dask", "scheduler_address", "ShippedBucket", "ship", "run_shipped", "in_flight", "kernel_fingerprint", "DaskError"]
 
@@ -65,9 +100,9 @@ class ShippedBucket:
     without out-of-domain negatives."""
 
     index: int
-    lanes: tuple  # ((name, content), ...)
-    qrels: tuple  # content
-    ood: tuple | None = None
+    lanes: tuple[tuple[str, Content], ...]  # ((name, content), ...)
+    qrels: Content
+    ood: Content | None = None
 
     @property
     def size(self) -> int:
@@ -75,7 +110,7 @@ class ShippedBucket:
         return sum(len(b) for c in contents for _, b in c)
 
 
-def _content(path: str | None) -> tuple:
+def _content(path: str | None) -> Content:
     def read(p: str) -> bytes:
         with open(p, "rb") as f:
             return f.read()
@@ -88,13 +123,13 @@ def _content(path: str | None) -> tuple:
     return ((os.path.basename(path), read(path)),)
 
 
-def ship(files) -> ShippedBucket:
+def ship(files: BucketFiles) -> ShippedBucket:
     """The content of one bucket's files (a ``partition.BucketFiles``)."""
     return ShippedBucket(int(files.index), tuple((name, _content(path)) for name, path in files.lanes),
                          _content(files.qrels), _content(files.ood) if files.ood is not None else None)
 
 
-_FINGERPRINT: list = []
+_FINGERPRINT: list[str] = []
 
 
 def kernel_fingerprint() -> str:
@@ -113,7 +148,7 @@ def kernel_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-_CORPUS_FILES: dict = {}
+_CORPUS_FILES: dict[str, str] = {}  # sha256 of a corpus's bytes -> its file in this process
 
 
 def _local_corpus(name: str, content: bytes) -> str:
@@ -135,7 +170,8 @@ def _local_corpus(name: str, content: bytes) -> str:
     return _CORPUS_FILES[key]
 
 
-def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None, corpus: bytes | None = None):
+def run_shipped(bucket: ShippedBucket, plan: BucketPlan, fingerprint: str | None = None,
+                corpus: bytes | None = None) -> BucketResult:
     """``partition.bucket_task`` of a shipped bucket (what a worker runs): its files are
     written to a private temporary directory of the worker, read as the local engine reads
     them, and removed. ``fingerprint``: the driver's :func:`kernel_fingerprint`; a worker
@@ -158,7 +194,7 @@ def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None, cor
         plan = replace(plan, corpus=local_corpus)
     root = tempfile.mkdtemp(prefix="rankscope-bucket-")
     try:
-        def put(what: str, content: tuple) -> str:
+        def put(what: str, content: Content) -> str:
             d = os.path.join(root, what)  # a directory of parts (an empty one: no rows)
             os.mkdir(d)
             for name, data in content:
@@ -171,7 +207,7 @@ def run_shipped(bucket: ShippedBucket, plan, fingerprint: str | None = None, cor
         try:
             return bucket_task(local, plan)
         except InputError as exc:
-            if local_corpus is None or local_corpus not in str(exc):
+            if local_corpus is None or plan_corpus is None or local_corpus not in str(exc):
                 raise
             raise InputError(str(exc).replace(local_corpus, plan_corpus)) from None
     finally:
@@ -198,7 +234,8 @@ def in_flight(threads: int) -> int:
     return max(2, 2 * int(threads))
 
 
-def run_dask(files: list, plan, scheduler: str | None, progress=None) -> list:
+def run_dask(files: list[BucketFiles], plan: BucketPlan, scheduler: str | None,
+             progress: Callable[[int, int], None] | None = None) -> list[BucketResult]:
     """The :class:`bucket.BucketResult` of every bucket of ``files`` (``partition.BucketFiles``),
     in the order of ``files``, computed on the Dask cluster at ``scheduler`` (see the module
     docstring). ``progress``: called with (buckets done, buckets) after each one."""
@@ -211,40 +248,43 @@ def run_dask(files: list, plan, scheduler: str | None, progress=None) -> list:
             client.close()
 
 
-def _connect(address: str):
+def _connect(address: str) -> _Client:
     from distributed import Client
 
     try:
         if os.path.isfile(address):
-            return Client(scheduler_file=address, set_as_default=False)
-        return Client(address, set_as_default=False)
+            client = Client(scheduler_file=address, set_as_default=False)  # type: ignore[no-untyped-call]  # distributed leaves Client.__init__ unannotated
+        else:
+            client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]  # as above
     except (OSError, TimeoutError, ValueError) as exc:
         raise DaskError(f"cannot connect to the Dask scheduler at {address}: {_one_line(exc)}", "--scheduler") from None
+    return cast("_Client", client)  # the members this module calls, with the types it relies on
 
 
-def _has_rows(files) -> bool:
+def _has_rows(files: BucketFiles) -> bool:
     return any(os.path.exists(p) for p in [*(p for _, p in files.lanes), files.qrels, files.ood] if p)
 
 
-def _run(client, files: list, plan, address: str, progress) -> list:
+def _run(client: _Client, files: list[BucketFiles], plan: BucketPlan, address: str,
+         progress: Callable[[int, int], None] | None) -> list[BucketResult]:
     from distributed import as_completed
 
     from .partition import bucket_task
 
     fingerprint = kernel_fingerprint()
     token = uuid.uuid4().hex[:12]  # keys unique to this command: never another run's cached result
-    results: dict = {}
+    results: dict[int, BucketResult] = {}
     for pos, f in enumerate(files):
         if not _has_rows(f):  # reads nothing: not worth a trip to the cluster
             results[pos] = bucket_task(f, plan)
     pending = [(pos, f) for pos, f in enumerate(files) if pos not in results][::-1]  # popped from the end
-    running: dict = {}
-    done = as_completed(loop=client.loop)
+    running: dict[str, tuple[int, int, _Future]] = {}
+    done: _Completed = as_completed(loop=client.loop)  # type: ignore[no-untyped-call]  # distributed leaves it unannotated
     corpus = None
     if plan.corpus is not None:  # one copy for the run; each worker fetches it once
-        with open(plan.corpus, "rb") as f, warnings.catch_warnings():
+        with open(plan.corpus, "rb") as fh, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Ll]arge (graph|object).*")
-            corpus = client.submit(_content_of, f.read(), key=f"rankscope-corpus-{token}", pure=False)
+            corpus = client.submit(_content_of, fh.read(), key=f"rankscope-corpus-{token}", pure=False)
 
     def submit_more() -> None:
         limit = in_flight(_threads(client))
@@ -285,21 +325,21 @@ def _content_of(data: bytes) -> bytes:
     return data
 
 
-def _threads(client) -> int:
+def _threads(client: _Client) -> int:
     try:
         return sum(client.nthreads().values())
     except Exception:  # the scheduler is going away: the next result says why
         return 0
 
 
-def _cancel(client, running: dict) -> None:
+def _cancel(client: _Client, running: dict[str, tuple[int, int, _Future]]) -> None:
     try:
         client.cancel([fut for _, _, fut in running.values()], force=True)
     except Exception:  # a lost scheduler has nothing left to cancel
         pass
 
 
-def _task_error(fut, index: int, n: int, address: str, exc: BaseException | None = None) -> InputError:
+def _task_error(fut: _Future, index: int, n: int, address: str, exc: BaseException | None = None) -> InputError:
     """The one-line error of a bucket that did not come back: its own input error as it is
     (the in-memory path's words), anything else naming the bucket."""
     from distributed.scheduler import KilledWorker
@@ -328,7 +368,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def _quiet_distributed():
+def _quiet_distributed() -> Iterator[None]:
     """The client's own log lines (reconnect attempts, a lost scheduler) off stderr while it
     runs: the command says one line of its own when something fails."""
     loggers = [logging.getLogger(n) for n in ("distributed", "distributed.client", "distributed.core",

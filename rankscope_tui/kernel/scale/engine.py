@@ -36,9 +36,17 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..settings import CalibrationSettings, GateSettings
+    from ..workspace.loaded import Sources
+    from .bucket import BucketPlan, BucketResult, FileFacts, Merged
+    from .partition import BucketFiles
 
 __all__ = ["EngineSettings", "run_engine", "bucket_count", "parse_size", "BucketFailed", "ENGINES"]
 
@@ -76,7 +84,7 @@ class EngineSettings:
     workers: int | None = None
     scheduler: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise InputError(f"unknown engine {self.engine!r} (one of: {', '.join(ENGINES[1:])})", "--engine")
         if self.buckets is not None and not 1 <= self.buckets <= MAX_BUCKETS:
@@ -92,7 +100,7 @@ class EngineSettings:
     def bucketed(self) -> bool:
         return self.engine != "memory"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """What report.json's settings record of a bucketed run (the engine and the bucket
         count, once known; where the workers ran is not a setting of the result)."""
         return {"name": self.engine, "buckets": self.buckets}
@@ -171,7 +179,7 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def new_pool(workers: int):
+def new_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` spawned processes (a fresh interpreter each: no state of the
     driver, no forked threads)."""
     import multiprocessing
@@ -181,7 +189,7 @@ def new_pool(workers: int):
                                initializer=_worker_init)
 
 
-def _end_pool(pool, cancel: bool) -> None:
+def _end_pool(pool: ProcessPoolExecutor, cancel: bool) -> None:
     """Shut ``pool`` down; on a failure or interrupt its processes are ended first (ours:
     the pool started them), so none outlives the command."""
     if cancel:
@@ -199,7 +207,7 @@ def _end_pool(pool, cancel: bool) -> None:
         pool.shutdown(wait=True)
 
 
-def _has_rows(files) -> bool:
+def _has_rows(files: BucketFiles) -> bool:
     return any(os.path.exists(p) for p in [*(p for _, p in files.lanes), files.qrels, files.ood] if p)
 
 
@@ -213,7 +221,7 @@ def _warm() -> None:
     from ..workspace import loaded as workspace  # noqa: F401
 
 
-def warm_pool(workers: int):
+def warm_pool(workers: int) -> ProcessPoolExecutor:
     """A pool (:func:`new_pool`) whose ``workers`` processes are started, each importing the
     kernel, in the background: the driver partitions meanwhile."""
     pool = new_pool(workers)
@@ -222,8 +230,9 @@ def warm_pool(workers: int):
     return pool
 
 
-def run_local(files_list, plan, workers: int, progress: Callable[[int, int], None] | None = None,
-              pool=None) -> list:
+def run_local(files_list: list[BucketFiles], plan: BucketPlan, workers: int,
+              progress: Callable[[int, int], None] | None = None,
+              pool: ProcessPoolExecutor | None = None) -> list[BucketResult]:
     """``partition.bucket_task`` of every bucket on a pool of ``workers`` processes (``pool``,
     which the caller then ends, or one of its own), in bucket order. Buckets without rows
     are run here (they read nothing). An InputError of a bucket (a duplicate doc, named by
@@ -234,7 +243,7 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
 
     from . import partition as P
 
-    results: list = [None] * len(files_list)
+    results: list[Any] = [None] * len(files_list)  # every slot holds a BucketResult once the loop ends
     busy = [f for f in files_list if _has_rows(f)]
     for f in files_list:
         if not _has_rows(f):
@@ -245,7 +254,7 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
     if not busy:
         return results
     own = pool is None
-    if own:
+    if pool is None:
         pool = new_pool(max(1, min(workers, len(busy))))
     ok = False
     try:
@@ -278,7 +287,7 @@ def run_local(files_list, plan, workers: int, progress: Callable[[int, int], Non
     return results
 
 
-def _task():
+def _task() -> Callable[[BucketFiles, BucketPlan], BucketResult]:
     """The function each worker runs (``partition.bucket_task``; looked up when used)."""
     from . import partition as P
 
@@ -288,9 +297,10 @@ def _task():
 # --------------------------------------------------------------------------- the driver
 
 
-def run_engine(sources, engine: EngineSettings, gate=None, thresholds_path: str | None = None,
-               metrics: Sequence[str] = (), calibration=None,
-               progress: Callable[[str], None] | None = None):
+def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | None = None,
+               thresholds_path: str | None = None, metrics: Sequence[str] = (),
+               calibration: CalibrationSettings | None = None,
+               progress: Callable[[str], None] | None = None) -> tuple[Merged, BucketPlan, dict[str, FileFacts]]:
     """(``bucket.Merged``, ``bucket.BucketPlan``, FileFacts by path) of ``sources`` run in
     query buckets as ``engine`` says; ``metrics`` / ``calibration`` as ``bucket.plan``
     takes them. ``progress`` (optional) is told each finished stage, one line of text."""

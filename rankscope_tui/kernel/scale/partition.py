@@ -37,13 +37,30 @@ input has no directory). Columns as ``bucket`` documents them: lanes
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future
 from dataclasses import dataclass
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Union
 
 import numpy as np
 
 from ..errors import InputError
-from .bucket import SQL_BUCKET, BucketPlan, FileFacts, file_facts, run_bucket
+from .bucket import SQL_BUCKET, BucketPlan, BucketResult, FileFacts, file_facts, run_bucket
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    import duckdb
+    import pyarrow as pa
+    from typing_extensions import TypeAlias
+
+    from ..inputs.files import Digest
+    from ..inputs.formats import InputOptions
+    from ..inputs.readers import RawLane, RawQrels, _Scan
+
+    # the fast path's verdict on a run (``readers._Scan``), or the same fields made here
+    # (``delim``, ``clean`` and, for compressed content, ``checked``: a ``_Checked`` stream)
+    Scan: TypeAlias = Union[_Scan, SimpleNamespace]
 
 __all__ = ["BucketFiles", "partition_files", "read_bucket", "bucket_task", "duckdb_module"]
 
@@ -60,12 +77,12 @@ class BucketFiles:
     file or a directory of them; a path that does not exist holds no rows."""
 
     index: int
-    lanes: tuple  # ((name, parquet_path), ...)
+    lanes: tuple[tuple[str, str], ...]  # ((name, parquet_path), ...)
     qrels: str
     ood: str | None = None
 
 
-def duckdb_module():
+def duckdb_module() -> ModuleType:
     """``duckdb``, or an InputError saying how to install it (an optional dependency)."""
     try:
         import duckdb
@@ -77,10 +94,10 @@ def duckdb_module():
 # --------------------------------------------------------------------------- writing
 
 
-def _connect(threads: int | None = None):
+def _connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection for hashing qids (nothing is stored in it)."""
-    duckdb = duckdb_module()
-    con = duckdb.connect(":memory:")
+    module = duckdb_module()
+    con: duckdb.DuckDBPyConnection = module.connect(":memory:")
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     return con
@@ -97,16 +114,17 @@ class _BucketWriter:
 
     HASH_ROWS = 1 << 17  # rows hashed per DuckDB query (batches are gathered up to this)
 
-    def __init__(self, con, n: int, out_dir: str, schema, budget: int, prefix: str = "part-"):
+    def __init__(self, con: duckdb.DuckDBPyConnection, n: int, out_dir: str, schema: pa.Schema, budget: int,
+                 prefix: str = "part-"):
         self.con, self.n, self.out_dir, self.schema, self.budget = con, n, out_dir, schema, budget
         self.prefix = prefix
-        self.buffers: list[list] = [[] for _ in range(n)]
+        self.buffers: list[list[pa.Table]] = [[] for _ in range(n)]
         self.buffered = 0
         self.parts = 0
-        self.pending: list = []
+        self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
 
-    def add(self, batch) -> None:
+    def add(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
         self.pending.append(batch)
@@ -132,7 +150,7 @@ class _BucketWriter:
         if self.buffered >= self.budget:
             self._flush()
 
-    def _buckets(self, table) -> np.ndarray:
+    def _buckets(self, table: pa.Table) -> np.ndarray:
         """The bucket of every row: each distinct qid of the batch hashed once, by DuckDB."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -184,13 +202,14 @@ LANE_SCHEMA_FIELDS = (("qid", "string"), ("doc", "string"), ("score", "float64")
 QRELS_SCHEMA_FIELDS = (("qid", "string"), ("doc", "string"), ("grade", "int64"), ("line", "int64"))
 
 
-def _schema(fields):
+def _schema(fields: Iterable[tuple[str, str]]) -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([(name, getattr(pa, t)()) for name, t in fields])
 
 
-def _write_buckets(con, batches, fields, n: int, out_dir: str, budget: int, prefix: str = "part-") -> None:
+def _write_buckets(con: duckdb.DuckDBPyConnection, batches: Iterable[pa.RecordBatch], fields: tuple[tuple[str, str], ...],
+                   n: int, out_dir: str, budget: int, prefix: str = "part-") -> None:
     """Every batch of ``batches`` (record batches of ``fields``' columns) into ``n`` buckets
     under ``out_dir`` (see :class:`_BucketWriter`)."""
     w = _BucketWriter(con, n, out_dir, _schema(fields), budget, prefix)
@@ -199,21 +218,22 @@ def _write_buckets(con, batches, fields, n: int, out_dir: str, budget: int, pref
     w.close()
 
 
-def _table_batches(table, fields):
+def _table_batches(table: pa.Table, fields: tuple[tuple[str, str], ...]) -> list[pa.RecordBatch]:
     """A table read whole by the readers, as record batches of ``fields``' types."""
     schema = _schema(fields)
     table = table.select([f for f, _ in fields]).cast(schema)
-    return table.to_batches(max_chunksize=1 << 17)
+    batches: list[pa.RecordBatch] = table.to_batches(max_chunksize=1 << 17)
+    return batches
 
 
-def _lane_table(raw):
+def _lane_table(raw: RawLane) -> pa.Table:
     import pyarrow as pa
 
     return pa.table({"qid": raw.qid, "doc": raw.doc, "score": pa.array(np.asarray(raw.score, dtype=np.float64)),
                      "line": pa.array(np.asarray(raw.line, dtype=np.int64))})
 
 
-def _qrels_table(raw):
+def _qrels_table(raw: RawQrels) -> pa.Table:
     import pyarrow as pa
 
     return pa.table({"qid": raw.qid, "doc": raw.doc, "grade": pa.array(np.asarray(raw.grade, dtype=np.int64)),
@@ -240,7 +260,7 @@ class _Checked(_ReadOnly):
     fed as ``trec._check_range`` feeds it: each slice after the first preceded by the
     previous slice's last byte); pyarrow's CSV reader reads it (``pa.PythonFile``)."""
 
-    def __init__(self, stream, first: bytes, delim: bytes):
+    def __init__(self, stream: Any, first: bytes, delim: bytes):  # any binary stream with read and close
         from ..inputs.trec import _ChunkCheck
 
         self.stream, self.pending = stream, first
@@ -267,10 +287,11 @@ class _Checked(_ReadOnly):
 
     def clean(self) -> bool:
         """Whether every byte read passed (``_ChunkCheck.result`` not False)."""
-        return self.check.ok and self.check.result() is not False
+        result: Callable[[], bool | None] = self.check.result  # _ChunkCheck's verdict so far
+        return self.check.ok and result() is not False
 
 
-def _decompressed(path: str, name: str):
+def _decompressed(path: str, name: str) -> Any:  # a binary stream with read and close; None without the codec
     """A stream of the content of ``path`` compressed as ``name`` (the codecs the readers use)."""
     import bz2
     import gzip
@@ -298,17 +319,15 @@ class _Stream:
     compressed content (``scan.checked``, a :class:`_Checked`) the checks run as the
     content is read, and the verdict is known at its end."""
 
-    def __init__(self, path: str, scan, span: tuple[int, int] | None = None, first_line: int = 1):
+    def __init__(self, path: str, scan: Scan, span: tuple[int, int] | None = None, first_line: int = 1):
         self.path, self.scan, self.span = path, scan, span
         self.declined = False
         self.rows = first_line - 1  # rows are numbered from first_line: a span starts within the file
 
-    def schema(self):
-        import pyarrow as pa
+    def schema(self) -> pa.Schema:
+        return _run_schema()
 
-        return pa.schema([("qid", pa.string()), ("doc", pa.string()), ("score", pa.float64()), ("line", pa.int64())])
-
-    def batches(self):
+    def batches(self) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
@@ -318,6 +337,7 @@ class _Stream:
         str_t = pa.binary() if self.scan.clean is True else pa.string()
         span = _Span(self.path, *self.span) if self.span is not None else None
         stream = span if span is not None else checked  # (a span is of a plain file: never checked as read)
+        assert self.scan.delim is not None  # a scan with no delimiter does not stream (_streamable_run)
         source = self.path if stream is None else pa.PythonFile(stream, mode="r")
         try:
             reader = pcsv.open_csv(
@@ -352,6 +372,13 @@ class _Stream:
                 span.close()
         if (self.rows == 0 and self.span is None) or (checked is not None and not checked.clean()):
             self.declined = True
+
+
+def _run_schema() -> pa.Schema:
+    """The columns of a streamed run's batches."""
+    import pyarrow as pa
+
+    return pa.schema([("qid", pa.string()), ("doc", pa.string()), ("score", pa.float64()), ("line", pa.int64())])
 
 
 class _Span(_ReadOnly):
@@ -422,7 +449,7 @@ def _lines_before(path: str, offset: int) -> int:
     return count
 
 
-def partition_span(path: str, delim: bytes, clean, span: tuple[int, int], index: int, n: int, out_dir: str,
+def partition_span(path: str, delim: bytes, clean: bool | None, span: tuple[int, int], index: int, n: int, out_dir: str,
                    budget: int) -> tuple[int, bool]:
     """One span of a plain TREC run (checked clean by ``trec._scan_plain``: ``delim``,
     ``clean``) into ``n`` buckets under ``out_dir``, as part files ``part-sJJJ-NNNNNN.parquet``
@@ -449,15 +476,16 @@ class _ParquetStream:
     whole: a rank column (its ranks are checked per query, across batches), no rows, or any
     error -- which the readers then raise for the whole file, as in memory."""
 
-    def __init__(self, path: str, name: str, options):
+    def __init__(self, path: str, name: str, options: InputOptions):
         self.path, self.name, self.options = path, name, options
         self.declined = False
         self.rows = 0
-        self.columns: dict | None = None
+        self.columns: dict[str, str] | None = None
 
-    schema = _Stream.schema
+    def schema(self) -> pa.Schema:
+        return _run_schema()
 
-    def batches(self):
+    def batches(self) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -465,6 +493,7 @@ class _ParquetStream:
         from ..inputs.formats import ColumnMapping, resolve_columns
         from .bucket import _no_digest
 
+        no_digest: Callable[[], Digest] = _no_digest  # a digest that never reads the file
         try:
             pf = pq.ParquetFile(self.path)
             r = resolve_columns(pf.schema_arrow.names, self.options.run_columns, "run", self.path)
@@ -477,7 +506,7 @@ class _ParquetStream:
                     continue
                 line = np.arange(self.rows + 1, self.rows + 1 + batch.num_rows, dtype=np.int64)
                 raw = run_table(pa.Table.from_batches([batch]), self.path, mapping, name=self.name,
-                                digest=_no_digest(), rows=line)
+                                digest=no_digest(), rows=line)
                 self.rows += batch.num_rows
                 self.columns = raw.columns
                 qid = raw.qid.combine_chunks() if isinstance(raw.qid, pa.ChunkedArray) else raw.qid
@@ -491,7 +520,7 @@ class _ParquetStream:
             self.declined = True
 
 
-def _streamable_run(path: str, options) -> tuple[str | None, object]:
+def _streamable_run(path: str, options: InputOptions) -> tuple[str | None, Scan | None]:
     """(format, scan) of a lane file the streamed road can read: a regular uncompressed TREC
     file passing the fast path's byte checks; (format or None, None) otherwise."""
     from ..inputs.files import check_file, compression_of
@@ -517,7 +546,7 @@ def _streamable_run(path: str, options) -> tuple[str | None, object]:
     return fmt, scan
 
 
-def _streamable_compressed(path: str, name: str, options) -> tuple[str | None, object]:
+def _streamable_compressed(path: str, name: str, options: InputOptions) -> tuple[str | None, Scan | None]:
     """(format, scan) of compressed TREC content the streamed road reads, checking its bytes
     as it goes (a :class:`_Checked` stream, opened on its first 1 MiB); (None, None) when the
     readers must read it (another format, no delimiter on the first line, a BOM, corrupt)."""
@@ -542,7 +571,7 @@ def _streamable_compressed(path: str, name: str, options) -> tuple[str | None, o
     return fmt, SimpleNamespace(delim=delim, clean=None, checked=_Checked(stream, first, delim))
 
 
-def _detect_or_none(detect, head: bytes, path: str):
+def _detect_or_none(detect: Callable[[bytes, str, str], str], head: bytes, path: str) -> str | None:
     try:
         return detect(head, "run", path)
     except InputError:
@@ -560,7 +589,7 @@ def _check_paths_once(plan: BucketPlan) -> None:
 
 
 def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | None = None,
-                    pool=None, workers: int = 1) -> tuple[list[BucketFiles], dict]:
+                    pool: Executor | None = None, workers: int = 1) -> tuple[list[BucketFiles], dict[str, FileFacts]]:
     """Write every input of ``plan`` as ``n`` query-id buckets of Parquet files under
     ``workdir`` (which must exist); returns one :class:`BucketFiles` per bucket and the
     :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (e.g. ``2GB``: this
@@ -572,18 +601,21 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
     from concurrent.futures import ThreadPoolExecutor
 
     from ..inputs.files import sha256_of
-    from ..inputs.formats import check_options_used
+    from ..inputs.formats import InputOptions, check_options_used
     from ..inputs.readers import read_qrels
 
     if n < 1:
         raise InputError(f"must be at least 1, got {n}", "--buckets")
     _check_paths_once(plan)
     opts = plan.settings.inputs
+    assert isinstance(opts, InputOptions)  # what LoadSettings.inputs holds
     budget = _buffer_budget(memory_limit)
     con = _connect()
-    facts: dict = {}
-    lane_dirs, formats = [], []
-    pending: dict = {}  # lane index -> (name, path, out dir, span futures, digest)
+    facts: dict[str, FileFacts] = {}
+    lane_dirs: list[tuple[str, str]] = []
+    formats: list[SimpleNamespace | None] = []  # None: known once the lane's spans are done
+    # lane index -> (name, path, out dir, span futures, digest)
+    pending: dict[int, tuple[str, str, str, list[Future[tuple[int, bool]]], Future[str]]] = {}
     hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256")
     try:
         for i, (name, path) in enumerate(plan.lanes):
@@ -592,14 +624,14 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
             fmt, scan = _streamable_run(path, opts)
             if fmt == "parquet":
                 digest = hasher.submit(sha256_of, path)
-                stream = _ParquetStream(path, name, opts)
-                _write_buckets(con, stream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
-                if not stream.declined:
-                    facts[path] = FileFacts(path, _sha(digest, path), "parquet", stream.columns, ())
+                pstream = _ParquetStream(path, name, opts)
+                _write_buckets(con, pstream.batches(), LANE_SCHEMA_FIELDS, n, out, budget)
+                if not pstream.declined:
+                    facts[path] = FileFacts(path, _sha(digest, path), "parquet", pstream.columns, ())
                     formats.append(SimpleNamespace(format="parquet"))
                     continue
                 _remove_tree(out)  # the readers read it whole
-            elif scan is not None and _spans_apply(path, scan, pool, workers):
+            elif scan is not None and pool is not None and _spans_apply(path, scan, pool, workers):
                 # the workers partition its spans while this process reads the other inputs
                 pending[i] = (name, path, out, _submit_spans(pool, path, scan, workers, n, out, budget),
                               hasher.submit(sha256_of, path))
@@ -620,7 +652,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
                     continue
                 _remove_tree(out)  # the readers read it whole
             formats.append(_lane_read_whole(con, name, path, opts, n, out, budget, facts))
-        judged = []
+        judged: list[SimpleNamespace] = []
         judged_error = None
         try:
             for what, path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
@@ -659,7 +691,8 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
     return files, facts
 
 
-def _lane_read_whole(con, name: str, path: str, opts, n: int, out: str, budget: int, facts: dict):
+def _lane_read_whole(con: duckdb.DuckDBPyConnection, name: str, path: str, opts: InputOptions, n: int, out: str,
+                     budget: int, facts: dict[str, FileFacts]) -> SimpleNamespace:
     """A lane read whole by the readers (``readers.read_lane``), its rows into ``n`` buckets
     under ``out``, its facts into ``facts``; what ``formats.check_options_used`` reads of it."""
     from ..inputs.readers import read_lane
@@ -670,18 +703,20 @@ def _lane_read_whole(con, name: str, path: str, opts, n: int, out: str, budget: 
     return SimpleNamespace(format=raw.format)
 
 
-def _spans_apply(path: str, scan, pool, workers: int) -> bool:
+def _spans_apply(path: str, scan: Scan, pool: Executor | None, workers: int) -> bool:
     return (pool is not None and workers > 1 and getattr(scan, "checked", None) is None
             and os.path.getsize(path) >= SPAN_MIN_BYTES)
 
 
-def _submit_spans(pool, path: str, scan, workers: int, n: int, out: str, budget: int) -> list:
+def _submit_spans(pool: Executor, path: str, scan: Scan, workers: int, n: int, out: str,
+                  budget: int) -> list[Future[tuple[int, bool]]]:
     """:func:`partition_span` of each of ``workers`` spans of ``path``, submitted to ``pool``."""
+    assert scan.delim is not None  # a scan without a delimiter is not streamed (_streamable_run)
     return [pool.submit(partition_span, path, scan.delim, scan.clean, span, j, n, out, budget)
             for j, span in enumerate(spans_of(path, workers))]
 
 
-def _spans_declined(futures: list, path: str) -> bool:
+def _spans_declined(futures: list[Future[tuple[int, bool]]], path: str) -> bool:
     """Whether the spans' file was declined (no rows at all, or a span the fast path would
     decline), once every span is done. A worker that dies fails the command
     (``engine.BucketFailed``)."""
@@ -718,7 +753,7 @@ def _buffer_budget(memory_limit: str | None) -> int:
     return max(16 * 10**6, min(BUFFER_BYTES, parse_size(memory_limit) // 8))
 
 
-def _sha(digest, path: str) -> str:
+def _sha(digest: Future[str], path: str) -> str:
     try:
         return digest.result()
     except OSError as exc:
@@ -734,7 +769,7 @@ def _remove_tree(path: str) -> None:
 # --------------------------------------------------------------------------- reading a bucket
 
 
-def _read_parquet(path: str | None):
+def _read_parquet(path: str | None) -> pa.Table | None:
     """The rows at ``path`` (a Parquet file, or every ``*.parquet`` of a directory, in name
     order); None when nothing is there."""
     import pyarrow as pa
@@ -750,10 +785,10 @@ def _read_parquet(path: str | None):
     return pq.read_table(path)
 
 
-def read_bucket(files: BucketFiles) -> tuple[dict, object, object]:
+def read_bucket(files: BucketFiles) -> tuple[dict[str, pa.Table], pa.Table | None, pa.Table | None]:
     """(lane name -> rows, qrels rows, negatives rows or None) of one bucket, as Arrow
     tables; a lane without rows in this bucket is left out, absent qrels are None."""
-    lanes = {}
+    lanes: dict[str, pa.Table] = {}
     for name, path in files.lanes:
         t = _read_parquet(path)
         if t is not None:
@@ -761,7 +796,7 @@ def read_bucket(files: BucketFiles) -> tuple[dict, object, object]:
     return lanes, _read_parquet(files.qrels), _read_parquet(files.ood)
 
 
-def bucket_task(files: BucketFiles, plan: BucketPlan):
+def bucket_task(files: BucketFiles, plan: BucketPlan) -> BucketResult:
     """``bucket.run_bucket`` of one bucket on disk (what a worker process runs)."""
     lanes, qrels, ood = read_bucket(files)
     return run_bucket(lanes, qrels, plan, ood)

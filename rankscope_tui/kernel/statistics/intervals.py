@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -133,9 +133,9 @@ class Interval:
         w = self.width
         return w is None or w > 0.0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Strict-JSON-safe: nan/±inf become None with a sibling ``<key>_reason``."""
-        out: dict = {}
+        out: dict[str, Any] = {}
         default = self.reason or "not computed"
         for key in ("value", "low", "high"):
             raw = getattr(self, key)

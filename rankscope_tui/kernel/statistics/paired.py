@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.special import stdtr
 
 from ..errors import InputError
@@ -66,7 +67,8 @@ PAIRED_PIPELINE_BLOCK_ELEMENTS = PIPELINE_BLOCK_ELEMENTS // 2
 NOT_IN_ROW = {"row": False}
 
 
-def aligned(baseline, candidate, qids) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def aligned(baseline: np.ndarray | Sequence[float], candidate: np.ndarray | Sequence[float],
+            qids: Sequence[str]) -> tuple[NDArray[np.float64], NDArray[np.float64], list[str]]:
     """Two per-query arrays and their qids, checked: 1-D, one length ≥ 2, finite, qids unique
     and sorted as bytes (the resampling protocol depends on that order)."""
     b = np.asarray(baseline, dtype=np.float64)
@@ -128,7 +130,7 @@ class QueryDelta:
     baseline_judged: float | None = None
     candidate_judged: float | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "qid": self.qid,
             "baseline": float(self.baseline),
@@ -179,7 +181,7 @@ class PairedStats:
     exceedances: int | None = field(metadata=NOT_IN_ROW)
     alternative: str = field(metadata=NOT_IN_ROW)
     bca: BcaParts | None = field(metadata=NOT_IN_ROW)
-    replicates: np.ndarray | None = field(default=None, repr=False, metadata=NOT_IN_ROW)
+    replicates: NDArray[np.float64] | None = field(default=None, repr=False, metadata=NOT_IN_ROW)
     sampling_unit: str = field(default="query", metadata=NOT_IN_ROW)  # "query", or "unit" with --unit
 
     @property
@@ -227,9 +229,9 @@ class _Resampled:
     the paired, baseline (I) and candidate (J) bootstrap replicate means."""
 
     exceedances: int
-    paired: np.ndarray
-    baseline: np.ndarray
-    candidate: np.ndarray
+    paired: NDArray[np.float64]
+    baseline: NDArray[np.float64]
+    candidate: NDArray[np.float64]
 
 
 def _finish_only(_start: int, _idx: np.ndarray) -> None:
@@ -298,7 +300,7 @@ class _ResampledNumbers:
     unpaired_ci_low: float | None = None
     unpaired_ci_high: float | None = None
     bca: BcaParts | None = None
-    replicates: np.ndarray | None = None
+    replicates: NDArray[np.float64] | None = None
 
 
 def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf: float, alternative: str) -> _ResampledNumbers:
@@ -316,7 +318,7 @@ def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf
 
 
 def _largest(
-    b: np.ndarray, c: np.ndarray, d: np.ndarray, q: list[str], sign: int, judged: tuple | None
+    b: np.ndarray, c: np.ndarray, d: np.ndarray, q: list[str], sign: int, judged: tuple[np.ndarray, np.ndarray] | None
 ) -> tuple[QueryDelta, ...]:
     """The LARGEST most negative (sign < 0) or most positive Δ, only Δ < 0 / Δ > 0."""
     # qids are sorted as bytes, so a stable sort on Δ (or −Δ) breaks ties by qid bytes
@@ -334,7 +336,7 @@ def _largest(
     )
 
 
-def _judged_arrays(judged, like: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _judged_arrays(judged: Sequence[np.ndarray | Sequence[float]] | None, like: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Both lanes' judged@k per query as float arrays aligned with ``like`` (or None)."""
     if judged is None:
         return None

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import InputError
 from .intervals import check_alternative
@@ -77,7 +78,8 @@ class FlipSums:
         packed = np.packbits(flipped, axis=1, bitorder="little")
         index = packed.astype(np.intp)
         index += self._offsets
-        return np.take(self._flat, index, mode=GATHER_MODE).sum(axis=1)
+        sums: NDArray[np.float64] = np.take(self._flat, index, mode=GATHER_MODE).sum(axis=1)
+        return sums
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class FlipCounter:
         self.count_total = 0
         self.exact_rows = 0
 
-    def _hits(self, means: np.ndarray) -> np.ndarray:
+    def _hits(self, means: NDArray[np.float64]) -> NDArray[np.bool_]:
         if self.alternative == "two-sided":
             return np.abs(means) >= self.threshold
         if self.alternative == "greater":

@@ -56,16 +56,17 @@ from __future__ import annotations
 import queue
 import sys
 import threading
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Final, Iterator, Sequence, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import InputError
 
 _LITTLE = sys.byteorder == "little"
 #: Indices are always in [0, n), so "wrap" changes nothing; it spares numpy's bounds
 #: check and, with ``out=``, the buffered copy that mode="raise" always makes (3× faster).
-GATHER_MODE = "wrap"
+GATHER_MODE: Final = "wrap"
 _QUEUE_BLOCKS = 4
 FLIP_BLOCK_ELEMENTS = 1 << 18  # a flip block is 1 byte per draw after unpacking
 # Draws per resampling block: 512 kB of int64 indices stays in L2 cache, and memory stays flat in B.
@@ -129,7 +130,7 @@ def check_numpy_stream() -> None:
     _stream_checked = True
 
 
-def check_seed(seed) -> int:
+def check_seed(seed: object) -> int:
     """``seed`` as an int, or an ``InputError`` unless 0 <= seed <= 2^64 - 1."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
         raise InputError(f"seed must be an integer from 0 to 2^64 - 1, got {seed!r}"[:200])
@@ -147,7 +148,8 @@ class HalfStream:
 
     def __init__(self, seed: int, start: int = 0):
         check_numpy_stream()
-        self._bitgen = np.random.default_rng(check_seed(seed)).bit_generator
+        # default_rng's bit generator is a PCG64 (the stubs say BitGenerator, which has no advance)
+        self._bitgen = cast(np.random.PCG64, np.random.default_rng(check_seed(seed)).bit_generator)
         self._spare = np.empty(0, dtype=np.uint32)
         if start:
             self._bitgen.advance(start // 2)
@@ -325,6 +327,7 @@ def walk_stream(
     r = block_rows(n, chunk)
     tick = ProgressTicker(progress, flip_rows + index_rows)
     if index_rows and n == 1:
+        assert on_indices is not None  # index rows are asked for, so is their callback
         # numpy returns zeros for a one-value range without touching the generator
         for start in range(0, index_rows, r):
             zeros = np.zeros((min(r, index_rows - start), 1), dtype=np.int64)
@@ -361,20 +364,26 @@ def walk_stream(
             tick(flips_done + idx_done)
 
     def consume(kind: str, start: int, arr: np.ndarray) -> None:
+        # each kind of block is drawn only when its rows, and so its callback, are asked for
         if kind == "flips":
+            assert on_flips is not None
+
             rows = arr.size // n
             on_flips(start, flipped_rows(arr, rows, n))
         elif kind == "finished":
+            assert on_indices is not None
             on_indices(start, arr)
         else:
+            assert on_indices is not None
             on_indices(start, LemireRows.finish_rows(arr))
+
 
     if single:
         for item in draws():
             consume(*item)
         return
 
-    work: queue.Queue = queue.Queue(maxsize=_QUEUE_BLOCKS)  # bounds memory: a few blocks in flight
+    work: queue.Queue[tuple[str, int, np.ndarray] | None] = queue.Queue(maxsize=_QUEUE_BLOCKS)  # bounds memory: a few blocks in flight
     failure: list[BaseException] = []
 
     def worker() -> None:
@@ -404,7 +413,8 @@ def walk_stream(
 
 def row_means(rows: np.ndarray) -> np.ndarray:
     """``rows.mean(axis=1)`` bit for bit (numpy's mean is this reduction divided by the count)."""
-    return np.add.reduce(rows, axis=1) / rows.shape[1]
+    means: NDArray[np.float64] = np.add.reduce(rows, axis=1) / rows.shape[1]
+    return means
 
 
 def as_matrix(values: np.ndarray | Sequence[float]) -> tuple[np.ndarray, bool]:
@@ -451,7 +461,7 @@ def bootstrap_means(
     # columns' gathers, so this share balances the two threads.
     here = (m - 2) // 2 if pipelined else 0
 
-    def gatherer(first: int, last: int):
+    def gatherer(first: int, last: int) -> Callable[[int, np.ndarray], None]:
         gathered = np.empty(size, dtype=np.float64)
 
         def on_indices(start: int, idx: np.ndarray) -> None:

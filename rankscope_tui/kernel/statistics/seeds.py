@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -98,7 +98,7 @@ class RetrainingSpread:
     reversals_out_of: int
     warnings: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "baseline_seeds": list(self.baseline_seeds),
             "candidate_seeds": list(self.candidate_seeds),
@@ -115,7 +115,8 @@ class RetrainingSpread:
         }
 
 
-def _pair(b, c, qids, kw) -> tuple[float, float]:
+def _pair(b: np.ndarray | Sequence[float], c: np.ndarray | Sequence[float], qids: Sequence[str],
+          kw: dict[str, Any]) -> tuple[float, float]:
     """(difference, bootstrap standard error) of one run pair."""
     from .paired import paired_statistics
 
@@ -150,7 +151,7 @@ def retraining_spread(
     b_seeds, c_seeds = tuple(sorted(baseline_runs)), tuple(sorted(candidate_runs))
     if len(b_seeds) < 2 and len(c_seeds) < 2:
         raise InputError("a retraining spread needs at least two runs of one of the systems")
-    kw = dict(resamples=resamples, seed=seed, confidence=confidence, units=units)
+    kw: dict[str, Any] = dict(resamples=resamples, seed=seed, confidence=confidence, units=units)
     if len(b_seeds) == 1 or len(c_seeds) == 1:
         rule = "one side retrained"
         pairs = [(b_seeds[0], s) for s in c_seeds] if len(b_seeds) == 1 else [(s, c_seeds[0]) for s in b_seeds]

@@ -45,7 +45,7 @@ import itertools
 import math
 import string
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -121,6 +121,7 @@ def null_ranges(values: np.ndarray, resamples: int, seed: int, chunk: int | None
             idx = perms[codes]
             idx += base
             means = np.take(flat, idx, mode=GATHER_MODE).sum(axis=1) / n
+
         block = means.max(axis=1) - means.min(axis=1)
         if thr is not None and thr.size:
             at = np.searchsorted(thr, block)
@@ -157,7 +158,7 @@ class TukeyPair:
             return None
         return self.b if self.difference > 0 else self.a
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "difference": self.difference, "p": self.p,
                 "exceedances": self.exceedances, "ci_low": self.ci_low, "ci_high": self.ci_high,
                 "wins": self.wins, "losses": self.losses, "ties": self.ties, "significant": self.significant,
@@ -191,7 +192,7 @@ class TukeyResult:
         out = [letter[p.b if p.winner == p.a else p.a] for p in self.pairs if p.winner == lane]
         return tuple(sorted(out))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "test": "randomised Tukey HSD",
             "metric": self.metric,
@@ -251,6 +252,7 @@ def tukey_hsd(
         diff = means[ib] - means[ia]
         p = e = lo = hi = None
         if B:
+            assert ranges is not None and reps is not None  # both drawn when B > 0
             obs = abs(diff)
             e = int(B - np.searchsorted(ranges, obs - _TIE_TOL * obs, side="left"))
             p = (1 + e) / (B + 1)

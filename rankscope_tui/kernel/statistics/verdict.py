@@ -25,7 +25,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -33,6 +33,11 @@ from ..errors import InputError
 from .intervals import MIN_QUERIES_FOR_COVERAGE, finite_or_none, null_reason
 from .multiplicity import adjust_p, check_correction, thresholds
 from .paired import NOT_IN_ROW, PairedStats
+
+if TYPE_CHECKING:
+    from dataclasses import Field
+
+    from .seeds import RetrainingSpread
 
 #: The tests that can decide a verdict (``--test``); the other one is an agreement flag.
 TESTS: tuple[str, ...] = ("randomization", "t")
@@ -68,10 +73,10 @@ class RowInput:
     metric: str
     stats: PairedStats
     exploratory: bool = False
-    retraining: object | None = None  # seeds.RetrainingSpread, with --seed-runs
+    retraining: RetrainingSpread | None = None  # with --seed-runs
 
 
-def _after(key: str) -> dict:
+def _after(key: str) -> dict[str, Any]:
     """Metadata: in a ``compare --out`` row this field comes right after ``key``."""
     return {"after": key}
 
@@ -108,15 +113,15 @@ class ComparisonRow:
     # the deciding test, and the randomization test's agreement when the t-test decides
     test: str = field(default="randomization", metadata=_after("bootstrap_agrees"))
     randomization_agrees: bool | None = None
-    # the spread over retraining seeds (seeds.RetrainingSpread), a separate quantity from the interval
-    retraining: object | None = None
+    # the spread over retraining seeds, a separate quantity from the interval
+    retraining: RetrainingSpread | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
     warnings: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
     reasons: tuple[tuple[str, str], ...] = field(default=(), metadata=NOT_IN_ROW)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # only reached for names the row itself lacks: read them from the stats
         if name.startswith("__") or name == "stats":
             raise AttributeError(name)
@@ -126,12 +131,12 @@ class ComparisonRow:
     def verdict_text(self) -> str:
         return VERDICT_TEXT[self.verdict]
 
-    def as_dict(self, reasons: bool = False) -> dict:
+    def as_dict(self, reasons: bool = False) -> dict[str, Any]:
         """Exactly ``ROW_KEYS``, strict-JSON (nan/±inf → None).
 
         ``reasons=True`` adds a sibling ``<key>_reason`` for every null value.
         """
-        out: dict = {}
+        out: dict[str, Any] = {}
         why = dict(self.reasons)
         for key in ROW_KEYS:
             value = getattr(self, key)
@@ -152,8 +157,8 @@ class ComparisonRow:
         return out
 
 
-def _in_row(f) -> bool:
-    return f.metadata.get("row", True)
+def _in_row(f: Field[Any]) -> bool:
+    return bool(f.metadata.get("row", True))
 
 
 def _row_keys() -> tuple[str, ...]:
@@ -190,7 +195,7 @@ class CompareResult:
     caption: str = CAPTION
     test: str = "randomization"
 
-    def settings_dict(self) -> dict:
+    def settings_dict(self) -> dict[str, Any]:
         """The family's settings as ``compare --out`` records them."""
         return {
             "test": self.test,
@@ -202,7 +207,7 @@ class CompareResult:
             "family_size": self.family_size,
         }
 
-    def as_dict(self, reasons: bool = False) -> dict:
+    def as_dict(self, reasons: bool = False) -> dict[str, Any]:
         return {
             "comparisons": [r.as_dict(reasons) for r in self.rows],
             "settings": self.settings_dict(),
@@ -254,7 +259,7 @@ class _Family:
     """The tested family: row index → position k, and per position the adjusted p of the
     deciding test (NaN without a test), the raw-p threshold and the other test's adjusted p."""
 
-    position: dict
+    position: dict[int, int]
     adjusted: np.ndarray
     threshold: np.ndarray
     other_adjusted: np.ndarray
@@ -280,7 +285,7 @@ def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, corre
     other = "randomization" if test == "t" else "t"
 
     def raws(which: str) -> list[float]:
-        return [1.0 if _raw(inputs[i].stats, which) is None else _raw(inputs[i].stats, which) for i in members]
+        return [1.0 if (p := _raw(inputs[i].stats, which)) is None else p for i in members]
 
     tested = J > 0 and (test == "t" or B > 0)
     raw = raws(test)
@@ -369,7 +374,7 @@ def _place(i: int, r: RowInput, fam: _Family, alpha: float, conf: float, min_del
     )
 
 
-def _null_reasons(s: PairedStats, bca, B: int) -> dict[str, str]:
+def _null_reasons(s: PairedStats, bca: tuple[float, float] | None, B: int) -> dict[str, str]:
     """Why each null number of the row is null."""
     reasons: dict[str, str] = {}
     if bca is None:
@@ -395,10 +400,11 @@ class _Agreement:
     bootstrap_agrees: bool | None
     randomization_agrees: bool | None
     disagreements: tuple[str, ...]
-    reasons: dict
+    reasons: dict[str, str]
 
 
-def _agreement(s: PairedStats, p: _Placement, bca, alpha: float, conf: float, test: str = "randomization") -> _Agreement:
+def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, alpha: float, conf: float,
+               test: str = "randomization") -> _Agreement:
     """Each check's decision against the deciding test's decision: the other test —
     ``t_agrees`` when the randomization test decides, ``randomization_agrees`` when the
     t-test does (its p adjusted in the family, ≤ α); ``interval_agrees`` — the BCa interval
@@ -460,7 +466,8 @@ def _row_warnings(s: PairedStats, p: _Placement, B: int, test: str = "randomizat
         warnings.append(
             f"only {s.n_nonzero} of {s.n_units} {s.sampled} differ: the randomization null distribution is coarse"
         )
-    if test == "randomization" and B and p.in_family and 1.0 / (B + 1) > p.threshold:
+    # in the family a row has a threshold (``_place``)
+    if test == "randomization" and B and p.in_family and p.threshold is not None and 1.0 / (B + 1) > p.threshold:
         warnings.append(
             f"the smallest attainable p with B = {B:,} is {1 / (B + 1):.4g}, above this row's "
             f"threshold {p.threshold:.4g}: it cannot be established"
