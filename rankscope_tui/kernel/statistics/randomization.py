@@ -23,11 +23,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..settings import MIN_RESAMPLES  # written once with the settings
 from .intervals import check_alternative
 from .resampling import FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows, resolve_threads, row_means
 from .resampling import check_resamples as resampling_count
 
-MIN_RESAMPLES = 999
 _TIE_TOL = 100.0 * float(np.finfo(np.float64).eps)
 
 

@@ -50,6 +50,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..settings import MAX_RESAMPLES, MAX_SEED, too_many_resamples  # the limits, written once with the settings
 
 _LITTLE = sys.byteorder == "little"
 #: Indices are always in [0, n), so "wrap" changes nothing; it spares numpy's bounds
@@ -68,16 +69,6 @@ PIPELINE_BLOCK_ELEMENTS = 1 << 18
 
 
 _NO_HALVES = np.empty(0, dtype=np.uint32)
-
-#: The most resamples one procedure draws. The draws stream in blocks (memory flat in
-#: B), but the replicates are kept for the percentile and BCa intervals: 8 bytes per
-#: resample per column, so 1,000,000 resamples of 17 metrics hold 136 MB (10^9 would
-#: need 136 GB). A p-value's resolution at the maximum is 1e-6.
-MAX_RESAMPLES = 1_000_000
-
-#: Seeds are non-negative integers below 2^64 (numpy's ``default_rng`` refuses negative ones).
-MAX_SEED = 2**64 - 1
-
 
 def check_seed(seed) -> int:
     """``seed`` as an int, or an ``InputError`` unless 0 <= seed <= 2^64 - 1."""
@@ -429,10 +420,3 @@ def check_resamples(resamples: int) -> int:
     if B > MAX_RESAMPLES:
         raise InputError(too_many_resamples(B))
     return B
-
-
-def too_many_resamples(B: int) -> str:
-    return (f"resamples = {B} is more than the {MAX_RESAMPLES:,} rankscope draws (the replicates are kept: "
-            f"8 bytes per resample and metric; p resolves to 1e-6 at the maximum)")
-
-
