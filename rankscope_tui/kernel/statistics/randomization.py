@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..settings import MIN_RESAMPLES  # written once with the settings
+from ..settings import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_RESAMPLES  # written once with the settings
 from .intervals import check_alternative
 from .resampling import FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows, resolve_threads, row_means
 from .resampling import check_resamples as resampling_count
@@ -184,8 +184,8 @@ def _parallel_flip_count(
 
 def randomization_test(
     deltas: np.ndarray | Sequence[float],
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     alternative: str = "two-sided",
     chunk: int | None = None,
     threads: int | None = None,

@@ -50,7 +50,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..settings import MAX_RESAMPLES, MAX_SEED, too_many_resamples  # the limits, written once with the settings
+from ..settings import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, MAX_SEED, too_many_resamples  # the limits, written once with the settings
 
 _LITTLE = sys.byteorder == "little"
 #: Indices are always in [0, n), so "wrap" changes nothing; it spares numpy's bounds
@@ -361,8 +361,8 @@ def as_matrix(values: np.ndarray | Sequence[float]) -> tuple[np.ndarray, bool]:
 
 def bootstrap_means(
     values: np.ndarray | Sequence[float],
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     chunk: int | None = None,
     threads: int | None = None,
     progress: Progress | None = None,
