@@ -6,7 +6,8 @@
 - ``render.*`` imports only the kernel and render;
 - ``commands.*`` and ``cli`` import only the kernel, the output layer ``render``, ``startup``
   and the command line itself; ``commands/tui.py`` may also import ``app``, ``state`` and ``demo``;
-- nothing imports ``demo`` but the demo command (``cli.cmd_demo`` or ``commands/demo.py``) and
+- ``commands.*`` never import ``cli`` (``cli`` imports them, on demand: no circle);
+- nothing imports ``demo`` but the demo command (``commands/demo.py``) and
   ``commands/tui.py``.
 
 The check reads every module's source (``ast``), resolves each import (absolute, relative,
@@ -123,6 +124,8 @@ def check_arrows(root: Path, package: str = PACKAGE) -> list[str]:
             rule = "screens import only the kernel, render, widgets, state and screens"
         elif _under(s, f"{p}.render") and not _under(t, kernel, f"{p}.render"):
             rule = "render imports only the kernel and render"
+        elif _under(s, commands) and _under(t, cli):
+            rule = "commands never import cli (cli imports them)"
         elif _under(s, commands, cli):
             allowed = [kernel, f"{p}.render", f"{p}.startup", cli, commands]
             if s == tui:
@@ -160,6 +163,7 @@ def test_the_checker_reports_back_edges(tmp_path):
         "rankscope_tui/commands/__init__.py": "",
         "rankscope_tui/commands/tui.py": "from ..app import X\nfrom .. import demo\n",
         "rankscope_tui/commands/compare.py": "from rankscope_tui.screens import view\n",
+        "rankscope_tui/commands/goldens.py": "import os\n\n\ndef run():\n    from ..cli import main\n    return main\n",
         "rankscope_tui/cli.py": "def cmd_demo():\n    from .demo import write\n\n\ndef cmd_other():\n    from . import demo\n",
     })
     found = check_arrows(tmp_path)
@@ -167,6 +171,7 @@ def test_the_checker_reports_back_edges(tmp_path):
         "rankscope_tui/cli.py:6 → rankscope_tui.demo (only the demo command and commands/tui.py import demo)",
         "rankscope_tui/commands/compare.py:1 → rankscope_tui.screens.view "
         "(commands import only the kernel, render, startup and the command line)",
+        "rankscope_tui/commands/goldens.py:5 → rankscope_tui.cli (commands never import cli (cli imports them))",
         "rankscope_tui/kernel/bad.py:5 → rankscope_tui.app (the kernel imports only the kernel)",
         "rankscope_tui/screens/view.py:2 → rankscope_tui.app (screens import only the kernel, render, widgets, state and screens)",
     ], found
