@@ -18,8 +18,17 @@ from support import cli_env
 
 import rankscope_tui as rs
 from rankscope_tui.kernel.errors import InputError, SettingError
-from rankscope_tui.kernel.settings import (MAX_CONFIDENCE, MAX_RESAMPLES, MAX_RRF_K, MAX_SEED, CalibrationSettings,
-                                           CompareSettings, DiffSettings, GateSettings, LoadSettings)
+from rankscope_tui.kernel.settings import (
+    MAX_CONFIDENCE,
+    MAX_RESAMPLES,
+    MAX_RRF_K,
+    MAX_SEED,
+    CalibrationSettings,
+    CompareSettings,
+    DiffSettings,
+    GateSettings,
+    LoadSettings,
+)
 
 MIN_DELTA_WORDS = "must be a finite number >= 0 (the smallest mean difference worth calling better), got "
 
