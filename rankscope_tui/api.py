@@ -32,10 +32,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from .kernel.errors import InputError, SettingError
 from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES, DEFAULT_SEED  # (defaults written once)
+
+if TYPE_CHECKING:
+    from .kernel.instruments.compare import Comparison as KernelComparison
+    from .kernel.statistics.verdict import ComparisonRow
+    from .kernel.workspace.loaded import Workspace
+    from .kernel.workspace.per_query_tables import TableWorkspace
 
 __all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
            "Paired", "Metric", "InputError"]
@@ -106,7 +112,9 @@ def _column_table(qids, docs, values, value: str, source: str):
 
 
 def _dict_table(d: dict, value: str, source: str):
-    qids, docs, values = [], [], []
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[Any] = []
     for q, inner in d.items():
         q = _id(q, "a query id", source, len(qids) + 1)
         if not isinstance(inner, dict):
@@ -166,7 +174,7 @@ def _named_runs(runs) -> list[tuple[str | None, object]]:
         return isinstance(inner, dict) and not any(isinstance(v, dict) for v in inner.values())
 
     if isinstance(runs, dict) and runs and not one_run_dict(runs):
-        out = []
+        out: list[tuple[str | None, object]] = []
         for name, run in runs.items():
             if not isinstance(name, str):
                 raise InputError(f"a run's name must be a string, not {name!r}"[:200], "runs")
@@ -248,7 +256,7 @@ def workspace(qrels, runs, settings=None, strata=()):
 class Evaluation:
     """What ``rankscope evaluate`` computes for these inputs; every number is the report's."""
 
-    ws: object  # the prepared kernel Workspace
+    ws: Workspace | TableWorkspace  # the prepared kernel workspace
     _report: dict | None = None
 
     def report(self) -> dict:
@@ -409,7 +417,7 @@ def _frame_table(df, name, i: int):
 class Comparison:
     """One ``compare`` call (``kernel.comparison.Comparison`` in ``.result``)."""
 
-    result: object
+    result: KernelComparison
 
     @property
     def rows(self):
@@ -491,7 +499,7 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
 class Paired:
     """One paired comparison of two per-query value sets: a family of one row."""
 
-    row: object  # kernel.verdict.ComparisonRow
+    row: ComparisonRow
     caption: str
 
     def as_dict(self) -> dict:
@@ -565,8 +573,7 @@ def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value"
     with _parameter_words():  # compare's settings: min_delta finite >= 0, resamples 0 or >= 999, ...
         s = CompareSettings(min_delta=min_delta, alternative=alternative, resamples=resamples, seed=seed,
                             confidence=confidence)
-    stats = paired_statistics(b, c, q, resamples=s.resamples, seed=s.seed, confidence=s.confidence,
-                              alternative=s.alternative)
+    stats = paired_statistics(b, c, q, resamples=resamples, seed=seed, confidence=confidence, alternative=alternative)
     result = decide([RowInput(baseline, candidate, metric, stats)], correction="holm", min_delta=s.min_delta)
     return Paired(result.rows[0], result.caption)
 

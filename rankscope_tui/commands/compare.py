@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 def register(sub) -> None:
@@ -74,7 +75,7 @@ def run(args) -> int:
     text = render_compare(comparison, args.format)
     if args.per_query_in and args.format == "text":
         text = tables_header(ws) + text
-    out = [(args.out, dumps_strict_parts(payload))] if args.out else []
+    out: list[tuple[str, str | bytes | list[Any]]] = [(args.out, dumps_strict_parts(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
     # only after the append worked: a failure of either leaves both as they were
     with StagedOutputs(out) as outs:
@@ -91,11 +92,12 @@ def compare_settings(args):
     confidence: the workspace's, from --resamples, --seed, --confidence)."""
     from ..kernel.settings import CompareSettings
 
+    metrics: dict[str, Any] = {"metrics": tuple(args.metric)} if args.metric else {}  # none given: the default
     return CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
         correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
         seed_runs=args.seed_runs, shared_seeds=args.shared_seeds, exploratory=args.exploratory, primary=args.primary,
-        **({"metrics": tuple(args.metric)} if args.metric else {}),
+        **metrics,
     )
 
 

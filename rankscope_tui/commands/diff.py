@@ -6,8 +6,8 @@ import sys
 
 
 def register(sub) -> None:
+    from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
     from ..kernel.settings import DiffSettings
-    from ..kernel.workspace.per_query_tables import FORMATS
     from .options import lane_arg
 
     d = DiffSettings()

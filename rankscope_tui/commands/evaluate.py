@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from .options import (
     StageProgress,
@@ -58,7 +59,7 @@ def run(args) -> int:
         report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
         progress.done("computed the report")
     text = R.RENDERERS[args.format](report)
-    payloads = []
+    payloads: list[tuple[str, str | bytes | list[Any]]] = []
     if args.out:
         payloads.append((args.out, dumps_strict_parts(report)))
     if args.per_query:
@@ -89,7 +90,7 @@ def evaluate_tables(args) -> int:
         head = "".join(f"% {line}\n" for line in head.splitlines())
 
     text = terminal_safe(head) + R.RENDERERS[args.format](report)  # a path never drives the terminal
-    payloads = [(args.out, dumps_strict_parts(report))] if args.out else []
+    payloads: list[tuple[str, str | bytes | list[Any]]] = [(args.out, dumps_strict_parts(report))] if args.out else []
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
     payloads += tidy_payloads(args, report)

@@ -279,7 +279,7 @@ def input_paths(args) -> list[str]:
 
 
 #: Options that act on rankings or qrels only: refused with --per-query-in rather than ignored.
-RANKING_ONLY = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-sep", "group_sep", None),
+RANKING_ONLY: tuple[tuple[str, str, object], ...] = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-sep", "group_sep", None),
                 ("--corpus", "corpus", None), ("--queries", "queries", []), ("--docs", "docs", []),
                 ("--ood-negatives", "ood_negatives", None), ("--thresholds", "thresholds", None),
                 ("--cap", "cap", None), ("--document-first", "document_first", False), ("--rrf-k", "rrf_k", None),
