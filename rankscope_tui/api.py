@@ -6,7 +6,9 @@ Table, ``{qid: {doc: value}}`` dict or iterable of named tuples through
 ``kernel.columns``), a ``Workspace`` is built from them, and ``evaluate`` / ``compare``
 call ``pipeline.evaluate_report`` and ``comparison.compare`` as ``rankscope evaluate`` and
 ``rankscope compare`` do; markdown and LaTeX come from ``render``. Bad input raises the
-CLI's :class:`~rankscope_tui.kernel.errors.InputError` with the CLI's wording.
+kernel's :class:`~rankscope_tui.kernel.errors.InputError`, in the command line's words; a
+setting out of range (``min_delta=-1``) a ``SettingError`` (an ``InputError`` and a
+``ValueError``) that names the parameter, as ``min_delta: must be ...``.
 
 Inputs, for ``qrels`` and each run:
 
@@ -27,11 +29,19 @@ id descending as bytes, intervals by the fixed-seed protocol (README, Convention
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
-from .kernel.errors import InputError
-from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES  # (defaults written once)
+from .kernel.errors import InputError, SettingError
+from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES, DEFAULT_SEED  # (defaults written once)
+
+if TYPE_CHECKING:
+    from .kernel.instruments.compare import Comparison as KernelComparison
+    from .kernel.statistics.verdict import ComparisonRow
+    from .kernel.workspace.loaded import Workspace
+    from .kernel.workspace.per_query_tables import TableWorkspace
 
 __all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
            "Paired", "Metric", "InputError"]
@@ -102,7 +112,9 @@ def _column_table(qids, docs, values, value: str, source: str):
 
 
 def _dict_table(d: dict, value: str, source: str):
-    qids, docs, values = [], [], []
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[Any] = []
     for q, inner in d.items():
         q = _id(q, "a query id", source, len(qids) + 1)
         if not isinstance(inner, dict):
@@ -162,7 +174,7 @@ def _named_runs(runs) -> list[tuple[str | None, object]]:
         return isinstance(inner, dict) and not any(isinstance(v, dict) for v in inner.values())
 
     if isinstance(runs, dict) and runs and not one_run_dict(runs):
-        out = []
+        out: list[tuple[str | None, object]] = []
         for name, run in runs.items():
             if not isinstance(name, str):
                 raise InputError(f"a run's name must be a string, not {name!r}"[:200], "runs")
@@ -179,20 +191,45 @@ def _looks_like_records(x) -> bool:
     return hasattr(first, "query_id") and hasattr(first, "doc_id")
 
 
+#: The API's parameter for each setting whose name differs from it (every other setting
+#: is the parameter of its own name: ``min_delta``, ``relevant``, ``confidence``, ...).
+PARAMETERS = {"metrics": "measures"}
+
+
+@contextmanager
+def _parameter_words() -> Iterator[None]:
+    """A setting refused by the settings (``SettingError``) re-raised naming the parameter."""
+    try:
+        yield
+    except SettingError as exc:
+        raise exc.named(PARAMETERS) from None
+
+
 def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None):
-    """The ``LoadSettings`` of these arguments, checked by the command line's own
-    ``settings_from`` (one set of checks, one wording: a bad value reads as the option's
-    error, e.g. ``--relevant: must be at least 1 ...``)."""
-    from .cli import settings_of
+    """The ``LoadSettings`` of these arguments; every range is checked by ``LoadSettings``
+    itself (the command line's checks and words, with the parameter's name in place of the
+    option's: ``relevant: must be at least 1 ...``)."""
+    from dataclasses import replace
+
+    from .kernel.inputs.columns import ColumnMapping
+    from .kernel.inputs.formats import InputOptions
+    from .kernel.measures import parse_metrics
+    from .kernel.settings import DEFAULT_METRICS, LoadSettings
 
     if measures is not None and not isinstance(measures, str):
         measures = ",".join(str(m) for m in measures)
-    def mapping(m):  # {"query": "qid", "doc": "docno", "score": "s"} or the option's "query=qid,..." text
-        return m if m is None or isinstance(m, str) else ",".join(f"{k}={v}" for k, v in m.items())
 
-    return settings_of(metrics=measures, relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
-                       seed=seed, confidence=confidence, run_columns=mapping(run_columns),
-                       qrels_columns=mapping(qrels_columns))
+    def mapping(m, name: str):  # {"query": "qid", "doc": "docno", "score": "s"} or the text "query=qid,..."
+        if m is None:
+            return None
+        return ColumnMapping.parse(m if isinstance(m, str) else ",".join(f"{k}={v}" for k, v in m.items()), name)
+
+    with _parameter_words():  # the ranges first, then the names read, as on the command line
+        checked = LoadSettings(metrics=(), relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
+                               seed=seed, confidence=confidence)
+    inputs = InputOptions(run_columns=mapping(run_columns, "run_columns"),
+                          qrels_columns=mapping(qrels_columns, "qrels_columns"))
+    return replace(checked, metrics=tuple(parse_metrics(measures or DEFAULT_METRICS)), inputs=inputs)
 
 
 def workspace(qrels, runs, settings=None, strata=()):
@@ -219,14 +256,14 @@ def workspace(qrels, runs, settings=None, strata=()):
 class Evaluation:
     """What ``rankscope evaluate`` computes for these inputs; every number is the report's."""
 
-    ws: object  # the prepared kernel Workspace
+    ws: Workspace | TableWorkspace  # the prepared kernel workspace
     _report: dict | None = None
 
     def report(self) -> dict:
         """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
         if self._report is None:
+            from .kernel import evaluate as evaluate_report
             from .kernel import table_report
-            from .kernel.instruments.evaluate import evaluate_report
             from .kernel.workspace.per_query_tables import TableWorkspace
 
             # per-query tables: ``evaluate --per-query-in``'s report (no attribution, fusion or gate)
@@ -286,7 +323,7 @@ class Evaluation:
 
 
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
-             group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
+             group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
              *, per_query=None, per_query_format: str | None = None, run_columns=None,
              qrels_columns=None) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
@@ -298,7 +335,7 @@ def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int
     ``run_columns`` / ``qrels_columns``: the columns of a table in no known convention,
     ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
     ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``."""
-    from .kernel.instruments.evaluate import prepare
+    from .kernel import prepare
 
     if per_query is not None:
         _no_runs(runs, measures, depth, group_sep)
@@ -318,12 +355,13 @@ def _no_runs(runs, measures, depth, group_sep) -> None:
                          "their measures are what is reported)", "per_query")
 
 
-def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
            confidence: float = DEFAULT_CONFIDENCE, fmt: str | None = None):
     """The kernel's per-query-table workspace (``kernel.per_query_in``) over ``per_query``: a
     path, a long DataFrame (``run, query_id, measure, value``, any column names the long
     format reads), a list of them, or a ``{name: path}`` dict for one-run files."""
-    from .kernel.workspace.per_query_tables import TableWorkspace, load_tables, read_per_query_table
+    from .kernel import load_tables
+    from .kernel.workspace.per_query_tables import TableWorkspace, read_per_query_table
 
     settings = _settings(None, relevant, None, None, resamples, seed, confidence)
     items = list(per_query.items()) if isinstance(per_query, dict) else \
@@ -380,7 +418,7 @@ def _frame_table(df, name, i: int):
 class Comparison:
     """One ``compare`` call (``kernel.comparison.Comparison`` in ``.result``)."""
 
-    result: object
+    result: KernelComparison
 
     @property
     def rows(self):
@@ -427,23 +465,23 @@ class Comparison:
 def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), measures=DEFAULT_METRIC, level: str = "doc",
             min_delta: float = 0.0, correction: str = "holm", alternative: str = "two-sided",
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
-            group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE,
+            group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
             qrels_columns=None) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other one and ``rrf`` when two or more runs are given), statistics
     and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
     per-query tables (:func:`tables`), as ``compare --per-query-in``."""
-    import math
-
-    from .kernel.instruments.compare import compare as kernel_compare
-    from .kernel.instruments.evaluate import prepare
+    from .kernel import compare as kernel_compare
+    from .kernel import prepare
     from .kernel.settings import CompareSettings
 
-    if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta >= 0):
-        raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
-                         f"got {min_delta!r}", "--min-delta")
     metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
+    candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
+    with _parameter_words():  # checked before any input is read
+        settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
+                                   min_delta=min_delta, correction=correction, alternative=alternative,
+                                   exploratory=exploratory, primary=primary)
     if per_query is not None:  # values computed elsewhere: compare --per-query-in
         _no_runs(runs, None, depth, group_sep)
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
@@ -452,10 +490,6 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
         ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence,
                                               run_columns, qrels_columns))
         ws, th = prepare(ws)
-    candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
-    settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
-                               min_delta=float(min_delta), correction=correction, alternative=alternative,
-                               exploratory=exploratory, primary=primary)
     return Comparison(kernel_compare(ws, th, settings))
 
 
@@ -466,7 +500,7 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
 class Paired:
     """One paired comparison of two per-query value sets: a family of one row."""
 
-    row: object  # kernel.verdict.ComparisonRow
+    row: ComparisonRow
     caption: str
 
     def as_dict(self) -> dict:
@@ -527,19 +561,21 @@ def _aligned_values(baseline, candidate, ids):
 
 def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value", baseline: str = "baseline",
            candidate: str = "candidate", min_delta: float = 0.0, alternative: str = "two-sided",
-           resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE) -> Paired:
+           resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> Paired:
     """The paired statistics and verdict of one comparison, from per-query values computed
     anywhere: arrays (with ``ids``, in any order) or two pandas Series (aligned on their
     index). The values are sorted by id as bytes inside, so the numbers equal ``compare``'s
     for the same queries whatever order they come in."""
+    from .kernel.settings import CompareSettings
     from .kernel.statistics.paired import paired_statistics
-    from .kernel.statistics.randomization import check_resamples
     from .kernel.statistics.verdict import RowInput, decide
 
     b, c, q = _aligned_values(baseline_values, candidate_values, ids)
-    check_resamples(resamples)
+    with _parameter_words():  # compare's settings: min_delta finite >= 0, resamples 0 or >= 999, ...
+        s = CompareSettings(min_delta=min_delta, alternative=alternative, resamples=resamples, seed=seed,
+                            confidence=confidence)
     stats = paired_statistics(b, c, q, resamples=resamples, seed=seed, confidence=confidence, alternative=alternative)
-    result = decide([RowInput(baseline, candidate, metric, stats)], correction="holm", min_delta=min_delta)
+    result = decide([RowInput(baseline, candidate, metric, stats)], correction="holm", min_delta=s.min_delta)
     return Paired(result.rows[0], result.caption)
 
 

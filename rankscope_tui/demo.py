@@ -621,7 +621,7 @@ def write_demo(out_dir: str | Path, seed: int = 7) -> dict[str, Path]:
             if lane == "lexical":
                 a = {"keyword": 12.5, "paraphrase": 11.0, "no-overlap": 7.0, "negative": 11.0,
                      "ood": 4.5}[lane_kind] + float(rng.normal(0, 1.2))
-                off = (a, float(rng.uniform(1.4, 2.2)))
+                off: float | tuple[float, float] = (a, float(rng.uniform(1.4, 2.2)))  # (BM25-like base, spread)
             else:
                 off = (0.44 if lane_kind == "ood" else 0.60) + float(rng.normal(0, 0.015))
             s = _lane_scores(np, lane, zsel, off)

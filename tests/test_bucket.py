@@ -20,7 +20,8 @@ import pyarrow as pa
 import pytest
 from support import run_cli, shared_path
 
-from rankscope_tui.cli import build_parser, gate_options, settings_from
+from rankscope_tui.commands import build_parser
+from rankscope_tui.commands.options import gate_options, settings_from
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.instruments.evaluate import evaluate_report
 from rankscope_tui.kernel.report.output import dumps_strict
@@ -387,7 +388,7 @@ def test_compare_on_buckets_is_compare_in_memory(generated):
 
 def _calibrate_both(argv, step="0.1", objective="ndcg@10"):
     """thresholds.json's content in memory and from 7 buckets."""
-    from rankscope_tui.kernel.gate.thresholds import calibrate
+    from rankscope_tui.kernel import calibrate
     from rankscope_tui.kernel.settings import CalibrationSettings
 
     args = build_parser().parse_args(["calibrate", *map(str, argv), "--out", "unused.json", "--step", step,

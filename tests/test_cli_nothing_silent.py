@@ -100,7 +100,8 @@ def test_every_single_valued_option_of_every_command_refuses_a_repeat():
     """No option of any command keeps the last of two values: every store action is the checking one."""
     import argparse
 
-    from rankscope_tui.cli import _StoreOnce, build_parser
+    from rankscope_tui.commands import build_parser
+    from rankscope_tui.commands.options import _StoreOnce
 
     parser = build_parser()
     subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -114,7 +115,8 @@ def test_every_single_valued_option_of_every_command_refuses_a_repeat():
 
 
 def test_docs_and_queries_are_repeatable_and_merged(small):
-    from rankscope_tui.cli import build_parser, load_workspace
+    from rankscope_tui.commands import build_parser
+    from rankscope_tui.commands.options import load_workspace
     from rankscope_tui.commands.tui import options_from_args, parse_args
     from rankscope_tui.state import load_workspace as dash_load
 

@@ -83,9 +83,12 @@ async def test_gate_lines_are_the_analysis_the_report_and_the_screen(dataset, ca
     block = json.loads(out.read_text())["gate"]
 
     # the kernel's entry point, under the settings the command line built
-    args = cli.build_parser().parse_args(["evaluate", *argv])
-    ws, thr = prepare(cli.load_workspace(args), args.thresholds)
-    a = analyse_gate(ws, cli.gate_options(args), thr)
+    from rankscope_tui.commands import build_parser
+    from rankscope_tui.commands.options import gate_options, load_workspace
+
+    args = build_parser().parse_args(["evaluate", *argv])
+    ws, thr = prepare(load_workspace(args), args.thresholds)
+    a = analyse_gate(ws, gate_options(args), thr)
     assert a.lane == "dense" and json.loads(json.dumps(a.as_dict())) == block
 
     # what the command line prints is the analysis

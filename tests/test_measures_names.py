@@ -149,7 +149,7 @@ def test_every_example_in_the_metrics_help_is_a_measure():
     leave a stale example behind)."""
     import re
 
-    from rankscope_tui.cli import build_parser
+    from rankscope_tui.commands import build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices["evaluate"]
     text = next(a.help for a in sub._actions if a.dest == "metrics")

@@ -139,14 +139,14 @@ def cli_main(argv: list[str]) -> int:
 
 
 def test_cli_registers_tui():
-    from rankscope_tui import cli
+    from rankscope_tui.commands import build_parser
 
-    args = cli.build_parser().parse_args(["tui"])
+    args = build_parser().parse_args(["tui"])
     assert args.command == "tui" and args.lane == [] and args.qrels is None
 
 
 def test_tui_without_inputs_opens_the_synthetic_demo(tmp_path, monkeypatch):
-    from rankscope_tui.cli import CliError
+    from rankscope_tui.commands.options import CliError
     from rankscope_tui.commands.tui import resolve
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -740,7 +740,7 @@ async def test_gate_screen_shows_the_gate_analysis_and_the_report(demo_dir, tmp_
     from textual.content import Content
     from textual.widgets import Static
 
-    from rankscope_tui.cli import gate_options, load_workspace
+    from rankscope_tui.commands.options import gate_options, load_workspace
     from rankscope_tui.kernel.gate.analysis import analyse_gate
     from rankscope_tui.kernel.instruments.evaluate import prepare
     from rankscope_tui.widgets import fmt

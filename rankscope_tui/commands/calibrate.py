@@ -8,7 +8,7 @@ from ..kernel.settings import CalibrationSettings
 
 
 def register(sub) -> None:
-    from ..cli import add_engine_options, add_loading_options
+    from .options import add_engine_options, add_loading_options
 
     p = sub.add_parser("calibrate", help="fit fusion weights and gate floors on calibration queries")
     add_loading_options(p)
@@ -21,10 +21,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import engine_settings, gate_options, input_paths, load_workspace, run_buckets
-    from ..kernel.gate.thresholds import calibrate
+    from ..kernel import calibrate
     from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
     from ..render.calibrate import calibrate_text
+    from .options import engine_settings, gate_options, input_paths, load_workspace, run_buckets
 
     check_output_path(args.out, input_paths(args))
     engine = engine_settings(args)

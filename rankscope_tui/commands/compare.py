@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import sys
-import time
-
-#: What the ``--log`` keeps of each row (a subset of ``kernel.verdict.ROW_KEYS``).
-LOG_KEYS = ("baseline", "candidate", "metric", "randomization_p", "verdict")
+from typing import Any
 
 
 def register(sub) -> None:
-    from ..cli import add_engine_options, add_loading_options
     from ..kernel.settings import CompareSettings
+    from .options import add_engine_options, add_loading_options
 
     d = CompareSettings()
     p = sub.add_parser("compare", help="paired tests: is the candidate better than the baseline?")
@@ -46,24 +40,20 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace, refuse_unused_options, run_buckets
+    from ..kernel import append_comparison_log, compare, prepare, read_comparison_log
     from ..kernel.errors import InputError
-    from ..kernel.instruments.compare import compare
-    from ..kernel.instruments.evaluate import prepare
     from ..kernel.report.output import StagedOutputs, check_outputs, dumps_strict_parts
     from ..render.compare import log_reuse_line, render_compare
     from ..render.sentences import with_sentences
+    from .options import UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace, refuse_unused_options, run_buckets
 
-    if not (math.isfinite(args.min_delta) and args.min_delta >= 0):  # nan fails too
-        raise InputError(f"must be a finite number >= 0 (the smallest mean difference worth calling better), "
-                         f"got {args.min_delta!r}", "--min-delta")
+    settings = compare_settings(args)  # first: a setting out of range (--min-delta -1) is named before any file is read
     refuse_unused_options(args, "compare", UNUSED_GATE_OPTIONS, "the gate (evaluate and calibrate do)")
     refuse_unused_options(args, "compare", UNUSED_ATTRIBUTION_OPTIONS, "miss attribution (evaluate does)")
     check_outputs([("--out", args.out), ("--log", args.log)], input_paths(args) + ([args.unit] if args.unit else []))
     if args.log:
-        read_log(args.log)  # a log that is not one is refused before any work
+        read_comparison_log(args.log)  # a log that is not one is refused before any work
     engine = engine_settings(args)
-    settings = compare_settings(args)
     if engine.bucketed:
         if not args.lane:
             raise InputError("at least one --lane is needed", "--lane")
@@ -85,12 +75,12 @@ def run(args) -> int:
     text = render_compare(comparison, args.format)
     if args.per_query_in and args.format == "text":
         text = tables_header(ws) + text
-    out = [(args.out, dumps_strict_parts(payload))] if args.out else []
+    out: list[tuple[str, str | bytes | list[Any]]] = [(args.out, dumps_strict_parts(payload))] if args.out else []
     # --out's temporary file is complete before the log is appended to, and renamed
     # only after the append worked: a failure of either leaves both as they were
     with StagedOutputs(out) as outs:
         if args.log:
-            before = append_log(args.log, comparison.qrels_sha256, payload)
+            before = append_comparison_log(args.log, comparison.qrels_sha256, payload)
             text += log_reuse_line(before, comparison.qrels_sha256)
         outs.commit()
     sys.stdout.write(text)
@@ -102,11 +92,12 @@ def compare_settings(args):
     confidence: the workspace's, from --resamples, --seed, --confidence)."""
     from ..kernel.settings import CompareSettings
 
+    metrics: dict[str, Any] = {"metrics": tuple(args.metric)} if args.metric else {}  # none given: the default
     return CompareSettings(
         baseline=args.baseline, candidates=tuple(args.candidate), level=args.level, min_delta=args.min_delta,
         correction=args.correction, alternative=args.alternative, test=args.test, units=args.unit,
         seed_runs=args.seed_runs, shared_seeds=args.shared_seeds, exploratory=args.exploratory, primary=args.primary,
-        **({"metrics": tuple(args.metric)} if args.metric else {}),
+        **metrics,
     )
 
 
@@ -127,8 +118,9 @@ _NOT_WITH_ALL_PAIRS = (("--correction", "correction", "holm"), ("--primary", "pr
 
 
 def run_all_pairs(args, ws, th, settings, engine) -> int:
+    from ..kernel import compare_all_pairs
     from ..kernel.errors import InputError
-    from ..kernel.instruments.compare import ALL_PAIRS_SCHEMA, compare_all_pairs
+    from ..kernel.instruments.compare import ALL_PAIRS_SCHEMA
     from ..kernel.report.output import dumps_strict, write_outputs
     from ..render.tukey import render_all_pairs
 
@@ -156,104 +148,3 @@ def tables_header(ws) -> str:
              "not shown: the judged@10 of the largest losses and gains (it needs the rankings)"]
     lines += [f"note: {n}" for n in ws.notes] + [warning_line(w.as_dict()) for w in ws.warnings]
     return terminal_safe("\n".join(lines) + "\n\n")  # a path never drives the terminal
-
-
-def read_log(path: str) -> list[dict]:
-    """The entries of a ``--log`` file (none when it does not exist yet): one JSON object
-    a line, each with the ``qrels_sha256`` it was computed on. Anything else is refused
-    with its line (the log counts test-set reuse: a line it cannot read would undercount)."""
-    import stat
-
-    from ..kernel.errors import InputError
-
-    if not os.path.exists(path):  # (a symlink to a file not yet there: the append creates it)
-        return []
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: a FIFO would block the open
-            raise InputError("the log is not a regular file (a comparison log is appended to in place)", path)
-        with open(path, "rb") as fh:
-            _check_log_file(fh.fileno(), path)
-            raw = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read the log: {exc.strerror or exc}", path) from None
-    return _parse_log(raw, path)
-
-
-def _check_log_file(fd: int, path: str) -> None:
-    import stat
-
-    from ..kernel.errors import InputError
-
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise InputError("the log is not a regular file (a comparison log is appended to in place)", path)
-
-
-def _parse_log(raw: bytes, path: str) -> list[dict]:
-    from ..kernel.errors import InputError
-    from ..kernel.inputs.files import load_json
-
-    if raw[:2] == b"\x1f\x8b":
-        raise InputError("the log is gzip-compressed; a comparison log is plain text appended to in place", path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", path, raw.count(b"\n", 0, exc.start) + 1) from None
-    entries = []
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = load_json(line, path)
-        except InputError as exc:
-            raise InputError(f"not a comparison log line: {exc.detail}", path, lineno) from None
-        if not isinstance(entry, dict) or not isinstance(entry.get("qrels_sha256"), str):
-            raise InputError("not a comparison log line (a JSON object with a 'qrels_sha256' string expected)", path, lineno)
-        entries.append(entry)
-    return entries
-
-
-def log_count(entries: list[dict], qrels_sha: str) -> int:
-    """How many logged calls were on the qrels of this sha256."""
-    return sum(1 for e in entries if e.get("qrels_sha256") == qrels_sha)
-
-
-def log_entry(qrels_sha: str, payload: dict) -> dict:
-    return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qrels_sha256": qrels_sha,
-            "rows": [{k: r[k] for k in LOG_KEYS} for r in payload["comparisons"]]}
-
-
-def append_log(path: str, qrels_sha: str, payload: dict) -> int:
-    """Append this call's entry to the log as one whole line, under an exclusive lock
-    (``flock``) held while the log is re-read, counted and appended to: concurrent calls
-    never lose a line and each counts the calls logged before it. Returns that count."""
-    import fcntl
-
-    from ..kernel.errors import InputError
-
-    line = json.dumps(log_entry(qrels_sha, payload), allow_nan=False, ensure_ascii=False).encode("utf-8") + b"\n"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise InputError(f"cannot write the log: {exc.strerror or exc}", path) from None
-    try:
-        _check_log_file(fd, path)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            fh.seek(0)
-            raw = fh.read()
-        before = log_count(_parse_log(raw, path), qrels_sha)
-        if raw and not raw.endswith(b"\n"):  # a last line without its newline: end it first
-            line = b"\n" + line
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError:
-            os.ftruncate(fd, len(raw))  # never leave half a line (e.g. the disk filled up)
-            raise
-        return before
-    except OSError as exc:
-        raise InputError(f"cannot write the log: {exc.strerror or exc}", path) from None
-    finally:
-        os.close(fd)  # releases the lock

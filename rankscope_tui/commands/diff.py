@@ -6,17 +6,17 @@ import sys
 
 
 def register(sub) -> None:
+    from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
     from ..kernel.settings import DiffSettings
+    from .options import lane_arg
 
     d = DiffSettings()
-    from ..cli import _lane_arg
-    from ..kernel.workspace.per_query_tables import FORMATS
 
     p = sub.add_parser("diff", help="paired test of every lane/level/metric between two reports")
     p.add_argument("--before", metavar="A.json", help="a report.json (or give --before-per-query-in)")
     p.add_argument("--after", metavar="B.json", help="a report.json (or give --after-per-query-in)")
     for side in ("before", "after"):
-        p.add_argument(f"--{side}-per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
+        p.add_argument(f"--{side}-per-query-in", action="append", type=lane_arg, default=[], metavar="[NAME=]PATH",
                        help=f"per-query tables in place of --{side} (as evaluate --per-query-in); repeatable")
     p.add_argument("--per-query-format", choices=FORMATS, default=None, help="the format of the per-query tables")
     p.add_argument("--qrels", metavar="PATH", help="with per-query tables: compare the positive queries of these qrels")
@@ -31,15 +31,16 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import CliError
+    from ..kernel import diff
     from ..kernel.errors import InputError
-    from ..kernel.instruments.diff import diff_reports
     from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.settings import DiffSettings
-    from ..kernel.statistics.randomization import check_resamples
     from ..render.diff import render_diff
+    from .options import CliError
 
-    check_resamples(args.resamples)
+    # first, as a setting out of range (--resamples 5) was always named before anything else
+    settings = DiffSettings(metrics=tuple(args.metric), min_delta=args.min_delta, resamples=args.resamples,
+                            seed=args.seed, confidence=args.confidence)
     missing = [f"--{side}" for side in ("before", "after") if not getattr(args, side)
                and not getattr(args, f"{side}_per_query_in")]
     if missing:
@@ -53,13 +54,11 @@ def run(args) -> int:
     (before, before_path), (after, after_path) = (_report_of(args, side) for side in ("before", "after"))
     for path, report in ((before_path, before), (after_path, after)):
         _check_positives(report, path)
-    settings = DiffSettings(metrics=tuple(args.metric), min_delta=args.min_delta, resamples=args.resamples,
-                            seed=args.seed, confidence=args.confidence)
-    diff = diff_reports(before, after, settings, before_path, after_path)
-    sys.stdout.write(render_diff(diff))
+    result = diff(before, after, settings, before_path, after_path)
+    sys.stdout.write(render_diff(result))
     if args.out:
-        write_atomic(args.out, dumps_strict(diff.as_dict()))
-    return 1 if (diff.regressions and args.fail_on_regression) else 0
+        write_atomic(args.out, dumps_strict(result.as_dict()))
+    return 1 if (result.regressions and args.fail_on_regression) else 0
 
 
 def _report_of(args, side: str) -> tuple[dict, str]:

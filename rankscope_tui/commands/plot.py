@@ -103,7 +103,7 @@ def run(args) -> int:
             fig = FG.convex_grid_figure(ws, metric, args.step)
         elif args.kind == "gate":
             fig = FG.gate_figure(report)
-        elif args.kind == "compare-intervals":
+        elif args.kind == "compare-intervals" and compare is not None:  # (NEEDS_COMPARE: given, checked above)
             fig = FG.compare_intervals_figure(compare)
         elif args.kind == "per-query-delta":
             lanes = list(report["per_query"])

@@ -18,7 +18,7 @@ DEMO_SEED = 7
 
 
 def add_tui_options(p: argparse.ArgumentParser) -> None:
-    from ..cli import add_loading_options
+    from .options import add_loading_options
 
     add_loading_options(p, qrels_required=False)
     t = p.add_argument_group("dashboard")
@@ -36,9 +36,9 @@ def register(sub) -> None:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """The dashboard's options as `rankscope tui` parses them (tests and benchmarks use this)."""
-    from ..cli import _Parser
+    from .options import Parser
 
-    p = _Parser(prog="rankscope tui")
+    p = Parser(prog="rankscope tui")
     add_tui_options(p)
     return p.parse_args(argv)
 
@@ -78,7 +78,7 @@ def ensure_demo(seed: int = DEMO_SEED, where: str | None = None) -> Path:
     from .. import demo
 
     if where:  # new, empty or a previous demo: never anyone's own files (cli.write_demo_dir)
-        from ..cli import write_demo_dir
+        from .demo import write_demo_dir
 
         write_demo_dir(where, demo.write_demo, demo.FILES, seed=seed)
         return Path(where)
@@ -110,7 +110,7 @@ def ensure_demo(seed: int = DEMO_SEED, where: str | None = None) -> Path:
 def options_from_args(args: argparse.Namespace) -> DashboardOptions:
     """The dashboard's options, built once from the parsed command line (settings checked
     and typed here, as `evaluate` checks them)."""
-    from ..cli import gate_options, settings_from
+    from .options import gate_options, settings_from
 
     return DashboardOptions(
         lanes=tuple(args.lane), qrels=args.qrels, strata=tuple(args.strata), corpus=args.corpus,
@@ -127,7 +127,7 @@ def state_from_args(args: argparse.Namespace, *, synthetic: bool = False, source
 
 def resolve(args: argparse.Namespace) -> DashboardState:
     """The state the dashboard opens on: the demo when no input was given."""
-    from ..cli import CliError
+    from .options import CliError
 
     if not args.lane and not args.qrels:
         d = ensure_demo(where=args.demo_dir)

@@ -6,14 +6,14 @@ import sys
 
 
 def register(sub) -> None:
-    from ..cli import _lane_arg
+    from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
     from ..kernel.settings import LoadSettings
-    from ..kernel.workspace.per_query_tables import FORMATS
+    from .options import lane_arg
 
     d = LoadSettings()
     p = sub.add_parser("verdict", help="judge a report against rules written before the run")
     p.add_argument("--report", metavar="report.json", help="a report.json (or give --per-query-in)")
-    p.add_argument("--per-query-in", action="append", type=_lane_arg, default=[], metavar="[NAME=]PATH",
+    p.add_argument("--per-query-in", action="append", type=lane_arg, default=[], metavar="[NAME=]PATH",
                    help="per-query tables in place of --report (judged on evaluate --per-query-in's report); repeatable")
     p.add_argument("--per-query-format", choices=FORMATS, default=None, help="the format of the per-query tables")
     p.add_argument("--qrels", metavar="PATH", help="with per-query tables: the positive queries of these qrels")
@@ -29,12 +29,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import CliError, settings_of
+    from ..kernel import judge
     from ..kernel.errors import InputError
-    from ..kernel.instruments.rules import judge_gates
     from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
     from ..kernel.report.payload import read_report
     from ..render.rules import render_verdict
+    from .options import CliError
 
     tables = [p for _, p in args.per_query_in]
     if not args.report and not tables:
@@ -50,15 +50,16 @@ def run(args) -> int:
         check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
     if tables:
         from ..kernel import table_report
+        from ..kernel.settings import LoadSettings
         from ..kernel.workspace.per_query_tables import load_tables
 
-        settings = settings_of(resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+        settings = LoadSettings(resamples=args.resamples, seed=args.seed, confidence=args.confidence)
         report = table_report(load_tables(list(args.per_query_in), settings, qrels=args.qrels, strata=args.strata,
                                           fmt=args.per_query_format))
         where = ", ".join(tables)
     else:
         report, where = read_report(args.report), args.report
-    verdict = judge_gates(report, where, args.gates, on=args.on, strict=args.strict)
+    verdict = judge(report, where, args.gates, on=args.on, strict=args.strict)
     sys.stdout.write(render_verdict(verdict))
     if args.out:
         write_atomic(args.out, dumps_strict(verdict.as_dict()))

@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .gate.analysis import analyse_gate
-    from .gate.thresholds import calibrate
+    from .instruments.calibrate import calibrate
     from .instruments.compare import compare, compare_all_pairs
+    from .instruments.comparison_log import append_log as append_comparison_log
+    from .instruments.comparison_log import read_log as read_comparison_log
     from .instruments.diff import diff_reports as diff
     from .instruments.evaluate import evaluate_report as evaluate
     from .instruments.evaluate import prepare
@@ -67,7 +69,9 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "table_report": ("instruments.tables", "table_report"),
     "compare": ("instruments.compare", "compare"),
     "compare_all_pairs": ("instruments.compare", "compare_all_pairs"),
-    "calibrate": ("gate.thresholds", "calibrate"),
+    "read_comparison_log": ("instruments.comparison_log", "read_log"),
+    "append_comparison_log": ("instruments.comparison_log", "append_log"),
+    "calibrate": ("instruments.calibrate", "calibrate"),
     "analyse_gate": ("gate.analysis", "analyse_gate"),
     "diff": ("instruments.diff", "diff_reports"),
     "judge": ("instruments.rules", "judge_gates"),
@@ -76,8 +80,9 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
-    "analyse_gate", "calibrate", "check_goldens", "compare", "compare_all_pairs", "diff", "evaluate",
-    "evaluate_in_buckets", "judge", "load", "load_tables", "prepare", "read_inputs", "table_report", "write_goldens",
+    "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "diff",
+    "evaluate", "evaluate_in_buckets", "judge", "load", "load_tables", "prepare", "read_comparison_log", "read_inputs",
+    "table_report", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"
 

@@ -1,7 +1,8 @@
-"""The one error type bad input raises, and the warnings the kernel collects."""
+"""The error types bad input raises (a setting out of range is one kind), and the warnings the kernel collects."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,3 +37,34 @@ class InputWarning:
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "count": self.count, "message": self.message, "where": self.where}
+
+
+class SettingError(InputError, ValueError):
+    """A setting outside its range, refused where the settings are built (``kernel/settings.py``).
+
+    ``setting`` is the field name (``min_delta``). The message is a template in which
+    ``{field}`` stands for each setting it mentions (``mentions``, the setting itself
+    always), so each face words it with its own names through :meth:`named`: the command
+    line's ``--min-delta``, the Python API's ``min_delta``. Unnamed, the field names show.
+    ``prefixed``: the text starts ``NAME: `` (as ``InputError``'s path), else the name
+    appears only where the template puts it. A ``ValueError`` too, as a bad argument is.
+    """
+
+    def __init__(self, setting: str, template: str, *, mentions: tuple[str, ...] = (), prefixed: bool = True,
+                 names: Mapping[str, str] | None = None):
+        chosen = dict(names or {})
+        text = template
+        for name in (setting, *mentions):
+            text = text.replace("{" + name + "}", chosen.get(name, name))
+        super().__init__(text, chosen.get(setting, setting) if prefixed else None)
+        self.setting = setting
+        self.template = template
+        self.mentions = mentions
+        self.prefixed = prefixed
+        self.names = chosen
+
+    def named(self, names: Mapping[str, str]) -> SettingError:
+        """The same error in a face's words: ``names`` maps field names to the face's; a
+        name chosen earlier (a face's own alias, e.g. ``--alpha``) is kept."""
+        return SettingError(self.setting, self.template, mentions=self.mentions, prefixed=self.prefixed,
+                            names={**names, **self.names})

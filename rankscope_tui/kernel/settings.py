@@ -5,11 +5,27 @@
 ``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
 the library build these and nothing else crosses a module boundary as options:
 a default is read from here, never restated.
+
+Every range is checked here, when a settings object is built (``__post_init__``, so
+``dataclasses.replace`` checks too): a value out of range raises
+:class:`~rankscope_tui.kernel.errors.SettingError` naming the field, and each face words
+it with its own name for the setting (the command line's ``--min-delta``, the Python
+API's ``min_delta``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import SettingError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .inputs.formats import InputOptions
+    from .measures import MetricKey
 
 #: The metric set of ``evaluate`` when ``--metrics`` is not given.
 DEFAULT_METRICS = "hit@1,hit@5,hit@10,recall@10,recall@100,rr,ndcg@10,p@10,judged@10"
@@ -19,51 +35,167 @@ DEFAULT_METRIC = "ndcg@10"
 DEFAULT_CONFIDENCE = 0.95
 #: Bootstrap and sign-flip resamples.
 DEFAULT_RESAMPLES = 9999
+DEFAULT_SEED = 0
 DEFAULT_RRF_K = 60
 #: The gate's target false-positive identification rate and conformal miss rate.
 DEFAULT_FPIR = 0.05
 DEFAULT_MISS_RATE = 0.05
+#: The convex weight grid's step (1/step points per lane axis).
+DEFAULT_STEP = 0.1
+
+#: The largest confidence: beyond it the two-sided tail (1 - c)/2 is lost in rounding.
+MAX_CONFIDENCE = 1 - 1e-12
+#: The largest RRF k (RRF with k = 10^9 already weighs every rank the same to 1e-9).
+MAX_RRF_K = 10**9
+#: The most resamples one procedure draws. The draws stream in blocks (memory flat in
+#: B), but the replicates are kept for the percentile and BCa intervals: 8 bytes per
+#: resample per column, so 1,000,000 resamples of 17 metrics hold 136 MB (10^9 would
+#: need 136 GB). A p-value's resolution at the maximum is 1e-6.
+MAX_RESAMPLES = 1_000_000
+#: The fewest resamples of a comparison's randomization test (0 skips it; SPEC §3): with
+#: fewer, the p floor 1/(B+1) swamps any multiplicity correction.
+MIN_RESAMPLES = 999
+#: Seeds are non-negative integers below 2^64 (numpy's ``default_rng`` refuses negative ones).
+MAX_SEED = 2**64 - 1
 
 
-def canonical_keys(names) -> tuple[str, ...]:
+def too_many_resamples(B: int) -> str:
+    """The words for a resample count above :data:`MAX_RESAMPLES`."""
+    return (f"resamples = {B} is more than the {MAX_RESAMPLES:,} rankscope draws (the replicates are kept: "
+            f"8 bytes per resample and metric; p resolves to 1e-6 at the maximum)")
+
+
+def canonical_keys(names: Iterable[str]) -> tuple[str, ...]:
     """Each typed metric name as its canonical key (``measures.canonical_key``), order kept."""
-    from .measures import canonical_key
+    from .measures import canonical_key  # measures load numpy: not on `import rankscope_tui.cli`
 
     return tuple(dict.fromkeys(canonical_key(n) for n in names))
 
 
-def _default_metrics() -> tuple:
-    from .measures import parse_metrics
+def _default_metrics() -> tuple[MetricKey, ...]:
+    from .measures import parse_metrics  # (as canonical_keys: kept off the start-up path)
 
     return tuple(parse_metrics(DEFAULT_METRICS))
 
 
-def _default_inputs():
+def _default_inputs() -> InputOptions:
     from .inputs.formats import InputOptions
 
     return InputOptions()
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def _is_int(x: object) -> bool:
+    """An integer (Python or numpy), never a bool."""
+    import numbers
+
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _real(x: object) -> float | None:
+    """``x`` as a float when it is a real number (not a bool), else None."""
+    import numbers
+
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return None
+    return float(x)
+
+
+def _at_least_one(name: str, value: object) -> None:
+    """``{name} must be at least 1`` (depth, window, cap): the command line's words."""
+    if not _is_int(value) or value < 1:  # type: ignore[operator]
+        raise SettingError(name, "{" + name + "} must be at least 1")
+
+
+def _seed(name: str, value: object, prefixed: bool) -> None:
+    """0 <= seed <= 2^64 - 1; ``prefixed``: the workspace's words, else the statistics' (compare, diff)."""
+    if _is_int(value) and 0 <= value <= MAX_SEED:  # type: ignore[operator]
+        return
+    if prefixed:
+        raise SettingError(name, f"must be an integer from 0 to 2^64 - 1, got {value}"[:200])
+    raise SettingError(name, f"seed must be an integer from 0 to 2^64 - 1, got {value!r}"[:200], prefixed=False)
+
+
+def _test_confidence(name: str, value: object) -> None:
+    """0 < c < 1 with a two-sided tail 1 - (1 - c)/2 < 1 (compare, diff: the statistics' words)."""
+    c = _real(value)
+    if c is None or not (0.0 < c < 1.0) or 1.0 - (1.0 - c) / 2 >= 1.0:  # nan fails too
+        raise SettingError(name, "confidence must be strictly between 0 and 1 (with a tail 1 - (1 - c)/2 < 1), "
+                                 f"got {value!r}", prefixed=False)
+
+
+def _test_resamples(name: str, value: object) -> None:
+    """B of a randomization test: 0 (skip it) or :data:`MIN_RESAMPLES` to :data:`MAX_RESAMPLES`."""
+    if not _is_int(value) or value < 0:  # type: ignore[operator]
+        raise SettingError(name, f"resamples must be a non-negative integer, got {value!r}"[:200], prefixed=False)
+    B = int(value)  # type: ignore[call-overload]
+    if B > MAX_RESAMPLES:
+        raise SettingError(name, too_many_resamples(B), prefixed=False)
+    if 0 < B < MIN_RESAMPLES:
+        raise SettingError(name, f"resamples = {B} is too few for a comparison: use at least {MIN_RESAMPLES} "
+                                 f"(the p floor 1/(B+1) = {1 / (B + 1):.4g} would swamp any correction)", prefixed=False)
+
+
+def _rate(name: str, value: object) -> None:
+    """A rate strictly between 0 and 1 (fpir, miss_rate)."""
+    x = _real(value)
+    if x is None or not 0 < x < 1:  # nan fails too
+        shown = f"{x:g}" if x is not None else repr(value)
+        raise SettingError(name, "{" + name + "} must be between 0 and 1 (exclusive), got " + shown, prefixed=False)
+
+
+# --------------------------------------------------------------------------- the settings
 
 
 @dataclass(frozen=True)
 class LoadSettings:
     """Settings of one workspace; recorded in report.json's ``settings`` block."""
 
-    metrics: tuple = field(default_factory=_default_metrics)  # tuple[measures.MetricKey, ...] (parse_metrics)
+    metrics: tuple[MetricKey, ...] = field(default_factory=_default_metrics)  # parse_metrics' keys
     depth: int | None = None
     relevant: int = 1
     group_sep: str | None = None
     window: int = 10
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     resamples: int = DEFAULT_RESAMPLES
     confidence: float = DEFAULT_CONFIDENCE
-    rrf_k: int = DEFAULT_RRF_K
+    rrf_k: float = DEFAULT_RRF_K  # an int on the command line; thresholds.json may hold any number in range
     rrf_k_source: str = "default"  # "default" | "chosen on the command line" | "calibration"
     blind: str | None = None
     cap: int | None = None
     document_first: bool = False
-    inputs: object = field(default_factory=_default_inputs)  # formats.InputOptions: how input files are read
+    inputs: InputOptions = field(default_factory=_default_inputs)  # how input files are read
 
-    def as_dict(self) -> dict:
+    def __post_init__(self) -> None:
+        # grade 0 is judged non-relevant and a negative grade means "in the pool, not
+        # judged": a level below 1 would count those docs as relevant
+        if not _is_int(self.relevant) or self.relevant < 1:
+            raise SettingError("relevant", f"must be at least 1, not {self.relevant} (grade 0 is judged non-relevant; "
+                                           "a negative grade means in the pool but not judged)")
+        if self.depth is not None:
+            _at_least_one("depth", self.depth)
+        c = _real(self.confidence)
+        if c is None or not 0 < c <= MAX_CONFIDENCE:  # (nan fails too)
+            raise SettingError("confidence", f"must be between 0 and 1 (at most 1 - 1e-12), got {self.confidence!r}")
+        if not _is_int(self.resamples) or self.resamples < 0:
+            raise SettingError("resamples", "{resamples} must be >= 0")
+        if self.resamples > MAX_RESAMPLES:
+            raise SettingError("resamples", too_many_resamples(int(self.resamples)))
+        _seed("seed", self.seed, prefixed=True)
+        _at_least_one("window", self.window)
+        if (self.cap is not None or self.document_first) and not self.group_sep:
+            raise SettingError("cap", "{cap} and {document_first} need {group_sep}", mentions=("document_first", "group_sep"))
+        if self.group_sep == "":
+            raise SettingError("group_sep", "{group_sep} must not be empty (a doc id up to the first SEP is its group)")
+        if self.cap is not None:
+            _at_least_one("cap", self.cap)
+        k = _real(self.rrf_k)
+        if k is None or not 1 <= k <= MAX_RRF_K:  # (nan fails too)
+            raise SettingError("rrf_k", f"must be an integer from 1 to {MAX_RRF_K:,}, got {self.rrf_k}"[:200])
+
+    def as_dict(self) -> dict[str, Any]:
         return {
             "depth": self.depth,
             "relevant": self.relevant,
@@ -92,7 +224,17 @@ class GateSettings:
     margin: float | None = None  # top minus runner-up must be >= this
     mutual: int | None = None  # mutual-nearest-neighbour r
 
-    def as_dict(self) -> dict:
+    def __post_init__(self) -> None:
+        _rate("fpir", self.fpir)
+        _rate("miss_rate", self.miss_rate)
+        if self.margin is not None:
+            m = _real(self.margin)
+            if m is None or not math.isfinite(m):
+                raise SettingError("margin", "{margin} must be a finite number", prefixed=False)
+        if self.mutual is not None and (not _is_int(self.mutual) or self.mutual < 1):
+            raise SettingError("mutual", "{mutual} must be at least 1, got " + str(self.mutual), prefixed=False)
+
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -118,13 +260,24 @@ class CompareSettings:
     seed_runs: bool = False  # lanes named SYSTEM@SEED are retraining runs of SYSTEM
     shared_seeds: bool = False  # both systems' seeds control something shared: pair runs by seed
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        d = _real(self.min_delta)
+        if d is None or not (math.isfinite(d) and d >= 0):  # nan fails too
+            raise SettingError("min_delta", "must be a finite number >= 0 (the smallest mean difference worth calling "
+                                            f"better), got {self.min_delta!r}")
+        object.__setattr__(self, "min_delta", d)
+        if self.resamples is not None:
+            _test_resamples("resamples", self.resamples)
+        if self.seed is not None:
+            _seed("seed", self.seed, prefixed=False)
+        if self.confidence is not None:
+            _test_confidence("confidence", self.confidence)
         # names as other tools write them (AP, RR@10, ndcg_cut.10) become the canonical keys rows carry
         object.__setattr__(self, "metrics", canonical_keys(self.metrics))
         if self.primary is not None:
             object.__setattr__(self, "primary", canonical_keys([self.primary])[0])
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["candidates"] = list(self.candidates)
         d["metrics"] = list(self.metrics)
@@ -139,14 +292,20 @@ class DiffSettings:
     metrics: tuple[str, ...] = ()  # () = every metric both reports hold
     min_delta: float = 0.0
     resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     confidence: float = DEFAULT_CONFIDENCE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        _test_resamples("resamples", self.resamples)
+        d = _real(self.min_delta)
+        if d is None or not (math.isfinite(d) and d >= 0):  # nan fails too
+            raise SettingError("min_delta", "{min_delta} must be a finite number >= 0, not " + str(self.min_delta))
+        _seed("seed", self.seed, prefixed=False)
+        _test_confidence("confidence", self.confidence)
         # a name as another tool writes it (map_cut.10, nDCG@10) selects the report's canonical key
         object.__setattr__(self, "metrics", canonical_keys(self.metrics))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["metrics"] = list(self.metrics)
         return d
@@ -154,13 +313,22 @@ class DiffSettings:
 
 @dataclass(frozen=True)
 class CalibrationSettings:
-    """What ``calibrate`` fits besides the gate: the convex grid and its objective."""
+    """What ``calibrate`` fits besides the gate: the convex grid and its objective.
 
-    step: float = 0.1
+    The grid holds the weight vectors with coordinates in multiples of ``step`` summing
+    to 1, so 1/step must be a whole number N (within 1e-9) and 0 < step <= 1."""
+
+    step: float = DEFAULT_STEP
     objective: str = DEFAULT_METRIC
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        s = _real(self.step)
+        if s is None or not (math.isfinite(s) and 0 < s <= 1):
+            raise SettingError("step", f"step must be in (0, 1], got {self.step!r}")
+        inv = 1.0 / s
+        if abs(inv - round(inv)) > 1e-9:
+            raise SettingError("step", f"1/step must be an integer (within 1e-9); 1/{self.step!r} = {inv!r}")
         object.__setattr__(self, "objective", canonical_keys([self.objective])[0])
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)

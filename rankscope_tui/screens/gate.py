@@ -191,8 +191,11 @@ conservative.
             return None
         if not (0 < target < 1 and 0 < alpha < 1) or (mutual is not None and mutual < 1):
             return None
-        return GateSettings(gate_on=self.lane, fpir=target, conservative=self.query_one("#gate-conservative", Switch).value,
-                            miss_rate=alpha, margin=margin, mutual=mutual)
+        try:  # GateSettings checks its ranges (e.g. a margin of inf): a SettingError is a ValueError
+            return GateSettings(gate_on=self.lane, fpir=target, conservative=self.query_one("#gate-conservative", Switch).value,
+                                miss_rate=alpha, margin=margin, mutual=mutual)
+        except ValueError:
+            return None
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:

@@ -278,9 +278,7 @@ def gate_lane_name(ws: RankedPerQuery, gate_on: str | None, required: bool) -> s
 
 def calibrated_lane(th: Thresholds | None) -> str | None:
     """The gate lane `calibrate` recorded in thresholds.json (None without a gate block)."""
-    g = (th.data.get("gate") or {}) if th is not None else {}
-    lane = g.get("lane")
-    return str(lane) if lane else None
+    return th.gate.lane if th is not None and th.gate is not None else None
 
 
 def gate_settings_with_thresholds(settings: GateSettings, th: Thresholds | None) -> GateSettings:
@@ -360,8 +358,8 @@ def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresh
     s = ws.settings
     c = s.confidence
     fpir, cons = settings.fpir, settings.conservative
-    g = (thresholds.data.get("gate") or {}) if thresholds is not None else {}
-    mutual_r = g.get("mutual_r", settings.mutual) if g else settings.mutual
+    g = thresholds.gate if thresholds is not None else None
+    mutual_r = g.mutual_r_or(settings.mutual) if g is not None else settings.mutual
 
     top = ws.top_scores(lane)
     pos = ws.positives
@@ -384,13 +382,15 @@ def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresh
         label = GateLabel.TUNING
         floor = ops["in_domain"].floor if "in_domain" in ops else None
     else:
-        floor = _floor_of(g.get("floor"), g.get("floor_reason"))
-        margin = g.get("margin") if margin is None else margin
+        # a file without a gate block records no floor, reason or margin
+        stored_floor, reason, stored_margin = (g.floor, g.floor_reason, g.margin) if g is not None else (None, None, None)
+        floor = _floor_of(stored_floor, reason)
+        margin = stored_margin if margin is None else margin
         from .thresholds import in_sample_overlap
 
         overlap = in_sample_overlap(ws, thresholds, np.concatenate(list(negs.values()) + [pos]))
         label = GateLabel.IN_SAMPLE if overlap else GateLabel.THRESHOLD
-        applied = AppliedThresholds(floor, g.get("floor"), g.get("floor_reason"), margin, g.get("margin"), mutual_r,
+        applied = AppliedThresholds(floor, stored_floor, reason, margin, stored_margin, mutual_r,
                                     thresholds.path, label, overlap)
         if mutual is not None:
             w = _batch_warning(thresholds, mutual)
@@ -421,7 +421,7 @@ def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresh
     return GateAnalysis(
         settings=settings, lane=lane, confidence=c, top=top, positives=pos, negatives=negs, null=null,
         conformal=conf, sweep=sw, margin_sweep=msw, operating=ops, operating_margin=opm, mutual=mutual,
-        mutual_r=mutual_r, margin=margin, floor=floor, label=label, applied=applied, calibrated=g or None,
+        mutual_r=mutual_r, margin=margin, floor=floor, label=label, applied=applied, calibrated=g.recorded if g is not None else None,
         outcome=outcome, by_condition=by_cond or {}, outcome_by_stratum=by_stratum,
         by_condition_by_stratum=by_cond_stratum, sweep_under_conditions=sw_cond,
         operating_under_conditions=op_cond, at_null=at_null, at_conformal=at_conf,

@@ -2,6 +2,9 @@
 applies to others. Its schema, the reader (validating every block used later) and the
 writer (:func:`calibrate`, the file's content as a dict).
 
+The reader returns typed blocks (:class:`CalibrationBlock`, :class:`FusionBlock`,
+:class:`GateBlock`), each value checked once here; nothing downstream reads the JSON.
+
 Blocks: ``settings`` (the workspace's LoadSettings), ``fingerprints`` (sha256 per input),
 ``calibration`` (qrels path, the calibration qids = positives and in-domain negatives),
 ``fusion`` (RRF k and its source, convex weights with their objective and grid) and
@@ -24,35 +27,87 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..settings import CalibrationSettings, GateSettings
+from ..errors import InputError, InputWarning
+
+if TYPE_CHECKING:
+    from ..settings import LoadSettings
+    from ..workspace.loaded import Workspace
 
 THRESHOLDS_SCHEMA = "rankscope.thresholds/1"
 
 
 @dataclass(frozen=True)
+class CalibrationBlock:
+    """``calibration``: which queries calibration used (its positives and in-domain negatives)."""
+
+    qrels: str | None = None  # the calibration qrels' path, as recorded
+    qids: frozenset[str] = field(default_factory=frozenset)
+    qrels_sha256: str | None = None  # from the file's fingerprints, when they name the qrels
+
+
+@dataclass(frozen=True)
+class FusionBlock:
+    """``fusion``: the RRF k in force at calibration, and the fitted convex weights."""
+
+    rrf_k: float | None = None  # a number from 1 to 1e6 (as the JSON holds it), or None
+    rrf_k_source: str | None = None  # "default" | "chosen on the command line" | "calibration"
+    convex_weights: dict[str, Any] | None = None  # {lane: weight >= 0}, not all zero
+    convex_objective: str | None = None  # the metric the weights maximise
+
+
+@dataclass(frozen=True)
+class GateBlock:
+    """``gate``: the lane gated and what ``evaluate --thresholds`` applies. ``floor`` and
+    ``margin`` are the JSON numbers as written (an infinite floor is null plus a
+    ``floor_reason``); ``mutual_r`` counts only when the block records it (``records_mutual_r``,
+    null included: no mutual condition), else the gate settings' r applies."""
+
+    lane: str | None = None
+    floor: float | None = None
+    floor_reason: object = None
+    margin: float | None = None
+    mutual_r: int | None = None
+    records_mutual_r: bool = False
+    recorded: dict[str, Any] = field(default_factory=dict)  # the block as written (shown, and reported as is)
+
+    def mutual_r_or(self, default: int | None) -> int | None:
+        """The recorded mutual r, or ``default`` when the block does not record one."""
+        return self.mutual_r if self.records_mutual_r else default
+
+
+@dataclass(frozen=True)
 class Thresholds:
-    """What `calibrate` fitted, as read back from thresholds.json."""
+    """What `calibrate` fitted, as read back from thresholds.json: its typed blocks
+    (``gate`` None when the file has no gate block), the fitted-under settings as recorded,
+    and the whole document (``data``: what a cache key fingerprints, never read for values)."""
 
     path: str
-    data: dict
-    calibration_qids: frozenset = field(default_factory=frozenset)
-    calibration_qrels_sha256: str | None = None  # from the file's fingerprints, when they name it
+    data: dict[str, Any]
+    calibration: CalibrationBlock = field(default_factory=CalibrationBlock)
+    fusion: FusionBlock = field(default_factory=FusionBlock)
+    gate: GateBlock | None = None
+    fitted_settings: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def convex_weights(self) -> dict | None:
-        fusion = self.data.get("fusion") or {}
-        conv = fusion.get("convex")
-        return conv.get("weights") if conv else None
+    def calibration_qids(self) -> frozenset[str]:
+        return self.calibration.qids
+
+    @property
+    def calibration_qrels_sha256(self) -> str | None:
+        return self.calibration.qrels_sha256
+
+    @property
+    def convex_weights(self) -> dict[str, Any] | None:
+        return self.fusion.convex_weights
 
     @property
     def rrf_k(self) -> float | None:
         """The RRF k calibration settled on; None when it merely recorded the default."""
-        fusion = self.data.get("fusion") or {}
-        return None if fusion.get("rrf_k_source") == "default" else fusion.get("rrf_k")
+        return None if self.fusion.rrf_k_source == "default" else self.fusion.rrf_k
 
 
 def read_thresholds(path: str) -> Thresholds:
@@ -63,7 +118,7 @@ def read_thresholds(path: str) -> Thresholds:
     if not isinstance(data, dict) or data.get("schema") != THRESHOLDS_SCHEMA:
         raise InputError(f"not a thresholds file (expected 'schema': '{THRESHOLDS_SCHEMA}')", path, 1)
 
-    def block(name: str) -> dict:
+    def block(name: str) -> dict[str, Any]:
         b = data.get(name)
         if b is None:
             return {}
@@ -80,7 +135,7 @@ def read_thresholds(path: str) -> Thresholds:
         raise InputError("'calibration.qids' must be a list of strings", path, 1)
     counts = [cal.get(k) for k in ("positives", "negatives")]
     if "qids" in cal and all(isinstance(c, int) and not isinstance(c, bool) for c in counts) \
-            and sum(counts) != len(set(qids)):
+            and sum(c for c in counts if isinstance(c, int)) != len(set(qids)):
         raise InputError(f"'calibration.qids' lists {len(set(qids))} queries but 'calibration' counts "
                          f"{counts[0]} positives + {counts[1]} negatives: the file was edited or is incomplete",
                          path, 1)
@@ -112,10 +167,22 @@ def read_thresholds(path: str) -> Thresholds:
         raise InputError("'calibration.qids' is missing and the fingerprints do not name the calibration qrels: "
                          "which queries calibration used is unknown, so in-sample evaluation could not be told "
                          "from held-out; re-run `rankscope calibrate`", path, 1)
-    return Thresholds(path, data, frozenset(qids), cal_sha)
+    objective = (conv.get("objective") or {}) if isinstance(conv, dict) else {}
+    lane = gate.get("lane")
+    fitted = data.get("settings")
+    return Thresholds(
+        path, data,
+        calibration=CalibrationBlock(cal.get("qrels") if isinstance(cal.get("qrels"), str) else None, frozenset(qids),
+                                     cal_sha),
+        fusion=FusionBlock(fusion.get("rrf_k"), fusion.get("rrf_k_source"), conv["weights"] if conv else None,
+                           objective.get("name") if isinstance(objective, dict) else None),
+        gate=GateBlock(str(lane) if lane else None, gate.get("floor"), gate.get("floor_reason"), gate.get("margin"),
+                       r, "mutual_r" in gate, gate) if gate else None,
+        fitted_settings=fitted if isinstance(fitted, dict) else {},
+    )
 
 
-def _calibration_qrels_sha(data: dict, cal: dict, path: str) -> str | None:
+def _calibration_qrels_sha(data: dict[str, Any], cal: dict[str, Any], path: str) -> str | None:
     """sha256 of the calibration qrels, from ``fingerprints[calibration.qrels]``; None when
     the file does not say (no fingerprints, or none for that path)."""
     fp = data.get("fingerprints")
@@ -125,7 +192,7 @@ def _calibration_qrels_sha(data: dict, cal: dict, path: str) -> str | None:
         raise InputError("'fingerprints' must be an object {path: sha256}", path, 1)
     q = cal.get("qrels")
     sha = fp.get(q) if isinstance(q, str) else None
-    return sha.lower() if sha else None
+    return str(sha).lower() if sha else None
 
 
 #: settings a fitted quantity depends on: (key in the settings block, command-line flag, words when unset)
@@ -137,19 +204,17 @@ FITTED_UNDER = (
 )
 
 
-def _setting_words(flag: str, value, unset: str | None) -> str:
+def _setting_words(flag: str, value: object, unset: str | None) -> str:
     if value is None:
         return unset or f"no {flag}"
     return f"{flag} {value!r}" if isinstance(value, str) else f"{flag} {value:g}"
 
 
-def settings_warnings(settings, th: Thresholds) -> list:
+def settings_warnings(settings: LoadSettings, th: Thresholds) -> list[InputWarning]:
     """Warnings (``InputWarning``) when ``th`` is applied under other settings than it was
     fitted with: depth, relevant level, group separator, confidence (the conservative
     floor's Wilson bound), and a convex objective metric the report does not compute."""
-    from ..errors import InputWarning
-
-    fitted = th.data.get("settings") or {}
+    fitted = th.fitted_settings
     now = settings.as_dict()
     out = []
     for key, flag, unset in FITTED_UNDER:
@@ -158,15 +223,14 @@ def settings_warnings(settings, th: Thresholds) -> list:
         was, is_ = _setting_words(flag, fitted[key], unset), _setting_words(flag, now[key], unset)
         out.append(InputWarning("thresholds_settings", 1, f"thresholds fitted with {was} are applied with {is_}: "
                                 "the fitted floors and weights may not hold under these settings", th.path))
-    conv = (th.data.get("fusion") or {}).get("convex") or {}
-    name = (conv.get("objective") or {}).get("name")
+    name = th.fusion.convex_objective
     if name and name not in now["metrics"]:
         out.append(InputWarning("thresholds_settings", 1, f"convex weights were fitted to maximise {name}, which this "
                                 f"report does not compute (metrics {', '.join(now['metrics'])})", th.path))
     return out
 
 
-def in_sample_overlap(ws, th: Thresholds, queries: np.ndarray) -> int:
+def in_sample_overlap(ws: Workspace, th: Thresholds, queries: np.ndarray) -> int:
     """How many evaluated queries were also calibration queries: all of them when the
     evaluated qrels are the calibration qrels (the same sha256 in the file's
     fingerprints), else those the file lists as calibration queries."""
@@ -175,75 +239,3 @@ def in_sample_overlap(ws, th: Thresholds, queries: np.ndarray) -> int:
         if evaluated is not None and evaluated.lower() == th.calibration_qrels_sha256:
             return int(np.asarray(queries).size)
     return sum(1 for q in ws.qids[queries].tolist() if q in th.calibration_qids)
-
-
-def calibrate(ws, gate: GateSettings, calibration: CalibrationSettings = CalibrationSettings()) -> dict:
-    """thresholds.json content: fusion weights and RRF k, operating floor and margin,
-    conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
-    from ..fusion.calibration import fit_convex
-    from ..instruments.evaluate import add_derived_lanes
-    from .analysis import analyse_gate, gate_requested
-
-    s = ws.settings
-    cal_queries = np.sort(np.concatenate([ws.positives, ws.negatives]))
-    out: dict = {"schema": THRESHOLDS_SCHEMA, "settings": s.as_dict(),
-                 "fingerprints": {f.path: f.sha256 for f in ws.inputs},
-                 "calibration": {"qrels": next(f.path for f in ws.inputs if f.role == "qrels"),
-                                 "qids": [str(q) for q in ws.qids[cal_queries].tolist()],
-                                 "positives": int(ws.positives.size), "negatives": int(ws.negatives.size)}}
-    fusion: dict = {"rrf_k": s.rrf_k, "rrf_k_source": s.rrf_k_source}
-    if len(ws.input_lanes) >= 2 and ws.positives.size == 0:
-        # every grid point would score 0 and the tie rule would pick the first: weights
-        # that carry no information are not written (evaluate then has no convex lane)
-        fusion["convex_reason"] = ("not fitted: no calibration query has a relevant document, so every weight "
-                                   "would score 0")
-    elif len(ws.input_lanes) >= 2:
-        fit = fit_convex(ws, calibration.step, calibration.objective)
-        fusion["convex"] = fit.as_dict()
-        # the fit's own count is over every query of the lanes; thresholds.json counts
-        # the calibration queries (positives and in-domain negatives) with a fused hit
-        fusion["convex"]["fused_queries"] = fused_calibration_queries(ws, cal_queries)
-        if len({v for _, v in fit.points}) == 1:
-            fusion["convex"]["tie"] = (f"every grid point scores {fit.objective:.4f}: the weights are the first point "
-                                       "by the tie rule and carry no information")
-    out["fusion"] = fusion
-    if gate_requested(ws, gate):
-        add_derived_lanes(ws)
-        out["gate"] = gate_thresholds(analyse_gate(ws, gate, calibrating=True))
-    return out
-
-
-def fused_calibration_queries(ws, queries: np.ndarray) -> int:
-    """How many of ``queries`` have a hit in at least one input lane (so a fused list)."""
-    has = np.zeros(ws.n_queries, dtype=bool)
-    for name in ws.input_lanes:
-        has |= ws.present(name)
-    return int(np.count_nonzero(has[queries]))
-
-
-def gate_thresholds(a) -> dict:
-    """thresholds.json's ``gate`` block from a calibrating :class:`GateAnalysis`: the floor
-    is the operating point on the in-domain negatives (else the first non-empty set)."""
-    negs = a.negatives
-    st = a.settings
-    pick_on = "in_domain" if negs["in_domain"].size else next((k for k, v in negs.items() if v.size), None)
-    op = a.operating.get(pick_on) if pick_on else None
-    gate = {"lane": a.lane, "target_fpir": st.fpir, "conservative": st.conservative, "miss_rate": st.miss_rate,
-            "picked_on": pick_on, "mutual_r": st.mutual,
-            "null_floor": {k: v.as_dict() for k, v in a.null.items()},
-            "conformal_floor": a.conformal.as_dict()}
-    if op is not None:
-        d = op.as_dict()
-        gate["operating_point"] = d
-        gate["floor"] = d.get("floor")
-        if d.get("floor") is None:  # +inf (reject all): the operating point says why
-            gate["floor_reason"] = op.reason or "+inf (reject all): no finite floor meets the target"
-    else:
-        gate["floor"], gate["floor_reason"] = None, "no negatives to pick a floor on: +inf (reject all)"
-    if a.mutual_summary is not None:  # the calibration batch the lists were built from
-        gate["mutual"] = a.mutual_summary
-    if a.operating_margin is not None:
-        m = a.operating_margin.as_dict()
-        gate["operating_margin"] = m
-        gate["margin"] = m.get("margin")
-    return gate

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..settings import DEFAULT_CONFIDENCE, DiffSettings
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DiffSettings
 from ..statistics.intervals import check_confidence, finite_or_none
 from ..statistics.multiplicity import adjust_p
 from ..statistics.paired import aligned
@@ -124,8 +124,8 @@ class DiffRow:
 def diff_rows(
     items: Sequence[DiffInput],
     *,
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     min_delta: float = 0.0,
     chunk: int | None = None,

@@ -158,8 +158,8 @@ def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None 
 
         s = replace(s, rrf_k=th.rrf_k, rrf_k_source="calibration")
     gate = gate_settings_with_thresholds(gate, th)
-    g = (th.data.get("gate") or {}) if th is not None else {}
-    mutual = (g.get("mutual_r", gate.mutual) if g else gate.mutual) is not None  # as analyse_gate reads it
+    g = th.gate if th is not None else None
+    mutual = (g.mutual_r_or(gate.mutual) if g is not None else gate.mutual) is not None  # as analyse_gate reads it
     lanes = tuple((name if name is not None else lane_name_from_path(path), path) for name, path in sources.lanes)
     from types import SimpleNamespace
 

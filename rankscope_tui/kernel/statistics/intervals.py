@@ -36,7 +36,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..settings import DEFAULT_CONFIDENCE
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .resampling import Progress, as_matrix, bootstrap_means, check_resamples
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -355,8 +355,8 @@ def bca_bounds(
 
 def bootstrap_intervals(
     values: np.ndarray | Sequence[float],
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     chunk: int | None = None,
     alternative: str = "two-sided",

@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from scipy.special import stdtr
 
 from ..errors import InputError
-from ..settings import DEFAULT_CONFIDENCE
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .intervals import BcaParts, bca_bounds, bca_parts, check_alternative, check_confidence, finite_or_none, percentile_bounds
 from .randomization import FlipCounter, check_resamples
 from .resampling import GATHER_MODE, PIPELINE_BLOCK_ELEMENTS, Progress, block_rows, resolve_threads, row_means, walk_stream
@@ -351,8 +351,8 @@ def paired_statistics(
     candidate: np.ndarray | Sequence[float],
     qids: Sequence[str],
     *,
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     alternative: str = "two-sided",
     chunk: int | None = None,

@@ -34,11 +34,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
+from ..settings import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_RESAMPLES  # written once with the settings
 from .intervals import check_alternative
 from .resampling import FLIP_BLOCK_ELEMENTS, GATHER_MODE, HalfStream, Progress, ProgressTicker, block_rows, flipped_rows, resolve_threads, row_means
 from .resampling import check_resamples as resampling_count
 
-MIN_RESAMPLES = 999
 _TIE_TOL = 100.0 * float(np.finfo(np.float64).eps)
 
 
@@ -196,8 +196,8 @@ def _parallel_flip_count(
 
 def randomization_test(
     deltas: np.ndarray | Sequence[float],
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     alternative: str = "two-sided",
     chunk: int | None = None,
     threads: int | None = None,

@@ -62,6 +62,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
+from ..settings import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, MAX_SEED, too_many_resamples  # the limits, written once with the settings
 
 _LITTLE = sys.byteorder == "little"
 #: Indices are always in [0, n), so "wrap" changes nothing; it spares numpy's bounds
@@ -80,16 +81,6 @@ PIPELINE_BLOCK_ELEMENTS = 1 << 18
 
 
 _NO_HALVES = np.empty(0, dtype=np.uint32)
-
-#: The most resamples one procedure draws. The draws stream in blocks (memory flat in
-#: B), but the replicates are kept for the percentile and BCa intervals: 8 bytes per
-#: resample per column, so 1,000,000 resamples of 17 metrics hold 136 MB (10^9 would
-#: need 136 GB). A p-value's resolution at the maximum is 1e-6.
-MAX_RESAMPLES = 1_000_000
-
-#: Seeds are non-negative integers below 2^64 (numpy's ``default_rng`` refuses negative ones).
-MAX_SEED = 2**64 - 1
-
 
 #: The stream every resampled number is defined on, as numpy 2.4.6 draws it (numpy 1.26.4
 #: draws the same): a fresh ``default_rng(12345)``'s first two 64-bit PCG64 outputs, and
@@ -431,8 +422,8 @@ def as_matrix(values: np.ndarray | Sequence[float]) -> tuple[np.ndarray, bool]:
 
 def bootstrap_means(
     values: np.ndarray | Sequence[float],
-    resamples: int = 9999,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     chunk: int | None = None,
     threads: int | None = None,
     progress: Progress | None = None,
@@ -490,10 +481,3 @@ def check_resamples(resamples: int) -> int:
     if B > MAX_RESAMPLES:
         raise InputError(too_many_resamples(B))
     return B
-
-
-def too_many_resamples(B: int) -> str:
-    return (f"resamples = {B} is more than the {MAX_RESAMPLES:,} rankscope draws (the replicates are kept: "
-            f"8 bytes per resample and metric; p resolves to 1e-6 at the maximum)")
-
-

@@ -45,6 +45,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 #: ``SYSTEM@SEED``: the separator and the form of a seed run's lane name.
 SEED_SEP = "@"
@@ -139,9 +140,9 @@ def retraining_spread(
     qids: Sequence[str],
     *,
     shared: bool = False,
-    resamples: int = 9999,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
     units: Sequence[str] | None = None,
 ) -> RetrainingSpread:
     """The retraining column for one (baseline, candidate, metric): ``*_runs`` map a seed to

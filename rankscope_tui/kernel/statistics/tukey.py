@@ -50,6 +50,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .intervals import check_confidence, percentile_bounds
 from .randomization import check_resamples
 from .resampling import GATHER_MODE, bootstrap_means
@@ -211,9 +212,9 @@ def tukey_hsd(
     lanes: Sequence[str],
     *,
     metric: str = "",
-    resamples: int = 9999,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
     units: Sequence[str] | None = None,
     chunk: int | None = None,
 ) -> TukeyResult:
