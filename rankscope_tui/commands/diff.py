@@ -65,11 +65,10 @@ def _report_of(args, side: str) -> tuple[dict, str]:
     """(report, where) of one side: ``--SIDE report.json``, or the report of
     ``--SIDE-per-query-in`` tables (``evaluate --per-query-in``'s, no resampling: diff reads
     only the per-query values)."""
-    from ..kernel import table_report
+    from ..kernel import load_tables, table_report
     from ..kernel.errors import InputError
     from ..kernel.report.payload import read_report
     from ..kernel.settings import LoadSettings
-    from ..kernel.workspace.per_query_tables import load_tables
 
     path, tables = getattr(args, side), getattr(args, f"{side}_per_query_in")
     if path and tables:

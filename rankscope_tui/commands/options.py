@@ -189,8 +189,9 @@ def run_buckets(args, engine, metrics=(), calibration=None):
     terminal."""
     from dataclasses import replace
 
+    from ..kernel import evaluate_in_buckets as run_engine
     from ..kernel.scale.bucket import QueryWorkspace
-    from ..kernel.scale.engine import bucket_count, run_engine
+    from ..kernel.scale.engine import bucket_count
     from ..kernel.workspace.loaded import Sources
 
     if getattr(args, "per_query_format", None):
@@ -292,7 +293,7 @@ RANKING_ONLY: tuple[tuple[str, str, object], ...] = (("--lane", "lane", []), ("-
 
 def load_tables(args):
     """The per-query-table workspace of ``--per-query-in`` (``kernel.per_query_in``)."""
-    from ..kernel.workspace.per_query_tables import load_tables as load
+    from ..kernel import load_tables as load
 
     for flag, attr, default in RANKING_ONLY:
         if getattr(args, attr, default) not in (default, None):

@@ -49,9 +49,8 @@ def run(args) -> int:
     if args.out:
         check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
     if tables:
-        from ..kernel import table_report
+        from ..kernel import load_tables, table_report
         from ..kernel.settings import LoadSettings
-        from ..kernel.workspace.per_query_tables import load_tables
 
         settings = LoadSettings(resamples=args.resamples, seed=args.seed, confidence=args.confidence)
         report = table_report(load_tables(list(args.per_query_in), settings, qrels=args.qrels, strata=args.strata,
