@@ -9,14 +9,22 @@ Two objects:
   (or directly, by a library user or a test: no argparse needed);
 - ``DashboardState``: the options plus what the app learns while it runs — the base workspace
   (loaded exactly as ``evaluate`` loads it), its report (``evaluate``'s report, so the export
-  is byte-identical to ``evaluate --out``) or the error that stopped it.
+  is byte-identical to ``evaluate --out``) or the error that stopped it, the thresholds file
+  (parsed once), the Compare view's last comparison, and what the user chose after seeing
+  the data (``Exploratory``: the export labels it and keeps it apart from the report).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from .kernel.settings import CalibrationSettings, CompareSettings, GateSettings, LoadSettings
+
+if TYPE_CHECKING:
+    from .kernel.fusion.calibration import CalibrationComparison
+    from .kernel.instruments.rules import Rule
 
 
 def error_line(exc: BaseException) -> str:
@@ -141,6 +149,79 @@ def evaluate(options: DashboardOptions, workspace):
     return ws, evaluate_report(ws, options.gate, thresholds_path=options.thresholds)
 
 
+EXPLORATORY_LABEL = ("exploratory: chosen interactively in the dashboard after seeing the data; "
+                     "not pre-registered, not part of the numbers above")
+
+
+def _finite(x: object) -> float | None:
+    """``x`` as a float, or None when it is not a finite number (strict JSON has no nan)."""
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+@dataclass
+class RRFChoice:
+    """The RRF k on the slider, away from the pre-registered one."""
+
+    k: int
+    pre_registered_k: int
+    means: dict[str, float | None] | None = None  # the fused lane's means at ``k``, once computed
+
+
+@dataclass
+class Exploratory:
+    """What the user chose in the dashboard after seeing the data. The views write it as it
+    changes (the RRF slider, the Verdicts view's edited thresholds, the Calibrate view's fit
+    on the test set); the export reads :meth:`block`."""
+
+    rrf: RRFChoice | None = None
+    verdict_rules: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (edited, file): described rules
+    fit_on_test: CalibrationComparison | None = None  # the comparison shown while fitting on test
+
+    def move_rrf_k(self, k: int, pre_registered_k: int) -> None:
+        """The slider is at ``k``; the report's k is ``pre_registered_k``."""
+        if k == pre_registered_k:
+            self.rrf = None
+        elif self.rrf is None or self.rrf.k != k or self.rrf.pre_registered_k != pre_registered_k:
+            self.rrf = RRFChoice(k, pre_registered_k)
+
+    def rrf_fused(self, k: int, means: dict[str, float]) -> None:
+        """The fused lane's means at ``k`` arrived (kept only while the slider is at ``k``)."""
+        if self.rrf is not None and self.rrf.k == k:
+            self.rrf.means = {m: _finite(v) for m, v in means.items()}
+
+    def edit_rules(self, rules: list[Rule], file_rules: list[Rule]) -> None:
+        """The rules judged now and the file's; equal (or none): nothing was edited."""
+        edited = bool(rules) and rules != file_rules
+        self.verdict_rules = (tuple(r.describe() for r in rules), tuple(r.describe() for r in file_rules)) if edited else None
+
+    def block(self) -> dict[str, Any]:
+        """The export's ``exploratory`` block: the label, then each choice; empty when the
+        user changed nothing."""
+        out: dict[str, Any] = {}
+        if self.rrf is not None:
+            entry: dict[str, Any] = {"k": self.rrf.k, "pre_registered_k": self.rrf.pre_registered_k}
+            if self.rrf.means is not None:
+                entry["means"] = dict(self.rrf.means)
+            out["rrf"] = entry
+        if self.verdict_rules is not None:
+            edited, file = self.verdict_rules
+            out["verdict_rules"] = {"edited": list(edited), "file": list(file)}
+        r = self.fit_on_test
+        if r is not None:
+            m = r.settings.objective
+            fit: dict[str, Any] = {"fitted_on": "test (in-sample: flattering)", "step": r.settings.step, "objective": m,
+                                   "weights": dict(zip(r.fit_test.lanes, map(float, r.fit_test.weights))),
+                                   "test_" + m: _finite(r.fit_test.objective)}
+            if r.fit_dev is not None:
+                fit["optimism"] = _finite(r.optimism)
+            out["fit_on_test"] = fit
+        return {"label": EXPLORATORY_LABEL, **out} if out else {}
+
+
 @dataclass
 class DashboardState:
     """The dashboard's state. Changed only on the event loop (workers hand results back)."""
@@ -153,6 +234,8 @@ class DashboardState:
     report_error: BaseException | None = None  # why the report could not be computed
     load_error: BaseException | None = None  # why the inputs could not be loaded (the last load)
     preload: object | None = None  # ``start_loading(options)`` begun before the app started, or None
+    compare_payload: dict | None = None  # the Compare view's `compare --out` payload, once computed
+    exploratory: Exploratory = field(default_factory=Exploratory)
 
     def take_preload(self, options: DashboardOptions):
         """The load begun for ``options`` before the app started (once; None when there is

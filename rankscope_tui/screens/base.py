@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState
 
 from ..widgets.footer import ViewFooter
+from ..widgets.textual_private import adopt_current_styles, styles_current
 from ..widgets.viewbar import ViewBar
 from . import VIEWS
 
@@ -44,18 +45,7 @@ class ViewScreen(Screen):
 
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
-        # A new screen counts its styles as never refreshed, so Textual re-parses the whole
-        # stylesheet (and drops its parse cache) when the view is first shown (~50-100 ms on
-        # every first visit). Once the view shown now has been refreshed with the current
-        # variables, the stylesheet is current: a view made then is styled by it when it
-        # mounts, and a later theme change still refreshes every view. The first view of a
-        # start keeps Textual's refresh (it applies the theme's variables).
-        try:
-            app = self.app
-            if app._screen_stacks and app.screen._css_update_count == app._css_update_count:
-                self._css_update_count = app._css_update_count
-        except Exception:  # no running app or no screen yet: Textual's default
-            pass
+        adopt_current_styles(self)  # the first show skips a re-parse (see there)
         self._stale = True
         self.narrow = False
         i = [m for m, _ in VIEWS].index(self.VIEW) + 1
@@ -103,11 +93,7 @@ class ViewScreen(Screen):
         (``pop_screen``); a view left for another view is the same case. Styles are
         refreshed as before when they were invalidated meanwhile (a theme change counts up
         ``_css_update_count``) or the view was never drawn with its data."""
-        try:
-            current = self._css_update_count == self.app._css_update_count
-        except Exception:
-            current = False
-        if current and self.is_mounted and not self._stale:
+        if styles_current(self) and self.is_mounted and not self._stale:
             event.refresh_styles = False
         self._refresh_if_stale()
         self.app.update_busy()

@@ -134,6 +134,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         if r.settings != self.params():
             return
         self.result = r
+        self._record_fit_on_test()
         self.query_one("#cal-summary", Static).loading = False
         n = r.fit_test.n_points
         best = [c for c, _ in (r.fit_dev or r.fit_test).points].index((r.fit_dev or r.fit_test).composition)
@@ -165,8 +166,13 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     @on(Switch.Changed, "#cal-cheat")
     def _cheat(self, event: Switch.Changed) -> None:
         self.fit_on_test = event.value
+        self._record_fit_on_test()
         if self.result is not None:
             self._draw()
+
+    def _record_fit_on_test(self) -> None:
+        """The export's exploratory block names the fit on the test set while it is shown."""
+        self.state.exploratory.fit_on_test = self.result if self.fit_on_test else None
 
     def action_toggle_fit_on_test(self) -> None:
         sw = self.query_one("#cal-cheat", Switch)

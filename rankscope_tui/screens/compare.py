@@ -366,6 +366,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if r.params != self.params():  # a newer choice is on its way
             return
         self.result = r
+        self.state.compare_payload = r.payload  # the Compare figure of the export draws it
         self.query_one("#cmp-verdict", Static).loading = False
         keys = [(row.candidate, row.metric) for row in r.result.rows]
         if self.selected not in keys:

@@ -116,6 +116,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         slider = self.query_one("#rrf-k", KSlider)
         with self.prevent(KSlider.Changed):
             slider.value = int(ws.settings.rrf_k)
+        self.state.exploratory.move_rrf_k(slider.value, int(ws.settings.rrf_k))  # back at the report's k
         self._explorer = RRFExplorer(ws)  # the slider's and the curve's fused lanes: a few at a time
         self.curve = {}
         self.current = None
@@ -134,6 +135,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._last_changed = time.perf_counter()
         if self.ws is None or self._explorer is None:
             return
+        self.state.exploratory.move_rrf_k(int(event.value), int(self.ws.settings.rrf_k))
         if self._window is None:  # leading edge: compute now, then hold a quiet window
             self.recompute(event.value)
             self._window = self.set_timer(QUIET, self._window_over)
@@ -162,6 +164,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         if r.k != self.k:  # stale: the slider has moved on
             return
         self.current = r
+        self.state.exploratory.rrf_fused(r.k, r.means)
         self.kernel_seconds = elapsed
         if self.focus_qid is None:
             self.focus_qid = self._opening_query(r)

@@ -108,6 +108,7 @@ write the rules before the run and commit them.
             self._judge()
 
     def _judge(self) -> None:
+        self.state.exploratory.edit_rules(self.rules, self.file_rules)
         results, errors = [], []
         for rule in self.rules:
             try:
@@ -193,5 +194,6 @@ write the rules before the run and commit them.
     def action_restore(self) -> None:
         """Back to the file's rules, read again (with a fresh sha256 and git state)."""
         self.file_rules, self.rules = [], []
+        self.state.exploratory.edit_rules(self.rules, self.file_rules)
         self.load_error, self.sha, self.git_state = None, None, None
         self.refresh_view()

@@ -20,6 +20,8 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from .textual_private import drop_buried_screen
+
 _DIALOG_CSS = """
 {name} {{
     align: center middle;
@@ -67,15 +69,12 @@ def safe_dismiss(screen: ModalScreen, result, dismiss) -> AwaitComplete:
     app = screen.app
     if screen is app.screen:
         return dismiss(result)
+    gone = drop_buried_screen(app, screen)  # a dialog left behind under another screen: dropped, no callback
+    if gone is not None:
+        async def wait_gone() -> None:
+            await gone
 
-    async def gone() -> None:
-        await app._replace_screen(screen)
-
-    for stack in app._screen_stacks.values():
-        if screen in stack:  # a dialog left behind under another screen: drop it and its callback
-            stack.remove(screen)
-            screen._pop_result_callback()
-            return AwaitComplete(gone()).call_next(app)
+        return AwaitComplete(wait_gone()).call_next(app)
 
     async def nothing() -> None:
         return None
