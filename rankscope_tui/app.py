@@ -32,7 +32,7 @@ from .render.exploratory import exploratory_text
 from .screens import VIEWS, screen_class, view_screens
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
-from .state import DashboardState, error_line, evaluate, start_loading
+from .state import DashboardState, error_line, start_loading
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
@@ -70,7 +70,7 @@ class RankscopeApp(TunedApp):
         """``state``: the options the dashboard was started with; with no base workspace, the
         inputs are loaded in a worker on mount (and the report computed after them). A state
         that carries a workspace and its report (tests share them) must hold
-        ``evaluate(options, workspace)`` as the report."""
+        ``state.evaluate(workspace)`` as the report."""
         super().__init__(**kw)
         self.state = state if state is not None else DashboardState()
         # the base workspace is loaded exactly as `evaluate` loads it and the report is computed
@@ -136,7 +136,7 @@ class RankscopeApp(TunedApp):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False, description="computing the report")
     def compute_report(self) -> None:
-        ws, report = evaluate(self.state.options, self.state.base_workspace)
+        ws, report = self.state.evaluate(self.state.base_workspace)
         self.call_from_thread(self._report_done, report, ws)
 
     def _report_done(self, report: dict, ws=None) -> None:

@@ -17,6 +17,7 @@ Two objects:
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,9 @@ from .kernel.settings import CalibrationSettings, CompareSettings, GateSettings,
 
 if TYPE_CHECKING:
     from .kernel.fusion.calibration import CalibrationComparison
+    from .kernel.gate.thresholds import Thresholds
     from .kernel.instruments.rules import Rule
+    from .kernel.workspace.loaded import Workspace
 
 
 def error_line(exc: BaseException) -> str:
@@ -139,14 +142,36 @@ def load_dev_workspace(options: DashboardOptions):
     return load_workspace(options.with_qrels(options.dev_qrels))
 
 
-def evaluate(options: DashboardOptions, workspace):
-    """``(workspace, report)``: ``rankscope evaluate``'s report (the kernel's evaluate entry
-    point, with the options' gate settings and thresholds) and the prepared workspace it was
-    computed on (a calibrated RRF k makes a new one; derived lanes added)."""
-    from .kernel.instruments.evaluate import evaluate_report, prepare
+class ParsedThresholds:
+    """thresholds.json (``rankscope calibrate``'s output), parsed once per path by the kernel's
+    ``read_thresholds`` and shared by the report and every view (Gate, Compare, Query).
+    Thread-safe: workers ask for it. A file that does not parse raises the kernel's
+    ``InputError`` to each caller (each shows it) and is not remembered."""
 
-    ws, _ = prepare(workspace, options.thresholds)
-    return ws, evaluate_report(ws, options.gate, thresholds_path=options.thresholds)
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: str | None = None
+        self._value: Thresholds | None = None
+
+    def get(self, path: str | None) -> Thresholds | None:
+        """The parsed file at ``path`` (None without one)."""
+        if not path:
+            return None
+        with self._lock:
+            if self._path != path:
+                from .kernel.gate.thresholds import read_thresholds  # only a run with thresholds pays its import
+
+                self._value = read_thresholds(path)
+                self._path = path
+            return self._value
+
+    def seed(self, path: str | None, value: Thresholds | None) -> None:
+        """``value`` is ``path`` parsed already (the report's ``prepare`` read it): keep it
+        unless a parse of that path is kept."""
+        if path and value is not None:
+            with self._lock:
+                if self._path != path:
+                    self._path, self._value = path, value
 
 
 EXPLORATORY_LABEL = ("exploratory: chosen interactively in the dashboard after seeing the data; "
@@ -236,6 +261,23 @@ class DashboardState:
     preload: object | None = None  # ``start_loading(options)`` begun before the app started, or None
     compare_payload: dict | None = None  # the Compare view's `compare --out` payload, once computed
     exploratory: Exploratory = field(default_factory=Exploratory)
+    parsed_thresholds: ParsedThresholds = field(default_factory=ParsedThresholds, repr=False, compare=False)
+
+    def thresholds(self) -> Thresholds | None:
+        """The options' thresholds.json, parsed once (None without one)."""
+        return self.parsed_thresholds.get(self.options.thresholds)
+
+    def evaluate(self, workspace: Workspace) -> tuple[Workspace, dict[str, Any]]:
+        """``(workspace, report)``: ``rankscope evaluate``'s report (the kernel's ``prepare``
+        then ``report_of``, with the options' gate settings and thresholds) and the prepared
+        workspace it was computed on (a calibrated RRF k makes a new one; derived lanes
+        added). ``prepare`` reads the thresholds file; the views reuse that parse."""
+        from .kernel import prepare, report_of  # the report's modules load in its worker, not at start-up
+
+        path = self.options.thresholds
+        ws, th = prepare(workspace, path)
+        self.parsed_thresholds.seed(path, th)
+        return ws, report_of(ws, self.options.gate, th)
 
     def take_preload(self, options: DashboardOptions):
         """The load begun for ``options`` before the app started (once; None when there is

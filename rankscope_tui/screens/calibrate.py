@@ -54,7 +54,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self.result: CalibrationComparison | None = None
         self.dev_ws = None
         self.dev_error: str | None = None
-        self.step = 0.1
+        self.step = CalibrationSettings().step
         self.objective: str | None = None
         self.fit_on_test = False
         self.point: int | None = None  # index (0-based) of the highlighted grid point
@@ -62,7 +62,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
             yield Label("grid step")
-            yield Select(STEPS, value=0.1, id="cal-step", allow_blank=False)
+            yield Select(STEPS, value=CalibrationSettings().step, id="cal-step", allow_blank=False)
             yield Label("objective")
             yield Select([], id="cal-objective", allow_blank=True, prompt="objective")
             yield Label("fit on test (cheat)")
@@ -87,7 +87,8 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
             return
         metrics = [m.key for m in ws.settings.metrics]
         if self.objective not in metrics:
-            self.objective = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+            first = CalibrationSettings().objective
+            self.objective = first if first in metrics else metrics[0]
         with self.prevent(Select.Changed):
             sel = self.query_one("#cal-objective", Select)
             sel.set_options([(m, m) for m in metrics])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,6 +25,9 @@ from ..widgets import fmt
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
+
+if TYPE_CHECKING:
+    from ..kernel.gate.thresholds import Thresholds
 
 CORRECTIONS = ["holm", "bonferroni", "none"]
 ALTERNATIVES = ["two-sided", "greater", "less"]
@@ -44,7 +48,7 @@ class CompareParams:
     alternative: str
     min_delta: float
     exploratory: bool
-    level: str = "doc"
+    level: str = CompareSettings().level
 
 
 @dataclass
@@ -68,30 +72,28 @@ class CompareResult:
         return None if i is None else results_sentence(self.payload["comparisons"][i], self.payload["settings"])
 
 
-def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> CompareResult:
-    """What `rankscope compare` runs with these options (in a worker): the kernel's comparison
-    entry point, then each row's per-query deltas and both lanes' judged@10."""
+def compute_compare(ws, p: CompareParams, th: Thresholds | None) -> CompareResult:
+    """What `rankscope compare` runs with these options (in a worker) and the parsed
+    thresholds file ``th``: the kernel's comparison entry point, then each row's per-query
+    deltas and both lanes' judged@10."""
     from dataclasses import replace
 
+    from ..kernel import compare, plan_compare, query_deltas
     from ..kernel import measures as M
     from ..kernel.errors import InputError
-    from ..kernel.gate.thresholds import read_thresholds
-    from ..kernel.instruments import compare as CMP
     from ..kernel.settings import CompareSettings
-
-    th = read_thresholds(thresholds_path) if thresholds_path else None
     settings = CompareSettings(baseline=p.baseline, candidates=tuple(p.candidates), metrics=tuple(p.metrics),
                                level=p.level, min_delta=p.min_delta, correction=p.correction,
                                alternative=p.alternative, exploratory=p.exploratory, primary=p.primary)
-    plan = CMP.plan_compare(ws, th, settings)
+    plan = plan_compare(ws, th, settings)
     if plan.baseline in plan.candidates:  # `best` resolved to a chosen candidate: it is the baseline now
         rest = tuple(c for c in plan.candidates if c != plan.baseline)
         if not rest:
             raise InputError(f"the best lane is {plan.baseline}, the only candidate: pick another candidate", "--baseline")
         settings = replace(settings, candidates=rest)
-    comparison = CMP.compare(ws, th, settings)
+    comparison = compare(ws, th, settings)
     plan, res = comparison.plan, comparison.result
-    deltas = {(r.candidate, r.metric): CMP.query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
+    deltas = {(r.candidate, r.metric): query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
               for r in res.rows}
     jkey = M.parse_metrics("judged@10")[0]
     judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
@@ -351,11 +353,11 @@ loss or gain). Intervals are per comparison, not simultaneous.
                 self._draw_row()
             return
         verdict.loading = True
-        self.run_compare(self.ws, p, self.options.thresholds)
+        self.run_compare(self.ws, p)
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="paired tests")
-    def run_compare(self, ws, p: CompareParams, thresholds_path: str | None) -> None:
-        r = compute_compare(ws, p, thresholds_path)
+    def run_compare(self, ws, p: CompareParams) -> None:
+        r = compute_compare(ws, p, self.state.thresholds())
         self.app.call_from_thread(self._done, r)
 
     def worker_failed(self, worker) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from textual import on, work
@@ -17,12 +18,14 @@ from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
 from ..kernel.gate.analysis import GateAnalysis, GateLabel, analyse_gate
-from ..kernel.gate.thresholds import read_thresholds
 from ..kernel.settings import GateSettings
 from ..widgets import fmt
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded, parse_optional_number
+
+if TYPE_CHECKING:
+    from ..kernel.gate.thresholds import Thresholds
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep
@@ -76,11 +79,11 @@ class GateResult:
         return self.analysis.operating_margin if self.params.margin is not None else None
 
 
-def compute_gate(ws, settings: GateSettings, thresholds_path: str | None = None) -> GateResult:
+def compute_gate(ws, settings: GateSettings, th: Thresholds | None = None) -> GateResult:
     """The Gate view's numbers: the kernel's gate analysis (what the report's gate block is)
     under the settings chosen on the screen (runs in a worker). With ``--thresholds`` the
-    calibrated floor, margin and mutual r are applied as `evaluate --thresholds` applies them."""
-    th = read_thresholds(thresholds_path) if thresholds_path else None
+    calibrated floor, margin and mutual r (``th``, the parsed file) are applied as `evaluate
+    --thresholds` applies them."""
     return GateResult(settings, analyse_gate(ws, settings, th))
 
 
@@ -131,9 +134,9 @@ conservative.
             yield Label("gate lane")
             yield Select([], id="gate-lane", allow_blank=True, prompt="lane")
             yield Label("target FPIR")
-            yield Input("0.05", type="number", id="gate-target")
+            yield Input(repr(GateSettings().fpir), type="number", id="gate-target")
             yield Label("α")
-            yield Input("0.05", type="number", id="gate-alpha")
+            yield Input(repr(GateSettings().miss_rate), type="number", id="gate-alpha")
             yield Label("margin")
             yield Input("", type="number", id="gate-margin", placeholder="off")
             yield Label("mutual r")
@@ -156,8 +159,8 @@ conservative.
         super().on_mount()
         a = self.options.gate
         with self.prevent(Input.Changed, Switch.Changed):
-            self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", None) or GateSettings.fpir)
-            self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", None) or GateSettings.miss_rate)
+            self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", None) or GateSettings().fpir)
+            self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", None) or GateSettings().miss_rate)
             if getattr(a, "margin", None) is not None:
                 self.query_one("#gate-margin", Input).value = repr(a.margin)
             if getattr(a, "mutual", None) is not None:
@@ -250,11 +253,11 @@ conservative.
         if p is None:
             self.query_one("#gate-floors", Static).update("[b $error]invalid setting[/]: target and α in (0, 1), r ≥ 1")
             return
-        self.run_gate(self.ws, p, self.options.thresholds)
+        self.run_gate(self.ws, p)
 
     @work(thread=True, exclusive=True, group="gate", exit_on_error=False, description="sweeping the gate")
-    def run_gate(self, ws, p: GateSettings, thresholds_path: str | None) -> None:
-        result = compute_gate(ws, p, thresholds_path)
+    def run_gate(self, ws, p: GateSettings) -> None:
+        result = compute_gate(ws, p, self.state.thresholds())
         self.app.call_from_thread(self._show, result)
 
     @guarded

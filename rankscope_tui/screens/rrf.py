@@ -19,7 +19,8 @@ from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
 from ..kernel.fusion.rrf_at_k import FusedAtK, RRFExplorer, best_k
-from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
+from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS
+from ..kernel.settings import CompareSettings, LoadSettings  # the points `rankscope plot rrf-k` draws too
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
 from ..widgets.safe import escape
@@ -76,7 +77,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls", id="rrf-controls"):
-            yield KSlider(60, K_MIN, K_MAX, id="rrf-k")
+            yield KSlider(LoadSettings().rrf_k, K_MIN, K_MAX, id="rrf-k")
             yield Label("metric")
             yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
         with Horizontal(id="rrf-main"):
@@ -108,7 +109,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             return
         metrics = [m.key for m in ws.settings.metrics]
         if self.metric not in metrics:
-            self.metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+            first = CompareSettings().metrics[0]  # the metric every picker starts on
+            self.metric = first if first in metrics else metrics[0]
         with self.prevent(Select.Changed):
             sel = self.query_one("#rrf-metric", Select)
             sel.set_options([(m, m) for m in metrics])

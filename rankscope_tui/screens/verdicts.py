@@ -13,8 +13,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from ..kernel import git_state, judge_rule, read_rules, tally_rules
 from ..kernel.inputs.files import sha256_of
-from ..kernel.instruments import rules as RU
+from ..render.rules import AGAINST_NOTE
 from ..state import error_line
 from ..widgets import fmt
 from ..widgets.dialogs import ValueDialog
@@ -66,7 +67,7 @@ write the rules before the run and commit them.
         if not path:
             return
         try:
-            self.file_rules = RU.read_rules(path)
+            self.file_rules = read_rules(path)
             self.rules = list(self.file_rules)
             self.load_error = None
         except Exception as exc:
@@ -78,7 +79,7 @@ write the rules before the run and commit them.
     @work(thread=True, exclusive=True, group="verdicts-file", exit_on_error=False, description="fingerprinting the gates file")
     def check_file(self, path: str) -> None:
         """sha256 of the gates file, and whether git tracks it unmodified (as `rankscope verdict` says)."""
-        sha, state = sha256_of(path), RU.git_state(path)
+        sha, state = sha256_of(path), git_state(path)
         self.app.call_from_thread(self._file_checked, path, sha, state)
 
     def _file_checked(self, path: str, sha: str, state: str | None) -> None:
@@ -112,7 +113,7 @@ write the rules before the run and commit them.
         results, errors = [], []
         for rule in self.rules:
             try:
-                results.append(RU.judge(rule, self.report))
+                results.append(judge_rule(rule, self.report))
             except Exception as exc:
                 results.append(None)
                 errors.append(f"{rule.describe()}: {error_line(exc)}")
@@ -140,7 +141,7 @@ write the rules before the run and commit them.
             table.add_row(*[cells[j] for j in order], key=str(i))
         if cursor is not None and 0 <= cursor < table.row_count:
             table.move_cursor(row=cursor)
-        n = RU.tally(results)
+        n = tally_rules(results)
         head = [f"[b]{escape(os.path.basename(self.gates_path))}[/] ({len(self.rules)} rules)  sha256 "
                 f"{self.sha or '…'}",
                 f"fail on the point: [b]{n.fail_on_point}[/] · fail on the interval: [b]{n.fail_on_interval}[/] · "
@@ -157,7 +158,7 @@ write the rules before the run and commit them.
         if self.narrow:  # the rule column is last (off to the right): the rules by number here
             notes += [f"[b]{i + 1}[/] {escape(r.describe())}" for i, r in enumerate(self.rules)] + [""]
         if any(r.against for r in self.rules):
-            notes.append(RU.AGAINST_NOTE)
+            notes.append(AGAINST_NOTE)
         notes.append("Intervals are those of the report (Wilson for hit@k, percentile bootstrap otherwise).")
         notes += errors
         self.query_one("#vd-note", Static).update("\n".join(notes))
