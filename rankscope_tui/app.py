@@ -19,27 +19,33 @@ import asyncio
 import os
 import sys
 import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from .render.exploratory import exploratory_text
 from .screens import VIEWS, screen_class, view_screens
+from .screens.base import DashboardApp
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
-from .state import DashboardState, error_line, start_loading
+from .state import DashboardState, error_line, evaluate, start_loading
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
-from .widgets.textual_private import SelectOverlay, TunedApp, is_exiting, screen_stacks
+from .widgets.textual_private import SelectOverlay, is_exiting, screen_stacks
+
+if TYPE_CHECKING:
+    from .kernel.workspace.loaded import Workspace
 
 
-class RankscopeApp(TunedApp):
+class RankscopeApp(DashboardApp):
     """``rankscope tui``: nine views, switched with 1–9."""
 
     CSS_PATH = "app.tcss"
@@ -62,15 +68,11 @@ class RankscopeApp(TunedApp):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    data_version: reactive[int] = reactive(0, init=False)
-    report_version: reactive[int] = reactive(0, init=False)
-    qid: reactive[str | None] = reactive(None, init=False)
-
     def __init__(self, state: DashboardState | None = None, **kw) -> None:
         """``state``: the options the dashboard was started with; with no base workspace, the
         inputs are loaded in a worker on mount (and the report computed after them). A state
         that carries a workspace and its report (tests share them) must hold
-        ``state.evaluate(workspace)`` as the report."""
+        ``state.evaluate(options, workspace)`` as the report."""
         super().__init__(**kw)
         self.state = state if state is not None else DashboardState()
         # the base workspace is loaded exactly as `evaluate` loads it and the report is computed
@@ -136,15 +138,17 @@ class RankscopeApp(TunedApp):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False, description="computing the report")
     def compute_report(self) -> None:
-        ws, report = self.state.evaluate(self.state.base_workspace)
+        base = self.state.base_workspace
+        if base is None:  # a load replaced it meanwhile: that load computes its own report
+            raise RuntimeError("no data loaded")
+        ws, report = evaluate(self.state.options, base, self.state.parsed_thresholds)
         self.call_from_thread(self._report_done, report, ws)
 
-    def _report_done(self, report: dict, ws=None) -> None:
+    def _report_done(self, report: dict, ws: Workspace) -> None:
         self.state.report = report
         self.state.report_error = None
-        if ws is not None:
-            self.state.base_workspace = ws  # a calibrated RRF k makes a new workspace
-        self.ws = self.state.base_workspace.snapshot()  # now with the derived lanes (rrf, convex, variants)
+        self.state.base_workspace = ws  # prepared: a calibrated RRF k makes a new workspace
+        self.ws = ws.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
 
@@ -188,7 +192,7 @@ class RankscopeApp(TunedApp):
                     self.state.report_error = event.worker.error
                     self._show_load_error_everywhere()
                 self.report_version += 1
-            self.show_error(event.worker.error)
+            self.show_error(event.worker.error or "the worker failed")
             resume_collector()
         self.update_busy()
 
@@ -198,6 +202,8 @@ class RankscopeApp(TunedApp):
         from textual.markup import escape
         from textual.widgets import Static
 
+        if self.state.load_error is None:
+            return
         text = escape(f"The inputs could not be loaded:\n{error_line(self.state.load_error)}\n\nPress o to open other files.")
         for stack in screen_stacks(self).values():
             for screen in stack:
@@ -294,12 +300,13 @@ class RankscopeApp(TunedApp):
 
         return not self.dialog_open and not isinstance(self.focused, (Input, TextArea, SelectOverlay))
 
-    async def run_action(self, action, default_namespace=None) -> bool:
+    async def run_action(self, action: str | tuple[str, str, tuple[object, ...]], default_namespace: DOMNode | None = None,
+                         namespaces: Mapping[str, DOMNode] | None = None) -> bool:
         """Every key's action: one that raises does not end the app. A fault in our code is
         shown in the error dialog; a widget's own glitch on an edge (page down in an empty
         option list) is logged and the key ignored."""
         try:
-            return await super().run_action(action, default_namespace)
+            return await super().run_action(action, default_namespace, namespaces)
         except Exception as exc:
             import traceback
 
@@ -319,7 +326,8 @@ class RankscopeApp(TunedApp):
     def search_commands(self, commands, placeholder: str = "Search for commands…"):
         from textual.command import SimpleProvider
 
-        return self.push_screen(RankscopePalette(providers=[SimpleProvider(self.screen, commands)],
+        # a provider instance, as Textual's own search_commands passes it (its annotation says a class)
+        return self.push_screen(RankscopePalette(providers=[SimpleProvider(self.screen, commands)],  # type: ignore[list-item]
                                                  placeholder=placeholder))
 
     def search_themes(self) -> None:
@@ -393,7 +401,11 @@ class RankscopeApp(TunedApp):
         if self.ws is None:
             self.notify("no data loaded yet", severity="warning")
             return
-        self.push_screen(SearchDialog(self.search_queries), lambda qid: qid and self.open_query(qid))
+        self.push_screen(SearchDialog(self.search_queries), self._search_chosen)
+
+    def _search_chosen(self, qid: str | None) -> None:
+        if qid:
+            self.open_query(qid)
 
     def action_help(self) -> None:
         """`?`: the view's lesson, then its keys (keys sharing an action on one line)."""
@@ -441,7 +453,7 @@ class RankscopeApp(TunedApp):
         elif req.kind == "strata":
             o = replace(o, strata=o.strata + (req.path,))
         else:
-            o = replace(o, **{req.kind: req.path})
+            o = replace(o, **{req.kind: req.path})  # type: ignore[arg-type]  # kind names a one-path option
         if not o.lanes or not o.qrels:
             missing = "a lane" if not o.lanes else "qrels"
             self.state.options = o  # kept: the next open completes it
@@ -472,6 +484,7 @@ class RankscopeApp(TunedApp):
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
         exploratory = self.call_from_thread(self.state.exploratory.block)
+        data: str | bytes
         if req.format == "json":
             if exploratory:  # after the report's own keys, never inside them
                 report = {**report, "exploratory": exploratory}

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import math
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .kernel.settings import CalibrationSettings, CompareSettings, GateSettings, LoadSettings
 
 if TYPE_CHECKING:
     from .kernel.fusion.calibration import CalibrationComparison
+    from .kernel.fusion.methods import ConvexFit
     from .kernel.gate.thresholds import Thresholds
     from .kernel.instruments.rules import Rule
     from .kernel.workspace.loaded import Workspace
@@ -77,7 +79,7 @@ class DashboardOptions:
         paths += list(self.strata) + [self.dev_qrels, self.gates]
         return tuple(p for p in paths if p)
 
-    def with_qrels(self, qrels: str) -> "DashboardOptions":
+    def with_qrels(self, qrels: str | None) -> DashboardOptions:
         """The same options judged by other qrels (the dev set of the Calibrate view)."""
         return replace(self, qrels=qrels)
 
@@ -94,18 +96,26 @@ def _lane_files(spec: str) -> tuple[str, ...]:
         return (spec,)
 
 
-def load_workspace(options: DashboardOptions):
+def load_workspace(options: DashboardOptions) -> Workspace:
     """The workspace of ``options``, loaded as ``rankscope evaluate`` loads it: the kernel's
     ``Workspace.load`` with the same paths and ``LoadSettings``."""
     from .kernel.workspace.loaded import Workspace
 
     return Workspace.load(
-        list(options.lanes), options.qrels, options.load, strata=list(options.strata), corpus=options.corpus,
+        list(options.lanes), cast(str, options.qrels), options.load, strata=list(options.strata), corpus=options.corpus,
         queries=options.queries, docs=options.docs, ood_negatives=options.ood_negatives,
     )
 
 
-def start_loading(options: DashboardOptions):
+class LoadingWorkspace(Future["Workspace"]):
+    """A future workspace, with the options it is loaded for."""
+
+    def __init__(self, options: DashboardOptions) -> None:
+        super().__init__()
+        self.options = options  # what it loads (``DashboardState.take_preload`` matches on it)
+
+
+def start_loading(options: DashboardOptions) -> LoadingWorkspace:
     """A ``concurrent.futures.Future`` of :func:`load_workspace` (``options``), read in a
     daemon thread started now: ``rankscope tui`` starts it before it imports the UI, so the
     files are read while Textual is imported and the first frame is drawn. An input that
@@ -113,10 +123,7 @@ def start_loading(options: DashboardOptions):
     loaded, the per-query values the Overview shows first (each input lane, doc level) are
     computed in the same thread (cached in the workspace), so the first frame with numbers
     asks the event loop for no computation."""
-    import threading
-    from concurrent.futures import Future
-
-    future: Future = Future()
+    future = LoadingWorkspace(options)
 
     def read() -> None:
         if not future.set_running_or_notify_cancel():
@@ -130,12 +137,11 @@ def start_loading(options: DashboardOptions):
         else:
             future.set_result(ws)
 
-    future.options = options  # what it loads (``DashboardState.take_preload`` matches on it)
     threading.Thread(target=read, name="rankscope-load", daemon=True).start()
     return future
 
 
-def load_dev_workspace(options: DashboardOptions):
+def load_dev_workspace(options: DashboardOptions) -> Workspace:
     """The dev set loaded exactly as `rankscope calibrate --qrels DEV` would load it: the same
     loader and every other option of the main workspace (lanes, strata, corpus, texts,
     out-of-domain negatives, depth, relevant level, group separator, …)."""
@@ -172,6 +178,21 @@ class ParsedThresholds:
             with self._lock:
                 if self._path != path:
                     self._path, self._value = path, value
+
+
+def evaluate(options: DashboardOptions, workspace: Workspace,
+             parsed: ParsedThresholds | None = None) -> tuple[Workspace, dict[str, Any]]:
+    """``(workspace, report)``: ``rankscope evaluate``'s report (the kernel's ``prepare``
+    then ``report_of``, with the options' gate settings and thresholds) and the prepared
+    workspace it was computed on (a calibrated RRF k makes a new one; derived lanes
+    added). ``prepare`` reads the thresholds file; ``parsed`` (the state's) keeps that
+    parse for the views."""
+    from .kernel import prepare, report_of  # the report's modules load in its worker, not at start-up
+
+    ws, th = prepare(workspace, options.thresholds)
+    if parsed is not None:
+        parsed.seed(options.thresholds, th)
+    return ws, report_of(ws, options.gate, th)
 
 
 EXPLORATORY_LABEL = ("exploratory: chosen interactively in the dashboard after seeing the data; "
@@ -238,9 +259,10 @@ class Exploratory:
         r = self.fit_on_test
         if r is not None:
             m = r.settings.objective
+            t = cast("ConvexFit", r.fit_test)  # the kernel types it loosely
             fit: dict[str, Any] = {"fitted_on": "test (in-sample: flattering)", "step": r.settings.step, "objective": m,
-                                   "weights": dict(zip(r.fit_test.lanes, map(float, r.fit_test.weights))),
-                                   "test_" + m: _finite(r.fit_test.objective)}
+                                   "weights": dict(zip(t.lanes, map(float, t.weights))),
+                                   "test_" + m: _finite(t.objective)}
             if r.fit_dev is not None:
                 fit["optimism"] = _finite(r.optimism)
             out["fit_on_test"] = fit
@@ -254,11 +276,11 @@ class DashboardState:
     options: DashboardOptions = field(default_factory=DashboardOptions)
     synthetic: bool = False  # the built-in demo (labelled SYNTHETIC wherever it is shown)
     source_label: str = ""  # what the header says the data is
-    base_workspace: object | None = None  # kernel Workspace the report is computed on
-    report: dict | None = None  # ``evaluate(options, base_workspace)``
+    base_workspace: Workspace | None = None  # the kernel Workspace the report is computed on
+    report: dict | None = None  # ``evaluate(base_workspace)``
     report_error: BaseException | None = None  # why the report could not be computed
     load_error: BaseException | None = None  # why the inputs could not be loaded (the last load)
-    preload: object | None = None  # ``start_loading(options)`` begun before the app started, or None
+    preload: LoadingWorkspace | None = None  # ``start_loading(options)`` begun before the app started, or None
     compare_payload: dict | None = None  # the Compare view's `compare --out` payload, once computed
     exploratory: Exploratory = field(default_factory=Exploratory)
     parsed_thresholds: ParsedThresholds = field(default_factory=ParsedThresholds, repr=False, compare=False)
@@ -267,23 +289,11 @@ class DashboardState:
         """The options' thresholds.json, parsed once (None without one)."""
         return self.parsed_thresholds.get(self.options.thresholds)
 
-    def evaluate(self, workspace: Workspace) -> tuple[Workspace, dict[str, Any]]:
-        """``(workspace, report)``: ``rankscope evaluate``'s report (the kernel's ``prepare``
-        then ``report_of``, with the options' gate settings and thresholds) and the prepared
-        workspace it was computed on (a calibrated RRF k makes a new one; derived lanes
-        added). ``prepare`` reads the thresholds file; the views reuse that parse."""
-        from .kernel import prepare, report_of  # the report's modules load in its worker, not at start-up
-
-        path = self.options.thresholds
-        ws, th = prepare(workspace, path)
-        self.parsed_thresholds.seed(path, th)
-        return ws, report_of(ws, self.options.gate, th)
-
-    def take_preload(self, options: DashboardOptions):
+    def take_preload(self, options: DashboardOptions) -> LoadingWorkspace | None:
         """The load begun for ``options`` before the app started (once; None when there is
         none or it was for other options)."""
         pre, self.preload = self.preload, None
-        return pre if pre is not None and getattr(pre, "options", None) is options else None
+        return pre if pre is not None and pre.options is options else None
 
     @property
     def error_wording(self) -> str | None:

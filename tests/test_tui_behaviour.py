@@ -584,7 +584,7 @@ async def test_overview_shows_the_lane_means_before_the_report_then_its_interval
     ws, report = loaded
     release = threading.Event()
 
-    def held_evaluate(options, workspace):
+    def held_evaluate(options, workspace, parsed=None):
         release.wait(60)
         return ws, report
 

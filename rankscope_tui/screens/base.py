@@ -3,17 +3,42 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState
 
+from ..state import DashboardOptions, DashboardState
 from ..widgets.footer import ViewFooter
-from ..widgets.textual_private import adopt_current_styles, styles_current
+from ..widgets.textual_private import TunedApp, adopt_current_styles, styles_current
 from ..widgets.viewbar import ViewBar
 from . import VIEWS
+
+
+class DashboardApp(TunedApp):
+    """What the views ask of the dashboard app (``app.RankscopeApp`` is one): its state,
+    the workspace snapshot the views draw and the actions they reach. The views name this
+    class, never the app module; the app sets these attributes and defines these methods."""
+
+    data_version: reactive[int] = reactive(0, init=False)  # counted up when the workspace changes
+    report_version: reactive[int] = reactive(0, init=False)  # counted up when the report (or its error) arrives
+    qid: reactive[str | None] = reactive(None, init=False)  # the query the drill-down shows
+
+    state: DashboardState
+    ws: Any  # the base workspace's snapshot (kernel ``Workspace``), None until loaded
+    lane_names: list[str]
+    input_lane_names: list[str]
+    previous_mode: str
+    show_error: Callable[..., None]  # (exception or text, title="Error"): the error dialog
+    update_busy: Callable[[], None]  # the view bar's "⟳ what is running"
+    open_query: Callable[[str], None]  # drill into one query
+    set_rrf_k: Callable[[int], None]  # move the RRF slider (and show the RRF view)
+    search_queries: Callable[..., list[tuple[str, str]]]  # (qid, label) of the queries matching a text
 
 
 def guarded(method):
@@ -43,6 +68,9 @@ class ViewScreen(Screen):
 
     NARROW = 110  # columns: below this the panes stack (the -narrow breakpoint)
 
+    if TYPE_CHECKING:  # the views run inside the dashboard app
+        app: DashboardApp
+
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
         adopt_current_styles(self)  # the first show skips a re-parse (see there)
@@ -63,16 +91,16 @@ class ViewScreen(Screen):
     # ------------------------------------------------------------------ data
 
     @property
-    def ws(self):
+    def ws(self) -> Any:
         return self.app.ws
 
     @property
-    def state(self):
-        """The dashboard's state (``rankscope_tui.state.DashboardState``)."""
+    def state(self) -> DashboardState:
+        """The dashboard's state."""
         return self.app.state
 
     @property
-    def options(self):
+    def options(self) -> DashboardOptions:
         """The options the dashboard was started with (``DashboardOptions``)."""
         return self.app.state.options
 
