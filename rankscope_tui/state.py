@@ -234,7 +234,7 @@ class Exploratory:
         elif self.rrf is None or self.rrf.k != k or self.rrf.pre_registered_k != pre_registered_k:
             self.rrf = RRFChoice(k, pre_registered_k)
 
-    def rrf_fused(self, k: int, means: dict[str, float]) -> None:
+    def rrf_fused(self, k: float, means: dict[str, float]) -> None:
         """The fused lane's means at ``k`` arrived (kept only while the slider is at ``k``)."""
         if self.rrf is not None and self.rrf.k == k:
             self.rrf.means = {m: _finite(v) for m, v in means.items()}

@@ -39,6 +39,9 @@ class DashboardApp(TunedApp):
     open_query: Callable[[str], None]  # drill into one query
     set_rrf_k: Callable[[int], None]  # move the RRF slider (and show the RRF view)
     search_queries: Callable[..., list[tuple[str, str]]]  # (qid, label) of the queries matching a text
+    action_export: Callable[[], None]  # the export dialog
+    action_search: Callable[[], None]  # the query search dialog
+    action_open: Callable[[], None]  # the open-file dialog
 
 
 def guarded(method):

@@ -27,7 +27,11 @@ from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from ..kernel.gate.thresholds import Thresholds
+    from ..kernel.instruments.compare import ComparePlan
+    from ..kernel.statistics.verdict import CompareResult as VerdictResult
 
 CORRECTIONS = ["holm", "bonferroni", "none"]
 ALTERNATIVES = ["two-sided", "greater", "less"]
@@ -54,8 +58,8 @@ class CompareParams:
 @dataclass
 class CompareResult:
     params: CompareParams
-    plan: object  # pipeline.ComparePlan
-    result: object  # compare.CompareResult: the rows with their verdicts
+    plan: ComparePlan
+    result: VerdictResult  # the rows with their verdicts
     deltas: dict  # (candidate, metric) -> [(qid, baseline, candidate, Δ)], largest losses first
     judged: dict  # lane -> judged@10 per query code (for the per-query list)
     judged_key: str
@@ -144,7 +148,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self.selected: tuple[str, str] | None = None  # (candidate, metric) of the row in the panel
         self.message: str | None = None
         self._chosen = False  # candidates picked by hand
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         start = self.options.compare
@@ -387,6 +391,8 @@ loss or gain). Intervals are per comparison, not simultaneous.
 
     def _fill_rows(self) -> None:
         r = self.result
+        if r is None:
+            return
         res, plan = r.result, r.plan
         t = self.query_one("#cmp-rows", PlainTable)
         rows = []
@@ -425,16 +431,15 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.result is None or getattr(event.row_key, "value", None) is None or event.cursor_row != event.data_table.cursor_row:
             return  # a highlight from refilling the table, overtaken by the cursor put back on the chosen row
-        row = self.result.result.rows[int(event.row_key.value)]
+        row = self.result.result.rows[int(str(event.row_key.value))]
         if (row.candidate, row.metric) != self.selected:
             self.selected = (row.candidate, row.metric)
             self._draw_row()
 
     def _draw_row(self) -> None:
-        row = self.row
-        if row is None:
+        row, r = self.row, self.result
+        if row is None or r is None:
             return
-        r = self.result
         self.query_one("#cmp-verdict", Static).update(self._panel(row, r))
         self._fill_extremes(row)
         self._plot(row)

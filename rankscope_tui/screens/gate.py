@@ -25,6 +25,8 @@ from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded, parse_optional_number
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from ..kernel.gate.thresholds import Thresholds
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
@@ -127,7 +129,7 @@ conservative.
         super().__init__(*a, **kw)
         self.result: GateResult | None = None
         self.lane: str | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
@@ -306,6 +308,7 @@ conservative.
         for name, oc in a.at_null.items():
             f = oc.combined.fpir.get("in_domain")
             pts.append((f.value if f else 0.0, oc.combined.fnir.value, f"null floor ({NEG_LABELS.get(name, name)})", "x"))
+        assert a.at_conformal is not None  # the plot is drawn for an analysis that ran
         c = a.at_conformal.combined
         f = c.fpir.get("in_domain")
         pts.append((f.value if f else 0.0, c.fnir.value, "conformal floor", "+"))
@@ -388,7 +391,7 @@ conservative.
         p, a = r.params, r.analysis
         lines = self._applied_lines(r)
         lines.append("[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
-                     + f" · positives {int(a.positives.size)}")
+                     + f" · positives {int(a.positives.size) if a.positives is not None else 0}")
         for name, nf in a.null.items():
             head = f"[b]Null floor[/] ({NEG_LABELS.get(name, name)}, n={nf.n}): "
             if nf.floor is None:
@@ -398,6 +401,7 @@ conservative.
             for k, rate in nf.fpir.items():
                 lines.append(f"    FPIR on {NEG_LABELS.get(k, k)}: {fmt.rate(rate)}")
         cf = a.conformal
+        assert cf is not None  # the floors are drawn for an analysis that ran
         lines.append(f"[b]Conformal floor[/] (α={cf.alpha}, n={cf.n}, k={cf.k}): {fmt.num(cf.floor, 4)}"
                      + ("  [i]in-sample, no guarantee[/]" if cf.in_sample else ""))
         if cf.reason:
@@ -418,7 +422,7 @@ conservative.
                 fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v.value)}" for k, v in o.fpir.items())
                 lines.append(f"    picked on {NEG_LABELS.get(name, name)}: floor {fmt.num(o.floor, 4)} → FPIR {fp}")
         oc = a.operating_under_conditions
-        if oc is not None:
+        if oc is not None and a.sweep_under_conditions is not None:
             lines.append(f"    with {escape(a.sweep_under_conditions.conditions)}: floor {fmt.num(oc.floor, 4)}"
                          + ("" if oc.attainable else f" — {oc.reason}"))
         if a.applied is None and a.floor is not None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from functools import partial
+from typing import cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from ..widgets.dialogs import safe_dismiss
 from ..widgets.textual_private import GuardedCommandPalette
 from . import VIEWS
+from .base import DashboardApp
 
 _K = re.compile(r"(?:^|\b)(?:set\s+)?k\s*=?\s*(\d+)\s*$", re.I)
 
@@ -18,7 +20,7 @@ class RankscopeCommands(Provider):
     """Views and actions are cheap and always offered; queries are matched on qid or text."""
 
     def _static(self):
-        app = self.app
+        app = cast(DashboardApp, self.app)  # the provider runs in the dashboard app
         for i, (mode, title) in enumerate(VIEWS, 1):
             yield f"view: {i} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {i})"
         yield "export report…", app.action_export, "write report.json, markdown, LaTeX, text or per-query CSV (key e)"
@@ -30,7 +32,7 @@ class RankscopeCommands(Provider):
             yield DiscoveryHit(text, cb, help=help_text)
 
     async def search(self, query: str) -> Hits:
-        app = self.app
+        app = cast(DashboardApp, self.app)
         matcher = self.matcher(query)
         for text, cb, help_text in self._static():
             score = matcher.match(text)

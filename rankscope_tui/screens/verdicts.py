@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -22,6 +23,9 @@ from ..widgets.dialogs import ValueDialog
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
+
+if TYPE_CHECKING:
+    from ..kernel.instruments.rules import RuleResult
 
 
 class VerdictsScreen(ViewScreen):
@@ -110,10 +114,14 @@ write the rules before the run and commit them.
 
     def _judge(self) -> None:
         self.state.exploratory.edit_rules(self.rules, self.file_rules)
-        results, errors = [], []
+        report = self.report
+        if report is None:  # judged when the report arrives
+            return
+        results: list[RuleResult | None] = []
+        errors: list[str] = []
         for rule in self.rules:
             try:
-                results.append(judge_rule(rule, self.report))
+                results.append(judge_rule(rule, report))
             except Exception as exc:
                 results.append(None)
                 errors.append(f"{rule.describe()}: {error_line(exc)}")
@@ -142,7 +150,7 @@ write the rules before the run and commit them.
         if cursor is not None and 0 <= cursor < table.row_count:
             table.move_cursor(row=cursor)
         n = tally_rules(results)
-        head = [f"[b]{escape(os.path.basename(self.gates_path))}[/] ({len(self.rules)} rules)  sha256 "
+        head = [f"[b]{escape(os.path.basename(self.gates_path or ''))}[/] ({len(self.rules)} rules)  sha256 "
                 f"{self.sha or '…'}",
                 f"fail on the point: [b]{n.fail_on_point}[/] · fail on the interval: [b]{n.fail_on_interval}[/] · "
                 f"undecided on the interval: {n.undecided_on_interval} · point and interval disagree: [b]{n.disagree}[/]"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -14,7 +17,7 @@ class PlainTable(DataTable):
     def add_row(self, *cells, **kw):
         return super().add_row(*[_plain(c) if isinstance(c, str) else c for c in cells], **kw)
 
-    def fill(self, columns: list[str], rows: list[tuple[list, str | None]]) -> None:
+    def fill(self, columns: list[str], rows: Sequence[tuple[Sequence[Any], str | None]]) -> None:
         """Clear and refill: ``rows`` are (cells, row key). Each column gets a fixed width (its
         widest cell), so a frame drawn before the table measures its new rows cannot keep
         the old widths and cut the new cells."""
