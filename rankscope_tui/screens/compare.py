@@ -22,6 +22,7 @@ from ..kernel.settings import CompareSettings
 from ..kernel.statistics.randomization import format_p
 from ..kernel.statistics.verdict import CAPTION
 from ..widgets import fmt
+from ..widgets.numbers import number_input
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
@@ -186,7 +187,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
                                  allow_blank=False, compact=True)
                 with Horizontal(classes="field"):
                     yield Label("min Δ")
-                    yield Input(f"{start.min_delta:g}", type="number", id="cmp-min-delta", compact=True)
+                    yield number_input(f"{start.min_delta:g}", id="cmp-min-delta", compact=True)
                 yield Checkbox("paired interval", True, id="cmp-paired", compact=True)
                 yield Checkbox("exploratory", self.exploratory, id="cmp-exploratory", compact=True)
             with Vertical(id="cmp-right"):

@@ -20,6 +20,7 @@ from textual_plotext import PlotextPlot
 from ..kernel.gate.analysis import GateAnalysis, GateLabel, analyse_gate
 from ..kernel.settings import GateSettings
 from ..widgets import fmt
+from ..widgets.numbers import integer_input, number_input
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded, parse_optional_number
@@ -136,13 +137,13 @@ conservative.
             yield Label("gate lane")
             yield Select([], id="gate-lane", allow_blank=True, prompt="lane")
             yield Label("target FPIR")
-            yield Input(repr(GateSettings().fpir), type="number", id="gate-target")
+            yield number_input(repr(GateSettings().fpir), id="gate-target")
             yield Label("α")
-            yield Input(repr(GateSettings().miss_rate), type="number", id="gate-alpha")
+            yield number_input(repr(GateSettings().miss_rate), id="gate-alpha")
             yield Label("margin")
-            yield Input("", type="number", id="gate-margin", placeholder="off")
+            yield number_input("", id="gate-margin", placeholder="off")
             yield Label("mutual r")
-            yield Input("", type="integer", id="gate-mutual", placeholder="off")
+            yield integer_input("", id="gate-mutual", placeholder="off")
             yield Label("conservative")
             yield Switch(False, id="gate-conservative")
         with Horizontal(id="gate-main"):

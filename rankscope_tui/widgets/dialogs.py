@@ -20,6 +20,7 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from .numbers import number_input
 from .textual_private import drop_buried_screen
 
 _DIALOG_CSS = """
@@ -429,7 +430,7 @@ class ValueDialog(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text, classes="dialog-title")
-            yield Input("" if self.value is None else repr(self.value), type="number", id="value-input")
+            yield number_input("" if self.value is None else repr(self.value), id="value-input")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Set", variant="primary", id="set")
