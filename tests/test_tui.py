@@ -534,7 +534,7 @@ async def test_compare_family_options_and_deltas(work, loaded):
 
 @module_loop
 async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_options):
-    from rankscope_tui.kernel.instruments import rules as verdict_rules
+    from rankscope_tui.screens import verdicts as verdicts_view
 
     app, pilot = work
     screen = await view(app, pilot, "verdicts")
@@ -558,7 +558,7 @@ async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_optio
     assert screen.rules[i].threshold == new
     assert screen.results[i].point == "pass" and screen.results[i].interval == "fail"
     # `r` reads the file again: its rules, its sha256 and what git says of it
-    monkeypatch.setattr(verdict_rules, "git_state", lambda path: "untracked")
+    monkeypatch.setattr(verdicts_view, "git_state", lambda path: "untracked")  # the name the view calls
     await pilot.press("r")
     await settle(app, pilot)
     assert screen.rules == screen.file_rules
