@@ -342,7 +342,7 @@ class RankscopeApp(DashboardApp):
             name = focused.id or "the field"
             self.screen.set_focus(None)
             self.refresh_bindings()
-            self.notify(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again",
+            self.notify(safe_escape(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again"),
                         title="input", timeout=3)
 
     def on_descendant_focus(self, event) -> None:
@@ -457,7 +457,7 @@ class RankscopeApp(DashboardApp):
         if not o.lanes or not o.qrels:
             missing = "a lane" if not o.lanes else "qrels"
             self.state.options = o  # kept: the next open completes it
-            self.notify(f"opened {req.kind} {req.path}; open {missing} too to load", title="open", timeout=6)
+            self.notify(safe_escape(f"opened {req.kind} {req.path}; open {missing} too to load"), title="open", timeout=6)
             return
         self.state.options = o
         self.state.base_workspace = None
@@ -466,7 +466,7 @@ class RankscopeApp(DashboardApp):
         self.ws = None
         self._sync_lanes()
         self.data_version += 1
-        self.notify(f"opened {req.kind} {req.path}: reloading", title="open")
+        self.notify(safe_escape(f"opened {req.kind} {req.path}: reloading"), title="open")
         self.load()
 
     def action_export(self) -> None:

@@ -193,7 +193,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     # ------------------------------------------------------------------ drawing
 
     def _weights(self, fit) -> str:
-        return ", ".join(f"{lane} {w:g}" for lane, w in zip(fit.lanes, fit.weights))
+        return ", ".join(f"{escape(lane)} {w:g}" for lane, w in zip(fit.lanes, fit.weights))
 
     def _draw(self) -> None:
         r = self.result

@@ -514,7 +514,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def _fill_deltas(self, row, r: CompareResult) -> None:
         ws = self.ws
         self.query_one("#cmp-deltas-title", Label).update(
-            f"Per-query Δ = {row.candidate} − {row.baseline} on {row.metric}, largest losses first; "
+            f"Per-query Δ = {escape(row.candidate)} − {escape(row.baseline)} on {row.metric}, largest losses first; "
             f"j: judged@10 of base / cand (Enter: drill down)")
         jb, jc = r.judged[row.baseline], r.judged[row.candidate]
         idx = ws.qid_index

@@ -9,6 +9,7 @@ from typing import cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from ..widgets.dialogs import safe_dismiss
+from ..widgets.safe import text as plain_text
 from ..widgets.textual_private import GuardedCommandPalette
 from . import VIEWS
 from .base import DashboardApp
@@ -54,7 +55,9 @@ class RankscopeCommands(Provider):
             return
         for qid, label in app.search_queries(words, limit=15):
             text = f"go to query {label}"
-            yield Hit(max(matcher.match(text), 0.5), text, partial(app.open_query, qid), help="open the drill-down")
+            # the qid and query text are data: shown as plain text, never parsed as markup
+            yield Hit(max(matcher.match(text), 0.5), plain_text(text), partial(app.open_query, qid), text=text,
+                      help="open the drill-down")
 
 
 class RankscopePalette(GuardedCommandPalette):

@@ -21,6 +21,7 @@ from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from .numbers import number_input
+from .safe import text as plain_text
 from .textual_private import drop_buried_screen
 
 _DIALOG_CSS = """
@@ -387,7 +388,7 @@ class SearchDialog(Dialog):
         results = self.search(text)
         ol = self.query_one(OptionList)
         ol.clear_options()
-        ol.add_options([Option(label, id=qid) for qid, label in results])
+        ol.add_options([Option(plain_text(label), id=qid) for qid, label in results])  # query texts are data, not markup
         if results:
             ol.highlighted = 0
 

@@ -14,6 +14,12 @@ from .safe import text as _plain
 class PlainTable(DataTable):
     """A DataTable whose string cells are plain text (doc ids and query texts are data, not markup)."""
 
+    def add_column(self, label: str | Text, *, width: int | None = None, key: str | None = None,
+                   default: Any = None) -> Any:
+        """A column whose label (a lane name, a metric) is plain text too."""
+        return super().add_column(_plain(label) if isinstance(label, str) else label, width=width, key=key,
+                                  default=default)
+
     def add_row(self, *cells, **kw):
         return super().add_row(*[_plain(c) if isinstance(c, str) else c for c in cells], **kw)
 
