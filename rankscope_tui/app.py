@@ -19,25 +19,33 @@ import asyncio
 import os
 import sys
 import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from textual import work
-from textual.app import App, ScreenError
+from textual.app import App
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from .render.exploratory import exploratory_text
 from .screens import VIEWS, screen_class, view_screens
+from .screens.base import DashboardApp
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
 from .state import DashboardState, error_line, evaluate, start_loading
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
+from .widgets.textual_private import SelectOverlay, is_exiting, screen_stacks
+
+if TYPE_CHECKING:
+    from .kernel.workspace.loaded import Workspace
 
 
-class RankscopeApp(App):
+class RankscopeApp(DashboardApp):
     """``rankscope tui``: nine views, switched with 1–9."""
 
     CSS_PATH = "app.tcss"
@@ -60,15 +68,11 @@ class RankscopeApp(App):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    data_version: reactive[int] = reactive(0, init=False)
-    report_version: reactive[int] = reactive(0, init=False)
-    qid: reactive[str | None] = reactive(None, init=False)
-
     def __init__(self, state: DashboardState | None = None, **kw) -> None:
         """``state``: the options the dashboard was started with; with no base workspace, the
         inputs are loaded in a worker on mount (and the report computed after them). A state
         that carries a workspace and its report (tests share them) must hold
-        ``evaluate(options, workspace)`` as the report."""
+        ``state.evaluate(options, workspace)`` as the report."""
         super().__init__(**kw)
         self.state = state if state is not None else DashboardState()
         # the base workspace is loaded exactly as `evaluate` loads it and the report is computed
@@ -134,15 +138,17 @@ class RankscopeApp(App):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False, description="computing the report")
     def compute_report(self) -> None:
-        ws, report = evaluate(self.state.options, self.state.base_workspace)
+        base = self.state.base_workspace
+        if base is None:  # a load replaced it meanwhile: that load computes its own report
+            raise RuntimeError("no data loaded")
+        ws, report = evaluate(self.state.options, base, self.state.parsed_thresholds)
         self.call_from_thread(self._report_done, report, ws)
 
-    def _report_done(self, report: dict, ws=None) -> None:
+    def _report_done(self, report: dict, ws: Workspace) -> None:
         self.state.report = report
         self.state.report_error = None
-        if ws is not None:
-            self.state.base_workspace = ws  # a calibrated RRF k makes a new workspace
-        self.ws = self.state.base_workspace.snapshot()  # now with the derived lanes (rrf, convex, variants)
+        self.state.base_workspace = ws  # prepared: a calibrated RRF k makes a new workspace
+        self.ws = ws.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
 
@@ -164,49 +170,12 @@ class RankscopeApp(App):
 
         threading.Thread(target=imports, name="rankscope-views", daemon=True).start()
 
-    def refresh_css(self, animate: bool = True) -> None:
-        """Textual's refresh, without re-parsing a stylesheet that is already parsed with
-        the current variables: Textual sets the variables (which clears the parse cache)
-        and re-parses every source whenever a screen is first shown, ~35 ms of the start
-        on the Cranfield command line for rules identical to those it has. A source added
-        since (a screen's CSS) still makes the stylesheet parse on its next use, and a
-        theme change (other variables) re-parses as before.
-
-        Nor is every widget restyled again when nothing was invalidated since the last
-        refresh (the same variables, no ``_invalidate_css``: a theme or terminal-theme
-        change counts it up): a view's first show did that for every widget of the view
-        on screen (~60 ms on the loop); the new view's widgets are styled as they mount,
-        by the same rules. Screen CSS added meanwhile is applied by Textual itself
-        (``_load_screen_css``)."""
-        stylesheet = self.stylesheet
-        variables = self.get_css_variables()
-        key = (self._css_update_count, variables)
-        if stylesheet._variables == variables and getattr(self, "_css_refreshed", None) == key:
-            for stack in self._screen_stacks.values():
-                for screen in stack:
-                    screen._css_update_count = self._css_update_count
-            return
-        self._css_refreshed = key
-        if stylesheet._variables != variables:
-            return super().refresh_css(animate)
-        stylesheet.update(self, animate=animate)
-        try:
-            if self.screen.is_mounted:
-                self.screen._refresh_layout(self.size)
-                self.screen._css_update_count = self._css_update_count
-        except ScreenError:
-            pass
-        for screen in self.screen_stack:
-            if screen != self.screen:
-                stylesheet.update(screen, animate=animate)
-                screen._css_update_count = self._css_update_count
-
     # ------------------------------------------------------------------ errors and progress
 
     def show_error(self, exc: BaseException | str, title: str = "Error") -> None:
         text = exc if isinstance(exc, str) else error_line(exc)
         self.log.error(text)
-        if getattr(self, "_exit", False) or not self.is_running:
+        if is_exiting(self) or not self.is_running:
             return  # shutting down: a cancelled worker's complaint has nowhere to go
         if any(isinstance(s, ErrorDialog) and s.message == text for s in self.screen_stack):
             return  # the same error from a repeated request: one dialog is enough
@@ -223,7 +192,7 @@ class RankscopeApp(App):
                     self.state.report_error = event.worker.error
                     self._show_load_error_everywhere()
                 self.report_version += 1
-            self.show_error(event.worker.error)
+            self.show_error(event.worker.error or "the worker failed")
             resume_collector()
         self.update_busy()
 
@@ -233,8 +202,10 @@ class RankscopeApp(App):
         from textual.markup import escape
         from textual.widgets import Static
 
+        if self.state.load_error is None:
+            return
         text = escape(f"The inputs could not be loaded:\n{error_line(self.state.load_error)}\n\nPress o to open other files.")
-        for stack in getattr(self, "_screen_stacks", {}).values():
+        for stack in screen_stacks(self).values():
             for screen in stack:
                 for st in screen.query(Static):
                     try:
@@ -275,7 +246,7 @@ class RankscopeApp(App):
 
     @property
     def closing(self) -> bool:
-        return bool(getattr(self, "_exit", False)) or not self.is_running
+        return is_exiting(self) or not self.is_running
 
     def _may_open_dialog(self) -> bool:
         """One dialog at a time, and none while quitting (a key burst after `q`)."""
@@ -284,7 +255,7 @@ class RankscopeApp(App):
     def switch_mode(self, mode: str):
         from textual.await_complete import AwaitComplete
 
-        if self.closing or (self._screen_stacks and len(self.screen_stack) > 1):
+        if self.closing or (screen_stacks(self) and len(self.screen_stack) > 1):
             # a dialog is open on this view (or the app is quitting): a queued switch (a row's
             # Enter, a number key typed into a dialog's burst) would strand the dialog under
             # another view; the dialog keeps the keys until it is closed
@@ -308,10 +279,10 @@ class RankscopeApp(App):
             return AwaitComplete(nothing())
         return super().pop_screen()
 
-    async def _check_bindings(self, key: str, priority: bool = False) -> bool:
+    def key_consumed(self, key: str, priority: bool) -> bool:
         """Keys that arrive after `q` (one burst: `q` then `e`) or before the first screen are
         dropped: there is no screen left to bind them to."""
-        if self.closing or not self._screen_stacks or not self.screen_stack:
+        if self.closing or not screen_stacks(self) or not self.screen_stack:
             return True
         if priority and key == "q" and self._q_will_quit():
             # `q` reaches its (non-priority) binding only after bubbling up from the focused
@@ -319,23 +290,23 @@ class RankscopeApp(App):
             # palette would open first and take the `q`. Quit as soon as the app sees it.
             self.exit()
             return True
-        return await super()._check_bindings(key, priority)
+        return False
 
     def _q_will_quit(self) -> bool:
         """`q` quits unless it is typed into a field, an open select list (type to search) or a
         dialog on top (there it is text or the dialog's own key); the same test the binding
         would pass after bubbling."""
         from textual.widgets import TextArea
-        from textual.widgets._select import SelectOverlay
 
         return not self.dialog_open and not isinstance(self.focused, (Input, TextArea, SelectOverlay))
 
-    async def run_action(self, action, default_namespace=None) -> bool:
+    async def run_action(self, action: str | tuple[str, str, tuple[object, ...]], default_namespace: DOMNode | None = None,
+                         namespaces: Mapping[str, DOMNode] | None = None) -> bool:
         """Every key's action: one that raises does not end the app. A fault in our code is
         shown in the error dialog; a widget's own glitch on an edge (page down in an empty
         option list) is logged and the key ignored."""
         try:
-            return await super().run_action(action, default_namespace)
+            return await super().run_action(action, default_namespace, namespaces)
         except Exception as exc:
             import traceback
 
@@ -355,7 +326,8 @@ class RankscopeApp(App):
     def search_commands(self, commands, placeholder: str = "Search for commands…"):
         from textual.command import SimpleProvider
 
-        return self.push_screen(RankscopePalette(providers=[SimpleProvider(self.screen, commands)],
+        # a provider instance, as Textual's own search_commands passes it (its annotation says a class)
+        return self.push_screen(RankscopePalette(providers=[SimpleProvider(self.screen, commands)],  # type: ignore[list-item]
                                                  placeholder=placeholder))
 
     def search_themes(self) -> None:
@@ -370,7 +342,7 @@ class RankscopeApp(App):
             name = focused.id or "the field"
             self.screen.set_focus(None)
             self.refresh_bindings()
-            self.notify(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again",
+            self.notify(safe_escape(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again"),
                         title="input", timeout=3)
 
     def on_descendant_focus(self, event) -> None:
@@ -380,7 +352,7 @@ class RankscopeApp(App):
         self._refresh_footer()
 
     def _refresh_footer(self) -> None:
-        if not self.closing and self._screen_stacks and self.screen_stack:
+        if not self.closing and screen_stacks(self) and self.screen_stack:
             self.refresh_bindings()
 
     def open_query(self, qid: str) -> None:
@@ -429,7 +401,11 @@ class RankscopeApp(App):
         if self.ws is None:
             self.notify("no data loaded yet", severity="warning")
             return
-        self.push_screen(SearchDialog(self.search_queries), lambda qid: qid and self.open_query(qid))
+        self.push_screen(SearchDialog(self.search_queries), self._search_chosen)
+
+    def _search_chosen(self, qid: str | None) -> None:
+        if qid:
+            self.open_query(qid)
 
     def action_help(self) -> None:
         """`?`: the view's lesson, then its keys (keys sharing an action on one line)."""
@@ -477,11 +453,11 @@ class RankscopeApp(App):
         elif req.kind == "strata":
             o = replace(o, strata=o.strata + (req.path,))
         else:
-            o = replace(o, **{req.kind: req.path})
+            o = replace(o, **{req.kind: req.path})  # type: ignore[arg-type]  # kind names a one-path option
         if not o.lanes or not o.qrels:
             missing = "a lane" if not o.lanes else "qrels"
             self.state.options = o  # kept: the next open completes it
-            self.notify(f"opened {req.kind} {req.path}; open {missing} too to load", title="open", timeout=6)
+            self.notify(safe_escape(f"opened {req.kind} {req.path}; open {missing} too to load"), title="open", timeout=6)
             return
         self.state.options = o
         self.state.base_workspace = None
@@ -490,7 +466,7 @@ class RankscopeApp(App):
         self.ws = None
         self._sync_lanes()
         self.data_version += 1
-        self.notify(f"opened {req.kind} {req.path}: reloading", title="open")
+        self.notify(safe_escape(f"opened {req.kind} {req.path}: reloading"), title="open")
         self.load()
 
     def action_export(self) -> None:
@@ -507,7 +483,8 @@ class RankscopeApp(App):
         from .render import report as R
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
-        exploratory = self.call_from_thread(self.exploratory_state)
+        exploratory = self.call_from_thread(self.state.exploratory.block)
+        data: str | bytes
         if req.format == "json":
             if exploratory:  # after the report's own keys, never inside them
                 report = {**report, "exploratory": exploratory}
@@ -516,7 +493,7 @@ class RankscopeApp(App):
             from .render.figures import check_suffix, figure_bytes
 
             suffix = check_suffix(req.path)
-            mode, compare_payload = self.call_from_thread(lambda: (self.current_mode, self._compare_payload()))
+            mode, compare_payload = self.call_from_thread(lambda: (self.current_mode, self.state.compare_payload))
             data = figure_bytes(view_figure(mode, report, self.state.base_workspace, compare_payload), suffix)
         elif req.format == "csv":
             data = R.per_query_csv(report)  # per-query numbers of the pre-registered settings only
@@ -526,12 +503,6 @@ class RankscopeApp(App):
                 data = data.rstrip("\n") + "\n\n" + exploratory_text(exploratory, req.format)
         write_atomic(req.path, data)
         self.call_from_thread(self._exported, req.path)
-
-    def _compare_payload(self) -> dict | None:
-        """The Compare view's `compare --out` payload, once it has computed one."""
-        stack = self._screen_stacks.get("compare") if hasattr(self, "_screen_stacks") else None
-        result = getattr(stack[0], "result", None) if stack else None
-        return getattr(result, "payload", None)
 
     def _wait_for_report(self, timeout: float = 600.0) -> dict:
         """The report the app computed (exactly as `evaluate` does); waits for its worker."""
@@ -550,84 +521,9 @@ class RankscopeApp(App):
             time.sleep(0.05)
         return self.state.report
 
-    def exploratory_state(self) -> dict:
-        """What the user changed in the dashboard and the numbers shown under it, apart from
-        the pre-registered report: the RRF k on the slider, the verdict rules edited, the
-        weights fitted on the test set. Empty when nothing was changed."""
-        out: dict = {}
-        stacks = getattr(self, "_screen_stacks", {})
-
-        def view(mode):
-            stack = stacks.get(mode) or []
-            return stack[0] if stack else None
-
-        rrf = view("rrf")
-        ws = self.ws
-        if rrf is not None and ws is not None and getattr(rrf, "is_mounted", False):
-            try:
-                k = int(rrf.k)
-            except Exception:
-                k = None
-            if k is not None and k != int(ws.settings.rrf_k):
-                cur = getattr(rrf, "current", None)
-                entry = {"k": k, "pre_registered_k": int(ws.settings.rrf_k)}
-                if cur is not None and int(cur.k) == k:
-                    entry["means"] = {m: _finite(v) for m, v in cur.means.items()}
-                out["rrf"] = entry
-        vd = view("verdicts")
-        if vd is not None:
-            rules, file_rules = list(getattr(vd, "rules", [])), list(getattr(vd, "file_rules", []))
-            if rules and rules != file_rules:
-                out["verdict_rules"] = {"edited": [r.describe() for r in rules],
-                                        "file": [r.describe() for r in file_rules]}
-        cal = view("calibrate")
-        if cal is not None and getattr(cal, "fit_on_test", False) and getattr(cal, "result", None) is not None:
-            r = cal.result
-            m = r.settings.objective
-            entry = {"fitted_on": "test (in-sample: flattering)", "step": r.settings.step, "objective": m,
-                     "weights": dict(zip(r.fit_test.lanes, map(float, r.fit_test.weights))),
-                     "test_" + m: _finite(r.fit_test.objective)}
-            if r.fit_dev is not None:
-                entry["optimism"] = _finite(r.optimism)
-            out["fit_on_test"] = entry
-        if out:
-            out = {"label": "exploratory: chosen interactively in the dashboard after seeing the data; "
-                            "not pre-registered, not part of the numbers above", **out}
-        return out
-
     def _exported(self, path: str) -> None:
         self.exported.append(path)
         self.notify(safe_escape(f"wrote {os.path.abspath(path)}"), title="export")
-
-
-def _finite(x):
-    import math
-
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
-def exploratory_text(block: dict, fmt: str) -> str:
-    """The exploratory block as a labelled section after the report (text, markdown, LaTeX)."""
-    import json
-
-    lines = [block["label"]]
-    for key, value in block.items():
-        if key != "label":
-            lines.append(f"{key}: {json.dumps(value, sort_keys=False, ensure_ascii=False)}")
-    if fmt == "markdown":
-        return "## exploratory\n\n" + "\n".join(f"- {l}" for l in lines) + "\n"
-    if fmt == "latex":
-        def tex(t: str) -> str:
-            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                         ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-                t = t.replace(a, b)
-            return t
-        return "% exploratory\n\\paragraph{exploratory}\n" + "\n\n".join(tex(l) for l in lines) + "\n"
-    return "== exploratory ==\n" + "\n".join(lines) + "\n"
 
 
 def exit_status(app: RankscopeApp) -> int:

@@ -534,7 +534,7 @@ async def test_compare_family_options_and_deltas(work, loaded):
 
 @module_loop
 async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_options):
-    from rankscope_tui.kernel.instruments import rules as verdict_rules
+    from rankscope_tui.screens import verdicts as verdicts_view
 
     app, pilot = work
     screen = await view(app, pilot, "verdicts")
@@ -558,7 +558,7 @@ async def test_verdicts_edit_threshold_sha_and_git(work, monkeypatch, demo_optio
     assert screen.rules[i].threshold == new
     assert screen.results[i].point == "pass" and screen.results[i].interval == "fail"
     # `r` reads the file again: its rules, its sha256 and what git says of it
-    monkeypatch.setattr(verdict_rules, "git_state", lambda path: "untracked")
+    monkeypatch.setattr(verdicts_view, "git_state", lambda path: "untracked")  # the name the view calls
     await pilot.press("r")
     await settle(app, pilot)
     assert screen.rules == screen.file_rules
@@ -656,15 +656,26 @@ def thresholds(demo_dir, tmp_path_factory) -> Path:
 
 
 @module_loop
-async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, thresholds, tmp_path):
+async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, thresholds, tmp_path, monkeypatch):
     """With --thresholds: `e` writes exactly what `rankscope evaluate --out` writes, and the Gate
     view shows the applied floor and margin (the report's gate.applied and outcome) beside
-    the tuning view, labelled as the report labels them."""
+    the tuning view, labelled as the report labels them. The dashboard parses the file once:
+    the report, the Gate, Compare and Query views share that parse."""
+    from rankscope_tui.kernel.gate import thresholds as TH
+
     argv = demo_argv(demo_dir) + FAST + ["--thresholds", str(thresholds)]
     cli_out = tmp_path / "cli.json"
     assert cli_main(["evaluate", *evaluate_argv(argv), "--out", str(cli_out)]) == 0
+    parses: list[str] = []
+    read = TH.read_thresholds
+
+    def counted(path):
+        parses.append(path)
+        return read(path)
+
     tui_out = tmp_path / "tui.json"
-    app = make_app(parse_args(argv), source_label="demo")
+    app = make_app(parse_args(argv), source_label="demo")  # the command line reads the file for its gate options
+    monkeypatch.setattr(TH, "read_thresholds", counted)  # from here on: the dashboard's own parses
     async with app.run_test(size=WORK_SIZE) as pilot:
         await settle(app, pilot)  # loaded and reported by the app's own workers
         assert app.state.report is not None and "convex" in app.lane_names
@@ -693,6 +704,10 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
 
         screen = await view(app, pilot, "compare")  # convex joins the candidates; fitted on dev: not exploratory
         assert "convex" in screen.result.plan.candidates and not screen.result.plan.exploratory_reasons
+        screen = await view(app, pilot, "query")
+        decision, why = screen.gate_decision(app.ws.qid_index[app.qid])  # under the applied thresholds
+        assert decision is not None, why
+        assert parses == [str(thresholds)]  # one parse for the report and every view
 
 
 @module_loop

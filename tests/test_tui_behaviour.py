@@ -22,7 +22,7 @@ import pytest
 from support import SHARED_DATA, settle
 from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 from textual import events
-from textual.keys import REPLACED_KEYS, _get_unicode_name_from_key
+from textual.keys import REPLACED_KEYS
 from textual.widgets import DataTable, Input, Select, Static
 
 from rankscope_tui.app import RankscopeApp, exit_status
@@ -32,6 +32,7 @@ from rankscope_tui.screens import VIEWS
 from rankscope_tui.screens.palette import RankscopePalette
 from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
+from rankscope_tui.widgets.textual_private import unicode_name_of_key
 from rankscope_tui.widgets.viewbar import ViewBar
 
 SIZE = (120, 36)
@@ -58,7 +59,7 @@ def send(app, key: str) -> None:
     """One key straight to the driver, as a terminal delivers it (no wait for the app)."""
     original = REPLACED_KEYS.get(key, key)
     try:
-        char = unicodedata.lookup(_get_unicode_name_from_key(original))
+        char = unicodedata.lookup(unicode_name_of_key(original))
     except KeyError:
         char = key if len(key) == 1 else None
     event = events.Key(key, char)
@@ -583,7 +584,7 @@ async def test_overview_shows_the_lane_means_before_the_report_then_its_interval
     ws, report = loaded
     release = threading.Event()
 
-    def held_evaluate(options, workspace):
+    def held_evaluate(options, workspace, parsed=None):
         release.wait(60)
         return ws, report
 

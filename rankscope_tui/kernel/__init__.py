@@ -31,15 +31,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .gate.analysis import analyse_gate
     from .instruments.calibrate import calibrate
-    from .instruments.compare import compare, compare_all_pairs
+    from .instruments.compare import compare, compare_all_pairs, plan_compare, query_deltas
     from .instruments.comparison_log import append_log as append_comparison_log
     from .instruments.comparison_log import read_log as read_comparison_log
     from .instruments.diff import diff_reports as diff
     from .instruments.evaluate import evaluate_report as evaluate
-    from .instruments.evaluate import prepare
+    from .instruments.evaluate import prepare, report_of
     from .instruments.goldens import check as check_goldens
     from .instruments.goldens import write_lines as write_goldens
+    from .instruments.rules import git_state, read_rules
+    from .instruments.rules import judge as judge_rule
     from .instruments.rules import judge_gates as judge
+    from .instruments.rules import tally as tally_rules
     from .instruments.tables import table_report
     from .scale.engine import run_engine as evaluate_in_buckets
     from .workspace.loaded import load, read_inputs
@@ -64,25 +67,33 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "load": ("workspace.loaded", "load"),
     "load_tables": ("workspace.per_query_tables", "load_tables"),
     "prepare": ("instruments.evaluate", "prepare"),
+    "report_of": ("instruments.evaluate", "report_of"),
     "evaluate": ("instruments.evaluate", "evaluate_report"),
     "evaluate_in_buckets": ("scale.engine", "run_engine"),
     "table_report": ("instruments.tables", "table_report"),
     "compare": ("instruments.compare", "compare"),
     "compare_all_pairs": ("instruments.compare", "compare_all_pairs"),
+    "plan_compare": ("instruments.compare", "plan_compare"),
+    "query_deltas": ("instruments.compare", "query_deltas"),
     "read_comparison_log": ("instruments.comparison_log", "read_log"),
     "append_comparison_log": ("instruments.comparison_log", "append_log"),
     "calibrate": ("instruments.calibrate", "calibrate"),
     "analyse_gate": ("gate.analysis", "analyse_gate"),
     "diff": ("instruments.diff", "diff_reports"),
     "judge": ("instruments.rules", "judge_gates"),
+    "read_rules": ("instruments.rules", "read_rules"),
+    "judge_rule": ("instruments.rules", "judge"),
+    "tally_rules": ("instruments.rules", "tally"),
+    "git_state": ("instruments.rules", "git_state"),
     "write_goldens": ("instruments.goldens", "write_lines"),
     "check_goldens": ("instruments.goldens", "check"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "diff",
-    "evaluate", "evaluate_in_buckets", "judge", "load", "load_tables", "prepare", "read_comparison_log", "read_inputs",
-    "table_report", "write_goldens",
+    "evaluate", "evaluate_in_buckets", "git_state", "judge", "judge_rule", "load", "load_tables", "plan_compare",
+    "prepare", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
+    "tally_rules", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 SUFFIXES = (".vl.json", ".svg", ".pdf", ".png")
@@ -31,7 +32,7 @@ def check_suffix(path: str) -> str:
 
 
 def _base(fig, width: int = 480, height: int = 300) -> dict:
-    spec = {"$schema": VEGA_LITE_SCHEMA, "title": {"text": fig.title}, "width": width, "height": height,
+    spec: dict[str, Any] = {"$schema": VEGA_LITE_SCHEMA, "title": {"text": fig.title}, "width": width, "height": height,
             "data": {"values": fig.rows}}
     if fig.notes:
         spec["title"]["subtitle"] = [n for n in fig.notes if n]

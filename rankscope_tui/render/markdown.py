@@ -96,7 +96,7 @@ def _nested(lines: list[str]) -> list[str]:
 
 def _md_list(lines: list[str]) -> list[str]:
     """A text block (a blank line, a head line, indented sub-lines) as a list."""
-    out = []
+    out: list[str] = []
     for line in lines:
         if not line.strip():
             if out:

@@ -3,6 +3,8 @@ its queries and drill into one (lessons 05–06)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -13,6 +15,9 @@ from ..widgets import fmt
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
+
+if TYPE_CHECKING:
+    from ..kernel.attribution.misses import Attribution
 
 
 class AttributionScreen(ViewScreen):
@@ -35,7 +40,7 @@ Highlight a label to list its queries; Enter drills into one.
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
         self.level = "doc"
-        self.result = None  # attribution.Attribution
+        self.result: Attribution | None = None
         self.label: str | None = None
 
     def compose_body(self) -> ComposeResult:
@@ -124,6 +129,8 @@ Highlight a label to list its queries; Enter drills into one.
 
     def _queries(self) -> None:
         ws, att = self.ws, self.result
+        if att is None:
+            return
         t = self.query_one("#att-queries", QidTable)
         t.clear(columns=True)
         t.add_columns("qid", "label", *[f"rank {l}" for l in att.lanes], "text")

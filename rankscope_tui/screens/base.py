@@ -3,16 +3,45 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState
 
+from ..state import DashboardOptions, DashboardState
 from ..widgets.footer import ViewFooter
+from ..widgets.textual_private import TunedApp, adopt_current_styles, styles_current
 from ..widgets.viewbar import ViewBar
 from . import VIEWS
+
+
+class DashboardApp(TunedApp):
+    """What the views ask of the dashboard app (``app.RankscopeApp`` is one): its state,
+    the workspace snapshot the views draw and the actions they reach. The views name this
+    class, never the app module; the app sets these attributes and defines these methods."""
+
+    data_version: reactive[int] = reactive(0, init=False)  # counted up when the workspace changes
+    report_version: reactive[int] = reactive(0, init=False)  # counted up when the report (or its error) arrives
+    qid: reactive[str | None] = reactive(None, init=False)  # the query the drill-down shows
+
+    state: DashboardState
+    ws: Any  # the base workspace's snapshot (kernel ``Workspace``), None until loaded
+    lane_names: list[str]
+    input_lane_names: list[str]
+    previous_mode: str
+    show_error: Callable[..., None]  # (exception or text, title="Error"): the error dialog
+    update_busy: Callable[[], None]  # the view bar's "⟳ what is running"
+    open_query: Callable[[str], None]  # drill into one query
+    set_rrf_k: Callable[[int], None]  # move the RRF slider (and show the RRF view)
+    search_queries: Callable[..., list[tuple[str, str]]]  # (qid, label) of the queries matching a text
+    action_export: Callable[[], None]  # the export dialog
+    action_search: Callable[[], None]  # the query search dialog
+    action_open: Callable[[], None]  # the open-file dialog
 
 
 def guarded(method):
@@ -42,20 +71,12 @@ class ViewScreen(Screen):
 
     NARROW = 110  # columns: below this the panes stack (the -narrow breakpoint)
 
+    if TYPE_CHECKING:  # the views run inside the dashboard app
+        app: DashboardApp
+
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
-        # A new screen counts its styles as never refreshed, so Textual re-parses the whole
-        # stylesheet (and drops its parse cache) when the view is first shown (~50-100 ms on
-        # every first visit). Once the view shown now has been refreshed with the current
-        # variables, the stylesheet is current: a view made then is styled by it when it
-        # mounts, and a later theme change still refreshes every view. The first view of a
-        # start keeps Textual's refresh (it applies the theme's variables).
-        try:
-            app = self.app
-            if app._screen_stacks and app.screen._css_update_count == app._css_update_count:
-                self._css_update_count = app._css_update_count
-        except Exception:  # no running app or no screen yet: Textual's default
-            pass
+        adopt_current_styles(self)  # the first show skips a re-parse (see there)
         self._stale = True
         self.narrow = False
         i = [m for m, _ in VIEWS].index(self.VIEW) + 1
@@ -73,16 +94,16 @@ class ViewScreen(Screen):
     # ------------------------------------------------------------------ data
 
     @property
-    def ws(self):
+    def ws(self) -> Any:
         return self.app.ws
 
     @property
-    def state(self):
-        """The dashboard's state (``rankscope_tui.state.DashboardState``)."""
+    def state(self) -> DashboardState:
+        """The dashboard's state."""
         return self.app.state
 
     @property
-    def options(self):
+    def options(self) -> DashboardOptions:
         """The options the dashboard was started with (``DashboardOptions``)."""
         return self.app.state.options
 
@@ -103,11 +124,7 @@ class ViewScreen(Screen):
         (``pop_screen``); a view left for another view is the same case. Styles are
         refreshed as before when they were invalidated meanwhile (a theme change counts up
         ``_css_update_count``) or the view was never drawn with its data."""
-        try:
-            current = self._css_update_count == self.app._css_update_count
-        except Exception:
-            current = False
-        if current and self.is_mounted and not self._stale:
+        if styles_current(self) and self.is_mounted and not self._stale:
             event.refresh_styles = False
         self._refresh_if_stale()
         self.app.update_busy()

@@ -8,6 +8,7 @@ the dev qrels)."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,7 +26,16 @@ from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded
 
+if TYPE_CHECKING:
+    from ..kernel.fusion.methods import ConvexFit
+
 STEPS = [("0.5", 0.5), ("0.25", 0.25), ("0.2", 0.2), ("0.1", 0.1), ("0.05", 0.05)]
+
+
+def _fits(r: CalibrationComparison) -> tuple[ConvexFit | None, ConvexFit]:
+    """The comparison's fits on dev (None without a dev split) and on test, typed: the
+    kernel keeps them as plain objects."""
+    return cast("ConvexFit | None", r.fit_dev), cast("ConvexFit", r.fit_test)
 
 
 class CalibrateScreen(ViewScreen):
@@ -54,7 +64,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self.result: CalibrationComparison | None = None
         self.dev_ws = None
         self.dev_error: str | None = None
-        self.step = 0.1
+        self.step = CalibrationSettings().step
         self.objective: str | None = None
         self.fit_on_test = False
         self.point: int | None = None  # index (0-based) of the highlighted grid point
@@ -62,7 +72,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
             yield Label("grid step")
-            yield Select(STEPS, value=0.1, id="cal-step", allow_blank=False)
+            yield Select(STEPS, value=CalibrationSettings().step, id="cal-step", allow_blank=False)
             yield Label("objective")
             yield Select([], id="cal-objective", allow_blank=True, prompt="objective")
             yield Label("fit on test (cheat)")
@@ -87,7 +97,8 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
             return
         metrics = [m.key for m in ws.settings.metrics]
         if self.objective not in metrics:
-            self.objective = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+            first = CalibrationSettings().objective
+            self.objective = first if first in metrics else metrics[0]
         with self.prevent(Select.Changed):
             sel = self.query_one("#cal-objective", Select)
             sel.set_options([(m, m) for m in metrics])
@@ -116,7 +127,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self.query_one("#cal-summary", Static).loading = False
 
     def params(self) -> CalibrationSettings:
-        return CalibrationSettings(float(self.step), self.objective)
+        return CalibrationSettings(float(self.step), self.objective or CalibrationSettings().objective)
 
     def recompute(self) -> None:
         if self.ws is None or self.objective is None:
@@ -134,9 +145,11 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         if r.settings != self.params():
             return
         self.result = r
+        self._record_fit_on_test()
         self.query_one("#cal-summary", Static).loading = False
-        n = r.fit_test.n_points
-        best = [c for c, _ in (r.fit_dev or r.fit_test).points].index((r.fit_dev or r.fit_test).composition)
+        fd, ft = _fits(r)
+        n = ft.n_points
+        best = [c for c, _ in (fd or ft).points].index((fd or ft).composition)
         self.point = best if self.point is None or self.point >= n else self.point
         slider = self.query_one("#cal-point", KSlider)
         with self.prevent(KSlider.Changed):
@@ -157,7 +170,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         if event.value is Select.NULL or self.ws is None:
             return
         if event.select.id == "cal-step":
-            self.step = float(event.value)
+            self.step = float(str(event.value))
         elif event.select.id == "cal-objective":
             self.objective = str(event.value)
         self.recompute()
@@ -165,8 +178,13 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     @on(Switch.Changed, "#cal-cheat")
     def _cheat(self, event: Switch.Changed) -> None:
         self.fit_on_test = event.value
+        self._record_fit_on_test()
         if self.result is not None:
             self._draw()
+
+    def _record_fit_on_test(self) -> None:
+        """The export's exploratory block names the fit on the test set while it is shown."""
+        self.state.exploratory.fit_on_test = self.result if self.fit_on_test else None
 
     def action_toggle_fit_on_test(self) -> None:
         sw = self.query_one("#cal-cheat", Switch)
@@ -175,26 +193,30 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     # ------------------------------------------------------------------ drawing
 
     def _weights(self, fit) -> str:
-        return ", ".join(f"{lane} {w:g}" for lane, w in zip(fit.lanes, fit.weights))
+        return ", ".join(f"{escape(lane)} {w:g}" for lane, w in zip(fit.lanes, fit.weights))
 
     def _draw(self) -> None:
         r = self.result
+        if r is None:
+            return
+        fd, ft = _fits(r)
+        test_at_dev = r.test_at_dev or {}
         m = r.settings.objective
-        honest = r.fit_dev is not None
+        honest = fd is not None
         cheat = self.fit_on_test or not honest
-        L = [f"grid step {r.settings.step:g}: {r.fit_test.n_points} weight vectors over {len(r.lanes)} lanes; objective {m}"]
-        if honest:
+        L = [f"grid step {r.settings.step:g}: {ft.n_points} weight vectors over {len(r.lanes)} lanes; objective {m}"]
+        if honest and fd is not None:
             dev = os.path.basename(str(self.app.state.options.dev_qrels or "dev"))
-            L.append(f"[b]fitted on dev[/] ({escape(dev)}, {r.n_dev} positives): {self._weights(r.fit_dev)}")
-            L.append(f"    dev {m} {fmt.num(r.fit_dev.objective, 4)} (in-sample) → [b]test {fmt.num(r.test_at_dev[m], 4)}[/] "
+            L.append(f"[b]fitted on dev[/] ({escape(dev)}, {r.n_dev} positives): {self._weights(fd)}")
+            L.append(f"    dev {m} {fmt.num(fd.objective, 4)} (in-sample) → [b]test {fmt.num(test_at_dev[m], 4)}[/] "
                      f"(held out, {r.n_test} positives)")
         else:
             L.append("[$warning]no --dev-qrels: only an in-sample fit on the evaluated queries is possible[/]")
             if self.dev_error:
                 L.append(self.dev_error)
         if cheat:
-            L.append(f"[b $warning]fitted on test[/] ({r.n_test} positives): {self._weights(r.fit_test)}")
-            L.append(f"    test {m} [b]{fmt.num(r.fit_test.objective, 4)}[/]  [reverse] in-sample: flattering [/]")
+            L.append(f"[b $warning]fitted on test[/] ({r.n_test} positives): {self._weights(ft)}")
+            L.append(f"    test {m} [b]{fmt.num(ft.objective, 4)}[/]  [reverse] in-sample: flattering [/]")
             if honest:
                 L.append(f"    optimism of fitting on test: {fmt.num(r.optimism, 4)} "
                          f"({m} on test, test-fitted minus dev-fitted)")
@@ -204,7 +226,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         metrics = [k.key for k in self.ws.settings.metrics]
         rows = [(f"{lane} (test)", [self.ws.mean(lane, "doc", k) for k in metrics]) for lane in self.ws.input_lanes]
         if honest:
-            rows.append(("convex, dev weights (test)", [r.test_at_dev[k] for k in metrics]))
+            rows.append(("convex, dev weights (test)", [test_at_dev[k] for k in metrics]))
         if cheat:
             rows.append(("convex, test weights (test, in-sample)", [r.test_at_test[k] for k in metrics]))
         t.fill(["lane / weights", *metrics], [([label, *[fmt.num(v) for v in values]], None) for label, values in rows])
@@ -215,20 +237,21 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
+        fd, ft = _fits(r)
         m = r.settings.objective
         n = round(1 / r.settings.step)
         two = len(r.lanes) == 2
-        xs = [c[0] / n for c, _ in r.fit_test.points] if two else list(range(1, r.fit_test.n_points + 1))
-        if honest:
-            plt.plot(xs, [v for _, v in r.fit_dev.points], label=f"dev {m}", marker="braille")
-        plt.plot(xs, [v for _, v in r.fit_test.points], label=f"test {m}", marker="braille")
-        if honest:
-            i = [c for c, _ in r.fit_dev.points].index(r.fit_dev.composition)
-            plt.scatter([xs[i]], [r.fit_dev.points[i][1]], marker="●", label="dev fit (on dev)")
-            plt.scatter([xs[i]], [r.fit_test.points[i][1]], marker="◆", label="dev fit, scored on test")
+        xs = [c[0] / n for c, _ in ft.points] if two else list(range(1, ft.n_points + 1))
+        if honest and fd is not None:
+            plt.plot(xs, [v for _, v in fd.points], label=f"dev {m}", marker="braille")
+        plt.plot(xs, [v for _, v in ft.points], label=f"test {m}", marker="braille")
+        if honest and fd is not None:
+            i = [c for c, _ in fd.points].index(fd.composition)
+            plt.scatter([xs[i]], [fd.points[i][1]], marker="●", label="dev fit (on dev)")
+            plt.scatter([xs[i]], [ft.points[i][1]], marker="◆", label="dev fit, scored on test")
         if cheat:
-            j = [c for c, _ in r.fit_test.points].index(r.fit_test.composition)
-            plt.scatter([xs[j]], [r.fit_test.points[j][1]], marker="✖", label="test fit (in-sample)")
+            j = [c for c, _ in ft.points].index(ft.composition)
+            plt.scatter([xs[j]], [ft.points[j][1]], marker="✖", label="test fit (in-sample)")
         p = self.point if self.point is not None and 0 <= self.point < len(xs) else None
         if p is not None:
             plt.vline(xs[p], "orange")
@@ -241,18 +264,19 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     def _draw_highlight(self, r: CalibrationComparison, honest: bool) -> None:
         """The highlighted grid point: its weights and its objective on dev and test."""
         box = self.query_one("#cal-highlight", Static)
+        fd, ft = _fits(r)
         p = self.point
-        if p is None or not (0 <= p < r.fit_test.n_points):
+        if p is None or not (0 <= p < ft.n_points):
             box.update("")
             return
         n = round(1 / r.settings.step)
-        comp = r.fit_test.points[p][0]
+        comp = ft.points[p][0]
         weights = ", ".join(f"{escape(lane)} {c / n:g}" for lane, c in zip(r.lanes, comp))
         m = r.settings.objective
-        scores = [f"test {m} {fmt.num(r.fit_test.points[p][1], 4)}"]
-        if honest:
-            scores.insert(0, f"dev {m} {fmt.num(r.fit_dev.points[p][1], 4)}")
-        box.update(f"[b]point {p + 1}/{r.fit_test.n_points}[/]: {weights} → " + ", ".join(scores))
+        scores = [f"test {m} {fmt.num(ft.points[p][1], 4)}"]
+        if honest and fd is not None:
+            scores.insert(0, f"dev {m} {fmt.num(fd.points[p][1], 4)}")
+        box.update(f"[b]point {p + 1}/{ft.n_points}[/]: {weights} → " + ", ".join(scores))
 
     def _draw_heat(self, r: CalibrationComparison, honest: bool, cheat: bool) -> None:
         """Three lanes: the grid as a heat map of the objective the fit reads (dev when there is
@@ -262,16 +286,17 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
             box.display = False
             return
         box.display = True
-        fit = r.fit_dev if honest else r.fit_test
+        fd, ft = _fits(r)
+        fit = fd if honest and fd is not None else ft
         n = round(1 / r.settings.step)
         value = {c: v for c, v in fit.points}
         vals = [v for v in value.values() if v is not None and v == v]
         lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
         shades = " ·░▒▓█"
-        hl = r.fit_test.points[self.point][0] if self.point is not None and 0 <= self.point < r.fit_test.n_points else None
+        hl = ft.points[self.point][0] if self.point is not None and 0 <= self.point < ft.n_points else None
         marks = {fit.composition: "●"}
         if cheat and honest:
-            marks.setdefault(r.fit_test.composition, "✖")
+            marks.setdefault(ft.composition, "✖")
         if hl is not None:
             marks[hl] = "◉"  # the highlighted point wins its cell
         from rich.text import Text

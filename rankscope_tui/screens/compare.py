@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,9 +22,17 @@ from ..kernel.settings import CompareSettings
 from ..kernel.statistics.randomization import format_p
 from ..kernel.statistics.verdict import CAPTION
 from ..widgets import fmt
+from ..widgets.numbers import number_input
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from ..kernel.gate.thresholds import Thresholds
+    from ..kernel.instruments.compare import ComparePlan
+    from ..kernel.statistics.verdict import CompareResult as VerdictResult
 
 CORRECTIONS = ["holm", "bonferroni", "none"]
 ALTERNATIVES = ["two-sided", "greater", "less"]
@@ -44,14 +53,14 @@ class CompareParams:
     alternative: str
     min_delta: float
     exploratory: bool
-    level: str = "doc"
+    level: str = CompareSettings().level
 
 
 @dataclass
 class CompareResult:
     params: CompareParams
-    plan: object  # pipeline.ComparePlan
-    result: object  # compare.CompareResult: the rows with their verdicts
+    plan: ComparePlan
+    result: VerdictResult  # the rows with their verdicts
     deltas: dict  # (candidate, metric) -> [(qid, baseline, candidate, Δ)], largest losses first
     judged: dict  # lane -> judged@10 per query code (for the per-query list)
     judged_key: str
@@ -68,30 +77,28 @@ class CompareResult:
         return None if i is None else results_sentence(self.payload["comparisons"][i], self.payload["settings"])
 
 
-def compute_compare(ws, p: CompareParams, thresholds_path: str | None) -> CompareResult:
-    """What `rankscope compare` runs with these options (in a worker): the kernel's comparison
-    entry point, then each row's per-query deltas and both lanes' judged@10."""
+def compute_compare(ws, p: CompareParams, th: Thresholds | None) -> CompareResult:
+    """What `rankscope compare` runs with these options (in a worker) and the parsed
+    thresholds file ``th``: the kernel's comparison entry point, then each row's per-query
+    deltas and both lanes' judged@10."""
     from dataclasses import replace
 
+    from ..kernel import compare, plan_compare, query_deltas
     from ..kernel import measures as M
     from ..kernel.errors import InputError
-    from ..kernel.gate.thresholds import read_thresholds
-    from ..kernel.instruments import compare as CMP
     from ..kernel.settings import CompareSettings
-
-    th = read_thresholds(thresholds_path) if thresholds_path else None
     settings = CompareSettings(baseline=p.baseline, candidates=tuple(p.candidates), metrics=tuple(p.metrics),
                                level=p.level, min_delta=p.min_delta, correction=p.correction,
                                alternative=p.alternative, exploratory=p.exploratory, primary=p.primary)
-    plan = CMP.plan_compare(ws, th, settings)
+    plan = plan_compare(ws, th, settings)
     if plan.baseline in plan.candidates:  # `best` resolved to a chosen candidate: it is the baseline now
         rest = tuple(c for c in plan.candidates if c != plan.baseline)
         if not rest:
             raise InputError(f"the best lane is {plan.baseline}, the only candidate: pick another candidate", "--baseline")
         settings = replace(settings, candidates=rest)
-    comparison = CMP.compare(ws, th, settings)
+    comparison = compare(ws, th, settings)
     plan, res = comparison.plan, comparison.result
-    deltas = {(r.candidate, r.metric): CMP.query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
+    deltas = {(r.candidate, r.metric): query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
               for r in res.rows}
     jkey = M.parse_metrics("judged@10")[0]
     judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
@@ -142,7 +149,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self.selected: tuple[str, str] | None = None  # (candidate, metric) of the row in the panel
         self.message: str | None = None
         self._chosen = False  # candidates picked by hand
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         start = self.options.compare
@@ -180,7 +187,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
                                  allow_blank=False, compact=True)
                 with Horizontal(classes="field"):
                     yield Label("min Δ")
-                    yield Input(f"{start.min_delta:g}", type="number", id="cmp-min-delta", compact=True)
+                    yield number_input(f"{start.min_delta:g}", id="cmp-min-delta", compact=True)
                 yield Checkbox("paired interval", True, id="cmp-paired", compact=True)
                 yield Checkbox("exploratory", self.exploratory, id="cmp-exploratory", compact=True)
             with Vertical(id="cmp-right"):
@@ -351,11 +358,11 @@ loss or gain). Intervals are per comparison, not simultaneous.
                 self._draw_row()
             return
         verdict.loading = True
-        self.run_compare(self.ws, p, self.options.thresholds)
+        self.run_compare(self.ws, p)
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="paired tests")
-    def run_compare(self, ws, p: CompareParams, thresholds_path: str | None) -> None:
-        r = compute_compare(ws, p, thresholds_path)
+    def run_compare(self, ws, p: CompareParams) -> None:
+        r = compute_compare(ws, p, self.state.thresholds())
         self.app.call_from_thread(self._done, r)
 
     def worker_failed(self, worker) -> None:
@@ -366,6 +373,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if r.params != self.params():  # a newer choice is on its way
             return
         self.result = r
+        self.state.compare_payload = r.payload  # the Compare figure of the export draws it
         self.query_one("#cmp-verdict", Static).loading = False
         keys = [(row.candidate, row.metric) for row in r.result.rows]
         if self.selected not in keys:
@@ -384,6 +392,8 @@ loss or gain). Intervals are per comparison, not simultaneous.
 
     def _fill_rows(self) -> None:
         r = self.result
+        if r is None:
+            return
         res, plan = r.result, r.plan
         t = self.query_one("#cmp-rows", PlainTable)
         rows = []
@@ -422,16 +432,15 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.result is None or getattr(event.row_key, "value", None) is None or event.cursor_row != event.data_table.cursor_row:
             return  # a highlight from refilling the table, overtaken by the cursor put back on the chosen row
-        row = self.result.result.rows[int(event.row_key.value)]
+        row = self.result.result.rows[int(str(event.row_key.value))]
         if (row.candidate, row.metric) != self.selected:
             self.selected = (row.candidate, row.metric)
             self._draw_row()
 
     def _draw_row(self) -> None:
-        row = self.row
-        if row is None:
+        row, r = self.row, self.result
+        if row is None or r is None:
             return
-        r = self.result
         self.query_one("#cmp-verdict", Static).update(self._panel(row, r))
         self._fill_extremes(row)
         self._plot(row)
@@ -505,7 +514,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def _fill_deltas(self, row, r: CompareResult) -> None:
         ws = self.ws
         self.query_one("#cmp-deltas-title", Label).update(
-            f"Per-query Δ = {row.candidate} − {row.baseline} on {row.metric}, largest losses first; "
+            f"Per-query Δ = {escape(row.candidate)} − {escape(row.baseline)} on {row.metric}, largest losses first; "
             f"j: judged@10 of base / cand (Enter: drill down)")
         jb, jc = r.judged[row.baseline], r.judged[row.candidate]
         idx = ws.qid_index

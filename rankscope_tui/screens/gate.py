@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from textual import on, work
@@ -17,12 +18,17 @@ from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
 from ..kernel.gate.analysis import GateAnalysis, GateLabel, analyse_gate
-from ..kernel.gate.thresholds import read_thresholds
 from ..kernel.settings import GateSettings
 from ..widgets import fmt
+from ..widgets.numbers import integer_input, number_input
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded, parse_optional_number
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from ..kernel.gate.thresholds import Thresholds
 
 NEG_LABELS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 DEBOUNCE = 0.15  # seconds: typing "0.25" into a field starts one sweep
@@ -76,11 +82,11 @@ class GateResult:
         return self.analysis.operating_margin if self.params.margin is not None else None
 
 
-def compute_gate(ws, settings: GateSettings, thresholds_path: str | None = None) -> GateResult:
+def compute_gate(ws, settings: GateSettings, th: Thresholds | None = None) -> GateResult:
     """The Gate view's numbers: the kernel's gate analysis (what the report's gate block is)
     under the settings chosen on the screen (runs in a worker). With ``--thresholds`` the
-    calibrated floor, margin and mutual r are applied as `evaluate --thresholds` applies them."""
-    th = read_thresholds(thresholds_path) if thresholds_path else None
+    calibrated floor, margin and mutual r (``th``, the parsed file) are applied as `evaluate
+    --thresholds` applies them."""
     return GateResult(settings, analyse_gate(ws, settings, th))
 
 
@@ -124,20 +130,20 @@ conservative.
         super().__init__(*a, **kw)
         self.result: GateResult | None = None
         self.lane: str | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
             yield Label("gate lane")
             yield Select([], id="gate-lane", allow_blank=True, prompt="lane")
             yield Label("target FPIR")
-            yield Input("0.05", type="number", id="gate-target")
+            yield number_input(repr(GateSettings().fpir), id="gate-target")
             yield Label("α")
-            yield Input("0.05", type="number", id="gate-alpha")
+            yield number_input(repr(GateSettings().miss_rate), id="gate-alpha")
             yield Label("margin")
-            yield Input("", type="number", id="gate-margin", placeholder="off")
+            yield number_input("", id="gate-margin", placeholder="off")
             yield Label("mutual r")
-            yield Input("", type="integer", id="gate-mutual", placeholder="off")
+            yield integer_input("", id="gate-mutual", placeholder="off")
             yield Label("conservative")
             yield Switch(False, id="gate-conservative")
         with Horizontal(id="gate-main"):
@@ -156,8 +162,8 @@ conservative.
         super().on_mount()
         a = self.options.gate
         with self.prevent(Input.Changed, Switch.Changed):
-            self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", None) or GateSettings.fpir)
-            self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", None) or GateSettings.miss_rate)
+            self.query_one("#gate-target", Input).value = repr(getattr(a, "fpir", None) or GateSettings().fpir)
+            self.query_one("#gate-alpha", Input).value = repr(getattr(a, "miss_rate", None) or GateSettings().miss_rate)
             if getattr(a, "margin", None) is not None:
                 self.query_one("#gate-margin", Input).value = repr(a.margin)
             if getattr(a, "mutual", None) is not None:
@@ -253,11 +259,11 @@ conservative.
         if p is None:
             self.query_one("#gate-floors", Static).update("[b $error]invalid setting[/]: target and α in (0, 1), r ≥ 1")
             return
-        self.run_gate(self.ws, p, self.options.thresholds)
+        self.run_gate(self.ws, p)
 
     @work(thread=True, exclusive=True, group="gate", exit_on_error=False, description="sweeping the gate")
-    def run_gate(self, ws, p: GateSettings, thresholds_path: str | None) -> None:
-        result = compute_gate(ws, p, thresholds_path)
+    def run_gate(self, ws, p: GateSettings) -> None:
+        result = compute_gate(ws, p, self.state.thresholds())
         self.app.call_from_thread(self._show, result)
 
     @guarded
@@ -306,6 +312,7 @@ conservative.
         for name, oc in a.at_null.items():
             f = oc.combined.fpir.get("in_domain")
             pts.append((f.value if f else 0.0, oc.combined.fnir.value, f"null floor ({NEG_LABELS.get(name, name)})", "x"))
+        assert a.at_conformal is not None  # the plot is drawn for an analysis that ran
         c = a.at_conformal.combined
         f = c.fpir.get("in_domain")
         pts.append((f.value if f else 0.0, c.fnir.value, "conformal floor", "+"))
@@ -388,7 +395,7 @@ conservative.
         p, a = r.params, r.analysis
         lines = self._applied_lines(r)
         lines.append("[b]Negatives[/]: " + ", ".join(f"{NEG_LABELS.get(k, k)} {v}" for k, v in r.negatives.items())
-                     + f" · positives {int(a.positives.size)}")
+                     + f" · positives {int(a.positives.size) if a.positives is not None else 0}")
         for name, nf in a.null.items():
             head = f"[b]Null floor[/] ({NEG_LABELS.get(name, name)}, n={nf.n}): "
             if nf.floor is None:
@@ -398,6 +405,7 @@ conservative.
             for k, rate in nf.fpir.items():
                 lines.append(f"    FPIR on {NEG_LABELS.get(k, k)}: {fmt.rate(rate)}")
         cf = a.conformal
+        assert cf is not None  # the floors are drawn for an analysis that ran
         lines.append(f"[b]Conformal floor[/] (α={cf.alpha}, n={cf.n}, k={cf.k}): {fmt.num(cf.floor, 4)}"
                      + ("  [i]in-sample, no guarantee[/]" if cf.in_sample else ""))
         if cf.reason:
@@ -418,7 +426,7 @@ conservative.
                 fp = ", ".join(f"{NEG_LABELS.get(k, k)} {fmt.num(v.value)}" for k, v in o.fpir.items())
                 lines.append(f"    picked on {NEG_LABELS.get(name, name)}: floor {fmt.num(o.floor, 4)} → FPIR {fp}")
         oc = a.operating_under_conditions
-        if oc is not None:
+        if oc is not None and a.sweep_under_conditions is not None:
             lines.append(f"    with {escape(a.sweep_under_conditions.conditions)}: floor {fmt.num(oc.floor, 4)}"
                          + ("" if oc.attainable else f" — {oc.reason}"))
         if a.applied is None and a.floor is not None:

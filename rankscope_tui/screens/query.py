@@ -183,11 +183,8 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         """The kernel's gate decision for query code ``q`` under the loaded gate settings and
         thresholds (the report's own analysis, cached in the workspace); None without a gate."""
         from ..kernel.gate.analysis import analyse_gate
-        from ..kernel.gate.thresholds import read_thresholds
 
-        o = self.options
-        th = read_thresholds(o.thresholds) if o.thresholds else None
-        analysis = analyse_gate(self.ws, o.gate, th)
+        analysis = analyse_gate(self.ws, self.options.gate, self.state.thresholds())
         if analysis.skipped:
             return None, analysis.skipped_reason
         d = analysis.decision(q)

@@ -8,6 +8,7 @@ the report's k it is the report's fused lane and numbers; other k go through an
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
@@ -19,13 +20,17 @@ from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
 from ..kernel.fusion.rrf_at_k import FusedAtK, RRFExplorer, best_k
-from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS  # the points `rankscope plot rrf-k` draws too
+from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS
+from ..kernel.settings import CompareSettings, LoadSettings  # the points `rankscope plot rrf-k` draws too
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
 from ..widgets.safe import escape
 from ..widgets.safe import text as safe_text
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
 
 K_MIN, K_MAX = 1, 200
 QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
@@ -60,13 +65,13 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         super().__init__(*a, **kw)
         self.metric: str | None = None
         self.current: FusedAtK | None = None
-        self.curve: dict[int, dict] = {}
+        self.curve: dict[float, dict] = {}  # k -> the fused lane's means at k
         self.focus_qid: str | None = None
-        self.drawn_k: int | None = None
+        self.drawn_k: float | None = None
         self.redraws = 0
         self._explorer: RRFExplorer | None = None
-        self._window = None
-        self._curve_redraw = None
+        self._window: Timer | None = None
+        self._curve_redraw: Timer | None = None
         self._pending = False
         self._last_changed = 0.0
         self.last_latency: float | None = None
@@ -76,7 +81,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls", id="rrf-controls"):
-            yield KSlider(60, K_MIN, K_MAX, id="rrf-k")
+            yield KSlider(LoadSettings().rrf_k, K_MIN, K_MAX, id="rrf-k")
             yield Label("metric")
             yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
         with Horizontal(id="rrf-main"):
@@ -108,7 +113,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             return
         metrics = [m.key for m in ws.settings.metrics]
         if self.metric not in metrics:
-            self.metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+            first = CompareSettings().metrics[0]  # the metric every picker starts on
+            self.metric = first if first in metrics else metrics[0]
         with self.prevent(Select.Changed):
             sel = self.query_one("#rrf-metric", Select)
             sel.set_options([(m, m) for m in metrics])
@@ -116,6 +122,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         slider = self.query_one("#rrf-k", KSlider)
         with self.prevent(KSlider.Changed):
             slider.value = int(ws.settings.rrf_k)
+        self.state.exploratory.move_rrf_k(slider.value, int(ws.settings.rrf_k))  # back at the report's k
         self._explorer = RRFExplorer(ws)  # the slider's and the curve's fused lanes: a few at a time
         self.curve = {}
         self.current = None
@@ -134,6 +141,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._last_changed = time.perf_counter()
         if self.ws is None or self._explorer is None:
             return
+        self.state.exploratory.move_rrf_k(int(event.value), int(self.ws.settings.rrf_k))
         if self._window is None:  # leading edge: compute now, then hold a quiet window
             self.recompute(event.value)
             self._window = self.set_timer(QUIET, self._window_over)
@@ -162,6 +170,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         if r.k != self.k:  # stale: the slider has moved on
             return
         self.current = r
+        self.state.exploratory.rrf_fused(r.k, r.means)
         self.kernel_seconds = elapsed
         if self.focus_qid is None:
             self.focus_qid = self._opening_query(r)
@@ -176,6 +185,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
     @work(thread=True, exclusive=True, group="rrf-curve", exit_on_error=False, description="metric against k")
     def compute_curve(self) -> None:
         explorer = self._explorer
+        if explorer is None:
+            return
         for k in CURVE_KS:
             if k in self.curve:
                 continue
@@ -226,6 +237,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         plt.clear_data()
         plt.clear_figure()
         m = self.metric
+        if m is None:  # drawn once the metrics are known
+            return
         ks = sorted(self.curve)
         ys = [self.curve[k][m] for k in ks]
         # the legend is the key line under the plot (inside the plot it covered the curve's small k)
@@ -251,6 +264,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         """The plot's legend, then the best k over the curve's points, read out (the kernel
         picks it: ``best_k``)."""
         m, ws = self.metric, self.ws
+        if m is None:
+            return
         key = [f"[{_RICH[CURVE_COLOUR]}]⣀⣀[/] rrf {escape(m)}"]
         for i, lane in enumerate(ws.input_lanes):
             c = _RICH[LANE_COLOURS[i % len(LANE_COLOURS)]]
@@ -259,7 +274,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             key.append(f"[{_RICH[BEST_COLOUR]}]◆[/] best k")
         if self.current is not None:
             key.append(f"[{_RICH[CURVE_COLOUR]}]●[/] k = {self.current.k} {fmt.num(self.current.means[m])}")
-        key = "legend: " + " · ".join(key)
+        legend = "legend: " + " · ".join(key)
         if best is None:
             text = f"best k: — (no {m} value on the curve yet)"
         else:
@@ -267,12 +282,14 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             done = f", {len(pending)} still computing" if pending else ""
             text = (f"best k on the curve: [b]{best[0]:g}[/] ({m} {fmt.num(best[1], 4)}; over the {len(ks)} k "
                     f"plotted{done}) — chosen on these queries: in-sample")
-        self.query_one("#rrf-best", Static).update(key + "\n" + text)
+        self.query_one("#rrf-best", Static).update(legend + "\n" + text)
 
     def _draw_means(self) -> None:
         """Input lanes once; then only the fused row's cells change with k (a full clear
         would re-render the whole table on every key)."""
         ws, r = self.ws, self.current
+        if r is None:
+            return
         t = self.query_one("#rrf-means", DataTable)
         metrics = [m.key for m in ws.settings.metrics]
         if t.row_count != len(ws.input_lanes) + 1:
@@ -307,6 +324,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         if self.focus_qid is None:
             head.update("No query is diluted at this k.")
             return
+        if r is None:  # drawn when the fused lane arrives
+            return
         q = ws.qid_index[self.focus_qid]
         diluted_by = [l for l, qs in r.diluted.items() if q in set(qs.tolist())]
         state = (f"diluted at k={r.k}: {', '.join(diluted_by)} had a relevant doc at rank 1, rrf does not"
@@ -333,6 +352,8 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     def _draw_diluted(self) -> None:
         ws, r = self.ws, self.current
+        if r is None:
+            return
         by_q: dict[int, list[str]] = {}
         for lane, qs in r.diluted.items():
             for q in qs.tolist():

@@ -89,6 +89,7 @@ document-first variant lanes.
             self._clear_tables()
             return
         block = strata[self.stratification]
+        assert rep is not None  # it holds the strata
         lanes = self._lanes()
         # narrow: intervals as ".23–.37" (the overview's form), so three lanes fit in 80 columns
         def cell(c):
@@ -144,7 +145,7 @@ document-first variant lanes.
             f"Positives in stratum [b]{escape(self.label)}[/] ({codes.size}), {self.metric} per lane (Enter: drill down)")
 
     def _lanes(self) -> list[str]:
-        lanes = list(self.report["lanes"])
+        lanes = list((self.report or {}).get("lanes", {}))
         if self.show_variants:
             return lanes
         return [l for l in lanes if self.ws.lane_origin.get(l) != "variant"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -13,14 +14,18 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from ..kernel import git_state, judge_rule, read_rules, tally_rules
 from ..kernel.inputs.files import sha256_of
-from ..kernel.instruments import rules as RU
+from ..render.rules import AGAINST_NOTE
 from ..state import error_line
 from ..widgets import fmt
 from ..widgets.dialogs import ValueDialog
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen
+
+if TYPE_CHECKING:
+    from ..kernel.instruments.rules import RuleResult
 
 
 class VerdictsScreen(ViewScreen):
@@ -66,7 +71,7 @@ write the rules before the run and commit them.
         if not path:
             return
         try:
-            self.file_rules = RU.read_rules(path)
+            self.file_rules = read_rules(path)
             self.rules = list(self.file_rules)
             self.load_error = None
         except Exception as exc:
@@ -78,7 +83,7 @@ write the rules before the run and commit them.
     @work(thread=True, exclusive=True, group="verdicts-file", exit_on_error=False, description="fingerprinting the gates file")
     def check_file(self, path: str) -> None:
         """sha256 of the gates file, and whether git tracks it unmodified (as `rankscope verdict` says)."""
-        sha, state = sha256_of(path), RU.git_state(path)
+        sha, state = sha256_of(path), git_state(path)
         self.app.call_from_thread(self._file_checked, path, sha, state)
 
     def _file_checked(self, path: str, sha: str, state: str | None) -> None:
@@ -108,10 +113,15 @@ write the rules before the run and commit them.
             self._judge()
 
     def _judge(self) -> None:
-        results, errors = [], []
+        self.state.exploratory.edit_rules(self.rules, self.file_rules)
+        report = self.report
+        if report is None:  # judged when the report arrives
+            return
+        results: list[RuleResult | None] = []
+        errors: list[str] = []
         for rule in self.rules:
             try:
-                results.append(RU.judge(rule, self.report))
+                results.append(judge_rule(rule, report))
             except Exception as exc:
                 results.append(None)
                 errors.append(f"{rule.describe()}: {error_line(exc)}")
@@ -139,8 +149,8 @@ write the rules before the run and commit them.
             table.add_row(*[cells[j] for j in order], key=str(i))
         if cursor is not None and 0 <= cursor < table.row_count:
             table.move_cursor(row=cursor)
-        n = RU.tally(results)
-        head = [f"[b]{escape(os.path.basename(self.gates_path))}[/] ({len(self.rules)} rules)  sha256 "
+        n = tally_rules(results)
+        head = [f"[b]{escape(os.path.basename(self.gates_path or ''))}[/] ({len(self.rules)} rules)  sha256 "
                 f"{self.sha or '…'}",
                 f"fail on the point: [b]{n.fail_on_point}[/] · fail on the interval: [b]{n.fail_on_interval}[/] · "
                 f"undecided on the interval: {n.undecided_on_interval} · point and interval disagree: [b]{n.disagree}[/]"]
@@ -156,7 +166,7 @@ write the rules before the run and commit them.
         if self.narrow:  # the rule column is last (off to the right): the rules by number here
             notes += [f"[b]{i + 1}[/] {escape(r.describe())}" for i, r in enumerate(self.rules)] + [""]
         if any(r.against for r in self.rules):
-            notes.append(RU.AGAINST_NOTE)
+            notes.append(AGAINST_NOTE)
         notes.append("Intervals are those of the report (Wilson for hit@k, percentile bootstrap otherwise).")
         notes += errors
         self.query_one("#vd-note", Static).update("\n".join(notes))
@@ -193,5 +203,6 @@ write the rules before the run and commit them.
     def action_restore(self) -> None:
         """Back to the file's rules, read again (with a fresh sha256 and git state)."""
         self.file_rules, self.rules = [], []
+        self.state.exploratory.edit_rules(self.rules, self.file_rules)
         self.load_error, self.sha, self.git_state = None, None, None
         self.refresh_view()

@@ -20,6 +20,10 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from .numbers import number_input
+from .safe import text as plain_text
+from .textual_private import drop_buried_screen
+
 _DIALOG_CSS = """
 {name} {{
     align: center middle;
@@ -67,15 +71,12 @@ def safe_dismiss(screen: ModalScreen, result, dismiss) -> AwaitComplete:
     app = screen.app
     if screen is app.screen:
         return dismiss(result)
+    gone = drop_buried_screen(app, screen)  # a dialog left behind under another screen: dropped, no callback
+    if gone is not None:
+        async def wait_gone() -> None:
+            await gone
 
-    async def gone() -> None:
-        await app._replace_screen(screen)
-
-    for stack in app._screen_stacks.values():
-        if screen in stack:  # a dialog left behind under another screen: drop it and its callback
-            stack.remove(screen)
-            screen._pop_result_callback()
-            return AwaitComplete(gone()).call_next(app)
+        return AwaitComplete(wait_gone()).call_next(app)
 
     async def nothing() -> None:
         return None
@@ -387,7 +388,7 @@ class SearchDialog(Dialog):
         results = self.search(text)
         ol = self.query_one(OptionList)
         ol.clear_options()
-        ol.add_options([Option(label, id=qid) for qid, label in results])
+        ol.add_options([Option(plain_text(label), id=qid) for qid, label in results])  # query texts are data, not markup
         if results:
             ol.highlighted = 0
 
@@ -430,7 +431,7 @@ class ValueDialog(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text, classes="dialog-title")
-            yield Input("" if self.value is None else repr(self.value), type="number", id="value-input")
+            yield number_input("" if self.value is None else repr(self.value), id="value-input")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Set", variant="primary", id="set")

@@ -12,14 +12,15 @@ current and restyles nothing; the keys look and behave exactly as Textual's.
 from __future__ import annotations
 
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from .textual_private import FooterKey, is_data_bound
 
 
 class ViewFooter(Footer):
     def compose(self):
         compact = self.compact
         for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget._reactive_connect:
+            if isinstance(widget, FooterKey) and is_data_bound(widget):
                 widget.set_reactive(FooterKey.compact, compact)
                 widget.set_class(compact, "-compact", update=False)
             yield widget

@@ -101,7 +101,7 @@ class KSlider(Widget, can_focus=True):
         text.append(self._suffix())
         return text
 
-    def _on_click(self, event: events.Click) -> None:
+    def on_click(self, event: events.Click) -> None:
         x = event.x - len(self._prefix())
         width = self._bar_width()
         if 0 <= x < width:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -11,10 +14,16 @@ from .safe import text as _plain
 class PlainTable(DataTable):
     """A DataTable whose string cells are plain text (doc ids and query texts are data, not markup)."""
 
+    def add_column(self, label: str | Text, *, width: int | None = None, key: str | None = None,
+                   default: Any = None) -> Any:
+        """A column whose label (a lane name, a metric) is plain text too."""
+        return super().add_column(_plain(label) if isinstance(label, str) else label, width=width, key=key,
+                                  default=default)
+
     def add_row(self, *cells, **kw):
         return super().add_row(*[_plain(c) if isinstance(c, str) else c for c in cells], **kw)
 
-    def fill(self, columns: list[str], rows: list[tuple[list, str | None]]) -> None:
+    def fill(self, columns: list[str], rows: Sequence[tuple[Sequence[Any], str | None]]) -> None:
         """Clear and refill: ``rows`` are (cells, row key). Each column gets a fixed width (its
         widest cell), so a frame drawn before the table measures its new rows cannot keep
         the old widths and cut the new cells."""

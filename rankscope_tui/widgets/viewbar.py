@@ -75,7 +75,7 @@ class ViewBar(Widget):
             text.append("  " + self.status, style=self.get_component_rich_style("viewbar--status", partial=True))
         return text
 
-    def _on_click(self, event: events.Click) -> None:
+    def on_click(self, event: events.Click) -> None:
         for start, end, mode in self._spans:
             if start <= event.x < end:
                 self.app.switch_mode(mode)
