@@ -47,7 +47,7 @@ def run(args) -> int:
     if args.per_query_in:
         return evaluate_tables(args)
     if engine.bucketed:
-        from ..kernel.instruments.evaluate import report_of
+        from ..kernel import report_of
 
         ws, plan, engine = run_buckets(args, engine)
         report = report_of(ws, gate_options(args), plan.thresholds)

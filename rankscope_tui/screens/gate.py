@@ -17,7 +17,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual_plotext import PlotextPlot
 
-from ..kernel.gate.analysis import GateAnalysis, GateLabel, analyse_gate
+from ..kernel import analyse_gate
+from ..kernel.gate.analysis import GateAnalysis, GateLabel
 from ..kernel.settings import GateSettings
 from ..widgets import fmt
 from ..widgets.numbers import integer_input, number_input

@@ -182,7 +182,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
     def gate_decision(self, q: int):
         """The kernel's gate decision for query code ``q`` under the loaded gate settings and
         thresholds (the report's own analysis, cached in the workspace); None without a gate."""
-        from ..kernel.gate.analysis import analyse_gate
+        from ..kernel import analyse_gate
 
         analysis = analyse_gate(self.ws, self.options.gate, self.state.thresholds())
         if analysis.skipped:
