@@ -211,8 +211,7 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
     option's: ``relevant: must be at least 1 ...``)."""
     from dataclasses import replace
 
-    from .kernel.inputs.columns import ColumnMapping
-    from .kernel.inputs.formats import InputOptions
+    from .kernel.inputs.formats import ColumnMapping, InputOptions
     from .kernel.measures import parse_metrics
     from .kernel.settings import DEFAULT_METRICS, LoadSettings
 

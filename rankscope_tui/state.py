@@ -26,7 +26,6 @@ from .kernel.settings import CalibrationSettings, CompareSettings, GateSettings,
 
 if TYPE_CHECKING:
     from .kernel.fusion.calibration import CalibrationComparison
-    from .kernel.fusion.methods import ConvexFit
     from .kernel.gate.thresholds import Thresholds
     from .kernel.instruments.rules import Rule
     from .kernel.workspace.loaded import Workspace
@@ -259,7 +258,7 @@ class Exploratory:
         r = self.fit_on_test
         if r is not None:
             m = r.settings.objective
-            t = cast("ConvexFit", r.fit_test)  # the kernel types it loosely
+            t = r.fit_test
             fit: dict[str, Any] = {"fitted_on": "test (in-sample: flattering)", "step": r.settings.step, "objective": m,
                                    "weights": dict(zip(t.lanes, map(float, t.weights))),
                                    "test_" + m: _finite(t.objective)}

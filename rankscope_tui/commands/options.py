@@ -259,8 +259,7 @@ def settings_from(args):
 
 def input_options(args):
     """How input files are read (``kernel.formats.InputOptions``) from the format options."""
-    from ..kernel.inputs.columns import ColumnMapping
-    from ..kernel.inputs.formats import InputOptions
+    from ..kernel.inputs.formats import ColumnMapping, InputOptions
 
     return InputOptions(
         run_format=args.run_format, qrels_format=args.qrels_format,

@@ -8,7 +8,7 @@ the dev qrels)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -35,7 +35,7 @@ STEPS = [("0.5", 0.5), ("0.25", 0.25), ("0.2", 0.2), ("0.1", 0.1), ("0.05", 0.05
 def _fits(r: CalibrationComparison) -> tuple[ConvexFit | None, ConvexFit]:
     """The comparison's fits on dev (None without a dev split) and on test, typed: the
     kernel keeps them as plain objects."""
-    return cast("ConvexFit | None", r.fit_dev), cast("ConvexFit", r.fit_test)
+    return r.fit_dev, r.fit_test
 
 
 class CalibrateScreen(ViewScreen):

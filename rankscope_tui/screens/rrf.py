@@ -81,7 +81,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls", id="rrf-controls"):
-            yield KSlider(LoadSettings().rrf_k, K_MIN, K_MAX, id="rrf-k")
+            yield KSlider(int(LoadSettings().rrf_k), K_MIN, K_MAX, id="rrf-k")
             yield Label("metric")
             yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
         with Horizontal(id="rrf-main"):

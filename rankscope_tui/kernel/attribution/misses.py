@@ -450,7 +450,7 @@ def compute_attribution(ws: Workspace | QueryWorkspace, level: str = "doc") -> A
     from ..ranking import judgments as J
 
     lanes = list(ws.input_lanes)
-    pos = np.asarray(ws.positives, dtype=np.int64)  # type: ignore[misc]  # QueryWorkspace borrows the property from Workspace
+    pos = np.asarray(ws.positives, dtype=np.int64)
     ranks = np.stack([np.asarray(ws.first_relevant_rank(lane, level))[pos] for lane in lanes], axis=1) if lanes \
         else np.zeros((pos.shape[0], 0), dtype=np.int32)
     # the workspace's cached coverage_per_query arrays (None without a corpus)

@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 
     from ..inputs.files import Digest
     from ..inputs.formats import InputOptions
-    from ..inputs.readers import RawLane, RawQrels, _Scan
+    from ..inputs.readers import RawLane, RawQrels
+    from ..inputs.trec import _Scan
 
     # the fast path's verdict on a run (``readers._Scan``), or the same fields made here
     # (``delim``, ``clean`` and, for compressed content, ``checked``: a ``_Checked`` stream)
@@ -677,7 +678,7 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
             formats[i] = _lane_read_whole(con, name, path, opts, n, out, budget, facts)
         if judged_error is not None:
             raise judged_error
-        check_options_used(opts, formats, judged)
+        check_options_used(opts, [f for f in formats if f is not None], judged)  # every lane's is known by now
     finally:
         hasher.shutdown(wait=False)  # (every digest used was waited for; the qrels are read while one is made)
         con.close()
