@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .columns import Columns, Hits, Ideal, doc_level, group_level
+from .measure import Measure, Name
 from .names import REFUSED, canonical_key, known_spellings, parse_metrics, parse_name, resolve_metric_path
-from .registry import ENTRIES, REGISTRY, Measure, MetricKey, Name
+from .registry import ENTRIES, REGISTRY, MetricKey
 
 #: ``{kind: definition template}`` (the cut form where a cutoff is optional).
 DEFINITIONS = {m.kind: m.definition for m in ENTRIES}

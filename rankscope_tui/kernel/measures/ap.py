@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .columns import weighted_bincount, within_query_count
-from .registry import OPTIONAL, Measure, Name, ceiling_min_r_over_r
+from .measure import OPTIONAL, Measure, Name, ceiling_min_r_over_r
 
 if TYPE_CHECKING:
     from .columns import Columns

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .columns import weighted_bincount, within_query_count
-from .registry import NONE, Measure, Name
+from .measure import NONE, Measure, Name
 
 if TYPE_CHECKING:
     from .columns import Columns

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .registry import REQUIRED, Measure, Name
+from .measure import REQUIRED, Measure, Name
 
 if TYPE_CHECKING:
     from .columns import Columns

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import InputError
 from . import registry as R
+from .measure import NONE, OPTIONAL, REQUIRED, Measure, Name
 from .registry import MetricKey
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z][A-Za-z_\-]*?)(?:\((?P<params>[^()]*)\))?(?:(?P<sep>_at_|@|\.|_)(?P<k>[0-9]+))?$")
@@ -44,8 +45,8 @@ REFUSED: dict[str, str] = {
 
 
 @functools.cache
-def _bases() -> dict[str, list[tuple[R.Measure, R.Name]]]:
-    out: dict[str, list[tuple[R.Measure, R.Name]]] = {}
+def _bases() -> dict[str, list[tuple[Measure, Name]]]:
+    out: dict[str, list[tuple[Measure, Name]]] = {}
     for m in R.ENTRIES:
         for n in m.names:
             out.setdefault(n.base.lower(), []).append((m, n))
@@ -102,13 +103,13 @@ def parse_name(raw: str) -> MetricKey:
     rules = {n.cutoff or me.cutoff for me, n in entries}
     kk = None
     if k is not None:
-        if rules == {R.NONE}:
-            cut = f", or {measure.kind}@{k} for the cut form" if measure.cutoff == R.OPTIONAL else ""
+        if rules == {NONE}:
+            cut = f", or {measure.kind}@{k} for the cut form" if measure.cutoff == OPTIONAL else ""
             raise _error(text, f"{base} takes no cutoff (write {base}{cut})")
         kk = int(k)
         if kk < 1:
             raise _error(text, "the cutoff must be at least 1")
-    elif rules == {R.REQUIRED}:
+    elif rules == {REQUIRED}:
         shown = next(n.shown for _, n in entries if n.shown.endswith("k"))
         raise _error(text, f"{base} needs a cutoff, e.g. {shown[:-1]}10")
     rel = None
@@ -117,7 +118,7 @@ def parse_name(raw: str) -> MetricKey:
     return MetricKey(measure.kind, kk, rel)
 
 
-def _rel_param(text: str, base: str, params: str, measure: R.Measure) -> int:
+def _rel_param(text: str, base: str, params: str, measure: Measure) -> int:
     p = params.replace(" ", "")
     pm = re.fullmatch(r"rel=(-?[0-9]+)", p)
     if not pm:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .registry import REQUIRED, Measure, Name, ceiling_min_r_over_r
+from .measure import REQUIRED, Measure, Name, ceiling_min_r_over_r
 
 if TYPE_CHECKING:
     from .columns import Columns

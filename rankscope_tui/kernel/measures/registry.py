@@ -1,6 +1,6 @@
 """The measure registry: one ``Measure`` entry per kind, and the ``MetricKey`` naming one use.
 
-An entry carries everything the rest of rankscope asks about a measure: its cutoff
+An entry (``measure.Measure``) carries everything the rest of rankscope asks about a measure: its cutoff
 (required, optional or none) and whether it takes a relevance level ``rel=N``; the
 per-query function on columns (every query at once); its definition text, which
 report.json's ``definitions`` block and the captions quote; whether its mean gets a
@@ -16,51 +16,10 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import dataclass
 
-import numpy as np
-from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    from .columns import Columns
-
-
-REQUIRED, OPTIONAL, NONE = "required", "optional", "none"
-
-
-@dataclass(frozen=True)
-class Name:
-    """A spelling of the measure in some tool: ``base`` as that tool writes it, the
-    cutoff rule for that spelling (None = the measure's), and the form shown in the
-    README (``k`` stands for the cutoff)."""
-
-    base: str
-    source: str  # rankscope | ir_measures | trec_eval | ranx | MTEB
-    shown: str
-    cutoff: str | None = None
-
-
-@dataclass(frozen=True)
-class Measure:
-    kind: str
-    cutoff: str  # REQUIRED | OPTIONAL | NONE
-    takes_rel: bool
-    # (columns, k, rel) -> one value per query code; k is an int for a measure whose cutoff
-    # is required, int or None when it is optional, None when it has none
-    per_query: Callable[[Columns, Any, int | None], NDArray[np.float64]]
-
-    definition: str  # "{key}: ..." with {k}, {rel}; the cut form when the cutoff is optional
-    definition_uncut: str | None = None  # the form without a cutoff (OPTIONAL)
-    formula: str = ""  # one line for the README table
-    peers: str = ""  # the peer values it equals, for the README table
-    proportion: bool = False  # per-query 0/1: the mean gets a Wilson interval
-    needs_relevant: bool = True  # undefined on a query with no relevant doc
-    # (n_rel per query, k) -> best attainable value per query, None where the form has none;
-    # k is an int for a measure whose cutoff is required, int or None when it is optional
-    ceiling: Callable[[NDArray[np.float64], Any], NDArray[np.float64] | None] | None = None
-    names: tuple[Name, ...] = field(default_factory=tuple)
-    brings_judged: bool = False  # requesting it at k brings judged@k (seed 000)
+from . import ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr
+from .measure import Measure
 
 
 @dataclass(frozen=True)
@@ -102,24 +61,9 @@ class MetricKey:
         return out
 
 
-def ceiling_min_r_over_k(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """min(R, k) / k: the best p@k given R relevant docs."""
-    return np.minimum(n_rel, k) / k
-
-
-def ceiling_min_r_over_r(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """min(R, k) / R (0 when R = 0): the best recall@k and ap@k given R relevant docs."""
-    return np.divide(np.minimum(n_rel, k), n_rel, out=np.zeros(n_rel.shape[0]), where=n_rel > 0)
-
-
-def _entries() -> list[Measure]:
-    # one module per measure; each defines MEASURE (imported here, after the classes above exist)
-    from . import ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr
-
-    return [m.MEASURE for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref, ndcg_exp, calibrated_recall)]
-
-
-#: Every measure, in the order the README's table lists them.
-ENTRIES: tuple[Measure, ...] = tuple(_entries())
+#: Every measure, in the order the README's table lists them (one module per measure,
+#: each defining ``MEASURE``).
+ENTRIES: tuple[Measure, ...] = tuple(m.MEASURE for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref,
+                                                         ndcg_exp, calibrated_recall))
 #: ``{kind: Measure}``.
 REGISTRY: dict[str, Measure] = {m.kind: m for m in ENTRIES}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .registry import OPTIONAL, Measure, Name
+from .measure import OPTIONAL, Measure, Name
 
 if TYPE_CHECKING:
     from .columns import Columns
