@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, cast
 
 from ..errors import InputError
-from .engine import BucketFailed
+from .budget import BucketFailed
 
 if TYPE_CHECKING:
     from .bucket import BucketPlan, BucketResult

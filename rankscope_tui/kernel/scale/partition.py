@@ -724,14 +724,14 @@ def _spans_declined(futures: list[Future[tuple[int, bool]]], path: str) -> bool:
     from concurrent.futures import wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from .engine import WAIT_S
+    from .budget import WAIT_S
 
     try:
         while wait(futures, timeout=WAIT_S)[1]:  # (see engine.WAIT_S: a signal is handled meanwhile)
             pass
         done = [f.result() for f in futures]
     except BrokenProcessPool:
-        from .engine import BucketFailed
+        from .budget import BucketFailed
 
         raise BucketFailed(f"partitioning {path} failed: a worker process ended unexpectedly (killed, or out of "
                            "memory); nothing was written") from None
@@ -749,7 +749,7 @@ BUFFER_BYTES = 256 * 10**6
 def _buffer_budget(memory_limit: str | None) -> int:
     if memory_limit is None:
         return BUFFER_BYTES
-    from .engine import parse_size
+    from .budget import parse_size
 
     return max(16 * 10**6, min(BUFFER_BYTES, parse_size(memory_limit) // 8))
 
