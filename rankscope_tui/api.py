@@ -301,17 +301,17 @@ class Evaluation:
         return df.astype({"value": float, "low": float, "high": float})
 
     def to_markdown(self) -> str:
-        from .render.report import RENDERERS
+        from .render.formats import RENDERERS
 
         return RENDERERS["markdown"](self.report())
 
     def to_latex(self) -> str:
-        from .render.report import RENDERERS
+        from .render.formats import RENDERERS
 
         return RENDERERS["latex"](self.report())
 
     def __str__(self) -> str:
-        from .render.report import RENDERERS
+        from .render.formats import RENDERERS
 
         return RENDERERS["text"](self.report())
 
@@ -441,17 +441,17 @@ class Comparison:
         return pd.DataFrame([{k: r[k] for k in ROW_KEYS} for r in rows], columns=list(ROW_KEYS))
 
     def to_markdown(self) -> str:
-        from .render.compare import render_compare
+        from .render.formats import render_compare
 
         return render_compare(self.result, "markdown")
 
     def to_latex(self) -> str:
-        from .render.compare import render_compare
+        from .render.formats import render_compare
 
         return render_compare(self.result, "latex")
 
     def __str__(self) -> str:
-        from .render.compare import render_compare
+        from .render.formats import render_compare
 
         return render_compare(self.result, "text")
 

@@ -481,6 +481,7 @@ class RankscopeApp(DashboardApp):
     def export(self, req: ExportRequest) -> None:
         from .kernel.report.output import check_output_path, dumps_strict, write_atomic
         from .render import report as R
+        from .render.formats import RENDERERS
         check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
         exploratory = self.call_from_thread(self.state.exploratory.block)
@@ -498,7 +499,7 @@ class RankscopeApp(DashboardApp):
         elif req.format == "csv":
             data = R.per_query_csv(report)  # per-query numbers of the pre-registered settings only
         else:
-            data = R.RENDERERS[req.format](report)
+            data = RENDERERS[req.format](report)
             if exploratory:
                 data = data.rstrip("\n") + "\n\n" + exploratory_text(exploratory, req.format)
         write_atomic(req.path, data)

@@ -43,7 +43,8 @@ def run(args) -> int:
     from ..kernel import append_comparison_log, compare, prepare, read_comparison_log
     from ..kernel.errors import InputError
     from ..kernel.report.output import StagedOutputs, check_outputs, dumps_strict_parts
-    from ..render.compare import log_reuse_line, render_compare
+    from ..render.compare import log_reuse_line
+    from ..render.formats import render_compare
     from ..render.sentences import with_sentences
     from .options import UNUSED_ATTRIBUTION_OPTIONS, UNUSED_GATE_OPTIONS, engine_settings, input_paths, load_workspace, refuse_unused_options, run_buckets
 

@@ -37,6 +37,7 @@ def run(args) -> int:
     from ..kernel.report.output import check_outputs, dumps_strict_parts, write_outputs
     from ..render import report as R
     from ..render import tidy
+    from ..render.formats import RENDERERS
 
     for option, path in (("--summary", args.summary), ("--per-query-long", args.per_query_long)):
         if path:
@@ -58,7 +59,7 @@ def run(args) -> int:
         progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
         report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
         progress.done("computed the report")
-    text = R.RENDERERS[args.format](report)
+    text = RENDERERS[args.format](report)
     payloads: list[tuple[str, str | bytes | list[Any]]] = []
     if args.out:
         payloads.append((args.out, dumps_strict_parts(report)))
@@ -77,6 +78,7 @@ def evaluate_tables(args) -> int:
     from ..kernel.report.output import dumps_strict_parts, write_outputs
     from ..kernel.workspace.per_query_tables import NOT_AVAILABLE
     from ..render import report as R
+    from ..render.formats import RENDERERS
 
     report = table_report(load_tables(args))
     head = f"per-query tables: {', '.join(t['path'] for t in report['inputs']['per_query_tables'])}\n"
@@ -90,7 +92,7 @@ def evaluate_tables(args) -> int:
     elif args.format == "latex":  # comments: the table compiles as before
         head = "".join(f"% {line}\n" for line in head.splitlines())
 
-    text = terminal_safe(head) + R.RENDERERS[args.format](report)  # a path never drives the terminal
+    text = terminal_safe(head) + RENDERERS[args.format](report)  # a path never drives the terminal
     payloads: list[tuple[str, str | bytes | list[Any]]] = [(args.out, dumps_strict_parts(report))] if args.out else []
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))

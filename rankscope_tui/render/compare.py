@@ -5,10 +5,9 @@ and the caption."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..kernel.statistics.randomization import format_p
-from .escaping import terminal_safe
-from .sentences import render_sentences
 
 
 def _f(x, digits: int = 4) -> str:
@@ -88,25 +87,18 @@ def _notes(result, reasons: dict) -> list[str]:
     return out
 
 
-def render_compare(comparison, fmt: str = "text") -> str:
-    """The printed comparison of ``compare``; ``comparison`` is a ``kernel.comparison.Comparison``."""
+def compare_text(comparison: Any) -> str:
+    """The comparison's table, notes and caption as plain text (the results sentence is
+    added by ``render.formats.render_compare``); ``comparison`` is a
+    ``kernel.instruments.compare.Comparison``."""
     result = comparison.result
     header, rows = compare_table(result)
     notes = _notes(result, comparison.plan.exploratory_reasons)
-    cap = result.caption
-    if fmt == "markdown":
-        from .markdown import render_compare_markdown
-
-        return terminal_safe(render_compare_markdown(comparison) + render_sentences(comparison.as_dict(), fmt))
-    if fmt == "latex":
-        from .latex import render_compare_latex
-
-        return terminal_safe(render_compare_latex(comparison.as_dict()))
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    lines += [""] + notes + ["", cap]
-    return terminal_safe("\n".join(lines) + "\n") + render_sentences(comparison.as_dict(), fmt)
+    lines += [""] + notes + ["", result.caption]
+    return "\n".join(lines) + "\n"
 
 
 def log_reuse_line(earlier: int, qrels_sha256: str) -> str:

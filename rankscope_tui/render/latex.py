@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 import string
 
+from .compare import p_number
 from .escaping import escape_latex
+from .report import _gate_latex
 
 METRICS_PER_BLOCK = 4
 PREAMBLE = "% rankscope tables: need \\usepackage{booktabs}"
@@ -140,8 +142,6 @@ def _section_n(block: dict):
 
 
 def render_report_latex(report: dict) -> str:
-    from .report import _gate_latex
-
     metrics = report["inputs"]["settings"]["metrics"]
     d = report["definitions"]
     width = min(len(metrics), METRICS_PER_BLOCK)
@@ -202,8 +202,6 @@ VERDICT_KEY = ("verdict: better or worse (established), n.s. (no improvement sho
 
 
 def _p(p, resamples) -> str:
-    from .compare import p_number
-
     return p_number(p, resamples)
 
 

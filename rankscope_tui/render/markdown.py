@@ -11,7 +11,9 @@ gate, the warnings and the caption with the definitions.
 
 from __future__ import annotations
 
+from .compare import _notes, compare_footnotes, compare_table
 from .escaping import escape_control, escape_markdown
+from .report import _attribution_lines, _fusion_lines, _sections, caption, gate_lines, summary_lines, table_rows, warning_line
 
 #: What prose (summary, notes, gate lines, the caption) always escapes: emphasis, code,
 #: a cell's bar, math and strike-through, the backslash.
@@ -57,8 +59,6 @@ def section_n(block: dict) -> int | None:
 
 
 def render_report_markdown(report: dict) -> str:
-    from .report import _attribution_lines, _fusion_lines, _sections, caption, gate_lines, summary_lines, table_rows, warning_line
-
     out: list[str] = []
     if report.get("synthetic"):
         out += ["**Synthetic demo data.**", ""]
@@ -111,8 +111,6 @@ def _md_list(lines: list[str]) -> list[str]:
 
 
 def render_compare_markdown(comparison) -> str:
-    from .compare import _notes, compare_footnotes, compare_table
-
     result = comparison.result
     header, rows = compare_table(result, p_prefix=False)
     notes = _notes(result, comparison.plan.exploratory_reasons)

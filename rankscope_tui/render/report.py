@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .escaping import escape_latex, terminal_safe
+from .escaping import escape_latex
 
 
 def _fmt_cell(cell: dict) -> str:
@@ -290,25 +290,6 @@ def _gate_latex(report: dict) -> list[str]:
     if nested:
         out.append(r"\end{itemize}")
     return out + [r"\end{itemize}", r"\end{sloppypar}", ""]
-
-
-def render_markdown(report: dict) -> str:
-    """Every block of the text report as markdown (``render/markdown.py``)."""
-    from .markdown import render_report_markdown
-
-    return render_report_markdown(report)
-
-
-def render_latex(report: dict) -> str:
-    """booktabs tables for a paper (``render/latex.py``), then the gate as a list."""
-    from .latex import render_report_latex
-
-    return render_report_latex(report)
-
-
-#: ``evaluate --format`` → renderer
-RENDERERS = {k: (lambda report, f=f: terminal_safe(f(report)))  # every format: no control sequence reaches a terminal
-             for k, f in {"text": render_text, "markdown": render_markdown, "latex": render_latex}.items()}
 
 
 #: A text field of the per-query CSV that starts with one of these is written with a

@@ -1,0 +1,34 @@
+"""What ``--format text|markdown|latex`` prints, one renderer per format and payload.
+
+The renderers of a report (``report`` for text, ``markdown``, ``latex``) and of a
+comparison (``compare`` for text) build on shared pieces; this module, above them all,
+picks one by the format asked for, so no renderer imports another's dispatcher.
+Every format goes through ``terminal_safe``: no control sequence reaches a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .compare import compare_text
+from .escaping import terminal_safe
+from .latex import render_compare_latex, render_report_latex
+from .markdown import render_compare_markdown, render_report_markdown
+from .report import render_text
+from .sentences import render_sentences
+
+#: ``evaluate --format`` → renderer of a report.json dict
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    k: (lambda report, f=f: terminal_safe(f(report)))
+    for k, f in {"text": render_text, "markdown": render_report_markdown, "latex": render_report_latex}.items()}
+
+
+def render_compare(comparison: Any, fmt: str = "text") -> str:
+    """The printed comparison of ``compare`` in ``fmt``; ``comparison`` is a
+    ``kernel.instruments.compare.Comparison``. Text and markdown end with the results
+    sentence; LaTeX is the table alone."""
+    if fmt == "markdown":
+        return terminal_safe(render_compare_markdown(comparison) + render_sentences(comparison.as_dict(), fmt))
+    if fmt == "latex":
+        return terminal_safe(render_compare_latex(comparison.as_dict()))
+    return terminal_safe(compare_text(comparison)) + render_sentences(comparison.as_dict(), fmt)
