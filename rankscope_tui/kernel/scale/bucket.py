@@ -43,15 +43,34 @@ read whole gives them in tests).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
 from ..errors import InputError, InputWarning
 from ..ranking import judgments as J
 from ..settings import GateSettings, LoadSettings
 from ..workspace.base import WorkspaceBase
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..attribution.misses import Attribution
+    from ..gate.mutual import MutualNN
+    from ..gate.scores import TopScores
+    from ..gate.thresholds import Thresholds
+    from ..inputs.files import Digest
+    from ..inputs.rows import RawLane, RawQrels
+    from ..measures import MetricKey
+    from ..settings import CalibrationSettings
+    from ..workspace.contract import RankedPerQuery
+    from ..workspace.loaded import InputFile, Sources, Workspace
+
+#: one (lane, level) block of a bucket's measures: lane, level, present, top_relevant, per-query values
+_Block = tuple[str, str, np.ndarray, np.ndarray, Mapping[str, np.ndarray]]
 
 __all__ = [
     "SQL_BUCKET", "bucket_of", "buckets_of", "BucketPlan", "plan", "run_bucket", "BucketResult", "BucketWarning",
@@ -83,7 +102,7 @@ def bucket_of(qid: str, n: int) -> int:
     return int(hashlib.md5(qid.encode("utf-8")).hexdigest()[:15], 16) % n
 
 
-def buckets_of(qids, n: int) -> np.ndarray:
+def buckets_of(qids: pa.Array | pa.ChunkedArray, n: int) -> NDArray[np.int64]:
     """:func:`bucket_of` of every entry of a pyarrow string array (int64 per row); each
     distinct qid is hashed once."""
     import pyarrow as pa
@@ -106,16 +125,16 @@ class BucketPlan:
     the corpus file (read by each bucket), the strata files (read on the driver) and the
     gate lane whose top scores the buckets keep (None: no lane to gate)."""
 
-    lanes: tuple  # ((name, path), ...)
+    lanes: tuple[tuple[str, str], ...]  # ((name, path), ...)
     qrels: str
     settings: LoadSettings = LoadSettings()
-    thresholds: object = None  # thresholds.Thresholds
+    thresholds: Thresholds | None = None
     ood_negatives: str | None = None
     corpus: str | None = None
-    strata: tuple = ()
+    strata: tuple[str, ...] = ()
     gate_lane: str | None = None
-    extra_metrics: tuple = ()  # metric keys computed besides the settings' (a comparison's --metric)
-    calibration: object = None  # settings.CalibrationSettings: keep the convex grid's per-query values (calibrate)
+    extra_metrics: tuple[str, ...] = ()  # metric keys computed besides the settings' (a comparison's --metric)
+    calibration: CalibrationSettings | None = None  # keep the convex grid's per-query values (calibrate)
     mutual: bool = False  # the gate's mutual condition is on: count how many gated queries list each doc
 
     @property
@@ -123,8 +142,8 @@ class BucketPlan:
         return [name for name, _ in self.lanes]
 
 
-def plan(sources, gate: GateSettings | None = None, thresholds_path: str | None = None,
-         metrics: Sequence[str] = (), calibration=None) -> BucketPlan:
+def plan(sources: Sources, gate: GateSettings | None = None, thresholds_path: str | None = None,
+         metrics: Sequence[str] = (), calibration: CalibrationSettings | None = None) -> BucketPlan:
     """The plan of ``sources`` (``workspace.Sources``) under the gate settings and the
     thresholds file ``evaluate`` would use; ``metrics``: names of metrics to compute
     besides the settings' (what ``compare --metric`` tests); ``calibration``
@@ -199,8 +218,8 @@ class BucketWarning:
     count: int
     message: str
     where: str
-    slot: tuple
-    key: object
+    slot: tuple[int, ...]
+    key: float | str  # a source line (inf: none) or a qid
 
 
 @dataclass(frozen=True)
@@ -224,18 +243,18 @@ class BucketResult:
     ``lanes``: ((name, origin), ...); ``lane_rows`` / ``lane_queries``: per input lane,
     rows read and queries listed; ``qrels_rows``, ``ood_rows``; ``warnings``."""
 
-    queries: object  # pa.Table
-    measures: object  # pa.Table
-    lanes: tuple = ()
-    levels: tuple = ()
-    lane_rows: tuple = ()
-    lane_queries: tuple = ()
+    queries: pa.Table
+    measures: pa.Table
+    lanes: tuple[tuple[str, str], ...] = ()
+    levels: tuple[str, ...] = ()
+    lane_rows: tuple[int, ...] = ()
+    lane_queries: tuple[int, ...] = ()
     qrels_rows: int = 0
     ood_rows: int = 0
-    warnings: tuple = ()
-    convex_grid: object = None  # pa.Table: column i = grid point i's objective per qid (plan.calibration)
+    warnings: tuple[BucketWarning, ...] = ()
+    convex_grid: pa.Table | None = None  # column i = grid point i's objective per qid (plan.calibration)
     fused_queries: int = 0  # queries with a hit in some input lane (the convex fit's count)
-    doc_reach: object = None  # pa.Table doc, queries: gated queries (positives, negatives) listing each doc (plan.mutual)
+    doc_reach: pa.Table | None = None  # doc, queries: gated queries (positives, negatives) listing each doc (plan.mutual)
     top_grade: int | None = None  # the highest grade in the bucket's qrels rows (None: no rows)
 
     @property
@@ -243,14 +262,14 @@ class BucketResult:
         return int(self.queries.num_rows)
 
 
-def _no_digest():
+def _no_digest() -> Digest:
     """A digest that never reads the file: a bucket's fingerprints come from ``FileFacts``."""
     from ..inputs.files import Digest
 
     return Digest(hexdigest="")
 
 
-def _column(table, name: str, where: str):
+def _column(table: pa.Table, name: str, where: str) -> pa.Array:
     import pyarrow as pa
 
     if name not in table.column_names:
@@ -262,7 +281,7 @@ def _column(table, name: str, where: str):
     return col
 
 
-def _in_line_order(table, path: str):
+def _in_line_order(table: pa.Table, path: str) -> pa.Table:
     """The table in source-line order (an engine may hand rows over in any order)."""
     import pyarrow.compute as pc
 
@@ -272,7 +291,7 @@ def _in_line_order(table, path: str):
     return table
 
 
-def _raw_lane(name: str, path: str, table):
+def _raw_lane(name: str, path: str, table: pa.Table) -> RawLane:
     from ..inputs.readers import RawLane
 
     t = _in_line_order(table, path)
@@ -281,7 +300,7 @@ def _raw_lane(name: str, path: str, table):
                    np.asarray(_column(t, "line", path), dtype=np.int64), digest=_no_digest())
 
 
-def _raw_qrels(path: str, table):
+def _raw_qrels(path: str, table: pa.Table) -> RawQrels:
     from ..inputs.readers import RawQrels
 
     t = _in_line_order(table, path)
@@ -290,14 +309,15 @@ def _raw_qrels(path: str, table):
                     np.asarray(_column(t, "line", path), dtype=np.int64), digest=_no_digest())
 
 
-def _empty_table(columns: Sequence[str]):
+def _empty_table(columns: Sequence[str]) -> pa.Table:
     import pyarrow as pa
 
     types = {"qid": pa.string(), "doc": pa.string(), "score": pa.float64(), "grade": pa.int64(), "line": pa.int64()}
     return pa.table({c: pa.array([], type=types[c]) for c in columns})
 
 
-def run_bucket(lanes: dict, qrels, plan: BucketPlan, ood=None) -> BucketResult:
+def run_bucket(lanes: Mapping[str, pa.Table | None], qrels: pa.Table | None, plan: BucketPlan,
+               ood: pa.Table | None = None) -> BucketResult:
     """The per-query tables of one bucket (see :class:`BucketResult`).
 
     ``lanes``: lane name -> table of that lane's rows in this bucket (a lane without rows
@@ -324,14 +344,14 @@ def run_bucket(lanes: dict, qrels, plan: BucketPlan, ood=None) -> BucketResult:
     rows = tuple(len(r.score) for r in raws)
     q_rows, o_rows = len(raw_q.grade), len(raw_ood.grade) if raw_ood is not None else 0
     if sum(rows) + q_rows + o_rows == 0:
-        return BucketResult(_queries_table([], {}), _measures_table([]), lane_rows=rows,
+        return BucketResult(_queries_table([], {}), _measures_table([], pa.array([], type=pa.string())), lane_rows=rows,
                             lane_queries=tuple(0 for _ in rows))
     ws = Workspace.from_raw(raws, raw_q, plan.settings, raw_ood=raw_ood)
     if plan.corpus:
         ws.corpus_mask = corpus_mask(ws.doc_ids, _corpus_ids(plan.corpus))
     add_derived_lanes(ws, plan.thresholds)
     queries = _queries_columns(ws, plan)
-    measures = []
+    measures: list[_Block] = []
     metrics = ws.metric_set(plan.extra_metrics) if plan.extra_metrics else None
     for lane in ws.lanes:
         present, top_rel = ws.present(lane), ws.top_relevant(lane)
@@ -357,15 +377,16 @@ def run_bucket(lanes: dict, qrels, plan: BucketPlan, ood=None) -> BucketResult:
     return BucketResult(
         _queries_table(qid, queries), _measures_table(measures, qid, [m.key for m in metrics or plan.settings.metrics]),
         lanes=tuple((n, ws.lane_origin[n]) for n in ws.lanes), levels=tuple(ws.levels()), lane_rows=rows,
-        lane_queries=tuple(int(f.queries) for f in lane_files), qrels_rows=q_rows, ood_rows=o_rows,
+        lane_queries=tuple(int(f.queries) for f in lane_files),  # type: ignore[arg-type]  # a lane's InputFile counts its queries
+        qrels_rows=q_rows, ood_rows=o_rows,
         warnings=tuple(_bucket_warnings(ws.warnings, plan, raw_q, raw_ood)), convex_grid=grid, fused_queries=fused,
         doc_reach=reach, top_grade=top_grade(ws.judgments))
 
 
-_CORPUS: dict = {}
+_CORPUS: dict[str, set[str]] = {}
 
 
-def _corpus_ids(path: str) -> set:
+def _corpus_ids(path: str) -> set[str]:
     """The corpus file's ids, read once per process (every bucket needs them)."""
     from ..inputs.tables import read_corpus
 
@@ -375,12 +396,13 @@ def _corpus_ids(path: str) -> set:
     return _CORPUS[path]
 
 
-def _queries_columns(ws, plan: BucketPlan) -> dict:
-    cols: dict = {"class": np.asarray(ws.classes, dtype=np.int8)}
+def _queries_columns(ws: Workspace, plan: BucketPlan) -> dict[str, Any]:
+    cols: dict[str, Any] = {"class": np.asarray(ws.classes, dtype=np.int8)}
     for level in ws.levels():
         for key, v in ws.ceilings(level).items():
             cols[f"ceiling/{level}/{key}"] = np.asarray(v, dtype=np.float64)
-    cov = ws.coverage()
+    ranked: RankedPerQuery = ws  # coverage() through the contract's typed signature
+    cov = ranked.coverage()
     if cov is not None:
         cols["indexed"], cols["relevant_pairs"], cols["not_in_corpus"] = cov
     if plan.ood_negatives is not None:
@@ -400,7 +422,7 @@ def _queries_columns(ws, plan: BucketPlan) -> dict:
     return cols
 
 
-def _queries_table(qid, cols: dict):
+def _queries_table(qid: pa.Array | Sequence[str], cols: Mapping[str, Any]) -> pa.Table:
     import pyarrow as pa
 
     if not len(qid):
@@ -411,7 +433,7 @@ def _queries_table(qid, cols: dict):
     return pa.table(out)
 
 
-def _measures_table(blocks, qid=None, metric_keys: Sequence[str] = ()):
+def _measures_table(blocks: Sequence[_Block], qid: pa.Array, metric_keys: Sequence[str] = ()) -> pa.Table:
     import pyarrow as pa
 
     if not blocks:
@@ -419,7 +441,7 @@ def _measures_table(blocks, qid=None, metric_keys: Sequence[str] = ()):
                          "level": pa.array([], type=pa.string())})
     keys = ["rank"] + list(metric_keys)
     n = len(qid)
-    cols: dict = {
+    cols: dict[str, pa.Array] = {
         "qid": pa.concat_arrays([qid] * len(blocks)),
         "lane": _repeated([b[0] for b in blocks], n),
         "level": _repeated([b[1] for b in blocks], n),
@@ -431,7 +453,7 @@ def _measures_table(blocks, qid=None, metric_keys: Sequence[str] = ()):
     return pa.table(cols)
 
 
-def _repeated(names: list[str], n: int):
+def _repeated(names: list[str], n: int) -> pa.DictionaryArray:
     """``names[i]`` repeated ``n`` times each, as a dictionary-encoded string column."""
     import pyarrow as pa
 
@@ -445,19 +467,21 @@ def _line_of(where: str) -> int | None:
     return int(tail) if sep and tail.isdigit() else None
 
 
-def _bucket_warnings(warnings, plan: BucketPlan, raw_q, raw_ood) -> list[BucketWarning]:
+def _bucket_warnings(warnings: Iterable[InputWarning], plan: BucketPlan, raw_q: RawQrels,
+                     raw_ood: RawQrels | None) -> list[BucketWarning]:
     """Each workspace warning of a bucket with its slot in the report's order (the order
     ``Workspace._build`` appends them: the qrels' duplicates, the negatives', then per lane
     its queries without judgments and its missing positives, then partial and unjudged
     queries; the readers' own warnings -- from ``FileFacts`` -- go before the ones of
     their file) and its merge key."""
     names = plan.lane_names
-    out = []
+    out: list[BucketWarning] = []
     for w in warnings:
         if w.kind == "relevance_level_unreached":  # a fact of the whole qrels: the driver says it (``_warnings``)
             continue
         line = _line_of(w.where)
-        key: object = line if line is not None else float("inf")
+        key: float | str = line if line is not None else float("inf")
+        slot: tuple[int, ...]
         if w.kind == "duplicate_qrels_lines":
             raw = raw_ood if raw_ood is not None and w.where.startswith(f"{raw_ood.path}:") else raw_q
             slot = (2,) if raw is raw_ood else (1,)
@@ -486,22 +510,22 @@ class Merged:
     in-memory workspace): ``queries`` (one row per qid), ``blocks`` ((lane, level) -> that
     block of ``measures``, aligned with ``queries``), and the buckets' sums and warnings."""
 
-    queries: object  # pa.Table
-    blocks: dict
-    lanes: tuple
-    levels: tuple
-    lane_rows: tuple
-    lane_queries: tuple
+    queries: pa.Table
+    blocks: dict[tuple[str, str], pa.Table]
+    lanes: tuple[tuple[str, str], ...]
+    levels: tuple[str, ...]
+    lane_rows: tuple[int, ...]
+    lane_queries: tuple[int, ...]
     qrels_rows: int
     ood_rows: int
-    warnings: tuple
-    convex_grid: object = None  # pa.Table aligned with ``queries`` (calibrate)
+    warnings: tuple[BucketWarning, ...]
+    convex_grid: pa.Table | None = None  # aligned with ``queries`` (calibrate)
     fused_queries: int = 0
-    doc_reach: object = None  # pa.Table doc, queries: summed over the buckets
+    doc_reach: pa.Table | None = None  # doc, queries: summed over the buckets
     top_grade: int | None = None  # the highest grade over the buckets
 
     @property
-    def qids(self):
+    def qids(self) -> pa.ChunkedArray:
         return self.queries.column("qid")
 
 
@@ -537,10 +561,10 @@ def merge(results: Iterable[BucketResult]) -> Merged:
             raise InputError(f"query {sorted_qid[i].as_py()!r} is in two buckets (results {int(which[0])} and "
                              f"{int(which[1])} of the non-empty ones): a query's rows belong to one bucket")
     queries = pa.concat_tables([r.queries for r in full], promote_options="default").take(order)
-    blocks = {}
+    blocks: dict[tuple[str, str], pa.Table] = {}
     for lane, _ in lanes:
         for level in levels:
-            parts = []
+            parts: list[pa.Table] = []
             for r in full:
                 m = r.measures
                 i = _block_start(r, lane, level)
@@ -554,7 +578,7 @@ def merge(results: Iterable[BucketResult]) -> Merged:
                   max((r.top_grade for r in results if r.top_grade is not None), default=None))
 
 
-def _reach(tables):
+def _reach(tables: Sequence[pa.Table | None]) -> pa.Table | None:
     """The buckets' doc reach tables summed by doc (a doc is listed by queries of many buckets)."""
     import pyarrow as pa
 
@@ -573,7 +597,7 @@ def _block_start(r: BucketResult, lane: str, level: str) -> int:
 
 def _merge_warnings(ws: list[BucketWarning]) -> list[BucketWarning]:
     """One warning per (slot, kind, message): counts summed, the place of the smallest key."""
-    by: dict = {}
+    by: dict[tuple[tuple[int, ...], str, str], BucketWarning] = {}
     for w in ws:
         k = (w.slot, w.kind, w.message)
         if k not in by:
@@ -585,10 +609,10 @@ def _merge_warnings(ws: list[BucketWarning]) -> list[BucketWarning]:
     return [by[k] for k in sorted(by, key=lambda k: k[0])]
 
 
-def _key_lt(a, b) -> bool:
+def _key_lt(a: float | str, b: float | str) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return a.encode("utf-8") < b.encode("utf-8")
-    return a < b
+    return a < b  # type: ignore[operator]  # one slot's keys are all lines or all qids
 
 
 # --------------------------------------------------------------------------- the driver
@@ -602,11 +626,11 @@ class FileFacts:
     path: str
     sha256: str
     format: str | None = None
-    columns: dict | None = None
-    warnings: tuple = ()  # InputWarning
+    columns: dict[str, str] | None = None
+    warnings: tuple[InputWarning, ...] = ()
 
 
-def file_facts(raw) -> FileFacts:
+def file_facts(raw: RawLane | RawQrels) -> FileFacts:
     """The facts of a lane or qrels file read whole (``readers.RawLane`` / ``RawQrels``)."""
     return FileFacts(raw.path, raw.sha256(), raw.format or None, raw.columns, tuple(raw.warnings))
 
@@ -631,7 +655,7 @@ class QueryWorkspace(WorkspaceBase):
     ``facts``: :class:`FileFacts` by path for every lane, qrels and negatives file.
     """
 
-    def __init__(self, merged: Merged, plan: BucketPlan, facts: dict):
+    def __init__(self, merged: Merged, plan: BucketPlan, facts: Mapping[str, FileFacts]):
         from ..inputs.files import sha256_of
         from ..inputs.provenance import provenance
         from ..inputs.tables import read_corpus
@@ -640,7 +664,7 @@ class QueryWorkspace(WorkspaceBase):
         self.settings = plan.settings
         self._merged = merged
         self._plan = plan
-        self._cache: dict = {}
+        self._cache = {}
         q = merged.queries
         self.qids = np.asarray(q.column("qid").to_pylist(), dtype=object)
         self.classes = np.asarray(q.column("class"), dtype=np.int8)
@@ -648,23 +672,24 @@ class QueryWorkspace(WorkspaceBase):
         rows = dict(zip(self.input_lanes, merged.lane_rows))
         self.lane_origin = {name: origin for name, origin in merged.lanes}
         self.lanes = {name: QueryLane(name, origin, rows.get(name, 0)) for name, origin in merged.lanes}
-        self.group_of = None
-        self.corpus_mask = None
-        self.query_text, self.doc_text = {}, {}
-        self.sources = None
+        self.group_of: np.ndarray | None = None
+        self.corpus_mask: NDArray[np.bool_] | None = None
+        self.query_text: dict[str, str] = {}
+        self.doc_text: dict[str, str] = {}
+        self.sources: Sources | None = None
 
         def fact(path: str) -> FileFacts:
             if path not in facts:
                 raise ValueError(f"no FileFacts for {path}")
             return facts[path]
 
-        inputs = []
+        inputs: list[InputFile] = []
         for (name, path), n, nq in zip(plan.lanes, merged.lane_rows, merged.lane_queries):
             f = fact(path)
             inputs.append(InputFile("lane", path, f.sha256, n, nq, f.format, f.columns))
         f = fact(plan.qrels)
         inputs.append(InputFile("qrels", plan.qrels, f.sha256, merged.qrels_rows, format=f.format, columns=f.columns))
-        self.ood_negatives = None
+        self.ood_negatives: NDArray[np.int32] | None = None
         if plan.ood_negatives is not None:
             f = fact(plan.ood_negatives)
             inputs.append(InputFile("ood_negatives", plan.ood_negatives, f.sha256, merged.ood_rows, format=f.format,
@@ -685,14 +710,14 @@ class QueryWorkspace(WorkspaceBase):
     def levels(self) -> tuple[str, ...]:
         return tuple(self._merged.levels)
 
-    def _block(self, lane: str, level: str):
+    def _block(self, lane: str, level: str) -> pa.Table:
         if (lane, level) not in self._merged.blocks:
             if lane not in self.lanes:
                 raise InputError(f"lane {lane!r} is not loaded ({', '.join(self.lanes)})")
             raise InputError("group level needs --group-sep", "--group-sep")
         return self._merged.blocks[(lane, level)]
 
-    def per_query(self, lane: str, level: str = "doc", metrics=None) -> dict[str, np.ndarray]:
+    def per_query(self, lane: str, level: str = "doc", metrics: tuple[MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
         """``{metric key: float64[n_queries], "rank": int32[n_queries]}`` as the buckets
         computed them (``Workspace.per_query``); a metric the buckets did not compute is
         an error naming it."""
@@ -704,31 +729,32 @@ class QueryWorkspace(WorkspaceBase):
             if missing:
                 raise InputError(f"{', '.join(missing)} was not computed in the buckets (give it with --metrics)",
                                  "--metrics")
-            out = {"rank": np.asarray(b.column("rank"), dtype=np.int32)}
+            out: dict[str, np.ndarray] = {"rank": np.asarray(b.column("rank"), dtype=np.int32)}
             for k in keys:
                 out[k] = np.asarray(b.column(k), dtype=np.float64)
             self._cache[cache_key] = out
-        return self._cache[cache_key]
+        values: dict[str, np.ndarray] = self._cache[cache_key]
+        return values
 
-    def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
+    def first_relevant_rank(self, lane: str, level: str = "doc") -> NDArray[np.int32]:
         return self.per_query(lane, level)["rank"]
 
     def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
         q = self._merged.queries
-        out = {}
+        out: dict[str, np.ndarray] = {}
         for m in self.settings.metrics:
             name = f"ceiling/{level}/{m.key}"
             if name in q.column_names:
                 out[m.key] = np.asarray(q.column(name), dtype=np.float64)
         return out
 
-    def present(self, lane: str) -> np.ndarray:
+    def present(self, lane: str) -> NDArray[np.bool_]:
         return np.asarray(self._block(lane, "doc").column("present"), dtype=bool)
 
-    def top_relevant(self, lane: str) -> np.ndarray:
+    def top_relevant(self, lane: str) -> NDArray[np.bool_]:
         return np.asarray(self._block(lane, "doc").column("top_relevant"), dtype=bool)
 
-    def top_scores(self, lane: str):
+    def top_scores(self, lane: str) -> TopScores:
         """The gate lane's ``gate.TopScores`` from the buckets' ``gate/`` columns (doc codes
         of the top docs: their order of first appearance; only the mutual condition,
         which buckets refuse, compares them)."""
@@ -742,7 +768,7 @@ class QueryWorkspace(WorkspaceBase):
 
             q = self._merged.queries
 
-            def col(name, dtype):
+            def col(name: str, dtype: DTypeLike) -> NDArray[Any]:
                 return np.asarray(q.column(name), dtype=dtype)
 
             enc = pc.dictionary_encode(q.column("gate/top_doc")).combine_chunks()
@@ -752,16 +778,17 @@ class QueryWorkspace(WorkspaceBase):
                 col("gate/second", np.float64), col("gate/margin", np.float64), top_doc,
                 col("gate/top_relevant", bool), col("gate/first_relevant_score", np.float64),
                 col("gate/first_relevant_rank", np.int32))
-        return self._cache[("top", lane)]
+        top: TopScores = self._cache[("top", lane)]
+        return top
 
-    def coverage(self):
+    def coverage(self) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]] | None:
         q = self._merged.queries
         if "indexed" not in q.column_names:
             return None
         return (np.asarray(q.column("indexed"), dtype=bool), np.asarray(q.column("relevant_pairs"), dtype=np.int64),
                 np.asarray(q.column("not_in_corpus"), dtype=np.int64))
 
-    def mutual(self, lane: str, among: np.ndarray):
+    def mutual(self, lane: str, among: np.ndarray) -> MutualNN:
         """``Workspace.mutual`` from one top doc per query and the buckets' summed doc reach."""
         import pyarrow.compute as pc
 
@@ -788,27 +815,29 @@ class QueryWorkspace(WorkspaceBase):
         return (tuple(self.input_lanes), [np.asarray(g.column(i), dtype=np.float64) for i in range(g.num_columns)],
                 self._merged.fused_queries)
 
-    def attribution(self, level: str = "doc"):
+    def attribution(self, level: str = "doc") -> Attribution:
         from ..attribution import misses as A
 
         key = ("attribution", level)
         if key not in self._cache:
             self._cache[key] = A.compute_attribution(self, level)
-        return self._cache[key]
+        found: Attribution = self._cache[key]
+        return found
 
 
-def _warnings(merged: tuple, plan: BucketPlan, facts: dict) -> list[InputWarning]:
+def _warnings(merged: Iterable[BucketWarning], plan: BucketPlan, facts: Mapping[str, FileFacts]) -> list[InputWarning]:
     """The workspace warnings in ``Workspace._build``'s order: the qrels reader's, the
     buckets' by slot, each lane's reader warnings before the lane's bucket warnings.
     (The out-of-domain negatives' reader warnings are not listed, as in memory.)"""
-    slotted = [((0, i), w) for i, w in enumerate(facts[plan.qrels].warnings)]
+    slotted: list[tuple[tuple[int, ...], InputWarning]] = [((0, i), w) for i, w in enumerate(facts[plan.qrels].warnings)]
     for li, (_, path) in enumerate(plan.lanes):
         slotted += [((3, li, 0, i), w) for i, w in enumerate(facts[path].warnings)]
     slotted += [(w.slot, InputWarning(w.kind, w.count, w.message, w.where)) for w in merged]
     return [w for _, w in sorted(slotted, key=lambda x: x[0])]
 
 
-def evaluate_merged(merged: Merged, plan: BucketPlan, facts: dict, gate: GateSettings | None = None) -> dict:
+def evaluate_merged(merged: Merged, plan: BucketPlan, facts: Mapping[str, FileFacts],
+                    gate: GateSettings | None = None) -> dict[str, Any]:
     """report.json's dict from merged buckets: ``pipeline.report_of`` over a
     :class:`QueryWorkspace` -- the report ``evaluate_report`` gives on the whole workspace."""
     from ..instruments.evaluate import report_of
@@ -819,31 +848,33 @@ def evaluate_merged(merged: Merged, plan: BucketPlan, facts: dict, gate: GateSet
 # --------------------------------------------------------------------------- in process
 
 
-def partition(raw_lanes, raw_q, n: int, raw_ood=None) -> list[tuple[dict, object, object]]:
+def partition(raw_lanes: Iterable[RawLane], raw_q: RawQrels, n: int,
+              raw_ood: RawQrels | None = None) -> list[tuple[dict[str, pa.Table], pa.Table, pa.Table | None]]:
     """Split lanes and qrels read whole (``readers.RawLane`` / ``RawQrels``) into ``n``
     buckets by :func:`bucket_of`: per bucket (lane name -> table, qrels table, negatives
     table or None), rows in file order (the in-process engine of the tests)."""
     import pyarrow as pa
 
-    def split(qid, cols: dict):
+    def split(qid: pa.Array | pa.ChunkedArray, cols: dict[str, Any]) -> list[pa.Table]:
         b = buckets_of(qid, n)
         t = pa.table({"qid": qid, **cols})
         order = np.argsort(b, kind="stable")
         cuts = np.searchsorted(b[order], np.arange(n + 1))
         return [t.take(pa.array(order[cuts[i]:cuts[i + 1]])) for i in range(n)]
 
-    def qrels_split(r):
+    def qrels_split(r: RawQrels) -> list[pa.Table]:
         return split(r.qid, {"doc": r.doc, "grade": pa.array(np.asarray(r.grade, dtype=np.int64)),
                              "line": pa.array(np.asarray(r.line, dtype=np.int64))})
 
     lanes = {r.name: split(r.qid, {"doc": r.doc, "score": pa.array(np.asarray(r.score, dtype=np.float64)),
                                   "line": pa.array(np.asarray(r.line, dtype=np.int64))}) for r in raw_lanes}
     q = qrels_split(raw_q)
-    o = qrels_split(raw_ood) if raw_ood is not None else [None] * n
+    o: list[pa.Table | None] = qrels_split(raw_ood) if raw_ood is not None else [None] * n
     return [({name: parts[i] for name, parts in lanes.items()}, q[i], o[i]) for i in range(n)]
 
 
-def evaluate_in_process(sources, n: int, gate: GateSettings | None = None, thresholds_path: str | None = None) -> dict:
+def evaluate_in_process(sources: Sources, n: int, gate: GateSettings | None = None,
+                        thresholds_path: str | None = None) -> dict[str, Any]:
     """``evaluate``'s report of ``sources`` computed in ``n`` buckets, one after another in
     this process: read every file whole (``workspace.read_inputs``), :func:`partition`,
     :func:`run_bucket`, :func:`merge`, :func:`evaluate_merged`."""
@@ -851,7 +882,8 @@ def evaluate_in_process(sources, n: int, gate: GateSettings | None = None, thres
 
     p = plan(sources, gate, thresholds_path)
     raw_lanes, raw_q, raw_ood = read_inputs(list(sources.lanes), sources.qrels, sources.settings, sources.ood_negatives)
-    facts = {r.path: file_facts(r) for r in [*raw_lanes, raw_q] + ([raw_ood] if raw_ood is not None else [])}
+    raws: list[RawLane | RawQrels] = [*raw_lanes, raw_q, *([raw_ood] if raw_ood is not None else [])]
+    facts = {r.path: file_facts(r) for r in raws}
     parts = partition(raw_lanes, raw_q, n, raw_ood)
     results = [run_bucket(lanes, q, p, o) for lanes, q, o in parts]
     return evaluate_merged(merge(results), p, facts, gate)
