@@ -656,13 +656,13 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
         judged: list[SimpleNamespace] = []
         judged_error = None
         try:
-            for what, path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
-                if path is None:
+            for what, judged_path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
+                if judged_path is None:
                     continue
-                raw = read_qrels(path, opts)
+                raw = read_qrels(judged_path, opts)
                 _write_buckets(con, _table_batches(_qrels_table(raw), QRELS_SCHEMA_FIELDS), QRELS_SCHEMA_FIELDS, n,
                                os.path.join(workdir, what), budget)
-                facts[path] = file_facts(raw)
+                facts[judged_path] = file_facts(raw)
                 judged.append(SimpleNamespace(format=raw.format))
                 del raw
         except InputError as exc:
