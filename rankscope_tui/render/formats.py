@@ -17,10 +17,15 @@ from .markdown import render_compare_markdown, render_report_markdown
 from .report import render_text
 from .sentences import render_sentences
 
+def _safe(render: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+    def safe(report: dict[str, Any]) -> str:
+        return terminal_safe(render(report))
+    return safe
+
+
 #: ``evaluate --format`` → renderer of a report.json dict
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    k: (lambda report, f=f: terminal_safe(f(report)))
-    for k, f in {"text": render_text, "markdown": render_report_markdown, "latex": render_report_latex}.items()}
+    k: _safe(f) for k, f in {"text": render_text, "markdown": render_report_markdown, "latex": render_report_latex}.items()}
 
 
 def render_compare(comparison: Any, fmt: str = "text") -> str:
