@@ -17,6 +17,7 @@ from .markdown import render_compare_markdown, render_report_markdown
 from .report import render_text
 from .sentences import render_sentences
 
+
 def _safe(render: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
     def safe(report: dict[str, Any]) -> str:
         return terminal_safe(render(report))
