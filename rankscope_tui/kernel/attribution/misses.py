@@ -301,7 +301,7 @@ class Attribution:
         out[self.positives] = self.labels
         return out
 
-    def as_dict(self, qids: Sequence[str] | None = None) -> dict[str, Any]:
+    def as_dict(self, qids: Sequence[str] | np.ndarray | None = None) -> dict[str, Any]:
         """Strict-JSON dict; with ``qids`` (code -> id) the per-query labels are listed."""
         d: dict[str, Any] = {
             "level": self.level,

@@ -1072,7 +1072,7 @@ class Dilution:
     def counts(self) -> dict[str, int]:
         return {name: int(q.size) for name, q in zip(self.lanes, self.queries)}
 
-    def as_dict(self, qids: Sequence[str] | None = None) -> dict[str, Any]:
+    def as_dict(self, qids: Sequence[str] | np.ndarray | None = None) -> dict[str, Any]:
         """Strict-JSON dict; ``qids`` (code -> qid string) lists the queries by id."""
         lanes: dict[str, dict[str, Any]] = {}
         out = {"fused": self.fused, "relevant": self.relevant,

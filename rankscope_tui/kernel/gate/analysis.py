@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class AppliedThresholds:
     label: GateLabel
     overlap_queries: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"floor": self.stored_floor, "floor_reason": self.floor_reason, "margin": self.margin,
                 "mutual_r": self.mutual_r, "from": self.source, "label": self.label.value,
                 "overlap_queries": self.overlap_queries}
@@ -96,12 +96,12 @@ class GateAnalysis:
     confidence: float = DEFAULT_CONFIDENCE
     top: G.TopScores | None = None
     positives: np.ndarray | None = None
-    negatives: dict = field(default_factory=dict)  # name -> query codes
-    null: dict = field(default_factory=dict)  # name -> NullFloor
+    negatives: dict[str, np.ndarray] = field(default_factory=dict)  # name -> query codes
+    null: dict[str, G.NullFloor] = field(default_factory=dict)  # name -> NullFloor
     conformal: G.ConformalFloor | None = None
     sweep: G.Sweep | None = None  # the floor alone
     margin_sweep: G.Sweep | None = None  # the margin alone
-    operating: dict = field(default_factory=dict)  # negative set -> OperatingPoint (floor alone)
+    operating: dict[str, G.OperatingPoint] = field(default_factory=dict)  # negative set -> OperatingPoint (floor alone)
     operating_margin: G.OperatingMargin | None = None
     mutual: G.MutualNN | None = None
     mutual_r: int | None = None
@@ -109,18 +109,18 @@ class GateAnalysis:
     floor: float | None = None  # the floor applied (None = no floor to apply)
     label: GateLabel = GateLabel.TUNING
     applied: AppliedThresholds | None = None
-    calibrated: dict | None = None  # thresholds.json's gate block, as written
+    calibrated: dict[str, Any] | None = None  # thresholds.json's gate block, as written
     outcome: G.GateOutcome | None = None  # each condition alone and the combination
-    by_condition: dict = field(default_factory=dict)  # floor, floor AND margin, floor AND mutual, all
-    outcome_by_stratum: dict = field(default_factory=dict)  # stratum -> label -> GateOutcome
-    by_condition_by_stratum: dict = field(default_factory=dict)  # stratum -> label -> condition -> Outcome
+    by_condition: dict[str, G.Outcome] = field(default_factory=dict)  # floor, floor AND margin, floor AND mutual, all
+    outcome_by_stratum: dict[str, dict[str, G.GateOutcome]] = field(default_factory=dict)  # stratum -> label -> GateOutcome
+    by_condition_by_stratum: dict[str, dict[str, dict[str, G.Outcome]]] = field(default_factory=dict)  # stratum -> label -> condition -> Outcome
     sweep_under_conditions: G.Sweep | None = None  # the floor swept with margin / mutual ANDed
     operating_under_conditions: G.OperatingPoint | None = None  # its operating point on in-domain negatives
-    at_null: dict = field(default_factory=dict)  # negative set -> GateOutcome at that null floor
+    at_null: dict[str, G.GateOutcome] = field(default_factory=dict)  # negative set -> GateOutcome at that null floor
     at_conformal: G.GateOutcome | None = None
-    rule_of_three: list = field(default_factory=list)
-    zero_event: tuple | None = None  # intervals.zero_event_bounds on the in-domain negatives
-    warnings: tuple = ()  # InputWarning
+    rule_of_three: list[dict[str, Any]] = field(default_factory=list)
+    zero_event: tuple[I.Interval, I.Interval, I.Interval] | None = None  # intervals.zero_event_bounds on the in-domain negatives
+    warnings: tuple[InputWarning, ...] = ()
 
     @property
     def skipped(self) -> bool:
@@ -131,7 +131,7 @@ class GateAnalysis:
         return self.operating.get("in_domain")
 
     @property
-    def mutual_summary(self) -> dict | None:
+    def mutual_summary(self) -> dict[str, Any] | None:
         return self.mutual.summary(self.mutual_r) if self.mutual is not None and self.mutual_r is not None else None
 
     @property
@@ -157,15 +157,15 @@ class GateAnalysis:
             return None
         t = self.top
         present = bool(t.present[q])
-        top = float(t.top[q]) if present else None
-        checks = []
-        checks.append(("floor", present and top >= self.floor,
-                       f"top score {_num(top)} {'≥' if present and top >= self.floor else '<'} floor {_num(self.floor)}"
+        top = float(t.top[q]) if present else None  # None exactly when absent
+        checks: list[tuple[str, bool, str]] = []
+        checks.append(("floor", top is not None and top >= self.floor,
+                       f"top score {_num(top)} {'≥' if top is not None and top >= self.floor else '<'} floor {_num(self.floor)}"
                        if present else "absent from the gate lane: rejected"))
         if self.margin is not None:
-            m = float(t.margin[q]) if present else None
-            ok = present and m >= self.margin
-            what = "lone hit (margin +inf)" if present and math.isinf(m) and m > 0 else f"margin {_num(m)}"
+            m = float(t.margin[q]) if present else None  # None exactly when absent
+            ok = m is not None and m >= self.margin
+            what = "lone hit (margin +inf)" if m is not None and math.isinf(m) and m > 0 else f"margin {_num(m)}"
             checks.append(("margin", ok, f"{what} {'≥' if ok else '<'} {_num(self.margin)}" if present else "absent"))
         if self.mutual_r is not None and self.mutual is not None:
             pos = int(self.mutual.position[q])
@@ -183,11 +183,13 @@ class GateAnalysis:
         return QueryGateDecision(self.lane, self.label.kind, top, accepted, tuple(checks), verdict)
 
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """report.json's ``gate`` block."""
         if self.skipped:
             return {"skipped": True, "skipped_reason": self.skipped_reason}
-        out: dict = {
+        assert self.positives is not None and self.conformal is not None and self.sweep is not None \
+            and self.at_conformal is not None  # _analyse_gate sets them whenever a lane is gated
+        out: dict[str, Any] = {
             "lane": self.lane,
             "level": "doc",
             "definitions": dict(DEFINITIONS),
@@ -233,7 +235,7 @@ class GateAnalysis:
 # --------------------------------------------------------------------------- helpers
 
 
-def _num(x) -> str:
+def _num(x: float | None) -> str:
     if x is None:
         return "—"
     if math.isinf(x):
@@ -250,7 +252,7 @@ class QueryGateDecision:
     label: str  # tuning / threshold / in-sample
     top_score: float | None  # None: absent from the gate lane
     accepted: bool
-    checks: tuple  # (condition, passed, words)
+    checks: tuple[tuple[str, bool, str], ...]  # (condition, passed, words)
     verdict: str
 
 
@@ -286,7 +288,7 @@ def gate_settings_with_thresholds(settings: GateSettings, th: Thresholds | None)
     an error (naming both lanes and the file) when the named lane is another one: the
     floor was fitted on that lane's scores and means nothing on another's."""
     lane = calibrated_lane(th)
-    if lane is None:
+    if lane is None or th is None:  # a lane is recorded only in a thresholds file
         return settings
     if settings.gate_on is None:
         return replace(settings, gate_on=lane)
@@ -301,7 +303,7 @@ def gate_requested(ws: RankedPerQuery, settings: GateSettings) -> bool:
     return bool(settings.gate_on) or any(v.size for v in negative_sets(ws).values())
 
 
-def _floor_of(stored, reason) -> float:
+def _floor_of(stored: float | None, reason: object) -> float:
     """thresholds.json writes an infinite floor as null plus a reason: ``-inf`` when the reason
     says so (accept every retrieved query), else ``+inf`` (reject all)."""
     if stored is not None:
@@ -311,9 +313,10 @@ def _floor_of(stored, reason) -> float:
     return math.inf
 
 
-def _strata(ws: RankedPerQuery, pos: np.ndarray, negs: dict) -> dict:
+def _strata(ws: RankedPerQuery, pos: np.ndarray, negs: dict[str, np.ndarray]
+            ) -> dict[str, dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]]:
     """stratum -> label -> (positives, {negative set: queries}) over the evaluated queries."""
-    out: dict = {}
+    out: dict[str, dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]] = {}
     for name, labels in ws.strata.items():
         out[name] = {}
         for label in sorted(set(labels[pos].tolist()) | set(np.concatenate([labels[v] for v in negs.values()]).tolist())):
@@ -328,6 +331,16 @@ def _batch_warning(th: Thresholds, mutual: G.MutualNN) -> InputWarning | None:
     cal = len(th.calibration_qids)
     msg = G.batch_size_warning(cal, int(np.count_nonzero(mutual.among)))
     return InputWarning("mutual_batch_size", 1, msg, th.path) if msg else None
+
+
+class _Rule(TypedDict):
+    """The gate's floor and conditions, as keywords of ``gate_outcome`` and ``condition_outcomes``."""
+
+    floor: float
+    margin: float | None
+    mutual: G.MutualNN | None
+    r: int | None
+    confidence: float
 
 
 # --------------------------------------------------------------------------- the entry point
@@ -349,7 +362,7 @@ def analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresho
 
 def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresholds | None, calibrating: bool) -> GateAnalysis:
     recorded = calibrated_lane(thresholds)
-    if recorded is not None and settings.gate_on in (None, recorded) and recorded not in ws.lanes:
+    if thresholds is not None and recorded is not None and settings.gate_on in (None, recorded) and recorded not in ws.lanes:
         raise InputError(f"the gate lane {recorded!r} that calibrate recorded is not a loaded lane ({', '.join(ws.lanes)})",
                          thresholds.path)
     lane = gate_lane_name(ws, settings.gate_on or recorded, required=calibrating)
@@ -377,7 +390,7 @@ def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresh
 
     margin = settings.margin
     applied = None
-    warnings: list = []
+    warnings: list[InputWarning] = []
     if thresholds is None:
         label = GateLabel.TUNING
         floor = ops["in_domain"].floor if "in_domain" in ops else None
@@ -390,7 +403,7 @@ def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresh
 
         overlap = in_sample_overlap(ws, thresholds, np.concatenate(list(negs.values()) + [pos]))
         label = GateLabel.IN_SAMPLE if overlap else GateLabel.THRESHOLD
-        applied = AppliedThresholds(floor, stored_floor, reason, margin, stored_margin, mutual_r,
+        applied = AppliedThresholds(floor, stored_floor, cast("str | None", reason), margin, stored_margin, mutual_r,  # calibrate writes a string or null
                                     thresholds.path, label, overlap)
         if mutual is not None:
             w = _batch_warning(thresholds, mutual)
@@ -398,10 +411,10 @@ def _analyse_gate(ws: RankedPerQuery, settings: GateSettings, thresholds: Thresh
                 warnings.append(w)
 
     outcome = by_cond = None
-    by_stratum: dict = {}
-    by_cond_stratum: dict = {}
+    by_stratum: dict[str, dict[str, G.GateOutcome]] = {}
+    by_cond_stratum: dict[str, dict[str, dict[str, G.Outcome]]] = {}
     if floor is not None:
-        rule = dict(floor=floor, margin=margin, mutual=mutual, r=mutual_r, confidence=c)
+        rule = _Rule(floor=floor, margin=margin, mutual=mutual, r=mutual_r, confidence=c)
         outcome = G.gate_outcome(top, pos, negs, **rule)
         by_cond = G.condition_outcomes(top, pos, negs, **rule)
         for name, labels in _strata(ws, pos, negs).items():

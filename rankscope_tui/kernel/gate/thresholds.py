@@ -35,7 +35,7 @@ from ..errors import InputError, InputWarning
 
 if TYPE_CHECKING:
     from ..settings import LoadSettings
-    from ..workspace.loaded import Workspace
+    from ..workspace.contract import PerQuery
 
 THRESHOLDS_SCHEMA = "rankscope.thresholds/1"
 
@@ -230,7 +230,7 @@ def settings_warnings(settings: LoadSettings, th: Thresholds) -> list[InputWarni
     return out
 
 
-def in_sample_overlap(ws: Workspace, th: Thresholds, queries: np.ndarray) -> int:
+def in_sample_overlap(ws: PerQuery, th: Thresholds, queries: np.ndarray) -> int:
     """How many evaluated queries were also calibration queries: all of them when the
     evaluated qrels are the calibration qrels (the same sha256 in the file's
     fingerprints), else those the file lists as calibration queries."""

@@ -9,8 +9,9 @@ verdicts (``run_compare``), and returns a ``Comparison`` whose ``as_dict()`` is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from ..statistics.units import UnitFile, read_units, unit_means
 from ..statistics.verdict import CompareResult, ComparisonRow, RowInput, check_test, decide
 
 if TYPE_CHECKING:  # the contract a workspace keeps: compare runs on runs, per-query tables and buckets alike
+    from ..statistics.seeds import RetrainingSpread
+    from ..statistics.tukey import TukeyResult
     from ..workspace.contract import PerQuery
 
 SCHEMA = "rankscope.compare/1"
@@ -40,10 +43,10 @@ class ComparePlan:
     candidates: tuple[str, ...]
     metrics: tuple[str, ...]
     level: str = "doc"
-    exploratory_reasons: dict = field(default_factory=dict)  # candidate or "*" -> reason
-    seed_runs: dict = field(default_factory=dict)  # system -> {seed: lane} (with --seed-runs)
+    exploratory_reasons: dict[str, str] = field(default_factory=dict)  # candidate or "*" -> reason
+    seed_runs: dict[str, dict[int, str]] = field(default_factory=dict)  # system -> {seed: lane} (with --seed-runs)
 
-    def runs_of(self, lane: str) -> dict:
+    def runs_of(self, lane: str) -> dict[int, str]:
         """{seed: lane} of the system whose representative ``lane`` is, or {} for a plain lane."""
         for runs in self.seed_runs.values():
             if lane == next(iter(runs.values())):
@@ -60,8 +63,8 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
     other runs feed the retraining column, never rows of their own.
     """
     baseline, candidates, metrics, level = settings.baseline, settings.candidates, settings.metrics, settings.level
-    groups: dict = {}
-    hidden: set = set()
+    groups: dict[str, dict[int, str]] = {}
+    hidden: set[str] = set()
     if settings.seed_runs:
         from ..statistics.seeds import seed_groups
 
@@ -75,7 +78,7 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
         candidates = tuple(rep.get(c, c) for c in candidates)
     elif settings.shared_seeds:
         raise InputError("--shared-seeds needs --seed-runs", "--shared-seeds")
-    reasons: dict = {}
+    reasons: dict[str, str] = {}
     if settings.exploratory:
         reasons["*"] = "labelled exploratory on the command line"
     if baseline in (None, ""):
@@ -113,6 +116,13 @@ def resolve_settings(ws: PerQuery, settings: CompareSettings) -> CompareSettings
     )
 
 
+def _resampling(settings: CompareSettings) -> tuple[int, int, float]:
+    """(resamples, seed, confidence) of settings ``resolve_settings`` returned."""
+    resamples, seed, confidence = settings.resamples, settings.seed, settings.confidence
+    assert resamples is not None and seed is not None and confidence is not None  # resolve_settings fills each
+    return resamples, seed, confidence
+
+
 def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit_file: UnitFile | None = None) -> CompareResult:
     """Paired statistics for every (baseline, candidate, metric) over the positives, then the verdicts.
 
@@ -121,7 +131,8 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
     statistic runs on unit means (``units``).
     """
     settings = resolve_settings(ws, settings)
-    check_resamples(settings.resamples)
+    resamples, seed, confidence = _resampling(settings)
+    check_resamples(resamples)
     check_test(settings.test)
     keys = [ws.metric_key(m) for m in plan.metrics]
     primary = settings.primary
@@ -144,8 +155,8 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
         base_v = base_pq[metric][q]
         for cand in plan.candidates:
             cand_pq = ws.per_query(cand, plan.level, needed)
-            stats = paired_statistics(base_v, cand_pq[metric][q], qids, resamples=settings.resamples,
-                                      seed=settings.seed, confidence=settings.confidence,
+            stats = paired_statistics(base_v, cand_pq[metric][q], qids, resamples=resamples,
+                                      seed=seed, confidence=confidence,
                                       alternative=settings.alternative,
                                       judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]), units=units)
             expl = "*" in reasons or cand in reasons or plan.baseline in reasons
@@ -162,7 +173,8 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
     return result
 
 
-def _retraining(ws, plan: ComparePlan, settings: CompareSettings, cand: str, metric: str, needed, qids, units):
+def _retraining(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, cand: str, metric: str,
+                needed: tuple[Any, ...], qids: Sequence[str], units: Sequence[str] | None) -> RetrainingSpread | None:
     """The retraining column of one row (``seeds``), or None when neither lane has seed runs."""
     b_runs, c_runs = plan.runs_of(plan.baseline), plan.runs_of(cand)
     if len(b_runs) < 2 and len(c_runs) < 2:
@@ -170,13 +182,13 @@ def _retraining(ws, plan: ComparePlan, settings: CompareSettings, cand: str, met
     from ..statistics.seeds import retraining_spread
 
     q = ws.positives
+    resamples, seed, confidence = _resampling(settings)
 
-    def values(runs: dict, lane: str) -> dict:
+    def values(runs: dict[int, str], lane: str) -> dict[int, np.ndarray]:
         return {s: ws.per_query(n, plan.level, needed)[metric][q] for s, n in (runs or {0: lane}).items()}
 
     return retraining_spread(values(b_runs, plan.baseline), values(c_runs, cand), qids, shared=settings.shared_seeds,
-                             resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence,
-                             units=units)
+                             resamples=resamples, seed=seed, confidence=confidence, units=units)
 
 
 @dataclass(frozen=True)
@@ -187,14 +199,14 @@ class Comparison:
     settings: CompareSettings  # resamples, seed and confidence resolved
     result: CompareResult
     queries: int  # the positives compared
-    qrels_sha256: str
-    definitions: dict = field(default_factory=dict)  # metric key -> its definition (the checklist's first point)
+    qrels_sha256: str | None  # None: per-query tables alone
+    definitions: dict[str, str] = field(default_factory=dict)  # metric key -> its definition (the checklist's first point)
 
     @property
     def rows(self) -> tuple[ComparisonRow, ...]:
         return self.result.rows
 
-    def settings_dict(self) -> dict:
+    def settings_dict(self) -> dict[str, Any]:
         """The ``settings`` block of ``compare --out``: the family's, then the call's."""
         s = self.settings
         return {
@@ -214,13 +226,13 @@ class Comparison:
             "definitions": dict(self.definitions),
         }
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The ``compare --out`` payload: comparisons (with ``*_reason`` siblings), settings,
         warnings, caption."""
         return {"schema": SCHEMA, **self.result.as_dict(reasons=True), "settings": self.settings_dict()}
 
 
-def _definitions(ws, metrics) -> dict[str, str]:
+def _definitions(ws: PerQuery, metrics: Sequence[str]) -> dict[str, str]:
     """Each compared metric's definition (the registry's); a measure read from per-query
     tables is defined by the tool that computed it."""
     if not getattr(ws, "tables", None):
@@ -261,11 +273,11 @@ def compare(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettin
     return ws.derived("compare", (settings, _lanes_key(ws), _thresholds_key(thresholds), units_key), compute)
 
 
-def _lanes_key(ws: PerQuery) -> tuple:
+def _lanes_key(ws: PerQuery) -> tuple[tuple[str, str | None], ...]:
     return tuple((name, ws.lane_origin.get(name)) for name in ws.lanes)
 
 
-def _thresholds_key(th: Thresholds | None) -> tuple | None:
+def _thresholds_key(th: Thresholds | None) -> tuple[str, str, tuple[str, ...]] | None:
     if th is None:
         return None
     import json
@@ -307,7 +319,7 @@ def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
     return tuple(names)
 
 
-def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings):
+def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings) -> TukeyResult:
     """``compare --all-pairs``: the randomised Tukey HSD (``tukey``) over the lanes of
     ``all_pairs_lanes`` on the one metric of ``settings.metrics``, over the positives
     (unit means with ``settings.units``). Resamples, seed and confidence as ``compare``.
@@ -316,7 +328,8 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
     from ..statistics.tukey import tukey_hsd
 
     settings = resolve_settings(ws, settings)
-    check_resamples(settings.resamples)
+    resamples, seed, confidence = _resampling(settings)
+    check_resamples(resamples)
     if len(settings.metrics) != 1:
         raise InputError(f"--all-pairs compares the lanes on one metric, got {len(settings.metrics)}", "--metric")
     if settings.alternative != "two-sided":
@@ -329,14 +342,13 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
     key = M.parse_metrics(settings.metrics[0])[0]
     names = all_pairs_lanes(ws, settings)
 
-    def compute():
+    def compute() -> TukeyResult:
         needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
         q = ws.positives
         qids = ws.qids[q].tolist()
         units = None if unit_file is None else unit_file.units_of(qids)
         x = np.column_stack([ws.per_query(n, settings.level, needed)[key.key][q] for n in names])
-        return tukey_hsd(x, names, metric=key.key, resamples=settings.resamples, seed=settings.seed,
-                         confidence=settings.confidence, units=units)
+        return tukey_hsd(x, names, metric=key.key, resamples=resamples, seed=seed, confidence=confidence, units=units)
 
     units_key = None if unit_file is None else unit_file.pairs
     return ws.derived("all_pairs", (settings, names, _lanes_key(ws), units_key), compute)

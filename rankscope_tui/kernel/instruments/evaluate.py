@@ -155,9 +155,7 @@ def _sha(path: str) -> str:
 
 def attribution_block(ws: RankedPerQuery) -> dict[str, Any]:
     """Miss attribution at doc level (and group level with --group-sep); it leads the report."""
-    from ..attribution import misses as A
-
-    return {level: A.attribute_workspace(ws, level).as_dict(ws.qids) for level in ws.levels()}
+    return {level: ws.attribution(level).as_dict(ws.qids) for level in ws.levels()}  # attribute_workspace's value, kept per workspace
 
 
 # --------------------------------------------------------------------------- calibrate
