@@ -81,6 +81,7 @@ def run(args) -> int:
     # only after the append worked: a failure of either leaves both as they were
     with StagedOutputs(out) as outs:
         if args.log:
+            assert comparison.qrels_sha256 is not None  # --log requires --qrels (checked with the options)
             before = append_comparison_log(args.log, comparison.qrels_sha256, payload)
             text += log_reuse_line(before, comparison.qrels_sha256)
         outs.commit()

@@ -455,6 +455,7 @@ conservative.
         zero = ""
         if r.analysis.zero_event is not None:
             w1, r3, wald = r.analysis.zero_event
+            assert w1.level is not None  # a one-sided Wilson bound always carries its level
             zero = (f"\nWith 0 false accepts in your {w1.n} in-domain negatives: Wilson upper {fmt.num(w1.high)} "
                     f"(one-sided {w1.level * 100:g}%), rule of three {fmt.num(r3.high)} (one-sided 95%), normal approximation "
                     f"[{fmt.num(wald.low)}, {fmt.num(wald.high)}] — collapsed to zero width.")
