@@ -139,7 +139,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from pyspark.sql import SparkSession
 
-    from rankscope_tui.cli import build_parser, settings_from
+    from rankscope_tui.commands import build_parser
+    from rankscope_tui.commands.options import settings_from
     from rankscope_tui.kernel.report.output import dumps_strict
     from rankscope_tui.kernel.scale import bucket as B
     from rankscope_tui.kernel.workspace.loaded import Sources, read_inputs
