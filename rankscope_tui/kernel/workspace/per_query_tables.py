@@ -404,6 +404,11 @@ def _read_long(table: PerQueryTable, text: str, run: str) -> bool:
     for col, what in ((q, "query"), (m, "measure"), (v, "value"), (r, "run")):
         if col == -1:
             raise InputError(f"the header names more than one {what} column", table.path, 1)
+    for col, what, choices in ((q, "query", _QUERY_COLUMNS), (m, "measure", _MEASURE_COLUMNS),
+                               (v, "value", _VALUE_COLUMNS)):
+        if col is None:  # a format given as long need not have been detected from these columns
+            raise InputError(f"the header names no {what} column (one of {', '.join(choices)})", table.path, 1)
+    assert q is not None and m is not None and v is not None  # each checked just above
     for line, cells in rows:
         if len(cells) != len(names):
             raise InputError(f"expected {len(names)} fields as in the header, found {len(cells)}", table.path, line)
