@@ -242,6 +242,8 @@ def test_detection_and_explicit_format(tmp_path):
     ("jsonl", '{"query_id": "1", "measure": "P@10", "value": 0.5}\n{"query_id": "2", "measure": "P@10"\n', 2,
      "invalid JSON"),
     ("long", "run,query_id,measure,value\na,1,P@10,0.5\na,2,P@10\n", 3, "expected 4 fields"),
+    ("long", "run,query_id,value\na,1,0.5\n", 1, "the header names no measure column"),
+    ("long", "run,query_id,measure\na,1,P@10\n", 1, "the header names no value column"),
     ("rankscope", "lane,level,qid,p@10\na,doc,1,0.5\na,page,2,0.5\n", 3, "level must be doc or group"),
     ("trec_eval", "ndcg_cut_10\t1\t0.5\nndcg_cut_10\t2\t1.5\n", 2, r"is a proportion in \[0, 1\], not 1.5"),
     ("long", "run,qid,measure,value\na,1,success_10,1\na,2,success_10,0.5\n", 3, "is 0 or 1 per query"),

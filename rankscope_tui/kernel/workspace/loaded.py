@@ -10,10 +10,12 @@ millions of ids; the trec_eval tie rule looks up the ids of tied rows only, or u
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, Union, cast, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import measures as M
 from ..errors import InputError, InputWarning
@@ -29,6 +31,17 @@ from ..ranking.ranks import RankedLane, group_codes, rank_lane
 from ..settings import LoadSettings
 from .base import WorkspaceBase
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..attribution.misses import Attribution
+    from ..gate.mutual import MutualNN
+    from ..gate.scores import TopScores
+    from ..inputs.rows import Lines
+
+    #: A text-file option (``queries``, ``docs``): None, one path or a sequence of paths.
+    TextPaths = Union[str, Sequence[str], None]
+
 T = TypeVar("T")
 LEVELS = ("doc", "group")
 
@@ -41,10 +54,10 @@ class InputFile:
     rows: int
     queries: int | None = None
     format: str | None = None  # the format a lane or qrels file was read as (formats.RUN_FORMATS)
-    columns: dict | None = None  # a table's columns read, by role (kernel/inputs/columns.py)
+    columns: dict[str, str] | None = None  # a table's columns read, by role (kernel/inputs/columns.py)
 
-    def as_dict(self) -> dict:
-        d = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
         if self.queries is not None:
             d["queries"] = self.queries
         if self.format:
@@ -54,8 +67,8 @@ class InputFile:
         return d
 
 
-def _lane_duplicate(enc: DocEncoding, i: int, qc: np.ndarray, n_queries: int,
-                    starts: np.ndarray | None = None) -> tuple[int, int] | None | bool:
+def _lane_duplicate(enc: DocEncoding, i: int, qc: NDArray[np.int32], n_queries: int,
+                    starts: NDArray[np.int64] | None = None) -> tuple[int, int] | None | Literal[False]:
     """First (first, second) rows of lane column ``i`` holding the same doc twice in one
     query, None if there is none, or False when this check cannot decide (the lane
     does not list each query as one block) and the general one must run. ``starts``:
@@ -88,13 +101,14 @@ def _lane_duplicate(enc: DocEncoding, i: int, qc: np.ndarray, n_queries: int,
 _SIDE_BY_SIDE_ROWS = 1 << 18  # from this many lane rows the duplicate check runs beside the ordering
 
 
-def _duplicate_error(dup, doc: str, qids: np.ndarray, qc: np.ndarray, r: RawLane) -> InputError:
+def _duplicate_error(dup: tuple[int, int], doc: str, qids: NDArray[np.object_], qc: NDArray[np.int32],
+                     r: RawLane) -> InputError:
     a, b = dup
     return InputError(f"doc {doc!r} appears twice in query {qids[qc[b]]!r} (first at line {int(r.line[a])})", r.path,
                       int(r.line[b]))
 
 
-def _first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
+def _first_duplicate(keys: NDArray[np.int64]) -> tuple[int, int] | None:
     """Indices (first, second) of the first repeated key in file order, or None."""
     if keys.size < 2:
         return None
@@ -116,22 +130,22 @@ class Sources:
     like it: ``load(replace(ws.sources, qrels=dev))``.
     """
 
-    lanes: tuple  # ((name or None, path), ...) in --lane order
+    lanes: tuple[tuple[str | None, str], ...]  # ((name or None, path), ...) in --lane order
     qrels: str
     settings: LoadSettings = LoadSettings()
-    strata: tuple = ()
+    strata: tuple[str, ...] = ()
     corpus: str | None = None
-    queries: tuple = ()  # qid<TAB>text files, merged in order
-    docs: tuple = ()  # docid<TAB>text files, merged in order
+    queries: tuple[str, ...] = ()  # qid<TAB>text files, merged in order
+    docs: tuple[str, ...] = ()  # docid<TAB>text files, merged in order
     ood_negatives: str | None = None
 
 
-def _paths(p) -> tuple[str, ...]:
+def _paths(p: TextPaths) -> tuple[str, ...]:
     """A text-file option as a tuple of paths: None, one path or a sequence of paths."""
     if p is None:
         return ()
     if isinstance(p, (str, bytes)) or hasattr(p, "__fspath__"):
-        return (p,)
+        return (cast(str, p),)  # one path (a bytes or path-like one is kept as given: it opens the same)
     return tuple(p)
 
 
@@ -144,7 +158,17 @@ def check_relevant(relevant: int) -> None:
                          "means in the pool but not judged)", "--relevant")
 
 
-def check_lane_names(raw_lanes, how: str = "name lanes with NAME=PATH") -> None:
+class _NamedInput(Protocol):
+    """A lane as :func:`check_lane_names` reads it: its name and where it came from."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+def check_lane_names(raw_lanes: Sequence[_NamedInput], how: str = "name lanes with NAME=PATH") -> None:
     """Lane names are unique and not a fused lane's (``rrf``, ``convex``); ``how`` says how to
     name them (the command line's NAME=PATH, the API's {name: run})."""
     names = [r.name for r in raw_lanes]
@@ -156,7 +180,7 @@ def check_lane_names(raw_lanes, how: str = "name lanes with NAME=PATH") -> None:
             raise InputError(f"lane name {reserved!r} is reserved for a fused lane", raw_lanes[names.index(reserved)].path)
 
 
-def check_read_once(roles) -> None:
+def check_read_once(roles: Iterable[tuple[str, str | None]]) -> None:
     """Each input file is read once: a path given twice, in the same or another role
     (``(role, path)`` pairs; a None path is skipped), is an error naming both roles."""
     import os
@@ -171,7 +195,7 @@ def check_read_once(roles) -> None:
         seen[real] = role
 
 
-def read_inputs(lanes, qrels: str, settings: LoadSettings,
+def read_inputs(lanes: Sequence[tuple[str | None, str]], qrels: str, settings: LoadSettings,
                 ood_negatives: str | None = None) -> tuple[list[RawLane], RawQrels, RawQrels | None]:
     """Read the lane, qrels and out-of-domain negatives files (each file once: a path given
     twice is an error) as ``Workspace.load`` does before encoding them."""
@@ -206,18 +230,18 @@ class Loaded:
     :meth:`Workspace.with_settings` may change.
     """
 
-    qids: np.ndarray  # object array of qid strings, sorted as bytes
-    doc_ids: object  # pyarrow string array, or a LazyDictionary of one: doc code -> doc id (see ``Workspace.doc_ids``)
+    qids: NDArray[np.object_]  # object array of qid strings, sorted as bytes
+    doc_ids: pa.Array | LazyDictionary  # pyarrow string array, or a LazyDictionary of one: doc code -> doc id (see ``Workspace.doc_ids``)
     judgments: J.Judgments
-    classes: np.ndarray  # int8 query class per qid code
+    classes: NDArray[np.int8]  # int8 query class per qid code
     inputs: list[InputFile]
     warnings: list[InputWarning]
-    strata: dict[str, np.ndarray] = field(default_factory=dict)  # name -> label per qid code
-    group_of: np.ndarray | None = None  # doc code -> group code
-    groups: np.ndarray | None = None  # group vocabulary
-    corpus_mask: np.ndarray | None = None  # doc code -> in corpus
+    strata: dict[str, NDArray[np.object_]] = field(default_factory=dict)  # name -> label per qid code
+    group_of: NDArray[np.int64] | None = None  # doc code -> group code
+    groups: NDArray[np.object_] | None = None  # group vocabulary
+    corpus_mask: NDArray[np.bool_] | None = None  # doc code -> in corpus
     ood_judgments: J.Judgments | None = None
-    ood_negatives: np.ndarray | None = None  # qid codes of out-of-domain negatives
+    ood_negatives: NDArray[np.int32] | None = None  # qid codes of out-of-domain negatives
     query_text: dict[str, str] = field(default_factory=dict)
     doc_text: dict[str, str] = field(default_factory=dict)
     synthetic: bool = False  # the inputs are rankscope's own demo (kernel/inputs/provenance.py)
@@ -266,18 +290,18 @@ class Workspace(WorkspaceBase):
     lane_origin: dict[str, str] = field(default_factory=dict)  # lane -> "input" | "fused" | "variant"
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
-    qids = _FromLoaded[np.ndarray]()
-    _doc_ids = _FromLoaded[object]()
+    qids = _FromLoaded["NDArray[np.object_]"]()
+    _doc_ids = _FromLoaded["pa.Array | LazyDictionary"]()
     judgments = _FromLoaded[J.Judgments]()
-    classes = _FromLoaded[np.ndarray]()
+    classes = _FromLoaded["NDArray[np.int8]"]()
     inputs = _FromLoaded[list[InputFile]]()
     warnings = _FromLoaded[list[InputWarning]]()
-    strata = _FromLoaded[dict[str, np.ndarray]]()
-    group_of = _FromLoaded[np.ndarray | None]()
-    groups = _FromLoaded[np.ndarray | None]()
-    corpus_mask = _FromLoaded[np.ndarray | None]()
+    strata = _FromLoaded["dict[str, NDArray[np.object_]]"]()
+    group_of = _FromLoaded["NDArray[np.int64] | None"]()
+    groups = _FromLoaded["NDArray[np.object_] | None"]()
+    corpus_mask = _FromLoaded["NDArray[np.bool_] | None"]()
     ood_judgments = _FromLoaded[J.Judgments | None]()
-    ood_negatives = _FromLoaded[np.ndarray | None]()
+    ood_negatives = _FromLoaded["NDArray[np.int32] | None"]()
     query_text = _FromLoaded[dict[str, str]]()
     doc_text = _FromLoaded[dict[str, str]]()
     synthetic = _FromLoaded[bool]()
@@ -292,10 +316,10 @@ class Workspace(WorkspaceBase):
         lanes: list[tuple[str | None, str]],
         qrels: str,
         settings: LoadSettings = LoadSettings(),
-        strata: list[str] = (),
+        strata: Sequence[str] = (),
         corpus: str | None = None,
-        queries=(),
-        docs=(),
+        queries: TextPaths = (),
+        docs: TextPaths = (),
         ood_negatives: str | None = None,
     ) -> "Workspace":
         """``queries`` and ``docs``: a path or a sequence of paths (merged in order)."""
@@ -315,10 +339,10 @@ class Workspace(WorkspaceBase):
         raw_lanes: list[RawLane],
         raw_q: RawQrels,
         settings: LoadSettings = LoadSettings(),
-        strata: list[str] = (),
+        strata: Sequence[str] = (),
         corpus: str | None = None,
-        queries=(),
-        docs=(),
+        queries: TextPaths = (),
+        docs: TextPaths = (),
         raw_ood: RawQrels | None = None,
         *,
         release: bool = False,
@@ -334,7 +358,8 @@ class Workspace(WorkspaceBase):
         from ..inputs.columns import table_digest
 
         # an input that is not a file (built in memory) is fingerprinted by its content
-        for r in [*raw_lanes, raw_q] + ([raw_ood] if raw_ood is not None else []):
+        raws: list[RawLane | RawQrels] = [*raw_lanes, raw_q, *([raw_ood] if raw_ood is not None else [])]
+        for r in raws:
             if r.digest is None and not os.path.isfile(r.path):
                 r.digest = table_digest(r.qid, r.doc, np.asarray(r.score if isinstance(r, RawLane) else r.grade))
         digests = [r.digest for r in raw_lanes if r.digest is not None and r.digest.pending]
@@ -342,7 +367,9 @@ class Workspace(WorkspaceBase):
             return cls._build(raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release)
 
     @classmethod
-    def _build(cls, raw_lanes, raw_q, settings, strata, corpus, queries, docs, raw_ood, release) -> "Workspace":
+    def _build(cls, raw_lanes: list[RawLane], raw_q: RawQrels, settings: LoadSettings, strata: Sequence[str],
+               corpus: str | None, queries: TextPaths, docs: TextPaths, raw_ood: RawQrels | None,
+               release: bool) -> "Workspace":
         warnings: list[InputWarning] = []
         qcols = [r.qid for r in raw_lanes] + [raw_q.qid] + ([raw_ood.qid] if raw_ood else [])
         dcols = [r.doc for r in raw_lanes] + [raw_q.doc] + ([raw_ood.doc] if raw_ood else [])
@@ -394,7 +421,8 @@ class Workspace(WorkspaceBase):
             warnings += r.warnings
             qc = np.asarray(qc, dtype=np.int32)
 
-            def duplicate(i=i, qc=qc, dc=dc, st=st):
+            def duplicate(i: int = i, qc: NDArray[np.int32] = qc, dc: NDArray[np.int64] = dc,
+                          st: NDArray[np.int64] | None = st) -> tuple[int, int] | None:
                 dup = _lane_duplicate(denc, i, qc, nq, st)
                 if dup is False:
                     dup = _first_duplicate(qc * np.int64(nd) + dc)
@@ -414,6 +442,7 @@ class Workspace(WorkspaceBase):
                 dup = dup_of()
             if dup is not None:
                 row = np.array([denc.bounds[i][0] + dup[1]], dtype=np.int64)
+                assert denc.words is not None  # a duplicate found beside the ordering: only with the words
                 raise _duplicate_error(dup, denc.words.sw.strings(row)[0].as_py(), qids, qc, r)
             ranked[r.name] = lane
             present = lane.present()
@@ -465,30 +494,33 @@ class Workspace(WorkspaceBase):
     # ------------------------------------------------------------------ lookups
 
     @property
-    def doc_ids(self):
+    def doc_ids(self) -> pa.Array:
         """pyarrow string array: doc code -> doc id (hash order, not byte order); a
         loaded workspace builds it on first use."""
         d = self._doc_ids
         return d.get() if isinstance(d, LazyDictionary) else d
 
     @property
-    def docs(self) -> np.ndarray:
+    def docs(self) -> NDArray[np.object_]:
         """Doc ids as a numpy object array indexed by doc code (built on first use)."""
         if "docs" not in self._cache:
             self._cache["docs"] = np.asarray(self.doc_ids.to_pylist(), dtype=object)
-        return self._cache["docs"]
+        docs: NDArray[np.object_] = self._cache["docs"]
+        return docs
 
     @property
-    def doc_order(self) -> np.ndarray:
+    def doc_order(self) -> NDArray[np.int64]:
         """Byte-order rank of every doc code (built on first use): the tie key for fused lanes."""
         if "doc_order" not in self._cache:
             from ..ranking.ranks import byte_order
 
             self._cache["doc_order"] = byte_order(self.doc_ids)
-        return self._cache["doc_order"]
+        order: NDArray[np.int64] = self._cache["doc_order"]
+        return order
 
     def doc_id(self, code: int) -> str:
-        return self.doc_ids[int(code)].as_py()
+        doc: str = self.doc_ids[int(code)].as_py()
+        return doc
 
     @property
     def n_docs(self) -> int:
@@ -513,13 +545,15 @@ class Workspace(WorkspaceBase):
             return M.doc_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.n_docs)
         if self.group_of is None:
             raise InputError("group level needs --group-sep", "--group-sep")
+        assert self.groups is not None  # set with group_of
         return M.group_level(L.qid, L.doc, L.rank, j.qid, j.doc, j.grade, self.group_of, len(self.groups))
 
     def hits(self, lane: str, level: str) -> tuple[M.Hits, M.Ideal]:
         key = ("hits", lane, level)
         if key not in self._cache:
             self._cache[key] = self._hits_of(self.lanes[lane], level)
-        return self._cache[key]
+        hits: tuple[M.Hits, M.Ideal] = self._cache[key]
+        return hits
 
     def per_query(self, lane: str, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
         """Per-query values over every query code: ``{metric key: float64[n_queries], "rank": int32[n_queries]}``."""
@@ -528,7 +562,8 @@ class Workspace(WorkspaceBase):
         if key not in self._cache:
             hits, ideal = self.hits(lane, level)
             self._cache[key] = M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
-        return self._cache[key]
+        values: dict[str, np.ndarray] = self._cache[key]
+        return values
 
     def metrics_of(self, lane: RankedLane, level: str = "doc", metrics: tuple[M.MetricKey, ...] | None = None) -> dict[str, np.ndarray]:
         """:meth:`per_query` of a lane that is not in the workspace (an exploratory fused
@@ -545,7 +580,7 @@ class Workspace(WorkspaceBase):
         """Bool per query code: the lane lists the query (``RankedLane.present``)."""
         return self.lanes[lane].present()
 
-    def top_scores(self, lane: str):
+    def top_scores(self, lane: str) -> TopScores:
         """The lane's per-query top score, runner-up, top doc and top-hit relevance at doc
         level (``gate.top_scores``): what the gate and the fusion dilution read."""
         key = ("top", lane)
@@ -555,9 +590,10 @@ class Workspace(WorkspaceBase):
             s = self.settings
             hits, _ = self.hits(lane, "doc")  # grades already joined for the metrics: reuse them
             self._cache[key] = top_scores(self.lanes[lane], self.judgments, s.relevant, hit_relevant=hits.grade >= s.relevant)
-        return self._cache[key]
+        top: TopScores = self._cache[key]
+        return top
 
-    def mutual(self, lane: str, among: np.ndarray):
+    def mutual(self, lane: str, among: np.ndarray) -> MutualNN:
         """The mutual-nearest-neighbour lists of the lane over the queries ``among`` (tie
         rule "count"): each query's top doc (``top_scores``) and how many of ``among``
         list that doc (``gate.doc_reach``), put together by ``gate.mutual_of_tops``."""
@@ -573,7 +609,7 @@ class Workspace(WorkspaceBase):
         """Bool per query code: the lane's rank-1 doc has a grade >= relevant (what fusion dilutes)."""
         return self.top_scores(lane).top_relevant
 
-    def coverage(self):
+    def coverage(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Per query code (indexed, relevant pairs, pairs whose doc is not in the corpus) of
         the corpus (``attribution.coverage_per_query``), or None without a corpus."""
         if self.corpus_mask is None:
@@ -583,23 +619,26 @@ class Workspace(WorkspaceBase):
 
             self._cache["coverage"] = coverage_per_query(self.judgments, self.settings.relevant, self.corpus_mask,
                                                          self.n_queries)
-        return self._cache["coverage"]
+        cov: tuple[np.ndarray, np.ndarray, np.ndarray] = self._cache["coverage"]
+        return cov
 
     def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
         key = ("ceil", level)
         if key not in self._cache:
             _, ideal = self.hits(self.input_lanes[0], level)
             self._cache[key] = M.ceilings(ideal, self.n_queries, list(self.settings.metrics), self.settings.relevant)
-        return self._cache[key]
+        ceil: dict[str, np.ndarray] = self._cache[key]
+        return ceil
 
-    def attribution(self, level: str = "doc"):
+    def attribution(self, level: str = "doc") -> Attribution:
         """Miss attribution of the input lanes at ``level`` (``attribution.Attribution``)."""
         from ..attribution import misses as A
 
         key = ("attribution", level, self.settings.window, self.settings.blind)
         if key not in self._cache:
             self._cache[key] = A.compute_attribution(self, level)
-        return self._cache[key]
+        att: Attribution = self._cache[key]
+        return att
 
     def snapshot(self) -> "Workspace":
         """The same workspace with its own lane list and the same cache: a reader (a
@@ -610,7 +649,7 @@ class Workspace(WorkspaceBase):
         ws.lane_origin = dict(self.lane_origin)
         return ws
 
-    def with_settings(self, **changes) -> "Workspace":
+    def with_settings(self, **changes: Any) -> "Workspace":
         """A workspace over the same loaded inputs with other settings (fresh cache)."""
         fixed = {"depth", "relevant", "group_sep"} & set(changes)
         if fixed:  # these shape the loaded lanes, classes and groups: reload instead
@@ -628,11 +667,11 @@ def top_grade(judgments: J.Judgments) -> int | None:
     return int(judgments.grade.max()) if judgments.grade.size else None
 
 
-def unreached_levels(metrics, top: int | None, path: str) -> list[InputWarning]:
+def unreached_levels(metrics: Iterable[M.MetricKey], top: int | None, path: str) -> list[InputWarning]:
     """A measure's own relevance level (``rel=N``) above every grade in the qrels (``top``,
     the highest) makes it 0 on every query: said once per measure rather than left to
     read as a result. Last among the workspace warnings."""
-    out = []
+    out: list[InputWarning] = []
     for m in metrics:
         rel = getattr(m, "rel", None)
         if rel is not None and (top is None or rel > top):
@@ -643,7 +682,7 @@ def unreached_levels(metrics, top: int | None, path: str) -> list[InputWarning]:
     return out
 
 
-def corpus_mask(doc_ids, ids) -> np.ndarray:
+def corpus_mask(doc_ids: pa.Array, ids: Iterable[str]) -> NDArray[np.bool_]:
     """Bool per doc code (``doc_ids``: the workspace's dictionary): the doc is in ``ids``."""
     import pyarrow.compute as pc
 
@@ -652,11 +691,12 @@ def corpus_mask(doc_ids, ids) -> np.ndarray:
     return to_numpy(pc.is_in(doc_ids, value_set=arrow_strings(sorted(ids))))
 
 
-def read_strata_labels(paths, qid_index: dict[str, int], n_queries: int) -> tuple[dict[str, np.ndarray], list[InputFile]]:
+def read_strata_labels(paths: Iterable[str], qid_index: Mapping[str, int],
+                       n_queries: int) -> tuple[dict[str, NDArray[np.object_]], list[InputFile]]:
     """The ``--strata`` files as {stratification: label per query code} (``(none)`` for a
     query a file does not list) and their input records."""
-    out: dict[str, np.ndarray] = {}
-    files = []
+    out: dict[str, NDArray[np.object_]] = {}
+    files: list[InputFile] = []
     for path in paths:
         labels = read_strata(path)
         name = stratification_name(path)
@@ -672,7 +712,8 @@ def read_strata_labels(paths, qid_index: dict[str, int], n_queries: int) -> tupl
     return out, files
 
 
-def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str, shards=()) -> tuple[int, str]:
+def _first_place(qc: NDArray[np.integer[Any]], mask: NDArray[np.bool_], lines: Lines, path: str,
+                 shards: Sequence[tuple[str, int]] = ()) -> tuple[int, str]:
     """(query code, ``FILE:LINE``) of the first row of ``qc`` (query codes per file row)
     whose query is in ``mask`` (bool per query code), in file order (the shard's file,
     for a lane of several)."""
@@ -687,7 +728,7 @@ def _first_place(qc: np.ndarray, mask: np.ndarray, lines, path: str, shards=()) 
     return int(np.asarray(qc)[i]), f"{path}:{int(lines[i])}"
 
 
-def _judgments(raw: RawQrels, qc: np.ndarray, dc: np.ndarray, n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:
+def _judgments(raw: RawQrels, qc: NDArray[np.int32], dc: NDArray[np.int64], n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:
     """Sorted, de-duplicated judgments; conflicting duplicates are an error."""
     keys = qc * np.int64(n_docs) + dc
     order = np.argsort(keys, kind="stable")

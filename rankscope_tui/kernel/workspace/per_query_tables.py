@@ -47,10 +47,12 @@ import csv
 import io
 import math
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import measures as M
 from ..errors import InputError, InputWarning
@@ -59,6 +61,13 @@ from ..inputs.formats import PER_QUERY_FORMATS as FORMATS
 from ..ranking import judgments as J
 from ..settings import LoadSettings
 from .base import WorkspaceBase
+
+if TYPE_CHECKING:
+    from ..inputs.formats import InputOptions
+    from .loaded import InputFile
+
+    #: What a table's measure is: one rankscope computes, read under another name, or one it does not.
+    AnyMeasure = Union["ReadMeasure", "TableMeasure"]
 
 #: What the report says in place of the blocks a per-query table cannot give.
 NOT_AVAILABLE = ("attribution, fusion, the gate and ceilings need the rankings and the qrels; "
@@ -153,18 +162,18 @@ class PerQueryTable:
 
     path: str
     format: str
-    values: dict = field(default_factory=dict)
-    names: dict = field(default_factory=dict)  # measure key -> the names it was read as
-    known: set = field(default_factory=set)  # the keys that are rankscope measures
-    runs: list = field(default_factory=list)  # in file order
-    skipped: dict = field(default_factory=dict)  # what was skipped -> how many rows
+    values: dict[tuple[str, str, str], dict[str, tuple[float, int]]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)  # measure key -> the names it was read as
+    known: set[str] = field(default_factory=set)  # the keys that are rankscope measures
+    runs: list[str] = field(default_factory=list)  # in file order
+    skipped: dict[str, int] = field(default_factory=dict)  # what was skipped -> how many rows
     digest: Digest | None = None
-    _measures: dict = field(default_factory=dict, repr=False)  # name -> (key, known)
+    _measures: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False)  # name -> (key, known)
 
     def sha256(self) -> str:
         return self.digest.hexdigest() if self.digest else ""
 
-    def add(self, run: str, level: str, name: str, qid: str, value, line: int) -> None:
+    def add(self, run: str, level: str, name: str, qid: str, value: object, line: int) -> None:
         """One value: ``line`` is its line (or row) for errors; summary rows are counted and skipped."""
         if qid == SUMMARY_QID:
             self.skipped["summary rows (qid 'all')"] = self.skipped.get("summary rows (qid 'all')", 0) + 1
@@ -208,7 +217,7 @@ class PerQueryTable:
         cell[qid] = (x, line)
 
 
-def _value(value, path: str, line: int, name: str) -> float:
+def _value(value: object, path: str, line: int, name: str) -> float:
     if isinstance(value, bool):
         raise InputError(f"value of {name} must be a number, not {value!r}", path, line)
     if isinstance(value, str):
@@ -229,7 +238,7 @@ def _value(value, path: str, line: int, name: str) -> float:
     return x
 
 
-def _lines(text: str):
+def _lines(text: str) -> Iterator[tuple[int, str]]:
     """(line number, line) of every line that is not blank or a ``#`` comment."""
     for i, raw in enumerate(text.split("\n"), start=1):
         if raw.strip() and not raw.lstrip().startswith("#"):
@@ -245,7 +254,7 @@ def _header_names(line: str) -> list[str] | None:
     return [c.strip().lower() for c in cells]
 
 
-def _pick(names: list[str], choices) -> int | None:
+def _pick(names: list[str], choices: Sequence[str]) -> int | None:
     hits = [i for i, n in enumerate(names) if n in choices]
     return hits[0] if len(hits) == 1 else (None if not hits else -1)
 
@@ -361,7 +370,7 @@ def _read_jsonl(table: PerQueryTable, text: str, run: str) -> bool:
     return bool(named)
 
 
-def _one_key(obj: dict, choices, what: str, path: str, line: int) -> str:
+def _one_key(obj: dict[str, Any], choices: Sequence[str], what: str, path: str, line: int) -> str:
     keys = [k for k in choices if k in obj]
     if len(keys) != 1:
         found = "none" if not keys else " and ".join(keys)
@@ -369,7 +378,7 @@ def _one_key(obj: dict, choices, what: str, path: str, line: int) -> str:
     return keys[0]
 
 
-def _csv_rows(text: str, path: str):
+def _csv_rows(text: str, path: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """(line, cells) of a CSV/TSV table after its header (the delimiter is the header's:
     a tab if it has one, else a comma), with RFC 4180 quoting."""
     lines = list(_lines(text))
@@ -395,6 +404,11 @@ def _read_long(table: PerQueryTable, text: str, run: str) -> bool:
     for col, what in ((q, "query"), (m, "measure"), (v, "value"), (r, "run")):
         if col == -1:
             raise InputError(f"the header names more than one {what} column", table.path, 1)
+    for col, what, choices in ((q, "query", _QUERY_COLUMNS), (m, "measure", _MEASURE_COLUMNS),
+                               (v, "value", _VALUE_COLUMNS)):
+        if col is None:  # a format given as long need not have been detected from these columns
+            raise InputError(f"the header names no {what} column (one of {', '.join(choices)})", table.path, 1)
+    assert q is not None and m is not None and v is not None  # each checked just above
     for line, cells in rows:
         if len(cells) != len(names):
             raise InputError(f"expected {len(names)} fields as in the header, found {len(cells)}", table.path, line)
@@ -434,7 +448,7 @@ class TableLane:
     n_rows: int = 0
 
 
-def positive_qids(qrels_path: str, relevant: int, options=None) -> tuple[set[str], str]:
+def positive_qids(qrels_path: str, relevant: int, options: InputOptions | None = None) -> tuple[set[str], str]:
     """The positive queries of a qrels file (a judgment with grade >= ``relevant``) and its
     sha256; ``options``: how it is read (``formats.InputOptions``, as for runs)."""
     from ..inputs.readers import read_qrels
@@ -446,7 +460,7 @@ def positive_qids(qrels_path: str, relevant: int, options=None) -> tuple[set[str
 
 
 def load_tables(tables: list[tuple[str | None, str]], settings: LoadSettings = LoadSettings(), *,
-                qrels: str | None = None, strata=(), fmt: str | None = None) -> "TableWorkspace":
+                qrels: str | None = None, strata: Sequence[str] = (), fmt: str | None = None) -> "TableWorkspace":
     """The workspace over per-query tables ``[(run name or None, path), ...]``.
 
     The compared queries: with ``qrels``, its positive queries (table rows of other
@@ -478,20 +492,20 @@ class TableWorkspace(WorkspaceBase):
     :class:`~.contract.RankedPerQuery` exists without rankings (``NOT_AVAILABLE``)."""
 
     settings: LoadSettings
-    qids: np.ndarray
-    classes: np.ndarray
-    lanes: dict
-    input_lanes: list
-    inputs: list
-    warnings: list
-    values: dict  # (run, level, key) -> float64[n_queries] (NaN: no value)
-    measures: tuple  # TableMeasure | ReadMeasure, in first-seen order
-    table_levels: tuple
-    tables: list
-    strata: dict = field(default_factory=dict)
-    lane_origin: dict = field(default_factory=dict)
+    qids: NDArray[np.object_]
+    classes: NDArray[np.int8]
+    lanes: dict[str, TableLane]
+    input_lanes: list[str]
+    inputs: list[InputFile]
+    warnings: list[InputWarning]
+    values: dict[tuple[str, str, str], NDArray[np.float64]]  # (run, level, key) -> float64[n_queries] (NaN: no value)
+    measures: tuple[AnyMeasure, ...]  # TableMeasure | ReadMeasure, in first-seen order
+    table_levels: tuple[str, ...]
+    tables: list[PerQueryTable]
+    strata: dict[str, NDArray[np.object_]] = field(default_factory=dict)
+    lane_origin: dict[str, str] = field(default_factory=dict)
     qrels_sha256: str | None = None
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     synthetic: bool = False
     group_of = None
     groups = None
@@ -500,7 +514,7 @@ class TableWorkspace(WorkspaceBase):
 
     @classmethod
     def from_tables(cls, tables: list[PerQueryTable], settings: LoadSettings = LoadSettings(), *,
-                    qrels: str | None = None, strata=()) -> "TableWorkspace":
+                    qrels: str | None = None, strata: Sequence[str] = ()) -> "TableWorkspace":
         from dataclasses import replace
 
         from .loaded import InputFile
@@ -511,7 +525,7 @@ class TableWorkspace(WorkspaceBase):
                 names.setdefault(key, [])
                 names[key] += [n for n in ns if n not in names[key]]
         known = set().union(*(t.known for t in tables))
-        measures = []
+        measures: list[AnyMeasure] = []
         for key, ns in names.items():
             mk = M.parse_metrics(key)[0] if key in known else None
             if mk is not None and mk.key == key:
@@ -520,7 +534,7 @@ class TableWorkspace(WorkspaceBase):
                 measures.append(TableMeasure(key, ", ".join(t.path for t in tables if key in t.names)))
         runs = [r for t in tables for r in t.runs]
         levels = tuple(lv for lv in ("doc", "group") if any(k[1] == lv for t in tables for k in t.values))
-        cells: dict = {}
+        cells: dict[tuple[str, str, str], dict[str, tuple[float, int]]] = {}
         for t in tables:
             cells.update(t.values)
         # only what every run holds at every level can be paired: the rest is left out, and said
@@ -548,7 +562,7 @@ class TableWorkspace(WorkspaceBase):
         qids = np.asarray(compared, dtype=object)
         index = {q: i for i, q in enumerate(compared)}
         n = len(compared)
-        values: dict = {}
+        values: dict[tuple[str, str, str], NDArray[np.float64]] = {}
         for run in runs:
             for level in levels:
                 for m in measures:
@@ -580,11 +594,11 @@ class TableWorkspace(WorkspaceBase):
                   for t in tables]
         notes = [f"{t.path}: {what} skipped ({count})" for t in tables for what, count in t.skipped.items()] + notes_left
         # the settings' metrics are the tables' measures (what the report's tables list)
-        settings = replace(settings, metrics=tuple(measures))
+        settings = replace(settings, metrics=cast("tuple[M.MetricKey, ...]", tuple(measures)))  # duck-typed MetricKeys
         ws = cls(settings, qids, np.full(n, J.POSITIVE, dtype=np.int8), lanes, runs, inputs, warnings, values,
                  tuple(measures), levels, tables, lane_origin={r: "input" for r in runs}, qrels_sha256=sha,
                  notes=notes)
-        if qrels is not None:
+        if qrels is not None and sha is not None:  # sha is set exactly when qrels is given
             ws.inputs.append(InputFile("qrels", qrels, sha, len(compared)))
         from .loaded import read_strata_labels
 
@@ -613,30 +627,32 @@ class TableWorkspace(WorkspaceBase):
             k = measure_key(name, fmt)[0]
             if k in keys:
                 return k
+        parsed: str | None
         try:
-            k = M.parse_metrics(name)[0].key
+            parsed = M.parse_metrics(name)[0].key
         except InputError:
-            k = None
-        if k in keys:
-            return k
+            parsed = None
+        if parsed in keys:
+            return parsed
         raise InputError(f"measure {name!r} is not in every run's per-query table (every run holds: "
                          f"{', '.join(keys)})", "--metric")
 
-    def metric_set(self, keys) -> tuple:
+    def metric_set(self, keys: Iterable[str]) -> tuple[str, ...]:
         return tuple(m.key for m in self.measures)
 
-    def per_query(self, lane: str, level: str = "doc", metrics=None) -> dict[str, np.ndarray]:
+    def per_query(self, lane: str, level: str = "doc",
+                  metrics: tuple[Any, ...] | None = None) -> dict[str, NDArray[np.float64]]:
         """``{measure key: float64[n_queries]}``; a measure the tables lack (judged@10 of the
         largest losses) is all NaN, which a row prints as undefined."""
         if level not in self.table_levels:
             raise InputError(f"level {level!r} is not in the per-query tables", "--level")
 
-        class _Values(dict):
-            def __missing__(inner, key):
+        class _Values(dict[str, NDArray[np.float64]]):
+            def __missing__(inner, key: str) -> NDArray[np.float64]:
                 return np.full(self.n_queries, np.nan)
 
         return _Values({m.key: self.values[(lane, level, m.key)] for m in self.measures})
 
-    def mean(self, lane: str, level: str, metric: str, queries=None) -> float:
+    def mean(self, lane: str, level: str, metric: str, queries: np.ndarray | None = None) -> float:
         key = self.metric_key(metric)
         return self.means_of(self.per_query(lane, level), (key,), queries)[key]
