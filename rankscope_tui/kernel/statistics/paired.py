@@ -10,6 +10,14 @@ Conventions:
 * sd(Δ) is the sample standard deviation (ddof = 1); effect size = Δ̄ / sd(Δ)
   (paired; not Cohen's d), None when sd = 0.
 * wins / losses / ties count Δ > 0 / Δ < 0 / Δ = 0; ``n_nonzero`` = wins + losses.
+  "Δ = 0" is decided within :data:`TIE_TOLERANCE`: |Δ| ≤ 1e-12 · max(1, |baseline|,
+  |candidate|) is a tie (the subtraction's rounding: (0.3 − 0.2) + (0.1 − 0.2) is
+  −2.8e-17, not 0), and the median is taken with those Δ as 0. The measures' values are
+  rationals (counts over counts) or sums of logarithmic gains, whose distinct values lie
+  many orders of magnitude further apart than that.
+* sd(Δ) is 0 when every Δ lies within that tolerance of every other (the same gain on
+  every query): the effect size, the t-test p and the BCa interval are then None
+  (SPEC §7), not the quotients of rounding noise.
 * relative gain = Δ̄ / baseline mean (None when the baseline mean is 0).
 * One walk over the seed's 32-bit stream gives the sign flips (the randomization
   test), the paired bootstrap indices I and the unpaired J (see ``paired_statistics``).
@@ -89,10 +97,11 @@ def aligned(baseline: np.ndarray | Sequence[float], candidate: np.ndarray | Sequ
     return b, c, q
 
 
-def paired_t_test(deltas: np.ndarray, alternative: str = "two-sided") -> float | None:
+def paired_t_test(deltas: np.ndarray, alternative: str = "two-sided", band: float = 0.0) -> float | None:
     """Paired t-test p on Δ, as ``scipy.stats.ttest_rel(candidate, baseline)``.
 
-    t = Δ̄ / (sd(Δ, ddof=1)/√n), df = n − 1; two-sided p = 2·F_t(−|t|). None when sd = 0.
+    t = Δ̄ / (sd(Δ, ddof=1)/√n), df = n − 1; two-sided p = 2·F_t(−|t|). None when sd = 0,
+    or when every Δ lies within ``band`` of every other (a constant Δ up to rounding).
     """
     d = np.asarray(deltas, dtype=np.float64)
     n = d.size
@@ -100,7 +109,7 @@ def paired_t_test(deltas: np.ndarray, alternative: str = "two-sided") -> float |
         return None
     mean = float(np.mean(d))
     sd = float(np.std(d, ddof=1))
-    if sd == 0.0 or not math.isfinite(sd):
+    if sd == 0.0 or not math.isfinite(sd) or float(np.max(d) - np.min(d)) <= band:
         return None
     t = mean / (sd / math.sqrt(n))
     df = n - 1
@@ -216,11 +225,29 @@ class _Counts:
     sd: float
 
 
-def _counts(d: np.ndarray) -> _Counts:
-    """W/L/T = #{Δ > 0}/#{Δ < 0}/the rest; Δ̄ = np.mean(Δ); sd with ddof = 1."""
-    wins = int(np.count_nonzero(d > 0))
-    losses = int(np.count_nonzero(d < 0))
-    return _Counts(wins, losses, d.size - wins - losses, float(np.mean(d)), float(np.std(d, ddof=1)))
+#: Two per-query values closer than this, relative to max(1, |baseline|, |candidate|),
+#: are one value (module doc): what decides a tie and a constant Δ.
+TIE_TOLERANCE = 1e-12
+
+
+def zero_band(baseline: np.ndarray, candidate: np.ndarray) -> NDArray[np.float64]:
+    """Per row, the largest |Δ| that is rounding rather than a difference."""
+    band: NDArray[np.float64] = TIE_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(baseline), np.abs(candidate)))
+    return band
+
+
+def _constant(d: np.ndarray, band: np.ndarray) -> bool:
+    """Every Δ within the band of every other: sd(Δ) is 0."""
+    return d.size > 0 and float(np.max(d) - np.min(d)) <= float(np.max(band))
+
+
+def _counts(d: np.ndarray, band: np.ndarray) -> _Counts:
+    """W/L/T = #{Δ > band}/#{Δ < −band}/the rest; Δ̄ = np.mean(Δ); sd with ddof = 1, 0 when
+    Δ is constant within the band."""
+    wins = int(np.count_nonzero(d > band))
+    losses = int(np.count_nonzero(d < -band))
+    sd = 0.0 if _constant(d, band) else float(np.std(d, ddof=1))
+    return _Counts(wins, losses, d.size - wins - losses, float(np.mean(d)), sd)
 
 
 @dataclass(frozen=True)
@@ -303,7 +330,8 @@ class _ResampledNumbers:
     replicates: NDArray[np.float64] | None = None
 
 
-def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf: float, alternative: str) -> _ResampledNumbers:
+def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf: float, alternative: str,
+                       constant: bool = False) -> _ResampledNumbers:
     """p = (1 + e)/(B + 1); percentile intervals (paired and unpaired) at ``conf`` following
     the alternative; p_superiority = #{paired replicates > 0}/B; the BCa parts (z0, a)."""
     ci_low, ci_high = percentile_bounds(r.paired, conf, alternative)
@@ -313,7 +341,7 @@ def _resampled_numbers(r: _Resampled, d: np.ndarray, mean_d: float, B: int, conf
         p_superiority=int(np.count_nonzero(r.paired > 0.0)) / B,
         randomization_p=(1 + r.exceedances) / (B + 1), exceedances=r.exceedances,
         unpaired_ci_low=u_low, unpaired_ci_high=u_high,
-        bca=bca_parts(r.paired, d, mean_d), replicates=r.paired,
+        bca=None if constant else bca_parts(r.paired, d, mean_d), replicates=r.paired,
     )
 
 
@@ -390,12 +418,13 @@ def paired_statistics(
         um = unit_means(units, b, c, d)
         sb, sc, sd = um.columns
     u = sd.size
-    k = _counts(sd)
+    band = zero_band(sb, sc)
+    k = _counts(sd, band)
     resampled = _ResampledNumbers()
     if B:
         walk = _resample(sb, sc, sd, B=B, seed=seed, alternative=alternative, chunk=chunk, threads=threads,
                          progress=progress)
-        resampled = _resampled_numbers(walk, sd, k.mean, B, conf, alternative)
+        resampled = _resampled_numbers(walk, sd, k.mean, B, conf, alternative, constant=k.sd == 0.0)
     return PairedStats(
         n=n,
         n_nonzero=k.wins + k.losses,
@@ -404,7 +433,7 @@ def paired_statistics(
         baseline_mean=float(np.mean(sb)),
         candidate_mean=float(np.mean(sc)),
         difference=k.mean,
-        median_difference=float(np.median(sd)),
+        median_difference=float(np.median(np.where(np.abs(sd) <= band, 0.0, sd))),
         relative_gain=k.mean / float(np.mean(sb)) if float(np.mean(sb)) != 0.0 else None,
         wins=k.wins,
         losses=k.losses,
@@ -413,7 +442,7 @@ def paired_statistics(
         ci_high=resampled.ci_high,
         p_superiority=resampled.p_superiority,
         randomization_p=resampled.randomization_p,
-        t_p=paired_t_test(sd, alternative),
+        t_p=paired_t_test(sd, alternative, float(np.max(band)) if u else 0.0),
         effect_size=k.mean / k.sd if k.sd > 0.0 else None,
         unpaired_ci_low=resampled.unpaired_ci_low,
         unpaired_ci_high=resampled.unpaired_ci_high,

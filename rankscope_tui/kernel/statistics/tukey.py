@@ -52,6 +52,7 @@ import numpy as np
 from ..errors import InputError
 from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .intervals import check_confidence, percentile_bounds
+from .paired import zero_band
 from .randomization import check_resamples
 from .resampling import GATHER_MODE, bootstrap_means
 
@@ -258,7 +259,8 @@ def tukey_hsd(
             e = int(B - np.searchsorted(ranges, obs - _TIE_TOL * obs, side="left"))
             p = (1 + e) / (B + 1)
             lo, hi = percentile_bounds(reps[:, ib] - reps[:, ia], conf)
-        wins, losses = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
+        band = zero_band(x[:, ia], x[:, ib])  # a tie within rounding, as compare decides it
+        wins, losses = int(np.count_nonzero(d > band)), int(np.count_nonzero(d < -band))
         pairs.append(TukeyPair(names[ia], names[ib], diff, p, e, lo, hi, wins, losses, u - wins - losses,
                                p is not None and p <= alpha))
     warnings = []
