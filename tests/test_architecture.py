@@ -189,7 +189,7 @@ def _room(module: str, package: str) -> str | None:
 def check_arrows(root: Path, package: str = PACKAGE) -> list[str]:
     """Every breach of the import contract under ``root/package``, as ``file:line → target (rule)``."""
     p = package
-    edges, problems = walk(root) if package == PACKAGE else import_edges(root, package)
+    edges, problems = walk(root) if root == REPO else import_edges(root, package)
     out = list(problems)
     rooms, entries = _kernel_setup(root, package)
     for m in sorted({e.source for e in edges} | set(_modules(root, package))):
@@ -221,10 +221,10 @@ def check_arrows(root: Path, package: str = PACKAGE) -> list[str]:
     return out
 
 
-def crossing_circles(root: Path, package: str = PACKAGE) -> list[list[str]]:
-    """The strongly connected components (Tarjan) of the run-time import graph whose
-    modules lie in more than one room of the kernel or part of the package."""
-    edges, _ = walk(root) if package == PACKAGE else import_edges(root, package)
+def circles(root: Path, package: str = PACKAGE) -> list[list[str]]:
+    """The strongly connected components (Tarjan) of more than one module in the run-time
+    import graph (module-level and in-function imports; not ``if TYPE_CHECKING:``)."""
+    edges, _ = walk(root) if root == REPO else import_edges(root, package)
     graph: dict[str, set[str]] = {}
     for e in edges:
         if not e.typing_only and e.source != e.target:
@@ -261,10 +261,16 @@ def crossing_circles(root: Path, package: str = PACKAGE) -> list[list[str]]:
         if v not in index:
             strong(v)
 
+    return found
+
+
+def crossing_circles(root: Path, package: str = PACKAGE) -> list[list[str]]:
+    """The circles whose modules lie in more than one room of the kernel or part of the package."""
+
     def place(m: str) -> str:
         return f"kernel.{_room(m, package)}" if _room(m, package) else _part(m, package)
 
-    return [c for c in found if len({place(m) for m in c}) > 1]
+    return [c for c in circles(root, package) if len({place(m) for m in c}) > 1]
 
 
 # ----------------------------------------------------------------------------- the checker finds what it must
@@ -327,6 +333,12 @@ def test_the_checker_reports_back_edges(tmp_path):
     ], found
     # inputs.files <-> report.output is one circle across two rooms; the TYPE_CHECKING arrow makes none
     assert crossing_circles(tmp_path) == [["rankscope_tui.kernel.inputs.files", "rankscope_tui.kernel.report.output"]]
+    assert circles(tmp_path) == crossing_circles(tmp_path)
+    _write(tmp_path, {"rankscope_tui/kernel/report/__init__.py": "from . import output\n"})  # a room's face and its module
+    assert ["rankscope_tui.kernel.report", "rankscope_tui.kernel.report.output"] not in circles(tmp_path)
+    _write(tmp_path, {"rankscope_tui/kernel/report/payload.py": "from .output import x\n",
+                      "rankscope_tui/kernel/report/output.py": "from .payload import y\n"})
+    assert ["rankscope_tui.kernel.report.output", "rankscope_tui.kernel.report.payload"] in circles(tmp_path)
 
 
 def test_the_checker_fails_on_unparsable_and_missing_modules(tmp_path):
@@ -355,8 +367,16 @@ def test_the_package_keeps_the_import_arrows():
 
 
 def test_no_import_circle_crosses_a_room():
-    circles = crossing_circles(REPO)
-    assert not circles, "import circles across rooms:\n" + "\n".join(" ↔ ".join(c) for c in circles)
+    found = crossing_circles(REPO)
+    assert not found, "import circles across rooms:\n" + "\n".join(" ↔ ".join(c) for c in found)
+
+
+def test_no_import_circle_inside_a_room_either():
+    """Inside a room too a file passes one way (the inputs from bytes to a loaded table,
+    a measure module below the registry that lists it, the partitioner below the engine
+    that runs it, the renderers below the format dispatch)."""
+    found = circles(REPO)
+    assert not found, "import circles:\n" + "\n".join(" ↔ ".join(c) for c in found)
 
 
 def test_the_kernel_top_level_is_the_front_door_and_its_rooms():
