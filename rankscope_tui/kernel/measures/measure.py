@@ -4,6 +4,11 @@ ceiling, the names other tools use) and the ceilings several measures share.
 Each measure module (``hit``, ``recall``, ``ap`` …) builds its ``MEASURE`` from these
 types; ``registry`` lists the modules. The types live apart from the registry so that a
 measure module never imports the list that imports it.
+
+References
+----------
+- trec_eval (NIST), the TREC evaluation program, version 10.0: cutoffs, relevance levels
+  and the ceilings the best ranking reaches (``P.k``, ``recall.k``, ``map_cut.k``).
 """
 
 from __future__ import annotations
