@@ -26,7 +26,7 @@ def shown(path: str | os.PathLike) -> str:
     checkout itself, ``../shared/...`` beside it), or ``<scratch>/NAME`` for a file in a
     scratch folder under the temporary directory; a relative path is taken from the
     current directory, as the command line takes it."""
-    p = Path(path).resolve()
+    p = Path(os.path.abspath(path))  # not resolve(): a shared/ that is a link stays ../shared
     scratch = Path(tempfile.gettempdir()).resolve()
     if scratch in p.parents and ROOT.parent not in p.parents:
         return f"<scratch>/{p.name}"
