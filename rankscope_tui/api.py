@@ -4,7 +4,7 @@ A thin front over the kernel the command line runs (one road): inputs become the
 readers' ``RawLane`` / ``RawQrels`` (a path through ``readers``, a DataFrame, pyarrow
 Table, ``{qid: {doc: value}}`` dict or iterable of named tuples through
 ``kernel.columns``), a ``Workspace`` is built from them, and ``evaluate`` / ``compare``
-call ``pipeline.evaluate_report`` and ``comparison.compare`` as ``rankscope evaluate`` and
+call ``instruments.evaluate.evaluate_report`` and ``instruments.compare.compare`` as ``rankscope evaluate`` and
 ``rankscope compare`` do; markdown and LaTeX come from ``render``. Bad input raises the
 kernel's :class:`~rankscope_tui.kernel.errors.InputError`, in the command line's words; a
 setting out of range (``min_delta=-1``) a ``SettingError`` (an ``InputError`` and a
@@ -259,7 +259,7 @@ class Evaluation:
     _report: dict | None = None
 
     def report(self) -> dict:
-        """The report.json dict (``pipeline.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
+        """The report.json dict (``instruments.evaluate.evaluate_report``), as ``rankscope evaluate --out`` writes it."""
         if self._report is None:
             from .kernel import evaluate as evaluate_report
             from .kernel import table_report
@@ -356,7 +356,7 @@ def _no_runs(runs, measures, depth, group_sep) -> None:
 
 def tables(per_query, qrels=None, *, strata=(), relevant: int = 1, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
            confidence: float = DEFAULT_CONFIDENCE, fmt: str | None = None):
-    """The kernel's per-query-table workspace (``kernel.per_query_in``) over ``per_query``: a
+    """The kernel's per-query-table workspace (``kernel.workspace.per_query_tables``) over ``per_query``: a
     path, a long DataFrame (``run, query_id, measure, value``, any column names the long
     format reads), a list of them, or a ``{name: path}`` dict for one-run files."""
     from .kernel import load_tables

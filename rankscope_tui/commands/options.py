@@ -291,7 +291,7 @@ RANKING_ONLY: tuple[tuple[str, str, object], ...] = (("--lane", "lane", []), ("-
 
 
 def load_tables(args):
-    """The per-query-table workspace of ``--per-query-in`` (``kernel.per_query_in``)."""
+    """The per-query-table workspace of ``--per-query-in`` (``kernel.workspace.per_query_tables``)."""
     from ..kernel import load_tables as load
 
     for flag, attr, default in RANKING_ONLY:

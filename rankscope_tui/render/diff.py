@@ -1,4 +1,4 @@
-"""A diff of two reports (``kernel.diffing.Diff``) as text: one line per (lane, level, metric)."""
+"""A diff of two reports (``kernel.instruments.diff.Diff``) as text: one line per (lane, level, metric)."""
 
 from __future__ import annotations
 

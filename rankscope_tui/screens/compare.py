@@ -1,8 +1,8 @@
 """7 Compare: a family like `rankscope compare` runs — a baseline, several candidates and
 metrics, a primary metric, the correction, the alternative and the minimum effect — the
 verdict panel with every number of SPEC §7, a paired/unpaired toggle, and the per-query
-deltas, largest losses first (lesson 12). Every number comes from ``pipeline.plan_compare``,
-``pipeline.run_compare`` and ``pipeline.query_deltas``."""
+deltas, largest losses first (lesson 12). Every number comes from ``instruments.compare.plan_compare``,
+``instruments.compare.run_compare`` and ``instruments.compare.query_deltas``."""
 
 from __future__ import annotations
 

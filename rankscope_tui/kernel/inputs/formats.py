@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 RUN_FORMATS = ("auto", "trec", "msmarco", "tsv", "json", "jsonl", "mteb", "parquet")
 QRELS_FORMATS = ("auto", "trec", "beir", "tsv", "json", "jsonl", "parquet")
-#: The formats of per-query tables (``--per-query-in``; read by ``per_query_in``). Here, so
+#: The formats of per-query tables (``--per-query-in``; read by ``workspace.per_query_tables``). Here, so
 #: that the command line lists them without importing that module on every start.
 PER_QUERY_FORMATS = ("trec_eval", "ir_measures", "jsonl", "long", "rankscope")
 

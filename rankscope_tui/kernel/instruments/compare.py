@@ -253,7 +253,7 @@ def _definitions(ws: PerQuery, metrics: Sequence[str]) -> dict[str, str]:
 def compare(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings) -> Comparison:
     """The comparison entry point: plan, paired statistics, verdicts.
 
-    ``ws`` has its derived lanes (``pipeline.prepare``); ``thresholds`` are the ones it
+    ``ws`` has its derived lanes (``instruments.evaluate.prepare``); ``thresholds`` are the ones it
     was prepared with (they make an in-sample ``convex`` exploratory).
     """
     settings = resolve_settings(ws, settings)

@@ -2,7 +2,7 @@
 
 Derived lanes first (``rrf`` whenever two or more lanes are loaded, ``convex`` with
 calibrated weights, then the cap / document-first variants of every lane), then
-every block of the report (the gate's from :func:`gate_analysis.analyse_gate`). The
+every block of the report (the gate's from :func:`gate.analysis.analyse_gate`). The
 dashboard asks the same functions; `calibrate` writes thresholds.json through
 :func:`thresholds.calibrate`.
 """

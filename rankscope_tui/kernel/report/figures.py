@@ -12,9 +12,9 @@ reads). Nothing here draws.
   own queries (in-sample: the title says so). Two lanes: a curve over the first lane's
   weight; three or more: the first two weights as a heat map (the rest is 1 − both).
 - ``gate``: FNIR against FPIR per negative set over the floor sweep, with the operating
-  point (report.json's ``gate`` block: ``gate_analysis.analyse_gate``'s numbers).
+  point (report.json's ``gate`` block: ``gate.analysis.analyse_gate``'s numbers).
 - ``compare-intervals``: per comparison row the paired, unpaired and BCa intervals of
-  the mean difference (compare.json's rows: ``comparison.compare``'s numbers).
+  the mean difference (compare.json's rows: ``instruments.compare.compare``'s numbers).
 - ``per-query-delta``: candidate − baseline per positive query, sorted, the largest
   losses labelled (report.json's ``per_query``).
 - ``forest``: the mean with its interval per lane × stratum (report.json's cells).

@@ -15,7 +15,7 @@ tables come back to one place where the statistics run unchanged:
 3. :func:`merge` the results -> :class:`Merged` (a qid in two buckets is refused; qids
    ordered as bytes, so query codes are the in-memory path's);
 4. :func:`evaluate_merged` on the driver: report.json's dict, the same as
-   ``pipeline.evaluate_report`` on the whole workspace, byte for byte once written
+   ``instruments.evaluate.evaluate_report`` on the whole workspace, byte for byte once written
    (``output.dumps_strict``); the per-query CSV is ``render.report.per_query_csv`` of it.
 
 :func:`plan` decides, once, what every bucket is told (:class:`BucketPlan`) and refuses
@@ -324,7 +324,7 @@ def run_bucket(lanes: Mapping[str, pa.Table | None], qrels: pa.Table | None, pla
     here may be left out); ``qrels`` (and ``ood``, with out-of-domain negatives): the
     judgments of this bucket's qids. The rows go through the kernel as a whole run would:
     ``Workspace.from_raw`` (duplicates refused, ordering, depth, classes), the derived
-    lanes of ``pipeline.add_derived_lanes``, then each measure as ``Workspace.per_query``
+    lanes of ``instruments.evaluate.add_derived_lanes``, then each measure as ``Workspace.per_query``
     computes it. Pure: the same rows and plan give the same tables.
     """
     import pyarrow as pa
@@ -838,7 +838,7 @@ def _warnings(merged: Iterable[BucketWarning], plan: BucketPlan, facts: Mapping[
 
 def evaluate_merged(merged: Merged, plan: BucketPlan, facts: Mapping[str, FileFacts],
                     gate: GateSettings | None = None) -> dict[str, Any]:
-    """report.json's dict from merged buckets: ``pipeline.report_of`` over a
+    """report.json's dict from merged buckets: ``instruments.evaluate.report_of`` over a
     :class:`QueryWorkspace` -- the report ``evaluate_report`` gives on the whole workspace."""
     from ..instruments.evaluate import report_of
 
