@@ -171,6 +171,16 @@ def cli_many(jobs: dict[str, tuple[list[str], Path, dict | None]]) -> dict[str, 
     return out
 
 
+async def picture_ready(app, pilot) -> None:
+    """Before a snapshot: settle, then let a refresh pass and settle again. A view may
+    draw part of itself after the frame that shows the data (the Overview draws the
+    parsed order and the warnings once the lane means are on screen, through
+    ``call_after_refresh``); on a busy machine that frame can come after a bare pause."""
+    await settle(app, pilot)
+    await pilot.pause(0.1)
+    await settle(app, pilot)
+
+
 async def settle(app, pilot, extra: float = 0.0) -> None:
     """Wait for timers (debounce), then every worker and the messages they posted, until two
     rounds in a row start no new worker (a result may start the next step: dev set → fit →

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from support import settle
+from support import picture_ready, settle
 from textual.widgets import Checkbox, Input, Select, SelectionList
 
 from rankscope_tui.app import RankscopeApp
@@ -189,6 +189,7 @@ def test_snapshot(snap_compare, demo_options, loaded, mode):
         await settle(app, pilot)
         assert app.current_mode == mode and app.screen.title == f"{KEY[mode]} {dict(VIEWS)[mode]}"
         app.screen.set_focus(None)  # no focused widget: no blinking cursor in the picture
+        await picture_ready(app, pilot)
 
     assert snap_compare(make_app(demo_options, loaded), terminal_size=SIZE, run_before=open_view)
 

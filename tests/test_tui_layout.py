@@ -14,7 +14,7 @@ import re
 from collections import Counter
 
 import pytest
-from support import SHARED_DATA, settle
+from support import SHARED_DATA, picture_ready, settle
 from test_tui import FAST, KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
 from textual.geometry import Region
 
@@ -171,7 +171,7 @@ def test_snapshot_80x24(snap_compare, demo_options, loaded, mode):
         app = pilot.app
         await open_view(app, pilot, mode)
         app.screen.set_focus(None)
-        await pilot.pause()
+        await picture_ready(app, pilot)
 
     assert snap_compare(make_app(demo_options, loaded), terminal_size=SMALL, run_before=run_before)
 
