@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from paper_outputs import outputs
+from paper_outputs import _without_gate, cranfield_args, demo_args, outputs
 from support import run_cli
 
 PDFLATEX = shutil.which("pdflatex")
@@ -137,3 +137,22 @@ def test_hostile_names_compile(tmp_path):
     assert ev.returncode == 0 and cmp.returncode == 0, ev.stderr + cmp.stderr
     log = compile_tex(ev.stdout + "\n" + cmp.stdout, tmp_path)
     assert "Overfull \\hbox" not in log
+
+
+@pytest.mark.parametrize("which", ["cranfield", "demo"])
+def test_several_lanes_without_a_gate_lane_compile(which, tmp_path):
+    """The README's most basic call: several lanes, no ``--gate-on``. The gate section is one
+    line then (no itemize, which pdflatex refuses empty)."""
+    args = _without_gate(cranfield_args() if which == "cranfield" else demo_args())
+    res = run_cli("evaluate", *args, "--format", "latex")
+    assert res.returncode == 0, res.stderr
+    assert "\\begin{itemize}\n\\end{itemize}" not in res.stdout
+    compile_tex(res.stdout, tmp_path)
+
+
+def test_all_pairs_latex_compiles(tmp_path):
+    """``compare --all-pairs --format latex``: its caption's ≤ and α are written for pdflatex."""
+    res = run_cli("compare", *_without_gate(demo_args()), "--all-pairs", "--metric", "ndcg@10", "--format", "latex")
+    assert res.returncode == 0, res.stderr
+    assert "≤" not in res.stdout and "α" not in res.stdout
+    compile_tex(res.stdout, tmp_path)

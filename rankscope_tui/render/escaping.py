@@ -19,7 +19,10 @@ __all__ = ["escape_control", "terminal_safe", "escape_latex", "escape_markdown"]
 
 LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+                 "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                 # symbols the captions and notes write that pdflatex's text fonts lack
+                 "≤": r"$\le$", "≥": r"$\ge$", "≠": r"$\neq$", "≈": r"$\approx$", "α": r"$\alpha$",
+                 "Δ": r"$\Delta$", "∞": r"$\infty$", "\u2212": "-"}
 
 
 def terminal_safe(text: str) -> str:

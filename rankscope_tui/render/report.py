@@ -279,7 +279,10 @@ def _gate_latex(report: dict) -> list[str]:
         return []
     # sloppypar: the lines hold long unbreakable numbers and names; a ragged line beats an overfull one
     out = [r"\begin{sloppypar}", r"\paragraph{" + escape_latex(lines[0].split(":", 1)[0]) + "}",
-           escape_latex(lines[0].split(":", 1)[1].strip()), r"\begin{itemize}"]
+           escape_latex(lines[0].split(":", 1)[1].strip())]
+    if len(lines) == 1:  # one line (no gate lane): an itemize without an item stops pdflatex
+        return out + [r"\end{sloppypar}", ""]
+    out.append(r"\begin{itemize}")
     nested = False
     for line in lines[1:]:
         deep = line.startswith("    ")
