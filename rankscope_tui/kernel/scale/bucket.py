@@ -158,10 +158,8 @@ def plan(sources: Sources, gate: GateSettings | None = None, thresholds_path: st
     from ..gate.thresholds import read_thresholds
     from ..inputs.formats import shard_paths
     from ..inputs.readers import lane_name_from_path
-    from ..workspace.loaded import check_relevant
 
-    s = sources.settings
-    check_relevant(s.relevant)
+    s = sources.settings  # its relevance level was checked when it was made (LoadSettings)
     gate = gate or GateSettings()
     if not sources.lanes:
         raise InputError("at least one --lane is needed", "--lane")

@@ -149,15 +149,6 @@ def _paths(p: TextPaths) -> tuple[str, ...]:
     return tuple(p)
 
 
-def check_relevant(relevant: int) -> None:
-    """The relevance level must be at least 1: grade 0 is judged non-relevant and a
-    negative grade means "in the pool, not judged", so a level below 1 would count
-    judged non-relevant (or unjudged) docs as relevant."""
-    if isinstance(relevant, bool) or not isinstance(relevant, (int, np.integer)) or relevant < 1:
-        raise InputError(f"must be at least 1, not {relevant} (grade 0 is judged non-relevant; a negative grade "
-                         "means in the pool but not judged)", "--relevant")
-
-
 class _NamedInput(Protocol):
     """A lane as :func:`check_lane_names` reads it: its name and where it came from."""
 
@@ -199,7 +190,6 @@ def read_inputs(lanes: Sequence[tuple[str | None, str]], qrels: str, settings: L
                 ood_negatives: str | None = None) -> tuple[list[RawLane], RawQrels, RawQrels | None]:
     """Read the lane, qrels and out-of-domain negatives files (each file once: a path given
     twice is an error) as ``Workspace.load`` does before encoding them."""
-    check_relevant(settings.relevant)
     if not lanes:
         raise InputError("at least one --lane is needed", "--lane")
     from ..inputs.formats import check_options_used, shard_paths
@@ -352,7 +342,6 @@ class Workspace(WorkspaceBase):
         lanes) each lane's string columns are dropped once encoded, so the largest
         inputs are not held through the rest of the work. Input fingerprints not yet
         taken are hashed on a background thread meanwhile."""
-        check_relevant(settings.relevant)
         import os
 
         from ..inputs.columns import table_digest

@@ -468,9 +468,6 @@ def load_tables(tables: list[tuple[str | None, str]], settings: LoadSettings = L
     measure rankscope knows, like a positive missing from a lane, and is an error on any
     other); without, every query of the tables, and each (run, level, measure) must hold
     every one of them (pairing needs a value on both sides)."""
-    from .loaded import check_relevant
-
-    check_relevant(settings.relevant)
     if not tables:
         raise InputError("at least one --per-query-in is needed", "--per-query-in")
     read = [read_per_query_table(p, n, fmt) for n, p in tables]
