@@ -241,17 +241,21 @@ def test_a_dict_run_is_fingerprinted_by_content(tmp_path):
 # --------------------------------------------------------------------------- light, Textual-free, one road
 
 
-def test_import_is_light_and_the_api_never_loads_textual():
+def test_import_is_light_and_the_api_never_loads_textual_or_the_command_line():
     code = ("import sys, rankscope_tui as rs\n"
             "light = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pyarrow', 'pandas', 'textual'))\n"
             "ev = rs.evaluate({'q1': {'d1': 1}, 'q2': {'d2': 1}}, {'q1': {'d1': 1.0}, 'q2': {'d3': 1.0}}, "
             "measures='rr', resamples=0)\n"
-            "ev.to_markdown(); ev._repr_html_(); rs.compare\n"
+            "ev.to_markdown(); ev._repr_html_()\n"
+            "rs.paired([0.1, 0.5], [0.2, 0.6], ['a', 'b'], resamples=0)\n"
+            "rs.compare({'q1': {'d1': 1}, 'q2': {'d1': 1}}, {'a': {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}, "
+            "'b': {'q1': {'d1': 1.0}, 'q2': {'d1': 1.0}}}, resamples=0)\n"
             "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'rich', 'plotext'))\n"
-            "print(light, ui)\n")
+            "cli = sorted(m for m in sys.modules if m.startswith(('rankscope_tui.cli', 'rankscope_tui.commands')))\n"
+            "print(light, ui, cli)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.strip() == "[] []"
+    assert res.stdout.strip() == "[] [] []"
 
 
 def test_the_cli_and_dashboard_entry_points_still_import():

@@ -215,17 +215,6 @@ def test_the_command_line_words_load_settings_as_before(tmp_path, cli_run):
         assert (rc, err) == (2, f"rankscope: error: {words}\n"), (flag, err)
 
 
-def test_the_api_never_loads_the_command_line():
-    code = ("import sys, rankscope_tui as rs\n"
-            "rs.paired([0.1, 0.5], [0.2, 0.6], ['a', 'b'], resamples=0)\n"
-            "rs.compare({'q1': {'d1': 1}, 'q2': {'d1': 1}}, {'a': {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}, "
-            "'b': {'q1': {'d1': 1.0}, 'q2': {'d1': 1.0}}}, resamples=0)\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('rankscope_tui.cli', 'rankscope_tui.commands'))))\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=120)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.strip() == "[]"
-
-
 def test_importing_the_cli_stays_light():
     code = ("import sys, rankscope_tui.cli\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pyarrow', 'argparse') "
