@@ -172,12 +172,18 @@ def cli_many(jobs: dict[str, tuple[list[str], Path, dict | None]]) -> dict[str, 
 
 
 async def picture_ready(app, pilot) -> None:
-    """Before a snapshot: settle, then let a refresh pass and settle again. A view may
-    draw part of itself after the frame that shows the data (the Overview draws the
-    parsed order and the warnings once the lane means are on screen, through
-    ``call_after_refresh``); on a busy machine that frame can come after a bare pause."""
+    """Before a snapshot: settle, then wait until the view has drawn every part it draws in
+    a later frame (``ViewScreen.drawing``: the Overview draws the parsed order and the
+    warnings after the lane means, Compare its per-query list after the panel), then settle
+    again. Waiting on the view's own account, not on a pause, holds on a busy machine too."""
     await settle(app, pilot)
-    await pilot.pause(0.1)
+    for _ in range(200):  # 200 × 50 ms: a view still drawing after 10 s is a failure to show
+        if not getattr(app.screen, "drawing", False):
+            break
+        await pilot.pause(0.05)
+    else:
+        raise AssertionError(f"{app.screen!r} still drawing after 10 s")
+    await pilot.pause()
     await settle(app, pilot)
 
 

@@ -78,6 +78,7 @@ class ViewScreen(Screen):
         super().__init__(*a, **kw)
         adopt_current_styles(self)  # the first show skips a re-parse (see there)
         self._stale = True
+        self._draws_pending = 0  # parts drawn in a later frame (``draw_after_refresh``)
         self.narrow = False
         i = [m for m, _ in VIEWS].index(self.VIEW) + 1
         self.title = f"{i} {dict(VIEWS)[self.VIEW]}"
@@ -114,7 +115,24 @@ class ViewScreen(Screen):
     def on_mount(self) -> None:
         self.watch(self.app, "data_version", self._data_changed, init=False)
         self.watch(self.app, "report_version", self._data_changed, init=False)
-        self.call_after_refresh(self._refresh_if_stale)
+        self.draw_after_refresh(self._refresh_if_stale)
+
+    def draw_after_refresh(self, callback, *args) -> None:
+        """Draw a part of the view in the frame after this one (the numbers first, the long
+        lists after them), counted in ``drawing`` until it has run."""
+        self._draws_pending += 1
+
+        def run() -> None:
+            self._draws_pending -= 1
+            callback(*args)
+
+        self.call_after_refresh(run)
+
+    @property
+    def drawing(self) -> bool:
+        """True while a part of this view waits for a later frame (or its data is not drawn
+        yet): a picture of the view taken now would be of a view mid-way."""
+        return self._draws_pending > 0 or (self._stale and self.is_current)
 
     def on_screen_resume(self, event) -> None:
         """A revisit keeps the view's styles (this runs before Textual's own handler, which

@@ -446,7 +446,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self._plot(row)
         # the per-query list (every positive query) in the next frame: rendering its rows in
         # the same frame as the panel, the extremes and the plot held the loop ~160 ms
-        self.call_after_refresh(self._fill_deltas_later, row, r)
+        self.draw_after_refresh(self._fill_deltas_later, row, r)
 
     def _fill_deltas_later(self, row, r: CompareResult) -> None:
         if not self.is_mounted or self.result is not r or self.row is not row:

@@ -84,7 +84,7 @@ drills into the current query.
         if self._details_drawn:
             self._render_details()
         else:  # the first data: the frame with the lanes' numbers first, the parsed order after it
-            self.call_after_refresh(self._render_details_later)
+            self.draw_after_refresh(self._render_details_later)
 
     def _render_details_later(self) -> None:
         if self.ws is None or not self.is_mounted:
