@@ -1,6 +1,6 @@
 """The dashboard's behaviour under a person's (and a key storm's) hands: the query drill-down's
 numbers, focus, load errors, opening files, the exploratory export block, fast palette use,
-quitting while a load blocks, and seeded random key storms.
+quitting while a load blocks (the seeded key storms: tests/test_tui_storms.py).
 
 Apps are built as in tests/test_tui.py (``make_app``); workers are awaited, never slept on.
 Key bursts go straight to the driver (``burst``) so that several keys arrive before the app
@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import subprocess
 import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
-from support import SHARED_DATA, settle
+from support import settle
 from test_tui import demo_options, loaded, test_timing  # noqa: F401 (the shared demo fixtures and short debounce)
 from textual import events
 from textual.keys import REPLACED_KEYS
@@ -472,60 +471,7 @@ def test_q_quits_while_a_load_is_blocked_on_a_fifo(demo_dir, tmp_path):
     assert "quit before its inputs were loaded" in res.stderr
 
 
-# ----------------------------------------------------------------------------- robustness: key storms
-
-STORM_KEYS = (list("123456789") + ["ctrl+p", "tab", "shift+tab", "enter", "escape", "up", "down", "left", "right",
-              "slash", "e", "o", "question_mark", "c", "a", "f", "v", "t", "r", "left_square_bracket",
-              "right_square_bracket", "plus", "minus", "space", "0", "x", "backspace", "home", "end", "pagedown",
-              "pageup", "shift+left", "shift+right"])
-
-
-def _cranfield_options(strata: bool) -> DashboardOptions | None:
-    c = SHARED_DATA / "cranfield"
-    if not c.exists():
-        return None
-    argv = [a for n in ("bm25", "tfidf", "dense") for a in ("--lane", str(c / "lanes" / f"{n}.run"))]
-    argv += ["--qrels", str(c / "qrels-test.txt"), "--group-sep", "#", "--corpus", str(c / "passages.tsv"),
-             "--queries", str(c / "queries.tsv"), "--docs", str(c / "passages.tsv"),
-             "--gate-on", "dense", "--ood-negatives", str(c / "qrels-ood-negatives.txt"),
-             "--dev-qrels", str(c / "qrels-dev.txt"), *FAST]
-    if strata:
-        argv += ["--strata", str(c / "strata.tsv"), "--strata", str(c / "strata-length.tsv")]
-    return state_from_args(parse_args(argv)).options
-
-
-STORM_SEEDS = [int(x) for x in os.environ.get("RANKSCOPE_STORM_SEEDS", "").split(",") if x]
-
-
-@pytest.mark.parametrize("data,seed", [("demo", 1), ("cranfield", 2), ("cranfield+strata", 3)]
-                         + [("demo", s) for s in STORM_SEEDS])
-async def test_random_key_storm_leaves_the_app_alive(data, seed, demo_options, loaded, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # what the storm types into the export dialog is written here
-    if data == "demo":
-        app = make_app(demo_options, loaded)
-    else:
-        options = _cranfield_options(strata=data.endswith("strata"))
-        if options is None:
-            pytest.skip(f"shared data not found: {SHARED_DATA / 'cranfield'}")
-        app = make_app(options, synthetic=False)
-    rng = random.Random(seed)
-    keys = [rng.choice(STORM_KEYS) for _ in range(300)]
-    async with app.run_test(size=SIZE) as pilot:  # a traceback anywhere re-raises here
-        await settle(app, pilot)
-        assert app.state.report is not None
-        for i, k in enumerate(keys):
-            send(app, k)
-            await asyncio.sleep(rng.choice((0.0, 0.002, 0.01)))
-            assert app.is_running and app._exception is None, (i, keys[max(0, i - 10): i + 1])
-        await settle(app, pilot, 0.1)
-        assert app.is_running and app._exception is None
-        while len(app.screen_stack) > 1:  # still answering: close what the storm opened, go home
-            app.pop_screen()
-            await pilot.pause()
-        app.screen.set_focus(None)
-        await pilot.press("1")
-        await pilot.pause()
-        assert app.current_mode == "overview"
+# the seeded key storms are in tests/test_tui_storms.py
 
 
 async def test_export_writes_the_current_views_figure(demo_options, loaded, tmp_path):
