@@ -106,7 +106,7 @@ def _column_table(qids, docs, values, value: str, source: str):
         # outputs hold) register as numbers.Real; bool (and numpy's bool, not a Real) is no number
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise InputError(f"{value} for query {qids[i]!r}, doc {docs[i]!r} is not a number: {v!r}"[:300], source, i + 1)
-        if type(v) not in (int, float):
+        if not isinstance(v, (int, float)):
             values[i] = int(v) if isinstance(v, numbers.Integral) else float(v)
     typ = pa.float64() if value == "score" or any(isinstance(v, float) for v in values) else pa.int64()
     try:

@@ -1,0 +1,75 @@
+"""Reliability at the edges (issue 30, the medium items): signals during exit, memory
+errors, the bucket engine's pool and temporary folder, the dashboard's loading thread at
+shutdown. Every error is one stderr line ``rankscope: error: ...``, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from support import cli_env
+
+# ============================================================================ signals during exit
+
+# A CLI run that waits on a FIFO nobody writes to. Its stderr sends the process a signal
+# when the "waiting for a writer" note appears (the first: the run unwinds) and another
+# when a line holding TRIGGER is written (the second, while the run is unwinding or once
+# the command has returned), as `timeout`, `docker stop` or systemd do.
+_SIGNAL_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    from rankscope_tui import cli
+
+    first, second, trigger, fifo, qrels = sys.argv[1:6]
+
+    class Stderr:
+        def __init__(self, real):
+            self.real = real
+
+        def write(self, text):
+            self.real.write(text)
+            self.real.flush()
+            if "waiting for a writer" in text:
+                os.kill(os.getpid(), getattr(signal, first))
+            elif trigger in text:
+                os.kill(os.getpid(), getattr(signal, second))
+            return len(text)
+
+        def flush(self):
+            self.real.flush()
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    sys.stderr = Stderr(sys.stderr)
+    if trigger == "LEAVE":  # the second signal once the command has returned (cli._leave runs next)
+        leave = cli._leave
+
+        def late(rc):
+            os.kill(os.getpid(), getattr(signal, second))
+            leave(rc)
+
+        cli._leave = late
+    sys.argv = ["rankscope", "evaluate", "--lane", "a=" + fifo, "--qrels", qrels]
+    sys.exit(cli.main())
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("first,second,trigger", [
+    ("SIGTERM", "SIGTERM", "interrupted"),  # the second while "interrupted" is written
+    ("SIGTERM", "SIGINT", "interrupted"),
+    ("SIGINT", "SIGHUP", "interrupted"),
+    ("SIGTERM", "SIGTERM", "LEAVE"),  # the second after the command returned
+])
+def test_a_second_signal_during_exit_prints_no_traceback(tmp_path, first, second, trigger):
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    res = subprocess.run([sys.executable, "-c", _SIGNAL_SCRIPT, first, second, trigger, str(fifo), str(tmp_path / "q.txt")],
+                         capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert "Traceback" not in res.stderr and "KeyboardInterrupt" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode == 130, (res.returncode, res.stderr[-2000:])
+    assert res.stderr.splitlines()[-1] == "rankscope: interrupted", res.stderr
