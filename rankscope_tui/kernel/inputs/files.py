@@ -181,7 +181,7 @@ def _note_from_a_thread(text: str) -> None:
     written once the interpreter is shutting down."""
     if sys.is_finalizing():
         return
-    err = sys.stderr
+    err: Any = sys.stderr
     if err is None:
         return
     try:
