@@ -184,8 +184,9 @@ def _note_from_a_thread(text: str) -> None:
     err: Any = sys.stderr
     if err is None:
         return
+    stand_in = err is not sys.__stderr__
     try:
-        if err is not sys.__stderr__:
+        if stand_in:
             err.write(text)
             err.flush()
             return
