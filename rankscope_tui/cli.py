@@ -78,13 +78,17 @@ UNWIND_SIGNALS = ("SIGTERM", "SIGHUP")
 
 def _set_handlers(handler) -> dict:
     """Set ``handler`` for SIGINT and :data:`UNWIND_SIGNALS`; the previous handlers by number
-    (none outside the main thread, e.g. a test runner's worker, where no handler can be set)."""
+    (none outside the main thread, e.g. a test runner's worker, where no handler can be set).
+    A signal ignored when the process started stays ignored (``nohup``; a background job
+    of a script, which its shell starts with SIGINT ignored)."""
     import signal
 
     previous = {}
     for name in ("SIGINT", *UNWIND_SIGNALS):
         num = getattr(signal, name, None)
         if num is None:  # no such signal here
+            continue
+        if signal.getsignal(num) is signal.SIG_IGN:
             continue
         try:
             previous[num] = signal.signal(num, handler)
