@@ -28,6 +28,7 @@ id descending as bytes, intervals by the fixed-seed protocol (README, Convention
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,8 +91,8 @@ def _as_arrow(x, role: str, source: str):
 def _id(x, what: str, source: str, row: int) -> str:
     if isinstance(x, str):
         return x
-    if isinstance(x, int) and not isinstance(x, bool):
-        return str(x)  # an integer id reads as its decimal text, as in a TREC file
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return str(int(x))  # an integer id (numpy's too) reads as its decimal text, as in a TREC file
     raise InputError(f"{what} must be a string (or an integer), not {x!r}"[:200], source, row)
 
 
@@ -101,8 +102,12 @@ def _column_table(qids, docs, values, value: str, source: str):
     if not qids:
         raise InputError("empty (no query holds any doc)", source)
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        # numpy's numbers (np.float32 scores, np.int64 grades: what dicts built from model
+        # outputs hold) register as numbers.Real; bool (and numpy's bool, not a Real) is no number
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise InputError(f"{value} for query {qids[i]!r}, doc {docs[i]!r} is not a number: {v!r}"[:300], source, i + 1)
+        if not isinstance(v, (int, float)):
+            values[i] = int(v) if isinstance(v, numbers.Integral) else float(v)
     typ = pa.float64() if value == "score" or any(isinstance(v, float) for v in values) else pa.int64()
     try:
         vals = pa.array(values, type=typ)

@@ -76,6 +76,54 @@ def _silence_stdout() -> None:
 UNWIND_SIGNALS = ("SIGTERM", "SIGHUP")
 
 
+def _set_handlers(handler) -> dict:
+    """Set ``handler`` for SIGINT and :data:`UNWIND_SIGNALS`; the previous handlers by number
+    (none outside the main thread, e.g. a test runner's worker, where no handler can be set).
+    A signal ignored when the process started stays ignored (``nohup``; a background job
+    of a script, which its shell starts with SIGINT ignored)."""
+    import signal
+
+    previous = {}
+    for name in ("SIGINT", *UNWIND_SIGNALS):
+        num = getattr(signal, name, None)
+        if num is None:  # no such signal here
+            continue
+        if signal.getsignal(num) is signal.SIG_IGN:
+            continue
+        try:
+            previous[num] = signal.signal(num, handler)
+        except ValueError:
+            break
+    return previous
+
+
+def _restore_handlers(previous: dict) -> None:
+    import signal
+
+    for num, handler in previous.items():
+        if handler is not None:  # None: set outside Python, cannot be put back from here
+            signal.signal(num, handler)
+
+
+def _noted(signum, frame) -> None:
+    """A signal while the run unwinds from an earlier one: nothing more to do. (A Python
+    handler, not SIG_IGN, which a spawned worker process would inherit.)"""
+
+
+def _unwind(signum, frame):
+    """The first signal unwinds like Ctrl-C (temporary files removed, "interrupted", exit
+    130). Later ones (``timeout``, ``docker stop`` and systemd send two; a second Ctrl-C)
+    are noted only: raised again they would cut that clean-up short and end in a traceback."""
+    _set_handlers(_noted)
+    raise KeyboardInterrupt
+
+
+def _exit_now(signum, frame):
+    """A signal once the command has returned: its outputs are in place or removed, so the
+    process ends at once, quietly, with the status of an interrupted run."""
+    os._exit(130)
+
+
 #: Commands that run to completion and exit: their process may skip the interpreter's
 #: teardown once their outputs are in place (``tui`` is interactive and left alone).
 BATCH_COMMANDS = ("evaluate", "demo", "calibrate", "compare", "diff", "verdict", "goldens", "plot")
@@ -93,11 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(max(threshold[0], 50_000), *threshold[1:])
+    previous = _set_handlers(_unwind)
     try:
         rc = _main(words)
     finally:
         gc.set_threshold(*threshold)
         gc.unfreeze()
+        if argv is None:  # the program: a signal from here to the end leaves at once, without a traceback
+            _set_handlers(_exit_now)
+        else:  # a call (a test, an embedding program): its own handlers back
+            _restore_handlers(previous)
     if argv is None and words and words[0] in BATCH_COMMANDS:
         _leave(rc)
     return rc
@@ -125,22 +178,12 @@ def _leave(rc: int) -> None:
 
 
 def _main(words: list[str]) -> int:
-    import signal
-
     process_setup()
 
     from .commands import COMMANDS, build_parser
     from .commands.options import PROG, in_flags
     from .kernel.errors import SettingError
 
-    def _terminate(signum, frame):  # unwinds like Ctrl-C: temp files are removed
-        raise KeyboardInterrupt
-
-    for name in UNWIND_SIGNALS:
-        try:
-            signal.signal(getattr(signal, name), _terminate)
-        except (ValueError, AttributeError):  # not the main thread (e.g. a test runner's worker); no such signal
-            pass
     real_stdout = sys.stdout
     try:
         if real_stdout is None or _closed(real_stdout):

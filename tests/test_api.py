@@ -354,3 +354,21 @@ def test_columns_in_no_convention_are_named_as_the_cli_names_them():
     ev = rs.evaluate(qrels, run, measures="rr", resamples=0, run_columns={"query": "a", "doc": "b", "score": "c"},
                      qrels_columns="query=x,doc=y,relevance=z")
     assert ev.per_query().value.tolist() == [0.5]  # d2 scores higher: the relevant d1 is second
+
+
+def test_numpy_numbers_in_dicts_are_read_as_the_numbers_they_hold():
+    """Dicts built from model outputs hold numpy scalars (np.float32 scores, np.int64 grades
+    and ids), as pytrec_eval and ranx take them. Hand-worked: in q1, d2 (0.75) ranks above
+    the relevant d1 (0.25), so rr = 1/2; in q2 the relevant 7 is first, rr = 1; ndcg@2 of q1
+    = (1/log2 3) / 1."""
+    run = {"q1": {"d1": np.float32(0.25), "d2": np.float64(0.75)}, np.int64(2): {np.int32(7): np.float16(1.5),
+                                                                               "d3": np.int64(1)}}
+    qrels = {"q1": {"d1": np.int64(1), "d2": np.int8(0)}, "2": {"7": np.uint8(2)}}
+    ev = rs.evaluate(qrels, run, measures="rr,ndcg@2", resamples=0)
+    pq = ev.per_query()
+    got = {(r.query_id, r.measure): r.value for r in pq.itertuples()}
+    assert got[("q1", "rr")] == 0.5 and got[("2", "rr")] == 1.0
+    assert got[("q1", "ndcg@2")] == pytest.approx(1 / np.log2(3), abs=1e-12) and got[("2", "ndcg@2")] == 1.0
+    for bad in (True, np.bool_(True), "1", None):
+        with pytest.raises(rs.InputError, match="is not a number"):
+            rs.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": bad}}, measures="rr", resamples=0)

@@ -81,6 +81,11 @@ def slow_span(path, delim, clean, span, index, n, out_dir, budget):
     time.sleep(120)
 
 
+def dying(*args):
+    """What a warm-up task of the pool does here: the worker dies before any bucket."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def sleeping(files, plan):
     with open(os.path.join(os.environ["RS_MARKS"], f"{os.getpid()}.started"), "w"):
         pass
@@ -110,6 +115,31 @@ if __name__ == "__main__":  # (the spawned workers import this file as __mp_main
         from rankscope_tui.kernel.scale import partition
 
         partition._BucketWriter.add = slow_add
+    elif sys.argv[1] == "broken_before_submit":  # a worker dies while the driver partitions
+        real_run_local = engine.run_local
+        engine._warm = faults.dying
+
+        def run_local_once_broken(files, plan, workers, progress=None, pool=None):
+            import time
+
+            deadline = time.monotonic() + 60
+            while not getattr(pool, "_broken", False) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return real_run_local(files, plan, workers, progress, pool)
+
+        engine.run_local = run_local_once_broken
+    elif sys.argv[1] == "second_sigterm":  # the buckets sleep; a second SIGTERM comes while the pool is ended
+        import os
+        import signal
+
+        engine._task = lambda: faults.sleeping
+        real_end_pool = engine._end_pool
+
+        def end_pool_signalled(pool, cancel):
+            os.kill(os.getpid(), signal.SIGTERM)
+            real_end_pool(pool, cancel)
+
+        engine._end_pool = end_pool_signalled
     elif sys.argv[1] in ("killing_span", "slow_span"):  # every plain run in spans, by these tasks
         from rankscope_tui.kernel.scale import partition
 
@@ -597,6 +627,37 @@ def test_a_killed_worker_fails_the_command(generated, faults_dir, tmp_path):
     assert stderr.startswith("rankscope: error: bucket ") and stderr.count("\n") == 1
     assert "a worker process ended unexpectedly (killed, or out of memory); nothing was written" in stderr
     assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def test_a_worker_dead_before_the_buckets_are_submitted_fails_the_command(generated, faults_dir, tmp_path):
+    """The pool broke while the driver partitioned (its workers died in their warm-up):
+    submitting a bucket raises BrokenProcessPool, which is one line naming the bucket."""
+    g = generated
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "report.json"
+    proc = _subprocess(faults_dir, "broken_before_submit", ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
+                                                            "--resamples", "0", "--buckets", "7", "--out", out], tmp)
+    stdout, stderr = proc.communicate(timeout=240)
+    assert "Traceback" not in stderr, stderr[-2000:]
+    assert proc.returncode == 2 and stdout == "", (proc.returncode, stderr[-2000:])
+    assert stderr == ("rankscope: error: bucket 0 of 7 failed: a worker process ended unexpectedly (killed, or out of "
+                      "memory) before it could run; nothing was written\n")
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def test_a_second_sigterm_while_the_pool_is_ended_still_removes_the_buckets(generated, faults_dir, tmp_path):
+    """``docker stop``, ``timeout`` and systemd send more than one signal: the second, while
+    the driver ends its workers, must not cut the clean-up short (the bucket directory
+    stayed behind, with a traceback)."""
+    g = generated
+    tmp, marks = tmp_path / "tmp", tmp_path / "marks"
+    tmp.mkdir()
+    marks.mkdir()
+    out = tmp_path / "report.json"
+    proc = _subprocess(faults_dir, "second_sigterm", ["evaluate", *_lane_args(g["lanes"]), "--qrels", g["qrels"],
+                                                      "--resamples", "0", "--buckets", "7", "--out", out], tmp, marks)
+    _sigterm_once_marked(proc, tmp, marks, out, 1)
 
 
 def _clean_run(g, tmp_path) -> Path:

@@ -521,6 +521,13 @@ CASES += [
     P("diff_report_per_query_lane_a_number", Case(_diff(mutate=lambda r: r["per_query"].update(a=3)))),
     P("diff_report_per_query_row_missing_a_metric", Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"]["q2"].pop("hit@1")))),
     P("diff_report_per_query_row_a_number", Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"].update(q1=3)))),
+    # an integer literal too large for a float (json reads it as an int) in the per-query block and a lane's cell
+    P("diff_report_per_query_integer_too_large_for_a_float",
+      Case(_diff(mutate=lambda r: r["per_query"]["a"]["doc"]["q1"].update(rr=10**400)), contains=("401 digits",))),
+    P("verdict_report_per_query_integer_too_large_for_a_float",
+      Case(_verdict_report(lambda r: r["per_query"]["a"]["doc"]["q1"].update(rr=-(10**400))), contains=("401 digits",))),
+    P("verdict_report_value_integer_too_large_for_a_float",
+      Case(_verdict_report(lambda r: r["lanes"]["a"]["doc"]["rr"].update(value=10**309)), contains=("310 digits",))),
 ]
 
 # ---- malformed thresholds files for evaluate --thresholds

@@ -171,6 +171,30 @@ class _Stream(Protocol):
                  tb: TracebackType | None, /) -> Any: ...
 
 
+def _note_from_a_thread(text: str) -> None:
+    """Write ``text`` to stderr from a daemon thread (the FIFO note's timer, perhaps in the
+    dashboard's loading thread). Through ``sys.stderr`` only while something stands in for
+    it (the dashboard's print capture, a test's); the process's own stderr gets the bytes
+    with ``os.write``, which takes no lock of the interpreter's: a daemon thread blocked
+    while holding the stderr object's lock (a full pipe, a stopped terminal) would make
+    the interpreter abort at shutdown ("could not acquire lock for <stderr>"). Nothing is
+    written once the interpreter is shutting down."""
+    if sys.is_finalizing():
+        return
+    err: Any = sys.stderr
+    if err is None:
+        return
+    stand_in = err is not sys.__stderr__
+    try:
+        if stand_in:
+            err.write(text)
+            err.flush()
+            return
+        os.write(err.fileno(), text.encode("utf-8", "backslashreplace"))
+    except (OSError, ValueError, io.UnsupportedOperation):  # a closed or detached stderr: the note is not essential
+        pass
+
+
 def _open_input(p: str, kind: str) -> io.BufferedReader:
     """Open for reading; a FIFO with no writer yet gets a stderr note after a moment
     (the open blocks until one comes; Ctrl-C interrupts it)."""
@@ -178,8 +202,7 @@ def _open_input(p: str, kind: str) -> io.BufferedReader:
     if kind == "pipe":
         def note() -> None:
             shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in p)
-            sys.stderr.write(f"rankscope: note: {shown}: waiting for a writer on this pipe (Ctrl-C to stop)\n")
-            sys.stderr.flush()
+            _note_from_a_thread(f"rankscope: note: {shown}: waiting for a writer on this pipe (Ctrl-C to stop)\n")
 
         timer = threading.Timer(1.0, note)
         timer.daemon = True

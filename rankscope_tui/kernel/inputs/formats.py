@@ -199,8 +199,16 @@ def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: st
 
 
 def resolve_columns(names: Iterable[object], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
-    """The query, doc and value columns among ``names`` (``what``: "run" or "qrels")."""
-    return _pick([str(n) for n in names], columns, what, source)
+    """The query, doc and value columns among ``names`` (``what``: "run" or "qrels"). A chosen
+    column whose name the table holds more than once is refused: which of them is meant
+    cannot be told (a TSV header or a DataFrame refuses any repeated name before this)."""
+    listed = [str(n) for n in names]
+    r = _pick(listed, columns, what, source)
+    for c in dict.fromkeys((r.query, r.doc, r.value)):
+        if listed.count(c) > 1:
+            raise InputError(f"column {c!r} appears {listed.count(c)} times in the table; rename all but one"[:300],
+                             source)
+    return r
 
 
 # ---------------------------------------------------------------------------

@@ -213,10 +213,11 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
     def unit(v: object, where: str) -> None:
         if v is None:
             return
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
             raise bad(where, "is not a finite number")
-        if not 0 <= v <= 1:
-            raise bad(where, f"is {v!r}, outside [0, 1] (metrics are proportions)")
+        if not 0 <= v <= 1:  # compared as they are: an integer literal may be too large for a float
+            shown = repr(v) if not isinstance(v, int) or abs(v) < 10**15 else f"an integer of {len(str(abs(v)))} digits"
+            raise bad(where, f"is {shown}, outside [0, 1] (metrics are proportions)")
 
     lanes = report.get("lanes")
     if isinstance(lanes, dict):

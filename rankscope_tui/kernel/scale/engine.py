@@ -236,7 +236,14 @@ def run_local(files_list: list[BucketFiles], plan: BucketPlan, workers: int,
         pool = new_pool(max(1, min(workers, len(busy))))
     ok = False
     try:
-        futures = {pool.submit(_task(), f, plan): f for f in busy}
+        futures: dict[Any, BucketFiles] = {}
+        for f in busy:
+            try:
+                futures[pool.submit(_task(), f, plan)] = f
+            except BrokenProcessPool:  # a worker died before this bucket went out (while the driver partitioned)
+                raise BucketFailed(f"bucket {f.index} of {len(files_list)} failed: a worker process ended "
+                                   "unexpectedly (killed, or out of memory) before it could run; nothing was "
+                                   "written") from None
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=WAIT_S, return_when=FIRST_COMPLETED)
@@ -325,7 +332,9 @@ def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | No
         merged = B.merge(results)
         ok = True
     finally:
-        if pool is not None:
-            _end_pool(pool, cancel=not ok)  # (ended before the directory goes: no worker reads it then)
-        shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            if pool is not None:
+                _end_pool(pool, cancel=not ok)  # (ended before the directory goes: no worker reads it then)
+        finally:  # the directory goes even if ending the pool did not finish
+            shutil.rmtree(workdir, ignore_errors=True)
     return merged, p, facts

@@ -712,9 +712,17 @@ def _spans_apply(path: str, scan: Scan, pool: Executor | None, workers: int) -> 
 def _submit_spans(pool: Executor, path: str, scan: Scan, workers: int, n: int, out: str,
                   budget: int) -> list[Future[tuple[int, bool]]]:
     """:func:`partition_span` of each of ``workers`` spans of ``path``, submitted to ``pool``."""
+    from concurrent.futures.process import BrokenProcessPool
+
     assert scan.delim is not None  # a scan without a delimiter is not streamed (_streamable_run)
-    return [pool.submit(partition_span, path, scan.delim, scan.clean, span, j, n, out, budget)
-            for j, span in enumerate(spans_of(path, workers))]
+    try:
+        return [pool.submit(partition_span, path, scan.delim, scan.clean, span, j, n, out, budget)
+                for j, span in enumerate(spans_of(path, workers))]
+    except BrokenProcessPool:  # a worker died before the spans went out
+        from .budget import BucketFailed
+
+        raise BucketFailed(f"partitioning {path} failed: a worker process ended unexpectedly (killed, or out of "
+                           "memory); nothing was written") from None
 
 
 def _spans_declined(futures: list[Future[tuple[int, bool]]], path: str) -> bool:
