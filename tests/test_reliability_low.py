@@ -42,3 +42,64 @@ def test_all_pairs_takes_nine_lanes_without_counting_the_added_rrf(tmp_path, cli
     lanes10, _ = _runs(tmp_path, 10)
     rc, _, err = cli_run(*argv[:-2], "--lane", lanes10[-1])
     assert rc == 2 and "got 10" in err and err.count("\n") == 1
+
+
+class _FullStdout:
+    """A stdout on a full device: every write and flush fails as ``/dev/full`` does."""
+
+    closed = False
+
+    def fileno(self):
+        import io
+
+        raise io.UnsupportedOperation("a test's stream")
+
+    def write(self, text):
+        raise OSError(28, "No space left on device")
+
+    def flush(self):
+        raise OSError(28, "No space left on device")
+
+
+def test_a_failing_stdout_leaves_every_output_unwritten(demo_dir, tmp_path, monkeypatch, capsys):
+    """Item 21: exit 2 means nothing written; with ``--out`` and a stdout on /dev/full the
+    report used to be in place before the text failed."""
+    import subprocess
+    import sys
+
+    from rankscope_tui import cli
+    from tests.support import cli_env
+
+    d = demo_dir
+    lanes = ["--lane", d / "lexical.run", "--lane", d / "dense.run", "--qrels", d / "qrels-test.txt"]
+    report = tmp_path / "report.json"
+    rc = cli.main([str(a) for a in ["evaluate", *lanes, "--out", report]])
+    assert rc == 0 and report.exists()
+    gates = d / "gates.json"
+    calls = {
+        "evaluate": ["evaluate", *lanes, "--per-query", "{out}.csv", "--out"],
+        "compare": ["compare", *lanes, "--resamples", "999", "--out"],
+        "all-pairs": ["compare", *lanes, "--all-pairs", "--metric", "ndcg@10", "--resamples", "999", "--out"],
+        "calibrate": ["calibrate", *lanes, "--gate-on", "rrf", "--out"],
+        "diff": ["diff", "--before", report, "--after", report, "--out"],
+        "verdict": ["verdict", "--report", report, "--gates", gates, "--out"],
+        "plot": ["plot", "rrf-k", "--report", report, "--out"],
+    }
+    for name, argv in calls.items():
+        out = tmp_path / f"{name}.{'svg' if name == 'plot' else 'json'}"
+        argv = [str(a).replace("{out}", str(out)) for a in argv] + [str(out)]
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "stdout", _FullStdout())
+        rc = cli.main(argv)
+        monkeypatch.undo()
+        err = capsys.readouterr().err
+        assert rc == 2 and "No space left on device" in err and err.count("\n") == 1, (name, rc, err)
+        left = sorted(p.name for p in tmp_path.iterdir() if p.name != "report.json")
+        assert left == [], (name, left)  # no output and no temporary file
+    # the real device, in a fresh interpreter
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "rankscope_tui.cli", "evaluate", *map(str, lanes), "--out",
+                            str(tmp_path / "r2.json")], stdout=full, stderr=subprocess.PIPE, text=True, env=cli_env(),
+                           timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "r2.json").exists()

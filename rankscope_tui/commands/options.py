@@ -388,3 +388,21 @@ def gate_options(args):
                          f"--gate-on LANE (or apply thresholds.json written by `calibrate --gate-on`)")
     return settings
 
+
+
+def write_with_text(items, text: str) -> None:
+    """The outputs ``items`` (``kernel.report.output.StagedOutputs``) and the text output,
+    so that exit status 2 still means nothing was written: the files are staged, the text
+    is written and flushed, and only then are the files renamed into place. A stdout that
+    fails (``> /dev/full``, a closed stream) leaves every file as it was; a reader that
+    went away (``| head``) is not a failure of ours, so the files are still put in place."""
+    from ..kernel.report.output import StagedOutputs
+
+    with StagedOutputs(list(items)) as outs:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            outs.commit()
+            raise
+        outs.commit()
