@@ -103,3 +103,29 @@ def test_a_failing_stdout_leaves_every_output_unwritten(demo_dir, tmp_path, monk
                            timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "r2.json").exists()
+
+
+def test_a_mapping_naming_the_header_columns_selects_the_table_reading(tmp_path, cli_run):
+    """Item 13: a header TSV with unknown column names was sniffed as an MS MARCO run (and
+    refused) unless ``--run-format tsv`` was added; the mapping now selects the table.
+    Hand-worked: q1 ranks d1 (relevant) first, q2 ranks d2 over the relevant d1, so
+    P@1 = (1 + 0)/2 = 0.5 and RR = (1 + 1/2)/2 = 0.75."""
+    import gzip
+
+    run = tmp_path / "odd.tsv"
+    run.write_text("question\tpassage\tsim\nq1\td1\t0.9\nq1\td2\t0.5\nq2\td2\t0.8\nq2\td1\t0.3\n")
+    qrels = tmp_path / "judged.tsv"
+    qrels.write_text("qq\tdd\trel\nq1\td1\t1\nq2\td1\t1\n")
+    zipped = tmp_path / "odd.tsv.gz"
+    zipped.write_bytes(gzip.compress(run.read_bytes()))
+    cols = ["--run-columns", "query=question,doc=passage,score=sim", "--qrels-columns", "query=qq,doc=dd,relevance=rel"]
+    for lane in (run, zipped):
+        out = tmp_path / "r.json"
+        rc, _, err = cli_run("evaluate", "--lane", lane, "--qrels", qrels, *cols, "--metrics", "P@1,rr", "--out", out)
+        assert rc == 0, err
+        doc = json.loads(out.read_text())["lanes"][lane.name.split(".")[0]]["doc"]
+        assert doc["p@1"]["value"] == 0.5 and doc["rr"]["value"] == 0.75
+    # a mapping naming a column the header lacks still says which
+    rc, _, err = cli_run("evaluate", "--lane", run, "--qrels", qrels, "--run-columns", "query=question,doc=nope",
+                         "--qrels-columns", "query=qq,doc=dd,relevance=rel")
+    assert rc == 2 and err.count("\n") == 1

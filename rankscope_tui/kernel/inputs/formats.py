@@ -268,9 +268,12 @@ def _jsonl_first(text: str) -> bool:
     return isinstance(obj, dict) and bool(obj) and not any(isinstance(v, dict) for v in obj.values())
 
 
-def detect(head: bytes, what: str, path: str) -> str:
+def detect(head: bytes, what: str, path: str, columns: ColumnMapping | None = None) -> str:
     """The format of content starting with ``head`` (decompressed): ``what`` is "run" or
-    "qrels". Never "auto"; refuses (InputError) where the first line is ambiguous."""
+    "qrels". Never "auto"; refuses (InputError) where the first line is ambiguous. A
+    column mapping (``--run-columns``/``--qrels-columns``) every column of which the
+    first line names makes it a header: the file is read as a table, whatever the
+    conventions make of those names."""
     if head[:4] == b"PAR1":
         return "parquet"
     if b"\x00" in head:
@@ -287,6 +290,8 @@ def detect(head: bytes, what: str, path: str) -> str:
         return "trec"  # the TREC reader names what is wrong (empty, binary, ...)
     line, no = first
     fields = line.split()
+    if columns is not None and "\x00" not in line and _names_mapped_columns(fields, columns):
+        return "tsv"
     if len(fields) < 4 and len(head) >= HEAD_BYTES and "\n" not in text.split(line, 1)[1]:
         # the first line runs past the bytes sniffed (a very long id): its field count is
         # unknown here, so it is read as TREC, whose reader sees the whole line
@@ -305,6 +310,12 @@ def detect(head: bytes, what: str, path: str) -> str:
                 "or give --run-format"[:400], path, no)
         return "msmarco"
     return "trec"
+
+
+def _names_mapped_columns(fields: list[str], columns: ColumnMapping) -> bool:
+    """Whether a first line holds every column ``columns`` names (and names at least one)."""
+    named = [getattr(columns, role) for role in _ROLES if getattr(columns, role) is not None]
+    return bool(named) and set(named) <= set(fields)
 
 
 def _is_int(s: str) -> bool:
