@@ -129,3 +129,19 @@ def test_a_mapping_naming_the_header_columns_selects_the_table_reading(tmp_path,
     rc, _, err = cli_run("evaluate", "--lane", run, "--qrels", qrels, "--run-columns", "query=question,doc=nope",
                          "--qrels-columns", "query=qq,doc=dd,relevance=rel")
     assert rc == 2 and err.count("\n") == 1
+
+
+def test_seed_runs_with_one_run_per_system_is_refused(tmp_path, cli_run):
+    """Item 23: ``--seed-runs`` with one ``SYSTEM@SEED`` run per system exited 0 doing
+    nothing (and the checklist said no seeds were given); it is refused in one line."""
+    lanes, qrels = _runs(tmp_path, 2)
+    argv = ["compare", "--lane", f"a@1={lanes[0]}", "--lane", f"b@1={lanes[1]}", "--qrels", qrels,
+            "--seed-runs", "--resamples", "999"]
+    rc, out, err = cli_run(*argv)
+    assert rc == 2 and err.count("\n") == 1 and "--seed-runs" in err and "one run" in err, (rc, out, err)
+    # two runs of one system: accepted, with its retraining spread
+    extra = tmp_path / "a2.run"
+    extra.write_text(lanes[0].read_text().replace("d0 ", "dX ", 1))
+    rc, out, err = cli_run(*argv[:3], "--lane", f"a@2={extra}", *argv[3:])
+    assert rc == 0, err
+    assert "6. seeds: the intervals describe one trained model" in out and "no retraining seeds given" not in out

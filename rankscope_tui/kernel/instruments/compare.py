@@ -72,6 +72,11 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
         if not groups:
             raise InputError("no lane is named SYSTEM@SEED (give --lane NAME@SEED=PATH for each retraining run)",
                              "--seed-runs")
+        if all(len(runs) < 2 for runs in groups.values()):
+            # one run per system has no retraining spread: the option would change nothing
+            shown = ", ".join(f"{system} ({next(iter(runs.values()))})" for system, runs in groups.items())
+            raise InputError(f"every system has one run ({shown}); the retraining spread needs at least two "
+                             "SYSTEM@SEED runs of a system", "--seed-runs")
         rep = {system: next(iter(runs.values())) for system, runs in groups.items()}
         hidden = {lane for runs in groups.values() for lane in list(runs.values())[1:]}
         baseline = rep.get(baseline, baseline) if baseline not in (None, "", "best") else baseline
