@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from rankscope_tui.kernel.statistics import tukey as tk
 
 
@@ -145,3 +147,43 @@ def test_seed_runs_with_one_run_per_system_is_refused(tmp_path, cli_run):
     rc, out, err = cli_run(*argv[:3], "--lane", f"a@2={extra}", *argv[3:])
     assert rc == 0, err
     assert "6. seeds: the intervals describe one trained model" in out and "no retraining seeds given" not in out
+
+
+def test_api_edges_are_refused_in_the_api_words():
+    """Item 24: a list as a column mapping raised AttributeError; ``measures=''`` was read
+    as the defaults; values near 1e308 gave numpy RuntimeWarnings and nan; API errors told
+    the caller to use ``--run-columns`` / ``--metrics``."""
+    import warnings
+
+    import pandas as pd
+    import pytest
+
+    import rankscope_tui as rs
+    from rankscope_tui.kernel.errors import InputError
+
+    qrels = {"q1": {"d1": 1}, "q2": {"d1": 1}}
+    run = {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d2": 1.0, "d1": 0.5}}
+    with pytest.raises(InputError, match=r"^run_columns: .*not a list"):
+        rs.evaluate(qrels, run, run_columns=["A", "B", "C"])
+    for empty in ("", [], " , "):
+        with pytest.raises(InputError, match="^measures: no measure named"):
+            rs.evaluate(qrels, run, measures=empty)
+    with pytest.raises(InputError, match="^measures: no measure named"):
+        rs.compare(qrels, {"a": run, "b": run}, measures="")
+    odd = pd.DataFrame({"A": ["q1", "q2"], "B": ["d1", "d1"], "C": [1.0, 2.0]})
+    for call in (lambda: rs.evaluate(qrels, odd), lambda: rs.evaluate(qrels, run, measures="bogus"),
+                 lambda: rs.compare(qrels, {"a": run, "b": run}, measures="bogus")):
+        with pytest.raises(InputError) as info:
+            call()
+        assert "--" not in str(info.value), str(info.value)
+    with pytest.raises(InputError, match="name them with run_columns"):
+        rs.evaluate(qrels, odd)
+    # the squares of differences near 1e308 overflow: refused, with no numpy warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="overflow the statistics over 4 queries"):
+            rs.paired([1e308, -1e308, 1e308, 5.0], [-1e308, 1e308, -1e308, 6.0], ["a", "b", "c", "d"], resamples=999)
+        # 1e101 over 4 queries stays within the bound (max/(8·4^1.5))^(1/3) ≈ 1.41e102: computed, finite
+        res = rs.paired([1e101, -1e101, 0.0, 5.0], [-1e101, 1e101, 1.0, 6.0], ["a", "b", "c", "d"], resamples=999)
+        assert res.row.stats.difference == pytest.approx((-2e101 + 2e101 + 1 + 1) / 4, abs=1e87)
+        assert np.isfinite(res.row.stats.ci_low) and np.isfinite(res.row.stats.ci_high)

@@ -22,7 +22,8 @@ FLAGS = {
     "seed": "--seed", "window": "--window", "cap": "--cap", "document_first": "--document-first",
     "group_sep": "--group-sep", "rrf_k": "--rrf-k", "fpir": "--fpir", "miss_rate": "--miss-rate",
     "margin": "--margin", "mutual": "--mutual", "min_delta": "--min-delta", "step": "--step",
-    "metrics": "--metrics", "objective": "--objective",
+    "metrics": "--metrics", "objective": "--objective", "run_columns": "--run-columns",
+    "qrels_columns": "--qrels-columns",
 }
 
 

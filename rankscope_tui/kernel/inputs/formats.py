@@ -64,7 +64,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import InputError
+from ..errors import InputError, SettingError
 
 if TYPE_CHECKING:
     from .rows import Lines
@@ -186,16 +186,22 @@ def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: st
     distinct = {(r.query, r.doc, r.value, r.kind) for _, r in fits}  # ranx and ir_measures share doc_id, score
     if len(distinct) > 1:
         shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
-        flag = "--run-columns" if what == "run" else "--qrels-columns"
-        raise InputError(f"ambiguous columns: they fit {shown}; name them with {flag} "
-                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:500], source)
+        raise _unnamed_columns(f"ambiguous columns: they fit {shown}"[:400], what, source)
     if not fits:
         known = "; ".join(f"{c} ({q}, {d}, {v})" for c, q, d, v in conventions)
-        flag = "--run-columns" if what == "run" else "--qrels-columns"
-        raise InputError(f"no known {what} columns among: {listed} (known: {known}); name them with {flag} "
-                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:600], source)
+        raise _unnamed_columns(f"no known {what} columns among: {listed} (known: {known})"[:500], what, source)
     conv, r = fits[0]
     return Resolved(r.query, r.doc, r.value, r.kind, "mapping" if columns is not None else conv)
+
+
+def _unnamed_columns(problem: str, what: str, source: str) -> SettingError:
+    """Columns no convention settles: a :class:`SettingError` of the mapping's setting
+    (``run_columns``/``qrels_columns``), so each face names its own way to give it (the
+    command line's ``--run-columns``, the Python API's ``run_columns``)."""
+    setting = f"{what}_columns"
+    value = "score" if what == "run" else "relevance"
+    return SettingError(setting, f"{source}: {problem}; name them with {{{setting}}} "
+                                 f"(query=COL,doc=COL,{value}=COL)", prefixed=False)
 
 
 def resolve_columns(names: Iterable[object], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
