@@ -187,3 +187,24 @@ def test_api_edges_are_refused_in_the_api_words():
         res = rs.paired([1e101, -1e101, 0.0, 5.0], [-1e101, 1e101, 1.0, 6.0], ["a", "b", "c", "d"], resamples=999)
         assert res.row.stats.difference == pytest.approx((-2e101 + 2e101 + 1 + 1) / 4, abs=1e87)
         assert np.isfinite(res.row.stats.ci_low) and np.isfinite(res.row.stats.ci_high)
+
+
+def test_line_and_paragraph_separators_print_escaped(demo_dir, tmp_path, cli_run):
+    """Item 16: U+2028/U+2029 in a stratum label reached text output and
+    LaTeX raw (a line break in a terminal or editor; pdflatex stops). They print as
+    ``\\u2028``/``\\u2029`` as the other controls do, and the LaTeX compiles."""
+    from test_latex_paper import compile_tex
+
+    labels = (demo_dir / "strata.tsv").read_text(encoding="utf-8")
+    strata = tmp_path / "strata.tsv"
+    strata.write_text(labels.replace("paraphrase", "para\u2028phrase").replace("no-overlap", "no\u2029overlap"),
+                      encoding="utf-8")
+    argv = ["evaluate", "--lane", demo_dir / "lexical.run", "--lane", demo_dir / "dense.run",
+            "--qrels", demo_dir / "qrels-test.txt", "--strata", strata, "--metrics", "rr,ndcg@10", "--resamples", "200"]
+    for fmt in ("text", "markdown", "latex"):
+        rc, out, err = cli_run(*argv, "--format", fmt)
+        assert rc == 0, err
+        assert "\u2028" not in out and "\u2029" not in out, fmt
+        assert "u2028" in out and "u2029" in out, fmt  # shown, not dropped
+        if fmt == "latex":
+            compile_tex(out, tmp_path)
