@@ -208,3 +208,34 @@ def test_line_and_paragraph_separators_print_escaped(demo_dir, tmp_path, cli_run
         assert "u2028" in out and "u2029" in out, fmt  # shown, not dropped
         if fmt == "latex":
             compile_tex(out, tmp_path)
+
+
+def test_empty_ids_are_refused_from_json_json_lines_and_parquet(tmp_path, cli_run):
+    """Item 19: an empty query or doc id was read from JSON, JSON Lines and Parquet (a TREC
+    line cannot hold one; the per-query CSV then had an empty cell). Refused naming the
+    file and the line (the row, for Parquet) that holds it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d1 1\n")
+    runs = {
+        "a.json": ('{"q1": {"d1": 1.0},\n "q2": {"": 0.5}}', 2),
+        "b.json": ('{"q1": {"d1": 1.0},\n "": {"d1": 0.5}}', 2),
+        "c.jsonl": ('{"qid": "q1", "docno": "d1", "score": 1.0}\n{"qid": "q2", "docno": "", "score": 0.5}\n', 2),
+        "d.jsonl": ('{"qid": "", "docno": "d1", "score": 1.0}\n', 1),
+    }
+    for name, (text, line) in runs.items():
+        (tmp_path / name).write_text(text)
+    pq.write_table(pa.table({"qid": ["q1", "q2", ""], "docno": ["d1", "d1", "d2"], "score": [1.0, 0.5, 0.2]}),
+                   tmp_path / "e.parquet")
+    runs["e.parquet"] = ("", 3)
+    for name, (_, line) in runs.items():
+        rc, _, err = cli_run("evaluate", "--lane", tmp_path / name, "--qrels", qrels, "--resamples", "0")
+        assert rc == 2 and err.count("\n") == 1 and "empty" in err, (name, err)
+        assert f"{tmp_path / name}:{line}:" in err, (name, err)
+    # a qrels file: the same rule
+    (tmp_path / "q.json").write_text('{"q1": {"d1": 1, "": 1}}')
+    (tmp_path / "ok.json").write_text('{"q1": {"d1": 1.0}}')
+    rc, _, err = cli_run("evaluate", "--lane", tmp_path / "ok.json", "--qrels", tmp_path / "q.json")
+    assert rc == 2 and f"{tmp_path / 'q.json'}:1:" in err and "empty" in err, err
