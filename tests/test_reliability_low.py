@@ -239,3 +239,27 @@ def test_empty_ids_are_refused_from_json_json_lines_and_parquet(tmp_path, cli_ru
     (tmp_path / "ok.json").write_text('{"q1": {"d1": 1.0}}')
     rc, _, err = cli_run("evaluate", "--lane", tmp_path / "ok.json", "--qrels", tmp_path / "q.json")
     assert rc == 2 and f"{tmp_path / 'q.json'}:1:" in err and "empty" in err, err
+
+
+def test_cr_only_files_name_the_line_of_a_nul_or_non_utf8_byte(tmp_path, cli_run):
+    """Item 22: in a file whose lines end in a lone CR, the NUL and non-UTF-8 errors named
+    line 1 whatever the line; the readers split lines at CR, so the bad byte on the third
+    CR-ended line is on line 3 (and on line 2 of the qrels below)."""
+    import gzip
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    good = b"q1 Q0 d1 1 1.0 x\rq1 Q0 d2 2 0.5 x\r"
+    cases = {"nul.run": good + b"q2 Q0 d\x001 1 1.0 x\r", "bad.run": good + b"q2 Q0 d\xff1 1 1.0 x\r",
+             "crlf.run": good.replace(b"\r", b"\r\n") + b"q2 Q0 d\xff1 1 1.0 x\r\n"}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        (tmp_path / (name + ".gz")).write_bytes(gzip.compress(data))
+        for lane, extra in ((name, []), (name + ".gz", []), (name, ["--buckets", "2"])):
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / lane, "--qrels", qrels, "--resamples", "0", *extra)
+            assert rc == 2 and f"{tmp_path / lane}:3: " in err, (lane, extra, err)
+    bad_qrels = tmp_path / "cr.qrels"
+    bad_qrels.write_bytes(b"q1 0 d1 1\rq2 0 d\xff1 1\r")
+    (tmp_path / "ok.run").write_bytes(good)
+    rc, _, err = cli_run("evaluate", "--lane", tmp_path / "ok.run", "--qrels", bad_qrels)
+    assert rc == 2 and f"{bad_qrels}:2: not UTF-8" in err, err
