@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
@@ -199,15 +199,23 @@ def _looks_like_records(x) -> bool:
 #: The API's parameter for each setting whose name differs from it (every other setting
 #: is the parameter of its own name: ``min_delta``, ``relevant``, ``confidence``, ...).
 PARAMETERS = {"metrics": "measures"}
+#: The command line's options the kernel's name checks name (``measures.names``), as the
+#: API's parameters: an API error never tells the caller to use a flag.
+OPTION_PARAMETERS = {"--metrics": "measures", "--metric": "measures"}
 
 
 @contextmanager
 def _parameter_words() -> Iterator[None]:
-    """A setting refused by the settings (``SettingError``) re-raised naming the parameter."""
+    """A setting refused by the settings (``SettingError``) re-raised naming the parameter;
+    an error the name checks place at a command-line option, placed at the parameter."""
     try:
         yield
     except SettingError as exc:
         raise exc.named(PARAMETERS) from None
+    except InputError as exc:
+        if exc.path in OPTION_PARAMETERS and exc.line is None:
+            raise InputError(exc.detail, OPTION_PARAMETERS[exc.path]) from None
+        raise
 
 
 def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None):
@@ -222,10 +230,16 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
 
     if measures is not None and not isinstance(measures, str):
         measures = ",".join(str(m) for m in measures)
+    if measures is not None and not measures.strip(" ,"):  # None means the defaults; empty is a mistake
+        raise InputError("no measure named (give e.g. 'ndcg@10,rr', or leave measures out for the defaults)",
+                         "measures")
 
     def mapping(m, name: str):  # {"query": "qid", "doc": "docno", "score": "s"} or the text "query=qid,..."
         if m is None:
             return None
+        if not isinstance(m, (str, Mapping)):
+            raise InputError(f"a column mapping is the text 'query=COL,doc=COL,score=COL' or a dict "
+                             f"{{role: column}}, not a {type(m).__name__}", name)
         return ColumnMapping.parse(m if isinstance(m, str) else ",".join(f"{k}={v}" for k, v in m.items()), name)
 
     with _parameter_words():  # the ranges first, then the names read, as on the command line
@@ -233,7 +247,9 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
                                seed=seed, confidence=confidence)
     inputs = InputOptions(run_columns=mapping(run_columns, "run_columns"),
                           qrels_columns=mapping(qrels_columns, "qrels_columns"))
-    return replace(checked, metrics=tuple(parse_metrics(measures or DEFAULT_METRICS)), inputs=inputs)
+    with _parameter_words():
+        metrics = tuple(parse_metrics(measures or DEFAULT_METRICS))
+    return replace(checked, metrics=metrics, inputs=inputs)
 
 
 def workspace(qrels, runs, settings=None, strata=()):
@@ -481,6 +497,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
     from .kernel.settings import CompareSettings
 
     metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
+    if not any(str(m).strip() for m in metrics):
+        raise InputError("no measure named (give e.g. 'ndcg@10', or leave measures out for the default)", "measures")
     candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
     with _parameter_words():  # checked before any input is read
         settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
@@ -494,7 +512,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
         ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence,
                                               run_columns, qrels_columns))
         ws, th = prepare(ws)
-    return Comparison(kernel_compare(ws, th, settings))
+    with _parameter_words():  # a measure name is checked as the comparison reads it
+        return Comparison(kernel_compare(ws, th, settings))
 
 
 # --------------------------------------------------------------------------- paired
@@ -589,7 +608,8 @@ def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value"
 def _metric_names(measures) -> list:
     from .kernel.measures import parse_metrics
 
-    keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
+    with _parameter_words():
+        keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
     asked = {k.strip().lower() for m in ([measures] if isinstance(measures, str) else measures)
              for k in str(m).split(",")}
     return [k for k in keys if k.key in asked]  # judged@k comes with ndcg@k only when asked for

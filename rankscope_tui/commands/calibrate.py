@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from ..kernel.settings import CalibrationSettings
 
 
@@ -22,9 +20,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..kernel import calibrate
-    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report.output import check_output_path, dumps_strict
     from ..render.calibrate import calibrate_text
-    from .options import engine_settings, gate_options, input_paths, load_workspace, run_buckets
+    from .options import engine_settings, gate_options, input_paths, load_workspace, run_buckets, write_with_text
 
     check_output_path(args.out, input_paths(args))
     engine = engine_settings(args)
@@ -37,6 +35,5 @@ def run(args) -> int:
     data = calibrate(ws, gate, cal)
     if engine.bucketed:
         data["settings"] = {**data["settings"], "engine": engine.as_dict()}
-    write_atomic(args.out, dumps_strict(data))
-    sys.stdout.write(calibrate_text(data, args.out))
+    write_with_text([(args.out, dumps_strict(data))], calibrate_text(data, args.out))
     return 0

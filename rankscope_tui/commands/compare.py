@@ -84,8 +84,13 @@ def run(args) -> int:
             assert comparison.qrels_sha256 is not None  # --log requires --qrels (checked with the options)
             before = append_comparison_log(args.log, comparison.qrels_sha256, payload)
             text += log_reuse_line(before, comparison.qrels_sha256)
+        try:  # the text first: a stdout that fails leaves --out as it was (the log line is already appended)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            outs.commit()
+            raise
         outs.commit()
-    sys.stdout.write(text)
     return 0
 
 
@@ -123,8 +128,9 @@ def run_all_pairs(args, ws, th, settings, engine) -> int:
     from ..kernel import compare_all_pairs
     from ..kernel.errors import InputError
     from ..kernel.instruments.compare import ALL_PAIRS_SCHEMA
-    from ..kernel.report.output import dumps_strict, write_outputs
+    from ..kernel.report.output import dumps_strict
     from ..render.tukey import render_all_pairs
+    from .options import write_with_text
 
     for flag, attr, default in _NOT_WITH_ALL_PAIRS:
         if getattr(args, attr) != default:
@@ -133,8 +139,7 @@ def run_all_pairs(args, ws, th, settings, engine) -> int:
     result = compare_all_pairs(ws, th, settings)
     text = render_all_pairs(result, args.format)
     payload = {"schema": ALL_PAIRS_SCHEMA, **result.as_dict()}
-    write_outputs([(args.out, dumps_strict(with_engine(payload, engine)))] if args.out else [])
-    sys.stdout.write(text)
+    write_with_text([(args.out, dumps_strict(with_engine(payload, engine)))] if args.out else [], text)
     return 0
 
 

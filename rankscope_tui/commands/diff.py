@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 
 def register(sub) -> None:
     from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
@@ -33,10 +31,10 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..kernel import diff
     from ..kernel.errors import InputError
-    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report.output import check_output_path, dumps_strict
     from ..kernel.settings import DiffSettings
     from ..render.diff import render_diff
-    from .options import CliError
+    from .options import CliError, write_with_text
 
     # first, as a setting out of range (--resamples 5) was always named before anything else
     settings = DiffSettings(metrics=tuple(args.metric), min_delta=args.min_delta, resamples=args.resamples,
@@ -55,9 +53,7 @@ def run(args) -> int:
     for path, report in ((before_path, before), (after_path, after)):
         _check_positives(report, path)
     result = diff(before, after, settings, before_path, after_path)
-    sys.stdout.write(render_diff(result))
-    if args.out:
-        write_atomic(args.out, dumps_strict(result.as_dict()))
+    write_with_text([(args.out, dumps_strict(result.as_dict()))] if args.out else [], render_diff(result))
     return 1 if (result.regressions and args.fail_on_regression) else 0
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from .options import (
@@ -15,6 +14,7 @@ from .options import (
     load_tables,
     load_workspace,
     run_buckets,
+    write_with_text,
 )
 
 
@@ -34,7 +34,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..kernel import evaluate as evaluate_report
-    from ..kernel.report.output import check_outputs, dumps_strict_parts, write_outputs
+    from ..kernel.report.output import check_outputs, dumps_strict_parts
     from ..render import report as R
     from ..render import tidy
     from ..render.formats import RENDERERS
@@ -66,8 +66,7 @@ def run(args) -> int:
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
     payloads += tidy_payloads(args, report)
-    write_outputs(payloads)  # all or nothing
-    sys.stdout.write(text)
+    write_with_text(payloads, text)  # all or nothing, the text before the files are renamed into place
     return 0
 
 
@@ -75,7 +74,7 @@ def evaluate_tables(args) -> int:
     """``evaluate --per-query-in``: the interval tables per run, level and stratum of values
     computed elsewhere; what needs rankings is said, never silently left out."""
     from ..kernel import table_report
-    from ..kernel.report.output import dumps_strict_parts, write_outputs
+    from ..kernel.report.output import dumps_strict_parts
     from ..kernel.workspace.per_query_tables import NOT_AVAILABLE
     from ..render import report as R
     from ..render.formats import RENDERERS
@@ -97,8 +96,7 @@ def evaluate_tables(args) -> int:
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))
     payloads += tidy_payloads(args, report)
-    write_outputs(payloads)
-    sys.stdout.write(text)
+    write_with_text(payloads, text)
     return 0
 
 

@@ -22,7 +22,8 @@ FLAGS = {
     "seed": "--seed", "window": "--window", "cap": "--cap", "document_first": "--document-first",
     "group_sep": "--group-sep", "rrf_k": "--rrf-k", "fpir": "--fpir", "miss_rate": "--miss-rate",
     "margin": "--margin", "mutual": "--mutual", "min_delta": "--min-delta", "step": "--step",
-    "metrics": "--metrics", "objective": "--objective",
+    "metrics": "--metrics", "objective": "--objective", "run_columns": "--run-columns",
+    "qrels_columns": "--qrels-columns",
 }
 
 
@@ -388,3 +389,21 @@ def gate_options(args):
                          f"--gate-on LANE (or apply thresholds.json written by `calibrate --gate-on`)")
     return settings
 
+
+
+def write_with_text(items, text: str) -> None:
+    """The outputs ``items`` (``kernel.report.output.StagedOutputs``) and the text output,
+    so that exit status 2 still means nothing was written: the files are staged, the text
+    is written and flushed, and only then are the files renamed into place. A stdout that
+    fails (``> /dev/full``, a closed stream) leaves every file as it was; a reader that
+    went away (``| head``) is not a failure of ours, so the files are still put in place."""
+    from ..kernel.report.output import StagedOutputs
+
+    with StagedOutputs(list(items)) as outs:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            outs.commit()
+            raise
+        outs.commit()

@@ -64,14 +64,13 @@ def workspace_of_report(report: dict, report_path: str):
 
 
 def run(args) -> int:
-    import sys
-
     from ..kernel.errors import InputError
     from ..kernel.inputs.files import load_json, read_text
     from ..kernel.report import figures as FG
-    from ..kernel.report.output import check_outputs, write_outputs
+    from ..kernel.report.output import check_outputs
     from ..kernel.report.payload import read_report
     from ..render.figures import check_suffix, figure_bytes
+    from .options import write_with_text
 
     suffixes = [check_suffix(out) for out in args.out]
     inputs = [args.report] + ([args.compare] if args.compare else [])
@@ -114,6 +113,6 @@ def run(args) -> int:
             fig = FG.forest_figure(report, metric, args.level)
     except ValueError as exc:
         raise InputError(str(exc), args.report) from None
-    write_outputs([(out, figure_bytes(fig, suffix)) for out, suffix in zip(args.out, suffixes)])  # all or nothing
-    sys.stdout.write(f"{args.kind} ({len(fig.rows)} points) written to {', '.join(args.out)}\n")
+    write_with_text([(out, figure_bytes(fig, suffix)) for out, suffix in zip(args.out, suffixes)],  # all or nothing
+                    f"{args.kind} ({len(fig.rows)} points) written to {', '.join(args.out)}\n")
     return 0

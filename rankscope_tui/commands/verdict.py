@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 
 def register(sub) -> None:
     from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
@@ -31,10 +29,10 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..kernel import judge
     from ..kernel.errors import InputError
-    from ..kernel.report.output import check_output_path, dumps_strict, write_atomic
+    from ..kernel.report.output import check_output_path, dumps_strict
     from ..kernel.report.payload import read_report
     from ..render.rules import render_verdict
-    from .options import CliError
+    from .options import CliError, write_with_text
 
     tables = [p for _, p in args.per_query_in]
     if not args.report and not tables:
@@ -59,7 +57,5 @@ def run(args) -> int:
     else:
         report, where = read_report(args.report), args.report
     verdict = judge(report, where, args.gates, on=args.on, strict=args.strict)
-    sys.stdout.write(render_verdict(verdict))
-    if args.out:
-        write_atomic(args.out, dumps_strict(verdict.as_dict()))
+    write_with_text([(args.out, dumps_strict(verdict.as_dict()))] if args.out else [], render_verdict(verdict))
     return 1 if verdict.failures else 0

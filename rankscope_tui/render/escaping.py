@@ -3,8 +3,9 @@ and never as a control sequence.
 
 ``escape_control`` shows every control character as a visible escape (``\\x1b``,
 ``\\x9b``, ``\\u202e``): C0 (U+0000-U+001F) except the structural tab and newline of a
-rendered text, DEL, C1 (U+0080-U+009F) and the bidirectional overrides/isolates
-(U+202A-U+202E, U+2066-U+2069, which reorder what a terminal shows). Every text
+rendered text, DEL, C1 (U+0080-U+009F), the line and paragraph separators (U+2028,
+U+2029: a line break to editors and browsers, a stop to pdflatex) and the bidirectional
+overrides/isolates (U+202A-U+202E, U+2066-U+2069, which reorder what a terminal shows). Every text
 renderer passes its whole output through it (``terminal_safe``); markdown and LaTeX
 cells escape every control character, tab and newline included, before their own
 escapes. A name holding a backslash followed by ``x1b`` prints the same as one holding

@@ -140,6 +140,9 @@ def id_column(col: Column, source: str, name: str, role: str, rows: Rows = None)
                          f"write them as text or integers (1.0 is not the id 1)", source)
     else:
         raise InputError(f"{role} ids (column {name!r}) must be text or integers, not {t}"[:300], source)
+    empty = _first_empty_row(col)
+    if empty is not None:  # a TREC line cannot hold one, and a CSV row would show an empty cell
+        raise InputError(f"{role} id (column {name!r}) is empty", source, row(empty))
     brk = _first_row_with_break(col)
     if brk is not None:
         raise InputError(f"{role} id {col[brk].as_py()!r} (column {name!r}) contains a line break or a NUL byte"[:300],
@@ -150,6 +153,22 @@ def id_column(col: Column, source: str, name: str, role: str, rows: Rows = None)
         else:  # each chunk on its own (an encoder reads string chunks)
             col = pa.chunked_array([c.cast(pa.string()) for c in col.chunks], pa.string())
     return col
+
+
+def _first_empty_row(col: pa.ChunkedArray) -> int | None:
+    """The first row of a string column holding the empty string (equal neighbouring
+    offsets), or None."""
+    base = 0
+    for ch in col.chunks:
+        n = len(ch)
+        if n:
+            odt: type[np.signedinteger[Any]] = np.int64 if pa.types.is_large_string(ch.type) else np.int32
+            off = np.frombuffer(ch.buffers()[1], dtype=odt, count=n + 1, offset=ch.offset * np.dtype(odt).itemsize)
+            hit = np.flatnonzero(off[1:] == off[:-1])
+            if hit.size:
+                return base + int(hit[0])
+        base += n
+    return None
 
 
 def _first_row_with_break(col: pa.ChunkedArray) -> int | None:

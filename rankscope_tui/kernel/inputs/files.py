@@ -220,11 +220,18 @@ def _too_large(p: str, limit: int, what: str) -> InputError:
     return InputError(f"{what} more than {_gib(limit)}, the input size limit ({LIMIT_RULE})", p)
 
 
+def line_number(buf: bytes | bytearray | memoryview, pos: int) -> int:
+    """The 1-based line of byte ``pos``, lines ended by LF, CRLF or a lone CR (as the
+    readers split them: a CR-only file has as many lines as CRs)."""
+    data = buf if isinstance(buf, (bytes, bytearray)) else bytes(buf[:pos])
+    return data.count(b"\n", 0, pos) + data.count(b"\r", 0, pos) - data.count(b"\r\n", 0, pos) + 1
+
+
 def _nul_error(buf: bytearray, start: int, p: str) -> InputError | None:
     nul = buf.find(b"\x00", start)
     if nul < 0:
         return None
-    return InputError("binary file (NUL byte)", p, buf.count(b"\n", 0, nul) + 1)
+    return InputError("binary file (NUL byte)", p, line_number(buf, nul))
 
 
 def _read_all(fh: _Stream, p: str, limit: int, what: str, check_nul: bool | None = True) -> bytearray:
@@ -312,11 +319,11 @@ def decode_text(raw: bytes | bytearray, p: str) -> str:
     end; refuses empty (or BOM-only), binary and non-UTF-8 input and a BOM past the start."""
     nul = raw.find(b"\x00")
     if nul >= 0:
-        raise InputError("binary file (NUL byte)", p, raw.count(b"\n", 0, nul) + 1)
+        raise InputError("binary file (NUL byte)", p, line_number(raw, nul))
     try:
         text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
+        line = line_number(raw, exc.start)
         raise InputError(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", p, line) from None
     if text.startswith("\ufeff"):
         text = text[1:]

@@ -64,7 +64,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import InputError
+from ..errors import InputError, SettingError
 
 if TYPE_CHECKING:
     from .rows import Lines
@@ -186,16 +186,22 @@ def _pick(names: list[str], columns: ColumnMapping | None, what: str, source: st
     distinct = {(r.query, r.doc, r.value, r.kind) for _, r in fits}  # ranx and ir_measures share doc_id, score
     if len(distinct) > 1:
         shown = "; ".join(f"{c} ({r.query}, {r.doc}, {r.value})" for c, r in fits)
-        flag = "--run-columns" if what == "run" else "--qrels-columns"
-        raise InputError(f"ambiguous columns: they fit {shown}; name them with {flag} "
-                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:500], source)
+        raise _unnamed_columns(f"ambiguous columns: they fit {shown}"[:400], what, source)
     if not fits:
         known = "; ".join(f"{c} ({q}, {d}, {v})" for c, q, d, v in conventions)
-        flag = "--run-columns" if what == "run" else "--qrels-columns"
-        raise InputError(f"no known {what} columns among: {listed} (known: {known}); name them with {flag} "
-                         f"query=COL,doc=COL,{'score' if what == 'run' else 'relevance'}=COL"[:600], source)
+        raise _unnamed_columns(f"no known {what} columns among: {listed} (known: {known})"[:500], what, source)
     conv, r = fits[0]
     return Resolved(r.query, r.doc, r.value, r.kind, "mapping" if columns is not None else conv)
+
+
+def _unnamed_columns(problem: str, what: str, source: str) -> SettingError:
+    """Columns no convention settles: a :class:`SettingError` of the mapping's setting
+    (``run_columns``/``qrels_columns``), so each face names its own way to give it (the
+    command line's ``--run-columns``, the Python API's ``run_columns``)."""
+    setting = f"{what}_columns"
+    value = "score" if what == "run" else "relevance"
+    return SettingError(setting, f"{source}: {problem}; name them with {{{setting}}} "
+                                 f"(query=COL,doc=COL,{value}=COL)", prefixed=False)
 
 
 def resolve_columns(names: Iterable[object], columns: ColumnMapping | None, what: str, source: str) -> Resolved:
@@ -276,9 +282,12 @@ def _jsonl_first(text: str) -> bool:
     return isinstance(obj, dict) and bool(obj) and not any(isinstance(v, dict) for v in obj.values())
 
 
-def detect(head: bytes, what: str, path: str) -> str:
+def detect(head: bytes, what: str, path: str, columns: ColumnMapping | None = None) -> str:
     """The format of content starting with ``head`` (decompressed): ``what`` is "run" or
-    "qrels". Never "auto"; refuses (InputError) where the first line is ambiguous."""
+    "qrels". Never "auto"; refuses (InputError) where the first line is ambiguous. A
+    column mapping (``--run-columns``/``--qrels-columns``) every column of which the
+    first line names makes it a header: the file is read as a table, whatever the
+    conventions make of those names."""
     if head[:4] == b"PAR1":
         return "parquet"
     if b"\x00" in head:
@@ -295,6 +304,8 @@ def detect(head: bytes, what: str, path: str) -> str:
         return "trec"  # the TREC reader names what is wrong (empty, binary, ...)
     line, no = first
     fields = line.split()
+    if columns is not None and "\x00" not in line and _names_mapped_columns(fields, columns):
+        return "tsv"
     if len(fields) < 4 and len(head) >= HEAD_BYTES and "\n" not in text.split(line, 1)[1]:
         # the first line runs past the bytes sniffed (a very long id): its field count is
         # unknown here, so it is read as TREC, whose reader sees the whole line
@@ -313,6 +324,12 @@ def detect(head: bytes, what: str, path: str) -> str:
                 "or give --run-format"[:400], path, no)
         return "msmarco"
     return "trec"
+
+
+def _names_mapped_columns(fields: list[str], columns: ColumnMapping) -> bool:
+    """Whether a first line holds every column ``columns`` names (and names at least one)."""
+    named = [getattr(columns, role) for role in _ROLES if getattr(columns, role) is not None]
+    return bool(named) and set(named) <= set(fields)
 
 
 def _is_int(s: str) -> bool:

@@ -192,6 +192,8 @@ class _JsonPairs:
 
     def _check(self, q: str, d: str, v: object, pos: int) -> None:
         what = self.what
+        if not q or not d:  # a TREC line cannot hold an empty id, and a CSV row would show an empty cell
+            self.fail(f"query {q!r}, doc {d!r}: an id may not be empty", pos)
         if "\n" in q or "\r" in q or "\n" in d or "\r" in d:
             # a TREC line cannot hold one; in printed tables, CSV rows and terminals it would
             # split a line, so an id from JSON may not either

@@ -70,7 +70,7 @@ def read_lane(path: str, name: str | None = None, options: InputOptions | None =
     head = _plain_head(path)
     if head is not None:
         if fmt == "auto":
-            fmt = detect(head, "run", path)
+            fmt = detect(head, "run", path, opts.run_columns)
         if fmt == "parquet":
             return _as(read_parquet(path, path, "run", opts.run_columns, Digest(path=path), name=lane_name), fmt)
         if fmt in ("trec", "msmarco"):
@@ -84,7 +84,7 @@ def read_lane(path: str, name: str | None = None, options: InputOptions | None =
         digest = Digest(stored)
         del stored
         if fmt == "auto":
-            fmt = detect(bytes(raw[:HEAD_BYTES]), "run", path)
+            fmt = detect(bytes(raw[:HEAD_BYTES]), "run", path, opts.run_columns)
     lane = _lane_from_content(raw, path, lane_name, fmt, opts, digest)
     return _as(lane, "mteb" if lane.format == "mteb" else fmt)
 
@@ -137,7 +137,7 @@ def _read_qrels(path: str, opts: InputOptions, told: list[str]) -> RawQrels:
     digest = Digest(stored)
     del stored
     if fmt == "auto":
-        fmt = detect(bytes(raw[:HEAD_BYTES]), "qrels", path)
+        fmt = detect(bytes(raw[:HEAD_BYTES]), "qrels", path, opts.qrels_columns)
     told[0] = fmt
     if fmt == "parquet":
         return read_parquet(raw, path, "qrels", opts.qrels_columns, digest)

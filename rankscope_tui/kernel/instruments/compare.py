@@ -72,6 +72,11 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
         if not groups:
             raise InputError("no lane is named SYSTEM@SEED (give --lane NAME@SEED=PATH for each retraining run)",
                              "--seed-runs")
+        if all(len(runs) < 2 for runs in groups.values()):
+            # one run per system has no retraining spread: the option would change nothing
+            shown = ", ".join(f"{system} ({next(iter(runs.values()))})" for system, runs in groups.items())
+            raise InputError(f"every system has one run ({shown}); the retraining spread needs at least two "
+                             "SYSTEM@SEED runs of a system", "--seed-runs")
         rep = {system: next(iter(runs.values())) for system, runs in groups.items()}
         hidden = {lane for runs in groups.values() for lane in list(runs.values())[1:]}
         baseline = rep.get(baseline, baseline) if baseline not in (None, "", "best") else baseline
@@ -299,11 +304,19 @@ def query_deltas(ws: PerQuery, baseline: str, candidate: str, metric: str, level
     return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]
 
 
-def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
-    """The lanes ``--all-pairs`` compares: the baseline (default the first lane) and the
-    candidates when given, else every lane but the variants, in workspace order."""
+def all_pairs_plan(ws: PerQuery, settings: CompareSettings) -> tuple[tuple[str, ...], str | None]:
+    """The lanes ``--all-pairs`` compares and a note when the default set was cut.
+
+    The baseline (default the first lane) and the candidates when given, else every lane
+    but the variants, in workspace order. The fused lanes join that default set only
+    while it stays within ``MAX_SYSTEMS``: the limit is on the lanes a person gives, so
+    nine input lanes are compared without the added ``rrf`` (the note says so) rather
+    than refused as ten."""
+    from ..statistics.tukey import MAX_SYSTEMS
+
     if settings.baseline == "best":
         raise InputError("--all-pairs compares every pair: there is no baseline to choose as the best", "--baseline")
+    note = None
     if settings.candidates:
         base = settings.baseline or ws.input_lanes[0]
         names = list(dict.fromkeys([base, *settings.candidates]))
@@ -311,12 +324,22 @@ def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
         names = [n for n in ws.lanes if ws.lane_origin.get(n) != "variant"]
         if settings.baseline:
             names = list(dict.fromkeys([settings.baseline, *names]))
+        fused = [n for n in names if ws.lane_origin.get(n) == "fused" and n != settings.baseline]
+        if len(names) > MAX_SYSTEMS and fused:
+            names = [n for n in names if n not in fused]
+            note = (f"the fused lane{'s' if len(fused) > 1 else ''} {', '.join(fused)} left out: the randomised "
+                    f"Tukey HSD compares at most {MAX_SYSTEMS} lanes (name the lanes with --candidate to choose)")
     for name in names:
         if name not in ws.lanes:
             raise InputError(f"unknown lane {name!r}; loaded: {', '.join(ws.lanes)}", "--candidate")
     if len(names) < 2:
         raise InputError("--all-pairs needs at least two lanes", "--lane")
-    return tuple(names)
+    return tuple(names), note
+
+
+def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
+    """The lanes ``--all-pairs`` compares (``all_pairs_plan`` without its note)."""
+    return all_pairs_plan(ws, settings)[0]
 
 
 def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings) -> TukeyResult:
@@ -340,7 +363,7 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
         raise InputError(ws.missing_level(settings.level), "--level")
     unit_file = None if settings.units is None else read_units(settings.units)
     key = M.parse_metrics(settings.metrics[0])[0]
-    names = all_pairs_lanes(ws, settings)
+    names, note = all_pairs_plan(ws, settings)
 
     def compute() -> TukeyResult:
         needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
@@ -348,7 +371,8 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
         qids = ws.qids[q].tolist()
         units = None if unit_file is None else unit_file.units_of(qids)
         x = np.column_stack([ws.per_query(n, settings.level, needed)[key.key][q] for n in names])
-        return tukey_hsd(x, names, metric=key.key, resamples=resamples, seed=seed, confidence=confidence, units=units)
+        res = tukey_hsd(x, names, metric=key.key, resamples=resamples, seed=seed, confidence=confidence, units=units)
+        return res if note is None else replace(res, warnings=(note, *res.warnings))
 
     units_key = None if unit_file is None else unit_file.pairs
     return ws.derived("all_pairs", (settings, names, _lanes_key(ws), units_key), compute)

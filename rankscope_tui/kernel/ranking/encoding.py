@@ -638,8 +638,8 @@ def encode_sorted_arrow(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[
 # ids as people see them: control characters made visible (render.escaping,
 # widgets.safe); here so that the output layer and the dashboard share one rule
 
-_CONTROL = _re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_LAYOUT = _re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = _re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_LAYOUT = _re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _visible(m: _re.Match[str]) -> str:

@@ -538,7 +538,7 @@ def _streamable_run(path: str, options: InputOptions) -> tuple[str | None, Scan 
     name = compression_of(head[:6])
     if name is not None:
         return _streamable_compressed(path, name, options)
-    fmt = options.run_format if options.run_format != "auto" else detect(head, "run", path)
+    fmt = options.run_format if options.run_format != "auto" else detect(head, "run", path, options.run_columns)
     if fmt != "trec":
         return fmt, None
     scan = _scan_plain(path)
@@ -563,7 +563,7 @@ def _streamable_compressed(path: str, name: str, options: InputOptions) -> tuple
         first = stream.read(_SCAN_STEP)
     except Exception:  # noqa: BLE001 - a corrupt file: the readers name the problem
         return None, None
-    fmt = options.run_format if options.run_format != "auto" else _detect_or_none(detect, first[:HEAD_BYTES], path)
+    fmt = options.run_format if options.run_format != "auto" else _detect_or_none(detect, first[:HEAD_BYTES], path, options)
     nl = first.find(b"\n")
     delim = None if first[:3] == b"\xef\xbb\xbf" else _delimiter(first[:nl] if nl >= 0 else first)
     if fmt != "trec" or delim is None or not first:
@@ -572,9 +572,9 @@ def _streamable_compressed(path: str, name: str, options: InputOptions) -> tuple
     return fmt, SimpleNamespace(delim=delim, clean=None, checked=_Checked(stream, first, delim))
 
 
-def _detect_or_none(detect: Callable[[bytes, str, str], str], head: bytes, path: str) -> str | None:
+def _detect_or_none(detect: Callable[..., str], head: bytes, path: str, options: InputOptions) -> str | None:
     try:
-        return detect(head, "run", path)
+        return detect(head, "run", path, options.run_columns)
     except InputError:
         return None  # the readers say it
 

@@ -91,6 +91,14 @@ def aligned(baseline: np.ndarray | Sequence[float], candidate: np.ndarray | Sequ
         raise InputError(f"a paired comparison needs at least 2 queries, got {b.size}")
     if not (np.all(np.isfinite(b)) and np.all(np.isfinite(c))):
         raise InputError("per-query values must be finite")
+    # The highest power the statistics take is the BCa acceleration's (Σu²)^1.5 over the
+    # jackknife deviations (|u| ≤ |Δ| ≤ 2·max|x|): 8·n^1.5·max|x|³ must stay a float, else
+    # the means, sd and intervals overflow into inf/nan with numpy warnings.
+    bound = (float(np.finfo(np.float64).max) / (8.0 * b.size ** 1.5)) ** (1.0 / 3.0)
+    largest = max(float(np.max(np.abs(b))), float(np.max(np.abs(c))))
+    if largest > bound:
+        raise InputError(f"per-query values up to {largest:.4g} in magnitude overflow the statistics over {b.size:,} "
+                         f"queries (at most {bound:.4g}): rescale them")
     keys = [x.encode("utf-8") for x in q]
     if any(keys[i] >= keys[i + 1] for i in range(len(keys) - 1)):
         raise InputError("qids must be unique and sorted as bytes (the resampling protocol depends on it)")
