@@ -187,3 +187,37 @@ def test_latex_bolds_no_tied_column_and_no_judged(tmp_path):
               "lanes": lanes, "strata": {}}
     tex = render_report_latex(report)
     assert tex.count(r"\textbf{") == 1 and r"\textbf{0.5000}" in tex
+
+
+# ----------------------------------------------------------------------------- compare --out (item 8)
+
+
+def test_compare_out_carries_the_coarse_null_note_se_and_method(tmp_path):
+    """30 queries of which 24 differ (6 identical values): the printed note "only 24 of 30
+    queries differ: the randomization null distribution is coarse" is in the row of
+    ``compare --out`` too, with the bootstrap standard error (scipy's, same seed and
+    protocol) and the interval's method."""
+    import json
+
+    import numpy as np
+    from scipy import stats
+
+    base = [round(0.03 * i, 2) for i in range(30)]
+    steps = [0.0] * 6 + [0.25, -0.125, 0.5, 0.375, -0.25, 0.125] * 4  # exact binary fractions
+    cand = [b + s for b, s in zip(base, steps)]
+    table = tmp_path / "pq.csv"
+    table.write_text("run,query_id,measure,value\n"
+                     + "".join(f"a,q{i:02d},ap,{v!r}\n" for i, v in enumerate(base))
+                     + "".join(f"b,q{i:02d},ap,{v!r}\n" for i, v in enumerate(cand)))
+    out = tmp_path / "c.json"
+    r = run_cli("compare", "--per-query-in", str(table), "--metric", "ap", "--resamples", "999", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    coarse = "only 24 of 30 queries differ: the randomization null distribution is coarse"
+    assert coarse in r.stdout
+    row = json.loads(out.read_text())["comparisons"][0]
+    assert any(coarse in note for note in row["notes"]), row["notes"]
+    d = np.array(cand) - np.array(base)  # qids sort as bytes in this order already
+    want = stats.bootstrap((d,), np.mean, n_resamples=999, rng=np.random.default_rng(0), method="percentile",
+                           vectorized=True).standard_error
+    assert row["bootstrap_se"] == pytest.approx(want, rel=1e-12)
+    assert row["interval_method"] == "paired percentile bootstrap over queries (B = 999, seed 0)"
