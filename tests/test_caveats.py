@@ -221,3 +221,124 @@ def test_compare_out_carries_the_coarse_null_note_se_and_method(tmp_path):
                            vectorized=True).standard_error
     assert row["bootstrap_se"] == pytest.approx(want, rel=1e-12)
     assert row["interval_method"] == "paired percentile bootstrap over queries (B = 999, seed 0)"
+
+
+# ----------------------------------------------------------------------------- figures (item 9)
+
+FIGURE_KINDS = ("rrf-k", "convex-grid", "gate", "compare-intervals", "per-query-delta", "forest")
+
+
+def _svg_text(data: bytes) -> str:
+    """Every <text> of an SVG, joined with spaces (a wrapped subtitle reads as one line)."""
+    import html
+    import re
+
+    return " ".join(html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", data.decode("utf-8")))
+
+
+def _spec_notes(path) -> list[str]:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))["title"].get("subtitle", [])
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def cran_figures(tmp_path_factory):
+    """Each plot kind of Cranfield (with --strata, the gate and a compare) in every format."""
+    from paper_outputs import outputs
+    from support import cli_many
+
+    if not C.exists():
+        pytest.skip(f"shared data not found: {C}")
+    o = outputs("cranfield")
+    d = tmp_path_factory.mktemp("figs")
+    jobs = {}
+    for kind in FIGURE_KINDS:
+        outs = [a for ext in (".vl.json", ".svg", ".pdf", ".png") for a in ("--out", str(d / f"{kind}{ext}"))]
+        jobs[kind] = (["plot", kind, "--report", str(o["dir"] / "report.json"), "--compare", str(o["dir"] / "compare.json"),
+                       *outs], d, None)
+    res = cli_many(jobs)
+    for kind, r in res.items():
+        assert r.returncode == 0, (kind, r.stderr)
+    return d
+
+
+@needs_cranfield
+@pytest.mark.parametrize("kind", FIGURE_KINDS)
+def test_every_figure_format_carries_its_notes(cran_figures, kind, monkeypatch):
+    """The Vega-Lite subtitle's notes are drawn into the SVG (read back from its text), and
+    the PDF and PNG are drawn from the same figure: the saved figure's texts hold them."""
+    import matplotlib.figure
+
+    from rankscope_tui.render.figures import figure_bytes
+
+    notes = _spec_notes(cran_figures / f"{kind}.vl.json")
+    assert notes, kind  # every kind says something beside its title
+    svg = _words(_svg_text((cran_figures / f"{kind}.svg").read_bytes()))
+    for note in notes:
+        assert _words(note) in svg, (kind, note)
+    if kind in ("rrf-k", "convex-grid"):
+        assert any("in-sample" in n for n in notes), notes
+    if kind == "gate":
+        assert any(n.startswith("target FPIR") for n in notes), notes
+    if kind == "forest":  # Cranfield's 2-query stratum
+        assert any("coverage below nominal" in n for n in notes), notes
+        assert f"no-overlap (n 2): bm25 {SMALL_SAMPLE_MARK}" in svg
+
+    # PDF and PNG: the figure as it is saved carries the same notes
+    import json
+
+    from rankscope_tui.kernel.report.figures import Figure
+
+    spec = json.loads((cran_figures / f"{kind}.vl.json").read_text(encoding="utf-8"))
+    fig = Figure(kind, spec["title"]["text"], "x", "y", spec["data"]["values"], tuple(notes))
+    seen: list[str] = []
+    real = matplotlib.figure.Figure.savefig
+
+    def savefig(self, *a, **kw):
+        seen.append(" ".join(t.get_text() for t in self.findobj(matplotlib.text.Text)))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    for suffix in (".pdf", ".png"):
+        figure_bytes(fig, suffix)
+    assert len(seen) == 2
+    for text in seen:
+        for note in notes:
+            assert _words(note) in _words(text), (kind, note)
+
+
+@needs_cranfield
+def test_plot_gate_draws_the_applied_floor(tmp_path):
+    """A report evaluated with --thresholds has no operating point: the figure draws the
+    applied floor where the floor alone lands (report.json's outcome at that floor)."""
+    import json
+
+    lanes = [a for lane in LANES for a in ("--lane", str(C / "lanes" / f"{lane}.run"))]
+    th = tmp_path / "thresholds.json"
+    r = run_cli("calibrate", *lanes, "--qrels", str(C / "qrels-dev.txt"), "--gate-on", "bm25", "--resamples", "0",
+                "--out", str(th))
+    assert r.returncode == 0, r.stderr
+    rep = tmp_path / "report.json"
+    r = run_cli("evaluate", *lanes, "--qrels", str(C / "qrels-test.txt"), "--thresholds", str(th), "--gate-on", "bm25",
+                "--resamples", "0", "--out", str(rep))
+    assert r.returncode == 0, r.stderr
+    g = json.loads(rep.read_text())["gate"]
+    assert "applied" in g and not g.get("operating_point")
+    spec_path, svg_path = tmp_path / "g.vl.json", tmp_path / "g.svg"
+    r = run_cli("plot", "gate", "--report", str(rep), "--out", str(spec_path), "--out", str(svg_path))
+    assert r.returncode == 0, r.stderr
+    spec = json.loads(spec_path.read_text())
+    (pt,) = [row for row in spec["data"]["values"] if row["series"] == "applied floor (in-domain)"]
+    alone = g["outcome"]["alone"]["floor"]
+    assert (pt["fpir"], pt["fnir"]) == (alone["fpir"]["in_domain"]["value"], alone["fnir"]["value"])
+    assert pt["floor"] == g["applied"]["floor"]
+    assert pt["floor"] == json.loads(th.read_text())["gate"]["floor"]  # the floor thresholds.json brings
+    note = next(n for n in spec["title"]["subtitle"] if n.startswith("applied floor"))
+    assert f"{g['applied']['floor']:.6g}" in note and "thresholds.json" in note
+    svg = _words(_svg_text(svg_path.read_bytes()))
+    assert "applied floor (in-domain)" in svg and _words(note) in svg
