@@ -39,6 +39,10 @@ document-first variant lanes.
         self.label: str | None = None
         self.show_variants = False
 
+    @property
+    def figure_metric(self) -> str | None:
+        return self.metric
+
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
             yield Label("stratification")
