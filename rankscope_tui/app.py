@@ -585,10 +585,9 @@ def _figure(kind: str, report: dict, ws, compare_payload: dict | None, metric: s
     from .kernel.settings import DEFAULT_METRIC
 
     metrics = report["inputs"]["settings"]["metrics"]
-    if metric not in metrics:
-        metric = DEFAULT_METRIC if DEFAULT_METRIC in metrics else metrics[0]
+    drawn: str = metric if metric in metrics else (DEFAULT_METRIC if DEFAULT_METRIC in metrics else metrics[0])
     if kind == "forest":
-        return FG.forest_figure(report, metric)
+        return FG.forest_figure(report, drawn)
     if kind == "gate":
         return FG.gate_figure(report)
     if kind == "compare-intervals":
@@ -597,4 +596,4 @@ def _figure(kind: str, report: dict, ws, compare_payload: dict | None, metric: s
         return FG.compare_intervals_figure(compare_payload)
     if ws is None or len(ws.input_lanes) < 2:
         raise InputError(f"{kind} needs two or more input lanes", "export")
-    return FG.rrf_k_figure(ws, metric) if kind == "rrf-k" else FG.convex_grid_figure(ws, metric)
+    return FG.rrf_k_figure(ws, drawn) if kind == "rrf-k" else FG.convex_grid_figure(ws, drawn)
