@@ -585,7 +585,7 @@ def _figure(kind: str, report: dict, ws, compare_payload: dict | None, metric: s
     from .kernel.settings import DEFAULT_METRIC
 
     metrics = report["inputs"]["settings"]["metrics"]
-    drawn: str = metric if metric in metrics else (DEFAULT_METRIC if DEFAULT_METRIC in metrics else metrics[0])
+    drawn = str(metric) if metric in metrics else (DEFAULT_METRIC if DEFAULT_METRIC in metrics else str(metrics[0]))
     if kind == "forest":
         return FG.forest_figure(report, drawn)
     if kind == "gate":
