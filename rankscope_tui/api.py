@@ -304,8 +304,12 @@ class Evaluation:
 
     def table(self):
         """Means with intervals: one row per run × level × stratum × measure (``stratification``
-        and ``stratum`` are ``(all)`` for the overall table). Undefined bounds are NaN."""
+        and ``stratum`` are ``(all)`` for the overall table). Undefined bounds are NaN;
+        ``note`` holds the kernel's flags on the interval (``coverage below nominal (fewer
+        than 30 queries)`` on a small stratum, ``not informative (no variation)``), "" when none."""
         import pandas as pd
+
+        from .kernel.report.caveats import cell_note
 
         rep = self.report()
         sections = [("(all)", "(all)", rep["lanes"])]
@@ -316,9 +320,9 @@ class Evaluation:
                 for level, cells in levels.items():
                     for m, c in cells.items():
                         rows.append((run, level, strat, label, m, c.get("value"), c.get("low"), c.get("high"),
-                                     c.get("method"), c.get("n")))
+                                     c.get("method"), c.get("n"), cell_note(c)))
         df = pd.DataFrame(rows, columns=["run", "level", "stratification", "stratum", "measure", "value", "low", "high",
-                                         "method", "n"])
+                                         "method", "n", "note"])
         return df.astype({"value": float, "low": float, "high": float})
 
     def to_markdown(self) -> str:

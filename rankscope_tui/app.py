@@ -494,8 +494,9 @@ class RankscopeApp(DashboardApp):
             from .render.figures import check_suffix, figure_bytes
 
             suffix = check_suffix(req.path)
-            mode, compare_payload = self.call_from_thread(lambda: (self.current_mode, self.state.compare_payload))
-            data = figure_bytes(view_figure(mode, report, self.state.base_workspace, compare_payload), suffix)
+            mode, metric, compare_payload = self.call_from_thread(
+                lambda: (self.current_mode, self._view_metric(), self.state.compare_payload))
+            data = figure_bytes(view_figure(mode, report, self.state.base_workspace, compare_payload, metric), suffix)
         elif req.format == "csv":
             data = R.per_query_csv(report)  # per-query numbers of the pre-registered settings only
         else:
@@ -504,6 +505,14 @@ class RankscopeApp(DashboardApp):
                 data = data.rstrip("\n") + "\n\n" + exploratory_text(exploratory, req.format)
         write_atomic(req.path, data)
         self.call_from_thread(self._exported, req.path)
+
+    def _view_metric(self) -> str | None:
+        """The metric the current view shows (its metric or objective picker), None when it
+        has no picker: the figure it exports draws that metric."""
+        from .screens.base import ViewScreen
+
+        view = next((s for s in reversed(self.screen_stack) if isinstance(s, ViewScreen)), None)
+        return None if view is None else view.figure_metric
 
     def _wait_for_report(self, timeout: float = 600.0) -> dict:
         """The report the app computed (exactly as `evaluate` does); waits for its worker."""
@@ -553,9 +562,11 @@ VIEW_FIGURES = {"overview": "forest", "strata": "forest", "rrf": "rrf-k", "calib
                 "compare": "compare-intervals"}
 
 
-def view_figure(mode: str, report: dict, ws, compare_payload: dict | None):
+def view_figure(mode: str, report: dict, ws, compare_payload: dict | None, metric: str | None = None):
     """The figure of view ``mode``: the kernel's numbers (``kernel.figures``), the same as
-    `rankscope plot` draws from the report (and the Compare view's comparison)."""
+    `rankscope plot` draws from the report (and the Compare view's comparison). ``metric``
+    is the one the view shows; without one (the Overview shows them all) the metric every
+    picker starts on (``DEFAULT_METRIC``) when the report has it."""
     from .kernel.errors import InputError
 
     kind = VIEW_FIGURES.get(mode)
@@ -563,18 +574,20 @@ def view_figure(mode: str, report: dict, ws, compare_payload: dict | None):
         views = ", ".join(sorted({m for m in VIEW_FIGURES}))
         raise InputError(f"the {mode} view has no figure to export (views with one: {views})", "export")
     try:
-        return _figure(kind, report, ws, compare_payload)
+        return _figure(kind, report, ws, compare_payload, metric)
     except ValueError as exc:  # what the figure cannot draw from this report (no gate sweep, ...)
         raise InputError(str(exc), "export") from None
 
 
-def _figure(kind: str, report: dict, ws, compare_payload: dict | None):
+def _figure(kind: str, report: dict, ws, compare_payload: dict | None, metric: str | None = None):
     from .kernel.errors import InputError
     from .kernel.report import figures as FG
+    from .kernel.settings import DEFAULT_METRIC
 
-    metric = report["inputs"]["settings"]["metrics"][0]
+    metrics = report["inputs"]["settings"]["metrics"]
+    drawn = str(metric) if metric in metrics else (DEFAULT_METRIC if DEFAULT_METRIC in metrics else str(metrics[0]))
     if kind == "forest":
-        return FG.forest_figure(report, metric)
+        return FG.forest_figure(report, drawn)
     if kind == "gate":
         return FG.gate_figure(report)
     if kind == "compare-intervals":
@@ -583,4 +596,4 @@ def _figure(kind: str, report: dict, ws, compare_payload: dict | None):
         return FG.compare_intervals_figure(compare_payload)
     if ws is None or len(ws.input_lanes) < 2:
         raise InputError(f"{kind} needs two or more input lanes", "export")
-    return FG.rrf_k_figure(ws, metric) if kind == "rrf-k" else FG.convex_grid_figure(ws, metric)
+    return FG.rrf_k_figure(ws, drawn) if kind == "rrf-k" else FG.convex_grid_figure(ws, drawn)

@@ -32,7 +32,7 @@ QIDS = [f"q{i}_%&#${{}}\\|*,\"" for i in range(14)]  # and a comma and a quote, 
 DOCS = [f"d{i}_%&#${{}}\\|*" for i in range(20)]
 
 LATEX_UNESCAPE_CMD = {"textbackslash": "\\", "textasciitilde": "~", "textasciicircum": "^", "textbar": "|",
-                      "textless": "<", "textgreater": ">"}
+                      "textless": "<", "textgreater": ">", "dag": "†"}
 #: commands of the layout (bold best, significance letters, the interval's size, a
 #: reference): markup around a cell's text, dropped when a cell is read back
 LATEX_MARKUP_CMD = {"textbf", "textsuperscript", "scriptsize", "ref"}

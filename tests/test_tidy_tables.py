@@ -37,7 +37,8 @@ def _expected_summary(report):
 def test_summary_round_trips_to_report_means(which, suffix):
     o = outputs(which)
     df = _read(o["dir"] / f"summary{suffix}")
-    assert list(df.columns) == ["lane", "level", "stratification", "stratum", "measure", "mean", "low", "high", "interval", "n"]
+    assert list(df.columns) == ["lane", "level", "stratification", "stratum", "measure", "mean", "low", "high", "interval", "n",
+                                "note"]
     expected = _expected_summary(o["report"])
     assert len(df) == len(expected)
     for row in df.itertuples(index=False):
@@ -49,6 +50,8 @@ def test_summary_round_trips_to_report_means(which, suffix):
             else:
                 assert got == want, (row, col)  # exactly: the same double
         assert row.n == cell["n"] and row.interval == cell["method"]
+        # the interval's flags as report.json has them (an empty field reads back as NaN from CSV)
+        assert (row.note if isinstance(row.note, str) else "") == (cell.get("note") or ""), row
     # a 2-query stratum is visibly a 2-query stratum: n is a column
     assert df["n"].min() < df["n"].max()
 

@@ -496,10 +496,29 @@ async def test_export_writes_the_current_views_figure(demo_options, loaded, tmp_
             await settle(app, pilot, 0.2)
 
         report = app.state.report
-        metric = report["inputs"]["settings"]["metrics"][0]
+        # issue 29.9: the Overview shows every metric: its figure draws the one every picker
+        # starts on (ndcg@10), not the report's first column (hit@1)
+        assert report["inputs"]["settings"]["metrics"][0] == "hit@1"
         out = tmp_path / "overview.vl.json"
         await export(out)
-        assert out.read_text(encoding="utf-8") == vega_lite_text(FG.forest_figure(report, metric))
+        assert out.read_text(encoding="utf-8") == vega_lite_text(FG.forest_figure(report, "ndcg@10"))
+        # a view with a metric picker draws the metric it shows
+        await pilot.press(KEY["strata"])
+        await settle(app, pilot, 0.2)
+        app.screen.query_one("#st-metric", Select).value = "rr"
+        await settle(app, pilot, 0.2)
+        assert app.screen.metric == "rr"
+        out = tmp_path / "strata.vl.json"
+        await export(out)
+        assert out.read_text(encoding="utf-8") == vega_lite_text(FG.forest_figure(report, "rr"))
+        await pilot.press(KEY["rrf"])
+        await settle(app, pilot, 0.2)
+        app.screen.query_one("#rrf-metric", Select).value = "p@10"
+        await settle(app, pilot, 0.2)
+        out = tmp_path / "rrf.vl.json"
+        await export(out)
+        spec = json.loads(out.read_text(encoding="utf-8"))
+        assert spec["title"]["text"].startswith("p@10 ") and spec["layer"][0]["encoding"]["y"]["title"] == "p@10"
         await pilot.press(KEY["compare"])
         await settle(app, pilot, 0.2)
         payload = app.screen.result.payload
@@ -512,6 +531,22 @@ async def test_export_writes_the_current_views_figure(demo_options, loaded, tmp_
         out = tmp_path / "query.vl.json"
         await export(out)
         assert not out.exists() and app.is_running and app._exception is None
+
+
+async def test_export_format_label_keeps_its_brackets(demo_options, loaded):
+    """Issue 29.9: the figure format's label reads "rankscope[plots]" (a str prompt is read
+    as markup, which swallowed "[plots]")."""
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        select = app.screen.query_one("#export-format", Select)
+        select.value = "figure"
+        await pilot.pause()
+        drawn = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "need rankscope[plots])" in drawn, drawn
+        assert app._exception is None
 
 
 # ----------------------------------------------------------------------------- start-up: inputs read before the UI, means first

@@ -76,10 +76,10 @@ def _gate(fig) -> dict:
     x = {"field": "fpir", "type": "quantitative", "title": fig.x, "scale": {"domain": [0, 1]}}
     y = {"field": "fnir", "type": "quantitative", "title": fig.y, "scale": {"domain": [0, 1]}}
     spec["layer"] = [
-        {"transform": [{"filter": "indexof(datum.series, 'operating point') < 0"}], "mark": "line",
+        {"transform": [{"filter": "!datum.point"}], "mark": "line",
          "encoding": {"x": x, "y": y, "order": {"field": "floor", "type": "quantitative"},
                       "color": {"field": "series", "type": "nominal", "title": "negatives"}}},
-        {"transform": [{"filter": "indexof(datum.series, 'operating point') >= 0"}],
+        {"transform": [{"filter": "datum.point"}],
          "mark": {"type": "point", "filled": True, "size": 90, "shape": "diamond"},
          "encoding": {"x": x, "y": y, "color": {"value": "orange"}}},
     ]
@@ -140,6 +140,23 @@ def vega_lite_text(fig) -> str:
 
 # --------------------------------------------------------------------------- matplotlib
 
+#: a subtitle line longer than this wraps (the drawing is 7 inches wide, x-small type)
+SUBTITLE_CHARS = 80
+
+
+def subtitle_lines(fig) -> list[str]:
+    """The figure's notes as the drawn subtitle's lines: the same notes as Vega-Lite's
+    ``title.subtitle`` (in-sample, target FPIR, the applied floor, the small-sample note),
+    each wrapped at :data:`SUBTITLE_CHARS` characters."""
+    import textwrap
+
+    out: list[str] = []
+    for note in fig.notes:
+        if note:
+            out += textwrap.wrap(note, SUBTITLE_CHARS, break_on_hyphens=False)
+    return out
+
+
 
 def _pyplot():
     from ..kernel.errors import InputError
@@ -150,6 +167,8 @@ def _pyplot():
         raise InputError(PLOTS_EXTRA, "--out") from None
     matplotlib.use("Agg", force=True)
     matplotlib.rcParams["svg.hashsalt"] = "rankscope"
+    # text stays text in an SVG (searchable, readable by a screen reader), not glyph outlines
+    matplotlib.rcParams["svg.fonttype"] = "none"
     import matplotlib.pyplot as plt
 
     return plt
@@ -188,7 +207,7 @@ def _draw(ax, fig) -> None:
     elif fig.kind == "gate":
         for s in dict.fromkeys(r["series"] for r in rows):
             pts = sorted((r for r in rows if r["series"] == s), key=lambda r: (r["floor"] is None, r["floor"] or 0))
-            if s.startswith("operating point"):
+            if pts and pts[0].get("point"):
                 ax.plot([r["fpir"] for r in pts], [r["fnir"] for r in pts], "D", color="orange", label=s)
             else:
                 ax.plot([r["fpir"] for r in pts], [r["fnir"] for r in pts], label=s)
@@ -226,7 +245,10 @@ def _draw(ax, fig) -> None:
         ax.invert_yaxis()
     ax.set_xlabel(fig.x)
     ax.set_ylabel(fig.y)
-    ax.set_title(fig.title, fontsize="medium")
+    ax.set_title(fig.title, fontsize="medium", loc="center", pad=6 + 11 * len(subtitle_lines(fig)))
+    if subtitle_lines(fig):  # the Vega-Lite subtitle's lines, in small type under the title
+        ax.text(0.5, 1.0, "\n".join(subtitle_lines(fig)), transform=ax.transAxes, ha="center", va="bottom",
+                fontsize="x-small", color="#444444")
     if fig.kind in ("rrf-k", "gate") or (fig.kind == "convex-grid" and "w_2" not in rows[0]):
         ax.legend(fontsize="small")
 

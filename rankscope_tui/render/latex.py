@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import string
 
+from ..kernel.report.caveats import SMALL_SAMPLE_FOOTNOTE, SMALL_SAMPLE_MARK, best_marks, small_sample
 from .compare import p_number
 from .escaping import escape_latex
 from .report import _gate_latex
@@ -68,11 +69,8 @@ def _small(text: str) -> str:
     return r"{\scriptsize " + text + "}" if text else ""
 
 
-def _bold_best(values: list[float | None]) -> list[bool]:
-    """Which of the values are the best (highest) at the printed precision."""
-    shown = [None if v is None else round(v, 4) for v in values]
-    best = max((v for v in shown if v is not None), default=None)
-    return [v is not None and v == best for v in shown]
+#: the small-sample mark as LaTeX writes it beside a mean (the kernel's dagger)
+DAGGER = r"\textsuperscript{\dag}"
 
 
 def label_key(text: str) -> str:
@@ -108,7 +106,7 @@ def _section_table(block: dict, metrics: list[str]) -> list[str]:
         for lv in levels:
             for m in chunk:
                 entries = [(lane, block[lane][lv][m].get("value")) for lane in block if lv in block[lane]]
-                flags = _bold_best([v for _, v in entries])
+                flags = best_marks([v for _, v in entries], m)
                 best.update({(lane, lv, m): f for (lane, _), f in zip(entries, flags)})
         for lane, lanes in block.items():
             for lv, cells in lanes.items():
@@ -118,6 +116,8 @@ def _section_table(block: dict, metrics: list[str]) -> list[str]:
                     text = _num(c.get("value"))
                     if best.get((lane, lv, m)):
                         text = r"\textbf{" + text + "}"
+                    if small_sample(c):
+                        text += DAGGER
                     means.append(text)
                     ivs.append(_small(_interval(c.get("low"), c.get("high"))))
                 rows.append(" & ".join([escape_latex(lane), escape_latex(lv)] + means + pad) + r" \\")
@@ -156,13 +156,15 @@ def render_report_latex(report: dict) -> str:
             if report.get("synthetic"):
                 parts.insert(0, "Synthetic demo data.")
             parts.append("Each cell: the mean over the positive queries, its interval below; "
-                         "bold: the best mean of the column at that level.")
+                         "bold: the best mean of the column at that level (none when the means tie, or for judged@k).")
             parts += [d[m] + "." for m in metrics] + [d["intervals"] + "."]
             cap = escape_latex(" ".join(parts))
             key = first
         else:
             cap = (escape_latex(f"Stratum {strat} = {label}, {n_text}. Cells as in Table") + " \\ref{" + first + "}.")
             key = f"tab:rankscope-stratum-{i}-{label_key(strat)}-{label_key(label)}"
+        if any(small_sample(cells.get(m)) for lanes in block.values() for cells in lanes.values() for m in metrics):
+            cap += " " + escape_latex(f"{SMALL_SAMPLE_MARK} {SMALL_SAMPLE_FOOTNOTE}.")
         out += _open(spec) + _section_table(block, metrics) + _close(cap, key)
     out += _gate_latex(report)
     return "\n".join(out)
@@ -233,7 +235,7 @@ def render_compare_latex(payload: dict) -> str:
     best = {}
     for m in metrics:
         entries = [(lane, means.get((lane, m))) for lane in letters]
-        best.update({(lane, m): f for (lane, _), f in zip(entries, _bold_best([v for _, v in entries]))})
+        best.update({(lane, m): f for (lane, _), f in zip(entries, best_marks([v for _, v in entries], m))})
     for lane, letter in letters.items():
         cells = [f"({letter}) " + escape_latex(lane)]
         for m in metrics:

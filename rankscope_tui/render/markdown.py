@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .compare import _notes, compare_footnotes, compare_table
 from .escaping import escape_control, escape_markdown
-from .report import _attribution_lines, _fusion_lines, _sections, caption, gate_lines, summary_lines, table_rows, warning_line
+from .report import _attribution_lines, _fusion_lines, _sections, caption, gate_lines, section_footnotes, summary_lines, table_rows, warning_line
 
 #: What prose (summary, notes, gate lines, the caption) always escapes: emphasis, code,
 #: a cell's bar, math and strike-through, the backslash.
@@ -68,6 +68,8 @@ def render_report_markdown(report: dict) -> str:
         n = section_n(block)
         out += [f"### {escape_markdown(title)}", "", f"n = {n if n is not None else '—'} positive queries", ""]
         out += md_table(header, rows, 2) + [""]
+        notes = section_footnotes(report, block)
+        out += [md_prose(f) for f in notes] + ([""] if notes else [])
     blocks = [_attribution_lines(report), _fusion_lines(report)]
     for lines in blocks:
         out += _md_list(lines)

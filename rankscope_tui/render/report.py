@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..kernel.report.caveats import SMALL_SAMPLE_FOOTNOTE, SMALL_SAMPLE_MARK, small_sample
 from .escaping import escape_latex
 
 
@@ -11,10 +12,24 @@ def _fmt_cell(cell: dict) -> str:
         return "n/a"
     lo, hi = cell.get("low"), cell.get("high")
     if lo is None or hi is None:
-        return f"{v:.4f}"
-    if lo == hi:
-        return f"{v:.4f} (not informative: no variation)"
-    return f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+        text = f"{v:.4f}"
+    elif lo == hi:
+        text = f"{v:.4f} (not informative: no variation)"
+    else:
+        text = f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+    return text + (f" {SMALL_SAMPLE_MARK}" if small_sample(cell) else "")
+
+
+def section_footnotes(report: dict, block: dict) -> list[str]:
+    """The footnotes under one section's table: the small-sample mark's meaning when a cell
+    of the section carries it (the kernel's flag, ``kernel.report.caveats``)."""
+    metrics = report["inputs"]["settings"]["metrics"]
+    marked = [cells[m] for levels in block.values() for cells in levels.values() for m in metrics
+              if small_sample(cells.get(m))]
+    if not marked:
+        return []
+    n = sorted({c.get("n") for c in marked if c.get("n") is not None})
+    return [f"{SMALL_SAMPLE_MARK} {SMALL_SAMPLE_FOOTNOTE}" + (f" (n = {', '.join(map(str, n))})" if n else "")]
 
 
 def table_rows(report: dict, lanes_block: dict | None = None) -> tuple[list[str], list[list[str]]]:
@@ -67,6 +82,7 @@ def render_text(report: dict) -> str:
         out.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
         for r in rows:
             out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        out += section_footnotes(report, block)
     out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report)
     for w in s["warnings"]:
         out.append(warning_line(w))

@@ -1,7 +1,9 @@
 """Tidy (long) tables of a report, for pandas, R, PyTerrier and ir_measures users.
 
 - :func:`summary_rows`: one row per lane x level x stratum x measure with the mean, its
-  interval (low, high, the interval's method) and n. The overall section is written with
+  interval (low, high, the interval's method), n and the kernel's note on the interval
+  (``coverage below nominal (fewer than 30 queries)``, ``not informative (no variation)``;
+  empty when none). The overall section is written with
   stratification and stratum ``(all)``.
 - :func:`long_rows`: one row per lane x level x positive query x measure, the shape of
   ``ir_measures -q`` / PyTerrier's per-query frame: ``run, level, query_id, measure, value``.
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 import io
 
+from ..kernel.report.caveats import cell_note
+
 #: stratification and stratum of the overall rows of the summary
 OVERALL = "(all)"
-SUMMARY_COLUMNS = ("lane", "level", "stratification", "stratum", "measure", "mean", "low", "high", "interval", "n")
+SUMMARY_COLUMNS = ("lane", "level", "stratification", "stratum", "measure", "mean", "low", "high", "interval", "n", "note")
 LONG_COLUMNS = ("run", "level", "query_id", "measure", "value")
 #: columns holding names (text a spreadsheet might run as a formula)
-_TEXT = {"lane", "level", "stratification", "stratum", "measure", "interval", "run", "query_id"}
+_TEXT = {"lane", "level", "stratification", "stratum", "measure", "interval", "run", "query_id", "note"}
 SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
@@ -39,7 +43,7 @@ def summary_rows(report: dict) -> list[dict]:
                     c = cells[m]
                     rows.append({"lane": lane, "level": level, "stratification": strat, "stratum": label, "measure": m,
                                  "mean": c.get("value"), "low": c.get("low"), "high": c.get("high"),
-                                 "interval": c.get("method") or "", "n": c.get("n")})
+                                 "interval": c.get("method") or "", "n": c.get("n"), "note": cell_note(c)})
     return rows
 
 

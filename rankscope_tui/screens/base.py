@@ -69,6 +69,12 @@ class ViewScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-normal"), (180, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-mid"), (55, "-tall")]
 
+    @property
+    def figure_metric(self) -> str | None:
+        """The metric this view shows (its picker's), drawn by its exported figure; None
+        for a view without a metric picker."""
+        return None
+
     NARROW = 110  # columns: below this the panes stack (the -narrow breakpoint)
 
     if TYPE_CHECKING:  # the views run inside the dashboard app

@@ -69,6 +69,10 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self.fit_on_test = False
         self.point: int | None = None  # index (0-based) of the highlighted grid point
 
+    @property
+    def figure_metric(self) -> str | None:
+        return self.objective
+
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
             yield Label("grid step")

@@ -79,6 +79,10 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._ranked_for: str | None = None
         self._diluted_shown: tuple | None = None
 
+    @property
+    def figure_metric(self) -> str | None:
+        return self.metric
+
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls", id="rrf-controls"):
             yield KSlider(int(LoadSettings().rrf_k), K_MIN, K_MAX, id="rrf-k")

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 
+from ..kernel.report.caveats import SMALL_SAMPLE_FOOTNOTE, SMALL_SAMPLE_MARK, small_sample
 from ..kernel.settings import DEFAULT_METRIC
 from ..widgets import fmt
 from ..widgets.safe import escape
@@ -37,6 +38,10 @@ document-first variant lanes.
         self.level = "doc"
         self.label: str | None = None
         self.show_variants = False
+
+    @property
+    def figure_metric(self) -> str | None:
+        return self.metric
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
@@ -92,7 +97,13 @@ document-first variant lanes.
         assert rep is not None  # it holds the strata
         lanes = self._lanes()
         # narrow: intervals as ".23–.37" (the overview's form), so three lanes fit in 80 columns
+        marked = False
+
         def cell(c):
+            nonlocal marked
+            if small_sample(c):  # the kernel's small-sample flag: the mark, explained in the note
+                marked = True
+                return fmt.cell(c, compact=self.narrow) + " " + SMALL_SAMPLE_MARK
             return fmt.cell(c, compact=self.narrow)
         rows = []
         for label, by_lane in block.items():
@@ -105,7 +116,8 @@ document-first variant lanes.
         self.query_one("#st-table", PlainTable).fill(["stratum", "n", *lanes], rows)
         self.query_one("#st-note", Static).update(
             f"{self.metric} at {self.level} level per stratum of [b]{escape(self.stratification)}[/]; "
-            f"{rep['definitions'].get(self.metric, '')}. Descriptive: intervals per cell, not simultaneous."
+            f"{escape(rep['definitions'].get(self.metric, ''))}. Descriptive: intervals per cell, not simultaneous."
+            + (f" {SMALL_SAMPLE_MARK} {SMALL_SAMPLE_FOOTNOTE}." if marked else "")
         )
         if self.label not in block:
             self.label = next(iter(block), None)

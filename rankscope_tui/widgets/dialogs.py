@@ -205,6 +205,12 @@ EXPORT_FORMATS = [
     ("per-query CSV (same as --per-query)", "csv"),
     ("this view's figure (.vl.json; .svg .pdf .png need rankscope[plots])", "figure"),
 ]
+
+
+def export_choices() -> list:
+    """The prompts as plain text: a Select reads a str prompt as markup, which would
+    swallow "[plots]"."""
+    return [(plain_text(label), value) for label, value in EXPORT_FORMATS]
 _SUFFIX = {"json": ".json", "markdown": ".md", "latex": ".tex", "text": ".txt", "csv": ".csv", "figure": ".vl.json"}
 
 
@@ -230,7 +236,7 @@ class ExportDialog(Dialog):
             yield Input(self.default_path, id="export-path", placeholder="report.json", suggester=PathSuggester())
             yield Static("", id="export-problem", classes="dialog-problem", markup=False)
             yield Label("Format")
-            yield Select(EXPORT_FORMATS, value=self.default_format, allow_blank=False, id="export-format")
+            yield Select(export_choices(), value=self.default_format, allow_blank=False, id="export-format")
             yield Static("Written atomically: the report of the loaded settings (command-line flags), byte for byte "
                          "what `evaluate --out` writes; what you changed here (RRF k, edited rules, the fit on test) "
                          "follows in a separate block labelled exploratory.", classes="dialog-note")

@@ -33,7 +33,7 @@ def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:
 
 
 MEASURE = Measure(
-    kind="judged", cutoff=REQUIRED, takes_rel=False, per_query=per_query, needs_relevant=False,
+    kind="judged", cutoff=REQUIRED, takes_rel=False, per_query=per_query, needs_relevant=False, ranks_lanes=False,
     definition=("{key}: hits in the top {k} judged with grade >= 0, divided by {k}; a short list's missing places and "
                 "a query missing from the lane count as not judged (equals 1 - trec_eval unj.{k} only when the list holds "
                 "at least {k} hits and the query is in the run: trec_eval counts missing places as judged; ir_measures' "

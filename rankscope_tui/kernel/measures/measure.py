@@ -58,6 +58,9 @@ class Measure:
     ceiling: Callable[[NDArray[np.float64], Any], NDArray[np.float64] | None] | None = None
     names: tuple[Name, ...] = field(default_factory=tuple)
     brings_judged: bool = False  # requesting it at k brings judged@k (seed 000)
+    # a higher mean is a better ranking; False for a measure that describes the judgments
+    # (judged@k), whose "best" mean names no better lane
+    ranks_lanes: bool = True
 
 
 def ceiling_min_r_over_k(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float64]:

@@ -12,19 +12,26 @@ reads). Nothing here draws.
   own queries (in-sample: the title says so). Two lanes: a curve over the first lane's
   weight; three or more: the first two weights as a heat map (the rest is 1 − both).
 - ``gate``: FNIR against FPIR per negative set over the floor sweep, with the operating
-  point (report.json's ``gate`` block: ``gate.analysis.analyse_gate``'s numbers).
+  point, or on a report evaluated with ``--thresholds`` the applied floor (report.json's
+  ``gate`` block: ``gate.analysis.analyse_gate``'s numbers).
 - ``compare-intervals``: per comparison row the paired, unpaired and BCa intervals of
   the mean difference (compare.json's rows: ``instruments.compare.compare``'s numbers).
 - ``per-query-delta``: candidate − baseline per positive query, sorted, the largest
   losses labelled (report.json's ``per_query``).
-- ``forest``: the mean with its interval per lane × stratum (report.json's cells).
+- ``forest``: the mean with its interval per lane × stratum (report.json's cells); a
+  cell with the small-sample flag carries the dagger (``caveats``) and the notes say why.
+
+Every figure's ``notes`` are its subtitle in every format (Vega-Lite and matplotlib alike).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .caveats import SMALL_SAMPLE_FOOTNOTE, SMALL_SAMPLE_MARK, cell_note, small_sample
 
 if TYPE_CHECKING:
     from ..workspace.loaded import Workspace
@@ -107,19 +114,33 @@ def gate_figure(report: dict[str, Any]) -> Figure:
             fpir = neg["fpir"][i]
             # as the Gate view: an undefined FNIR (no positive) reads 1, an undefined FPIR 0
             rows.append({"series": f"{NEG_WORDS.get(name, name)} negatives", "fpir": 0.0 if fpir is None else fpir,
-                         "fnir": 1.0 if fnir is None else fnir, "floor": thr})
+                         "fnir": 1.0 if fnir is None else fnir, "floor": thr, "point": False})
     target = report["inputs"]["settings"].get("gate", {}).get("fpir")
     if target is not None:  # a vertical line at the target (two points of its own series)
-        rows += [{"series": "target FPIR", "fpir": target, "fnir": 0.0, "floor": None},
-                 {"series": "target FPIR", "fpir": target, "fnir": 1.0, "floor": None}]
+        rows += [{"series": "target FPIR", "fpir": target, "fnir": 0.0, "floor": None, "point": False},
+                 {"series": "target FPIR", "fpir": target, "fnir": 1.0, "floor": None, "point": False}]
     for name, op in (g.get("operating_point") or {}).items():
         f = (op.get("fpir") or {}).get(name) or {}
         fn = op.get("fnir") or {}
         if f.get("value") is not None and fn.get("value") is not None:
             rows.append({"series": f"operating point ({NEG_WORDS.get(name, name)})", "fpir": f["value"], "fnir": fn["value"],
-                         "floor": op.get("floor")})
-    notes = (f"target FPIR {target:g}",) if target is not None else ()
-    return Figure("gate", f"gate lane {g['lane']}: FNIR against FPIR", "FPIR (accepted negatives)", "FNIR", rows, notes)
+                         "floor": op.get("floor"), "point": True})
+    notes = [f"target FPIR {target:g}"] if target is not None else []
+    applied = g.get("applied")
+    if applied and not g.get("operating_point"):
+        # evaluated with --thresholds: the floor in force is the one thresholds.json brings,
+        # drawn where the floor alone lands (the curve is the floor alone too)
+        alone = ((g.get("outcome") or {}).get("alone") or {}).get("floor") or {}
+        fn = alone.get("fnir") or {}
+        for name, f in (alone.get("fpir") or {}).items():
+            if f.get("value") is not None and fn.get("value") is not None:
+                rows.append({"series": f"applied floor ({NEG_WORDS.get(name, name)})", "fpir": f["value"],
+                             "fnir": fn["value"], "floor": applied.get("floor"), "point": True})
+        floor = "+inf (reject all)" if applied.get("floor") is None else f"{applied['floor']:.6g}"
+        notes.append(f"applied floor {floor} from {os.path.basename(str(applied.get('from', '')))} "
+                     f"[{applied.get('label', '')}]")
+    return Figure("gate", f"gate lane {g['lane']}: FNIR against FPIR", "FPIR (accepted negatives)", "FNIR", rows,
+                  tuple(notes))
 
 
 def compare_intervals_figure(compare: dict[str, Any]) -> Figure:
@@ -162,7 +183,11 @@ def forest_figure(report: dict[str, Any], metric: str, level: str = "doc") -> Fi
             c = levels.get(level, {}).get(metric)
             if c is None or c.get("value") is None:
                 continue
-            rows.append({"section": name, "lane": lane, "row": f"{name} (n {c.get('n')}): {lane}", "mean": c["value"],
-                         "low": c.get("low"), "high": c.get("high"), "n": c.get("n")})
+            mark = f" {SMALL_SAMPLE_MARK}" if small_sample(c) else ""
+            rows.append({"section": name, "lane": lane, "row": f"{name} (n {c.get('n')}): {lane}{mark}", "mean": c["value"],
+                         "low": c.get("low"), "high": c.get("high"), "n": c.get("n"), "note": cell_note(c)})
+    notes = [report["definitions"].get("intervals", "")]
+    if any(r["note"] and small_sample(r) for r in rows):
+        notes.append(f"{SMALL_SAMPLE_MARK} {SMALL_SAMPLE_FOOTNOTE}")
     return Figure("forest", f"mean {metric} ({level}) with its interval, per lane and stratum", metric, "lane × stratum",
-                  rows, (report["definitions"].get("intervals", ""),))
+                  rows, tuple(notes))

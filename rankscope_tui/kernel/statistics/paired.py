@@ -206,6 +206,22 @@ class PairedStats:
         """What the statistics were sampled over, for a sentence: "queries" or "units"."""
         return "units" if self.sampling_unit == "unit" else "queries"
 
+    @property
+    def bootstrap_se(self) -> float | None:
+        """The bootstrap standard error of the mean difference: the sd (ddof = 1) of the B
+        paired replicates, as ``scipy.stats.bootstrap(...).standard_error``; None when B = 0."""
+        if self.replicates is None or self.replicates.size < 2:
+            return None
+        return float(np.std(self.replicates, ddof=1))
+
+    @property
+    def interval_method(self) -> str:
+        """How ``ci_low``/``ci_high`` were made (the unpaired interval resamples each lane
+        on its own; the BCa interval reads the same paired replicates)."""
+        if not self.resamples:
+            return "none (resamples = 0)"
+        return f"paired percentile bootstrap over {self.sampled} (B = {self.resamples}, seed {self.seed})"
+
     def bca_interval(self, level: float) -> tuple[float, float] | None:
         """BCa bounds at ``level`` (following the alternative); None if degenerate or B = 0."""
         if self.replicates is None or self.bca is None:
