@@ -43,16 +43,22 @@ if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
     from .kernel.workspace.per_query_tables import TableWorkspace
 
-__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
-           "Paired", "Metric", "InputError"]
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
+           "Comparison", "Paired", "Metric", "InputError"]
 
 
 class Metric(NamedTuple):
-    """One per-query value, as ``ir_measures.iter_calc`` yields it."""
+    """One per-query value, as ``ir_measures.iter_calc`` yields it; ``measure`` is what was
+    asked for, ``key`` its canonical key."""
 
     query_id: str
-    measure: str
+    measure: Any
     value: float
+
+    @property
+    def key(self) -> str:
+        """The canonical key of ``measure`` (``'map'`` → ``'ap'``)."""
+        return canonical_key(self.measure)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -581,36 +587,56 @@ def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value"
 # --------------------------------------------------------------------------- ir_measures-style calls
 
 
-def _metric_names(measures) -> list:
-    from .kernel.measures import parse_metrics
+def _asked(measures) -> list:
+    """The measures as asked (``kernel.measures.resolve_measures``: the command line's names,
+    ir_measures' objects); none, an empty list or an unknown name raise ``InputError``."""
+    from .kernel.measures import resolve_measures
 
-    keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
-    asked = {k.strip().lower() for m in ([measures] if isinstance(measures, str) else measures)
-             for k in str(m).split(",")}
-    return [k for k in keys if k.key in asked]  # judged@k comes with ndcg@k only when asked for
+    if measures is None:
+        raise InputError("no measure given (name one or more: 'ndcg@10', 'map', ir_measures.AP, ...)", "measures")
+    return resolve_measures(measures, "measures")
+
+
+def _lane_values(asked: list, qrels, run):
+    """(workspace, per-query values) of one run under the asked measures only."""
+    keys = ",".join(dict.fromkeys(a.key for a in asked))
+    ws = workspace(qrels, run, _settings(keys, 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
+    return ws, ws.per_query(ws.input_lanes[0], "doc")
 
 
 def iter_calc(measures, qrels, run):
-    """``(query_id, measure, value)`` for every positive query of ``qrels`` and every measure,
-    as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive the run
-    lacks is yielded with 0, queries without a relevant doc are not yielded."""
-    keys = _metric_names(measures)
-    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
-    name = ws.input_lanes[0]
-    pq = ws.per_query(name, "doc")
-    pos = ws.positives
-    qids = ws.qids[ws.in_display_order(pos)].tolist()
-    codes = ws.in_display_order(pos).tolist()
-    for q, code in zip(qids, codes):
-        for k in keys:
-            yield Metric(q, k.key, float(pq[k.key][code]))
+    """``Metric(query_id, measure, value)`` for every positive query of ``qrels`` and every
+    measure, as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive
+    the run lacks is yielded with 0, queries without a relevant doc are not yielded.
+    ``measure`` is what was asked (the typed name, ``'map'``, or the measure object,
+    ``ir_measures.AP``); ``Metric.key`` is its canonical key (``'ap'``)."""
+    asked = _asked(measures)
+    ws, pq = _lane_values(asked, qrels, run)
+    order = ws.in_display_order(ws.positives)
+    for q, code in zip(ws.qids[order].tolist(), order.tolist()):
+        for a in asked:
+            yield Metric(q, a.asked, float(pq[a.key][code]))
 
 
 def calc_aggregate(measures, qrels, run) -> dict:
-    """``{measure: mean over the positive queries}``, the value report.json gives each."""
-    keys = _metric_names(measures)
-    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
-    return ws.means_of(ws.per_query(ws.input_lanes[0], "doc"), [k.key for k in keys])
+    """``{measure: mean over the positive queries}``, the value report.json gives each, keyed
+    by what was asked (``{'map': ..., 'P.10': ...}``; an ir_measures object keys its own
+    value, as ``ir_measures.calc_aggregate`` does). :func:`canonical_key` turns a key into
+    the canonical one report.json uses (``canonical_key('map') == 'ap'``)."""
+    asked = _asked(measures)
+    ws, pq = _lane_values(asked, qrels, run)
+    means = ws.means_of(pq, list(dict.fromkeys(a.key for a in asked)))
+    return {a.asked: means[a.key] for a in asked}
+
+
+def canonical_key(measure) -> str:
+    """The canonical key of a measure as any face takes it: a typed name (``'map'``,
+    ``'P.10'``, ``'ndcg_cut.10'``, ``'R@100'``) or an ir_measures object (``nDCG@10``) →
+    ``'ap'``, ``'p@10'``, ``'ndcg@10'``, ``'recall@100'``. Unknown names raise ``InputError``."""
+    from .kernel.measures import resolve_measures
+
+    (a,) = resolve_measures([measure], "measures")
+    return str(a.key)
 
 
 # --------------------------------------------------------------------------- HTML
