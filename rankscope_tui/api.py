@@ -221,9 +221,6 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
     from .kernel.measures import parse_metrics
     from .kernel.settings import DEFAULT_METRICS, LoadSettings
 
-    if measures is not None and not isinstance(measures, str):
-        measures = ",".join(str(m) for m in measures)
-
     def mapping(m, name: str):  # {"query": "qid", "doc": "docno", "score": "s"} or the text "query=qid,..."
         if m is None:
             return None
@@ -234,7 +231,9 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
                                seed=seed, confidence=confidence)
     inputs = InputOptions(run_columns=mapping(run_columns, "run_columns"),
                           qrels_columns=mapping(qrels_columns, "qrels_columns"))
-    return replace(checked, metrics=tuple(parse_metrics(measures or DEFAULT_METRICS)), inputs=inputs)
+    # None: the command line's default set; an empty list names nothing and is refused
+    metrics = parse_metrics(DEFAULT_METRICS if measures is None else measures, "measures")
+    return replace(checked, metrics=tuple(metrics), inputs=inputs)
 
 
 def workspace(qrels, runs, settings=None, strata=()):
@@ -277,33 +276,24 @@ class Evaluation:
 
     def per_query(self):
         """A long DataFrame ``run, level, query_id, measure, value``: every positive query,
-        as report.json's ``per_query`` block and ``evaluate --per-query`` hold them."""
+        as report.json's ``per_query`` block and ``evaluate --per-query-long`` hold them (the
+        tidy tables' one vocabulary, ``kernel.report.tidy``)."""
         import pandas as pd
 
-        rows = []
-        for run, levels in self.report()["per_query"].items():
-            for level, qs in levels.items():
-                for q, vals in qs.items():
-                    rows += [(run, level, q, m, float(v)) for m, v in vals.items() if m != "rank"]
-        return pd.DataFrame(rows, columns=["run", "level", "query_id", "measure", "value"])
+        from .render.tidy import LONG_COLUMNS, long_rows
+
+        return pd.DataFrame(long_rows(self.report()), columns=list(LONG_COLUMNS)).astype({"value": float})
 
     def table(self):
-        """Means with intervals: one row per run × level × stratum × measure (``stratification``
-        and ``stratum`` are ``(all)`` for the overall table). Undefined bounds are NaN."""
+        """Means with intervals, the rows of ``evaluate --summary``: ``run, level,
+        stratification, stratum, measure, value, low, high, method, n``, one row per run ×
+        level × stratum × measure (``stratification`` and ``stratum`` are ``(all)`` for the
+        overall table). Undefined bounds are NaN."""
         import pandas as pd
 
-        rep = self.report()
-        sections = [("(all)", "(all)", rep["lanes"])]
-        sections += [(name, label, block) for name, labels in rep["strata"].items() for label, block in labels.items()]
-        rows = []
-        for strat, label, block in sections:
-            for run, levels in block.items():
-                for level, cells in levels.items():
-                    for m, c in cells.items():
-                        rows.append((run, level, strat, label, m, c.get("value"), c.get("low"), c.get("high"),
-                                     c.get("method"), c.get("n")))
-        df = pd.DataFrame(rows, columns=["run", "level", "stratification", "stratum", "measure", "value", "low", "high",
-                                         "method", "n"])
+        from .render.tidy import SUMMARY_COLUMNS, summary_rows
+
+        df = pd.DataFrame(summary_rows(self.report()), columns=list(SUMMARY_COLUMNS))
         return df.astype({"value": float, "low": float, "high": float})
 
     def to_markdown(self) -> str:
@@ -610,12 +600,11 @@ def iter_calc(measures, qrels, run):
     the run lacks is yielded with 0, queries without a relevant doc are not yielded.
     ``measure`` is what was asked (the typed name, ``'map'``, or the measure object,
     ``ir_measures.AP``); ``Metric.key`` is its canonical key (``'ap'``)."""
-    asked = _asked(measures)
+    asked = _asked(measures)  # at the call, not at the first next(): a bad name raises here
     ws, pq = _lane_values(asked, qrels, run)
     order = ws.in_display_order(ws.positives)
-    for q, code in zip(ws.qids[order].tolist(), order.tolist()):
-        for a in asked:
-            yield Metric(q, a.asked, float(pq[a.key][code]))
+    return (Metric(q, a.asked, float(pq[a.key][code])) for q, code in zip(ws.qids[order].tolist(), order.tolist())
+            for a in asked)
 
 
 def calc_aggregate(measures, qrels, run) -> dict:

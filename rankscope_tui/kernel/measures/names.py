@@ -141,12 +141,12 @@ def canonical_key(name: object) -> str:
     return parse_name(str(name)).key
 
 
-def parse_metrics(spec: str | Iterable[Any]) -> list[MetricKey]:
+def parse_metrics(spec: str | Iterable[Any], option: str = "--metrics") -> list[MetricKey]:
     """``'ndcg@10,RR@10,map'`` → keys (read by :func:`resolve_measures`); every ``ndcg@k``
     (and ``ndcg_exp@k``) brings ``judged@k`` with it. Order kept, no repeats (two spellings
     of one measure are one)."""
     out: list[MetricKey] = []
-    for asked in resolve_measures(spec):
+    for asked in resolve_measures(spec, option):
         if asked.metric not in out:
             out.append(asked.metric)
     for key in list(out):

@@ -287,7 +287,7 @@ def detect_format(text: str, path: str) -> str:
 def read_per_query_table(path: str, name: str | None = None, fmt: str | None = None) -> PerQueryTable:
     """Read one per-query table. ``name`` names the run of a one-run format (default: the
     file's stem, as for a lane); a file that carries run names refuses one."""
-    from ..inputs.readers import lane_name_from_path
+    from ..inputs.readers import file_lane_name
 
     if fmt is not None and fmt not in FORMATS:
         raise InputError(f"unknown per-query table format {fmt!r} (known: {', '.join(FORMATS)})", "--per-query-format")
@@ -298,11 +298,20 @@ def read_per_query_table(path: str, name: str | None = None, fmt: str | None = N
     del raw
     fmt = fmt or detect_format(text, path)
     table = PerQueryTable(path, fmt, digest=digest)
-    # the file's name up to its first '.' (``bm25.trec_eval.q`` -> ``bm25``): a lane name holds no '.'
-    default_run = name if name is not None else (lane_name_from_path(path).split(".")[0] or lane_name_from_path(path))
+    # the lanes' naming rule (``bm25.q`` -> ``bm25``; ``bm25.trec_eval.q`` is refused: --per-query-in bm25=PATH),
+    # which matters only when the file does not name its runs
+    refused: InputError | None = None
+    default_run = name
+    if default_run is None:
+        try:
+            default_run = file_lane_name(path, "--per-query-in")
+        except InputError as exc:
+            refused, default_run = exc, "run"
     reader = {"trec_eval": _read_trec_eval, "ir_measures": _read_ir_measures, "jsonl": _read_jsonl,
               "long": _read_long, "rankscope": _read_rankscope}[fmt]
     carries_names = reader(table, text, default_run)
+    if refused is not None and not carries_names:
+        raise refused
     if carries_names and name is not None:
         raise InputError(f"the table names its runs ({', '.join(table.runs)}); give it without NAME=", path)
     if not table.values:
