@@ -44,16 +44,22 @@ if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
     from .kernel.workspace.per_query_tables import TableWorkspace
 
-__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "tables", "Evaluation", "Comparison",
-           "Paired", "Metric", "InputError"]
+__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
+           "Comparison", "Paired", "Metric", "InputError"]
 
 
 class Metric(NamedTuple):
-    """One per-query value, as ``ir_measures.iter_calc`` yields it."""
+    """One per-query value, as ``ir_measures.iter_calc`` yields it; ``measure`` is what was
+    asked for, ``key`` its canonical key."""
 
     query_id: str
-    measure: str
+    measure: Any
     value: float
+
+    @property
+    def key(self) -> str:
+        """The canonical key of ``measure`` (``'map'`` → ``'ap'``)."""
+        return canonical_key(self.measure)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -228,12 +234,6 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
     from .kernel.measures import parse_metrics
     from .kernel.settings import DEFAULT_METRICS, LoadSettings
 
-    if measures is not None and not isinstance(measures, str):
-        measures = ",".join(str(m) for m in measures)
-    if measures is not None and not measures.strip(" ,"):  # None means the defaults; empty is a mistake
-        raise InputError("no measure named (give e.g. 'ndcg@10,rr', or leave measures out for the defaults)",
-                         "measures")
-
     def mapping(m, name: str):  # {"query": "qid", "doc": "docno", "score": "s"} or the text "query=qid,..."
         if m is None:
             return None
@@ -247,9 +247,9 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
                                seed=seed, confidence=confidence)
     inputs = InputOptions(run_columns=mapping(run_columns, "run_columns"),
                           qrels_columns=mapping(qrels_columns, "qrels_columns"))
-    with _parameter_words():
-        metrics = tuple(parse_metrics(measures or DEFAULT_METRICS))
-    return replace(checked, metrics=metrics, inputs=inputs)
+    # None: the command line's default set; an empty list names nothing and is refused
+    metrics = parse_metrics(DEFAULT_METRICS if measures is None else measures, "measures")
+    return replace(checked, metrics=tuple(metrics), inputs=inputs)
 
 
 def workspace(qrels, runs, settings=None, strata=()):
@@ -292,37 +292,24 @@ class Evaluation:
 
     def per_query(self):
         """A long DataFrame ``run, level, query_id, measure, value``: every positive query,
-        as report.json's ``per_query`` block and ``evaluate --per-query`` hold them."""
+        as report.json's ``per_query`` block and ``evaluate --per-query-long`` hold them (the
+        tidy tables' one vocabulary, ``kernel.report.tidy``)."""
         import pandas as pd
 
-        rows = []
-        for run, levels in self.report()["per_query"].items():
-            for level, qs in levels.items():
-                for q, vals in qs.items():
-                    rows += [(run, level, q, m, float(v)) for m, v in vals.items() if m != "rank"]
-        return pd.DataFrame(rows, columns=["run", "level", "query_id", "measure", "value"])
+        from .render.tidy import LONG_COLUMNS, long_rows
+
+        return pd.DataFrame(long_rows(self.report()), columns=list(LONG_COLUMNS)).astype({"value": float})
 
     def table(self):
-        """Means with intervals: one row per run × level × stratum × measure (``stratification``
-        and ``stratum`` are ``(all)`` for the overall table). Undefined bounds are NaN;
-        ``note`` holds the kernel's flags on the interval (``coverage below nominal (fewer
-        than 30 queries)`` on a small stratum, ``not informative (no variation)``), "" when none."""
+        """Means with intervals, the rows of ``evaluate --summary``: ``run, level,
+        stratification, stratum, measure, value, low, high, method, n``, one row per run ×
+        level × stratum × measure (``stratification`` and ``stratum`` are ``(all)`` for the
+        overall table). Undefined bounds are NaN."""
         import pandas as pd
 
-        from .kernel.report.caveats import cell_note
+        from .render.tidy import SUMMARY_COLUMNS, summary_rows
 
-        rep = self.report()
-        sections = [("(all)", "(all)", rep["lanes"])]
-        sections += [(name, label, block) for name, labels in rep["strata"].items() for label, block in labels.items()]
-        rows = []
-        for strat, label, block in sections:
-            for run, levels in block.items():
-                for level, cells in levels.items():
-                    for m, c in cells.items():
-                        rows.append((run, level, strat, label, m, c.get("value"), c.get("low"), c.get("high"),
-                                     c.get("method"), c.get("n"), cell_note(c)))
-        df = pd.DataFrame(rows, columns=["run", "level", "stratification", "stratum", "measure", "value", "low", "high",
-                                         "method", "n", "note"])
+        df = pd.DataFrame(summary_rows(self.report()), columns=list(SUMMARY_COLUMNS))
         return df.astype({"value": float, "low": float, "high": float})
 
     def to_markdown(self) -> str:
@@ -609,37 +596,55 @@ def paired(baseline_values, candidate_values, ids=None, *, metric: str = "value"
 # --------------------------------------------------------------------------- ir_measures-style calls
 
 
-def _metric_names(measures) -> list:
-    from .kernel.measures import parse_metrics
+def _asked(measures) -> list:
+    """The measures as asked (``kernel.measures.resolve_measures``: the command line's names,
+    ir_measures' objects); none, an empty list or an unknown name raise ``InputError``."""
+    from .kernel.measures import resolve_measures
 
-    with _parameter_words():
-        keys = parse_metrics(measures if isinstance(measures, str) else [str(m) for m in measures])
-    asked = {k.strip().lower() for m in ([measures] if isinstance(measures, str) else measures)
-             for k in str(m).split(",")}
-    return [k for k in keys if k.key in asked]  # judged@k comes with ndcg@k only when asked for
+    if measures is None:
+        raise InputError("no measure given (name one or more: 'ndcg@10', 'map', ir_measures.AP, ...)", "measures")
+    return resolve_measures(measures, "measures")
+
+
+def _lane_values(asked: list, qrels, run):
+    """(workspace, per-query values) of one run under the asked measures only."""
+    keys = ",".join(dict.fromkeys(a.key for a in asked))
+    ws = workspace(qrels, run, _settings(keys, 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
+    return ws, ws.per_query(ws.input_lanes[0], "doc")
 
 
 def iter_calc(measures, qrels, run):
-    """``(query_id, measure, value)`` for every positive query of ``qrels`` and every measure,
-    as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive the run
-    lacks is yielded with 0, queries without a relevant doc are not yielded."""
-    keys = _metric_names(measures)
-    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
-    name = ws.input_lanes[0]
-    pq = ws.per_query(name, "doc")
-    pos = ws.positives
-    qids = ws.qids[ws.in_display_order(pos)].tolist()
-    codes = ws.in_display_order(pos).tolist()
-    for q, code in zip(qids, codes):
-        for k in keys:
-            yield Metric(q, k.key, float(pq[k.key][code]))
+    """``Metric(query_id, measure, value)`` for every positive query of ``qrels`` and every
+    measure, as ``ir_measures.iter_calc`` yields them — by rankscope's conventions: a positive
+    the run lacks is yielded with 0, queries without a relevant doc are not yielded.
+    ``measure`` is what was asked (the typed name, ``'map'``, or the measure object,
+    ``ir_measures.AP``); ``Metric.key`` is its canonical key (``'ap'``)."""
+    asked = _asked(measures)  # at the call, not at the first next(): a bad name raises here
+    ws, pq = _lane_values(asked, qrels, run)
+    order = ws.in_display_order(ws.positives)
+    return (Metric(q, a.asked, float(pq[a.key][code])) for q, code in zip(ws.qids[order].tolist(), order.tolist())
+            for a in asked)
 
 
 def calc_aggregate(measures, qrels, run) -> dict:
-    """``{measure: mean over the positive queries}``, the value report.json gives each."""
-    keys = _metric_names(measures)
-    ws = workspace(qrels, run, _settings(",".join(k.key for k in keys), 1, None, None, 0, 0, DEFAULT_CONFIDENCE))
-    return ws.means_of(ws.per_query(ws.input_lanes[0], "doc"), [k.key for k in keys])
+    """``{measure: mean over the positive queries}``, the value report.json gives each, keyed
+    by what was asked (``{'map': ..., 'P.10': ...}``; an ir_measures object keys its own
+    value, as ``ir_measures.calc_aggregate`` does). :func:`canonical_key` turns a key into
+    the canonical one report.json uses (``canonical_key('map') == 'ap'``)."""
+    asked = _asked(measures)
+    ws, pq = _lane_values(asked, qrels, run)
+    means = ws.means_of(pq, list(dict.fromkeys(a.key for a in asked)))
+    return {a.asked: means[a.key] for a in asked}
+
+
+def canonical_key(measure) -> str:
+    """The canonical key of a measure as any face takes it: a typed name (``'map'``,
+    ``'P.10'``, ``'ndcg_cut.10'``, ``'R@100'``) or an ir_measures object (``nDCG@10``) →
+    ``'ap'``, ``'p@10'``, ``'ndcg@10'``, ``'recall@100'``. Unknown names raise ``InputError``."""
+    from .kernel.measures import resolve_measures
+
+    (a,) = resolve_measures([measure], "measures")
+    return str(a.key)
 
 
 # --------------------------------------------------------------------------- HTML

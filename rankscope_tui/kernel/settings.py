@@ -19,7 +19,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import SettingError
+from .errors import InputError, SettingError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -65,11 +65,16 @@ def too_many_resamples(B: int) -> str:
             f"8 bytes per resample and metric; p resolves to 1e-6 at the maximum)")
 
 
-def canonical_keys(names: Iterable[str]) -> tuple[str, ...]:
-    """Each typed metric name as its canonical key (``measures.canonical_key``), order kept."""
-    from .measures import canonical_key  # measures load numpy: not on `import rankscope_tui.cli`
+def canonical_keys(names: Iterable[Any], option: str = "--metric") -> tuple[str, ...]:
+    """Each typed metric name (or measure object) as its canonical key, order kept, read by the
+    one resolver (``measures.resolve_measures``); no names give ``()`` (the caller decides
+    what none means); an unknown name raises ``InputError`` naming ``option``."""
+    names = list(names)
+    if not names:
+        return ()
+    from .measures import resolve_measures  # measures load numpy: not on `import rankscope_tui.cli`
 
-    return tuple(dict.fromkeys(canonical_key(n) for n in names))
+    return tuple(dict.fromkeys(a.key for a in resolve_measures(names, option)))
 
 
 def _default_metrics() -> tuple[MetricKey, ...]:
@@ -273,9 +278,11 @@ class CompareSettings:
         if self.confidence is not None:
             _test_confidence("confidence", self.confidence)
         # names as other tools write them (AP, RR@10, ndcg_cut.10) become the canonical keys rows carry
+        if not self.metrics:
+            raise InputError("no metric given", "--metric")
         object.__setattr__(self, "metrics", canonical_keys(self.metrics))
         if self.primary is not None:
-            object.__setattr__(self, "primary", canonical_keys([self.primary])[0])
+            object.__setattr__(self, "primary", canonical_keys([self.primary], "--primary")[0])
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -328,7 +335,7 @@ class CalibrationSettings:
         inv = 1.0 / s
         if abs(inv - round(inv)) > 1e-9:
             raise SettingError("step", f"1/step must be an integer (within 1e-9); 1/{self.step!r} = {inv!r}")
-        object.__setattr__(self, "objective", canonical_keys([self.objective])[0])
+        object.__setattr__(self, "objective", canonical_keys([self.objective], "--objective")[0])
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,11 +1,14 @@
 """Tidy (long) tables of a report, for pandas, R, PyTerrier and ir_measures users.
 
-- :func:`summary_rows`: one row per lane x level x stratum x measure with the mean, its
-  interval (low, high, the interval's method), n and the kernel's note on the interval
-  (``coverage below nominal (fewer than 30 queries)``, ``not informative (no variation)``;
-  empty when none). The overall section is written with
-  stratification and stratum ``(all)``.
-- :func:`long_rows`: one row per lane x level x positive query x measure, the shape of
+The column names are the kernel's one vocabulary (``kernel.report.tidy``), shared with
+the API's ``Evaluation.table()`` and ``Evaluation.per_query()``, which build their frames
+from these rows.
+
+- :func:`summary_rows`: one row per run x level x stratum x measure with the mean
+  (``value``), its interval (``low``, ``high``, the interval's ``method``), ``n`` and the
+  kernel's ``note`` on the interval (empty when none). The
+  overall section is written with stratification and stratum ``(all)``.
+- :func:`long_rows`: one row per run x level x positive query x measure, the shape of
   ``ir_measures -q`` / PyTerrier's per-query frame: ``run, level, query_id, measure, value``.
 
 The file kind is told by the suffix: ``.csv`` (comma, RFC 4180), ``.tsv`` (tab, the same
@@ -21,13 +24,12 @@ from __future__ import annotations
 import io
 
 from ..kernel.report.caveats import cell_note
+from ..kernel.report.tidy import LONG_COLUMNS, NUMERIC_COLUMNS, OVERALL, SUMMARY_COLUMNS
 
-#: stratification and stratum of the overall rows of the summary
-OVERALL = "(all)"
-SUMMARY_COLUMNS = ("lane", "level", "stratification", "stratum", "measure", "mean", "low", "high", "interval", "n", "note")
-LONG_COLUMNS = ("run", "level", "query_id", "measure", "value")
+__all__ = ["LONG_COLUMNS", "OVERALL", "SUMMARY_COLUMNS", "check_suffix", "long_rows", "summary_rows", "tidy_bytes"]
+
 #: columns holding names (text a spreadsheet might run as a formula)
-_TEXT = {"lane", "level", "stratification", "stratum", "measure", "interval", "run", "query_id", "note"}
+_TEXT = (set(SUMMARY_COLUMNS) | set(LONG_COLUMNS)) - NUMERIC_COLUMNS
 SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
@@ -41,9 +43,9 @@ def summary_rows(report: dict) -> list[dict]:
             for level, cells in levels.items():
                 for m in metrics:
                     c = cells[m]
-                    rows.append({"lane": lane, "level": level, "stratification": strat, "stratum": label, "measure": m,
-                                 "mean": c.get("value"), "low": c.get("low"), "high": c.get("high"),
-                                 "interval": c.get("method") or "", "n": c.get("n"), "note": cell_note(c)})
+                    rows.append({"run": lane, "level": level, "stratification": strat, "stratum": label, "measure": m,
+                                 "value": c.get("value"), "low": c.get("low"), "high": c.get("high"),
+                                 "method": c.get("method") or "", "n": c.get("n"), "note": cell_note(c)})
     return rows
 
 
@@ -102,7 +104,7 @@ def _parquet(rows: list[dict], columns: tuple[str, ...]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    types = {"mean": pa.float64(), "low": pa.float64(), "high": pa.float64(), "value": pa.float64(), "n": pa.int64()}
+    types = {"low": pa.float64(), "high": pa.float64(), "value": pa.float64(), "n": pa.int64()}
     table = pa.table({c: pa.array([r[c] for r in rows], type=types.get(c, pa.string())) for c in columns})
     sink = io.BytesIO()
     pq.write_table(table, sink)

@@ -34,6 +34,7 @@ from .rows import RawLane as RawLane
 from .rows import RawQrels as RawQrels
 from .rows import RowLines as RowLines
 from .rows import check_lane_name as check_lane_name
+from .rows import file_lane_name as file_lane_name
 from .rows import lane_name_from_path as lane_name_from_path
 from .trec import qrels_from_bytes, qrels_from_text, run_from_bytes, run_from_plain_file, run_from_text
 
@@ -63,7 +64,7 @@ def read_lane(path: str, name: str | None = None, options: InputOptions | None =
     an MS MARCO run, a header-named table, JSON Lines, MTEB predictions or Parquet.
     ``format`` on the lane says which it was read as."""
     opts = options if options is not None else InputOptions()
-    lane_name = name if name is not None else lane_name_from_path(path)
+    lane_name = name if name is not None else file_lane_name(path)
     check_lane_name(lane_name, path)
     fmt = opts.run_format
     # a pipe (``<(zcat x.gz)``, a FIFO) is read once, into memory, like compressed content

@@ -14,6 +14,8 @@ line (found by bisection with the same cast, so exactly what pyarrow refuses).
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Union, overload
@@ -122,17 +124,32 @@ def lane_name_from_path(path: str) -> str:
     return stem if dot and stem else base
 
 
-def check_lane_name(name: str, where: str) -> None:
+def check_lane_name(name: str, where: str, hint: str = "name it with NAME=PATH") -> None:
     """A lane name is non-empty, without '.', '=', whitespace or control characters, and
     without '+': ``NAME+capN`` / ``NAME+docfirst`` are the variant lanes' names, so a lane
-    called ``bm25+cap2`` would shadow one."""
+    called ``bm25+cap2`` would shadow one. A refused name's error ends with ``hint``."""
     if not name or any(c in name for c in ".=") or any(c.isspace() for c in name):
-        raise InputError(f"lane name {name!r} must be non-empty and contain no '.', '=' or whitespace", where)
+        raise InputError(f"lane name {name!r} must be non-empty and contain no '.', '=' or whitespace; {hint}", where)
     if "+" in name:
         raise InputError(f"lane name {name!r} must not contain '+' (reserved for variant lanes such as "
-                         f"NAME+cap2); name it with NAME=PATH", where)
+                         f"NAME+cap2); {hint}", where)
     if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in name):
-        raise InputError(f"lane name {name!r} must not contain control characters", where)
+        raise InputError(f"lane name {name!r} must not contain control characters; {hint}", where)
+
+
+def file_lane_name(path: str, option: str = "--lane") -> str:
+    """The one naming rule for a run or a per-query table given without ``NAME=`` (``--lane``,
+    ``--per-query-in``, the API's paths): :func:`lane_name_from_path`, which must be a lane
+    name (:func:`check_lane_name`). A file whose name gives none (``bm25.msmarco.tsv``,
+    Pyserini's ``run.msmarco-passage.bm25.txt``: a '.' would split report paths such as
+    ``lanes.bm25.doc.ndcg@10``) is refused, never renamed by a guess, and the error gives
+    the ``NAME=PATH`` to write (``--lane bm25=bm25.msmarco.tsv``)."""
+    name = lane_name_from_path(path)
+    stem = re.split(r"[.=+\s]", name)[0]
+    if not stem or any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in stem):
+        stem = "NAME"
+    check_lane_name(name, path, f"name it with NAME=PATH ({option} {stem}={shlex.quote(path)})")
+    return name
 
 
 # ---------------------------------------------------------------------------

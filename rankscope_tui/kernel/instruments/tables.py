@@ -43,8 +43,10 @@ def table_report(ws: TableWorkspace) -> dict[str, Any]:
     strata_files = [f.as_dict() for f in ws.inputs if f.role == "strata"]
     if strata_files:
         inputs["strata"] = strata_files
+    # with qrels, its query classes (as on runs); without, every query of the tables is compared
+    classes = ws.qrels_counts or {"positives": ws.n_queries, "negatives": 0, "partial": 0, "unjudged": 0}
     summary = {
-        "positives": ws.n_queries, "negatives": 0, "partial": 0, "unjudged": 0, "ood_negatives": 0,
+        **classes, "ood_negatives": 0,
         "averaged_over": f"{ws.n_queries} queries of the per-query tables",
         "source": "per-query tables",
         "not_available": NOT_AVAILABLE,

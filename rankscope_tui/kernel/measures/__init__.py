@@ -22,7 +22,7 @@ import numpy as np
 
 from .columns import Columns, Hits, Ideal, doc_level, group_level
 from .measure import Measure, Name
-from .names import REFUSED, canonical_key, known_spellings, parse_metrics, parse_name, resolve_metric_path
+from .names import REFUSED, AskedMeasure, canonical_key, known_spellings, parse_metrics, parse_name, resolve_measures, resolve_metric_path
 from .registry import ENTRIES, REGISTRY, MetricKey
 
 #: ``{kind: definition template}`` (the cut form where a cutoff is optional).
@@ -82,7 +82,7 @@ def defined_on(metrics: list[MetricKey], ideal: Ideal, n_queries: int, relevant:
 
 
 __all__ = [
-    "Columns", "DEFINITIONS", "ENTRIES", "Hits", "Ideal", "Measure", "MetricKey", "Name", "REFUSED", "REGISTRY",
+    "AskedMeasure", "Columns", "DEFINITIONS", "ENTRIES", "Hits", "Ideal", "Measure", "MetricKey", "Name", "REFUSED", "REGISTRY",
     "canonical_key", "ceilings", "compute", "defined_on", "doc_level", "first_relevant_rank", "group_level", "known_spellings",
-    "parse_metrics", "parse_name", "resolve_metric_path",
+    "parse_metrics", "parse_name", "resolve_measures", "resolve_metric_path",
 ]

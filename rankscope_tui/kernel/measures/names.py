@@ -26,6 +26,8 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
@@ -133,30 +135,77 @@ def _rel_param(text: str, base: str, params: str, measure: Measure) -> int:
     return rel
 
 
-def canonical_key(name: str) -> str:
-    """The canonical key of one typed name (``'ndcg_cut.10'`` → ``'ndcg@10'``)."""
-    return parse_name(name).key
+def canonical_key(name: object) -> str:
+    """The canonical key of one typed name (``'ndcg_cut.10'`` → ``'ndcg@10'``) or measure
+    object (its ``str``: ir_measures' ``nDCG@10`` → ``'ndcg@10'``)."""
+    return parse_name(str(name)).key
 
 
-def parse_metrics(spec: str | list[str]) -> list[MetricKey]:
-    """``'ndcg@10,RR@10,map'`` → keys; every ``ndcg@k`` (and ``ndcg_exp@k``) brings
-    ``judged@k`` with it. Order kept, no repeats (two spellings of one measure are one)."""
-    items = spec.split(",") if isinstance(spec, str) else [x for s in spec for x in s.split(",")]
+def parse_metrics(spec: str | Iterable[Any], option: str = "--metrics") -> list[MetricKey]:
+    """``'ndcg@10,RR@10,map'`` → keys (read by :func:`resolve_measures`); every ``ndcg@k``
+    (and ``ndcg_exp@k``) brings ``judged@k`` with it. Order kept, no repeats (two spellings
+    of one measure are one)."""
     out: list[MetricKey] = []
-    for raw in items:
-        if not raw.strip():
-            continue
-        if raw.strip().isdigit() and out:  # trec_eval's P.5,10: one measure, several cutoffs
-            raise InputError(f"metric {raw.strip()!r}: a bare cutoff; trec_eval's multi-cutoff form (P.5,10) is written "
-                             f"one name per cutoff here (P.5,P.10)", "--metrics")
-        key = parse_name(raw)
-        if key not in out:
-            out.append(key)
+    for asked in resolve_measures(spec, option):
+        if asked.metric not in out:
+            out.append(asked.metric)
     for key in list(out):
         if key.measure.brings_judged and key.k is not None and MetricKey("judged", key.k) not in out:
             out.append(MetricKey("judged", key.k))
+    return out
+
+
+@dataclass(frozen=True)
+class AskedMeasure:
+    """One measure as a user asked for it: ``asked`` is what was given (a typed name such as
+    ``'map'`` or ``'P.10'``, or a measure object whose ``str`` is its name, as ir_measures'
+    ``AP`` or ``nDCG@10``), ``metric`` its canonical key. Results handed back to the user
+    are keyed by ``asked`` (as ir_measures keys them); ``key`` is the canonical key the
+    per-query CSV and report.json use."""
+
+    asked: Any
+    metric: MetricKey
+
+    @property
+    def typed(self) -> str:
+        return str(self.asked).strip()
+
+    @property
+    def key(self) -> str:
+        return self.metric.key
+
+
+def _split(item: Any) -> list[Any]:
+    """A comma list of names becomes its names; anything else (a measure object) stays whole."""
+    if isinstance(item, str):
+        return [x.strip() for x in item.split(",")]
+    return [item]
+
+
+def resolve_measures(measures: str | Iterable[Any], option: str = "--metrics") -> list[AskedMeasure]:
+    """The one resolver of measure names every face uses: ``measures`` is a comma list or an
+    iterable of names and measure objects (``str(obj)`` is read: ir_measures' objects print
+    their name). Each is read by :func:`parse_name`; order kept, a name given twice is one.
+    An empty list, an empty name or an unknown name raises ``InputError`` naming ``option``.
+    An empty piece (a trailing comma) names nothing. Unlike :func:`parse_metrics`, nothing
+    is added: ``ndcg@10`` does not bring ``judged@10``."""
+    items = _split(measures) if isinstance(measures, str) else [x for m in measures for x in _split(m)]
+    out: list[AskedMeasure] = []
+    for item in items:
+        text = str(item).strip()
+        if not text:  # a trailing comma ('ndcg@10,') names nothing more
+            continue
+        if text.isdigit() and out:  # trec_eval's P.5,10: one measure, several cutoffs
+            raise InputError(f"metric {text!r}: a bare cutoff; trec_eval's multi-cutoff form (P.5,10) is written "
+                             f"one name per cutoff here (P.5,P.10)", option)
+        try:
+            key = parse_name(text)
+        except InputError as exc:
+            raise InputError(exc.detail, option) from None
+        if all(a.typed != text for a in out):
+            out.append(AskedMeasure(item, key))
     if not out:
-        raise InputError("no metric given", "--metrics")
+        raise InputError("no metric given", option)
     return out
 
 

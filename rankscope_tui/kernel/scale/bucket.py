@@ -157,7 +157,7 @@ def plan(sources: Sources, gate: GateSettings | None = None, thresholds_path: st
     from ..gate.analysis import calibrated_lane, gate_settings_with_thresholds
     from ..gate.thresholds import read_thresholds
     from ..inputs.formats import shard_paths
-    from ..inputs.readers import lane_name_from_path
+    from ..inputs.readers import file_lane_name
 
     s = sources.settings  # its relevance level was checked when it was made (LoadSettings)
     gate = gate or GateSettings()
@@ -177,7 +177,7 @@ def plan(sources: Sources, gate: GateSettings | None = None, thresholds_path: st
     gate = gate_settings_with_thresholds(gate, th)
     g = th.gate if th is not None else None
     mutual = (g.mutual_r_or(gate.mutual) if g is not None else gate.mutual) is not None  # as analyse_gate reads it
-    lanes = tuple((name if name is not None else lane_name_from_path(path), path) for name, path in sources.lanes)
+    lanes = tuple((name if name is not None else file_lane_name(path), path) for name, path in sources.lanes)
     from types import SimpleNamespace
 
     from ..inputs.readers import check_lane_name

@@ -33,12 +33,15 @@ write them), trec_eval's ``runid`` and its counts (``num_q``, ``num_ret``, ``num
 ``num_rel_ret``, ``num_nonrel_judged_ret``) and ``relstring``. A blank line or a ``#``
 line is skipped everywhere, as in runs.
 
-Measure names: a name another tool gives to a measure rankscope computes identically is
-read as rankscope's key (trec_eval ``ndcg_cut_10``, ``P_10``, ``recall_100``,
-``success_10``, ``recip_rank``; ir_measures ``nDCG@10``, ``P@10``, ``R@100``,
-``Success@10``, ``RR``; rankscope's own keys as written); any other name is kept as
-written and compared as given (ir_measures' ``Judged@10`` divides by min(k, retrieved),
-so it is not rankscope's ``judged@10`` and keeps its name).
+Measure names go through the resolver every face uses (``measures.parse_name``, the
+README's Measures table): a name another tool gives to a measure rankscope computes
+identically is read as rankscope's canonical key (trec_eval ``map``, ``ndcg_cut_10``,
+``P_10``, ``recall_100``, ``success_10``, ``recip_rank``, ``Rprec``; ir_measures ``AP``,
+``nDCG@10``, ``P@10``, ``R@100``, ``Success@10``, ``RR``; rankscope's own keys), so a
+trec_eval table's ``map`` and an ir_measures table's ``AP`` are one measure, ``ap``,
+and ``--metric map`` finds either. Any other name is kept as written and compared as
+given (ir_measures' ``Judged@10`` divides by min(k, retrieved), so it is not
+rankscope's ``judged@10`` and keeps its name).
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union, cast
@@ -75,14 +77,6 @@ NOT_AVAILABLE = ("attribution, fusion, the gate and ceilings need the rankings a
 SUMMARY_QID = "all"
 #: trec_eval output names that are counts or strings, not per-query measures.
 TREC_EVAL_SKIPPED = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "relstring")
-
-_TREC_EVAL_NAMES = ((re.compile(r"ndcg_cut_([1-9][0-9]*)"), "ndcg@{}"), (re.compile(r"P_([1-9][0-9]*)"), "p@{}"),
-                    (re.compile(r"recall_([1-9][0-9]*)"), "recall@{}"), (re.compile(r"success_([1-9][0-9]*)"), "hit@{}"),
-                    (re.compile(r"recip_rank"), "rr"))
-_IR_MEASURES_NAMES = ((re.compile(r"nDCG@([1-9][0-9]*)"), "ndcg@{}"), (re.compile(r"P@([1-9][0-9]*)"), "p@{}"),
-                      (re.compile(r"R@([1-9][0-9]*)"), "recall@{}"), (re.compile(r"Success@([1-9][0-9]*)"), "hit@{}"),
-                      (re.compile(r"RR"), "rr"))
-_OWN = re.compile(r"(hit|recall|p|ndcg|judged)@[1-9][0-9]*|rr")
 
 _RUN_COLUMNS = ("run", "name", "system", "run_id", "runid", "lane", "model")
 _QUERY_COLUMNS = ("query_id", "qid", "q_id", "query-id", "topic", "query")
@@ -137,20 +131,16 @@ class ReadMeasure:
                 "(computed by the tool that wrote it)")
 
 
-def measure_key(name: str, fmt: str) -> tuple[str, bool]:
-    """(key, known): rankscope's key for a measure named ``name`` in a table of format
-    ``fmt`` and True, or (``name``, False) when it is not a measure rankscope computes the
-    same way."""
-    families = {"trec_eval": (_TREC_EVAL_NAMES,), "ir_measures": (_IR_MEASURES_NAMES,),
-                "rankscope": ()}.get(fmt, (_IR_MEASURES_NAMES, _TREC_EVAL_NAMES))
-    for family in families:
-        for pattern, key in family:
-            m = pattern.fullmatch(name)
-            if m:
-                return key.format(*m.groups()), True
-    if fmt in ("rankscope", "jsonl", "long") and _OWN.fullmatch(name):
-        return name, True
-    return name, False
+def measure_key(name: str) -> tuple[str, bool]:
+    """(key, known): rankscope's key for a measure a table names ``name`` and True, read by
+    the one resolver every face uses (``measures.parse_name``: trec_eval's ``map``,
+    ``P_10``, ``ndcg_cut_10``, ir_measures' ``AP``, ``nDCG@10``, rankscope's keys, ...), or
+    (``name``, False) for a name that is not a measure rankscope computes the same way
+    (trec_eval's ``gm_map``, ir_measures' ``Judged@10``, which divides by min(k, retrieved))."""
+    try:
+        return M.parse_name(name).key, True
+    except InputError:
+        return name, False
 
 
 # --------------------------------------------------------------------------- one table
@@ -189,7 +179,7 @@ class PerQueryTable:
         x = _value(value, self.path, line, name)
         resolved = self._measures.get(name)
         if resolved is None:  # once per measure name, not per row
-            resolved = self._measures[name] = measure_key(name, self.format)
+            resolved = self._measures[name] = measure_key(name)
         key, known = resolved
         if known:
             # read as rankscope's measure, it must be one: a proportion, and 0 or 1 for hit@k
@@ -285,8 +275,8 @@ def detect_format(text: str, path: str) -> str:
     irm = SUMMARY_QID in col0
     if trec != irm:
         return "trec_eval" if trec else "ir_measures"
-    known0 = all(measure_key(n, "trec_eval")[1] for n in col0 - set(TREC_EVAL_SKIPPED))
-    known1 = all(measure_key(n, "ir_measures")[1] for n in col1)
+    known0 = all(measure_key(n)[1] for n in col0 - set(TREC_EVAL_SKIPPED))
+    known1 = all(measure_key(n)[1] for n in col1)
     if known0 != known1:
         return "trec_eval" if known0 else "ir_measures"
     raise InputError("cannot tell which column holds the measure (trec_eval -q writes 'measure qid value', "
@@ -297,7 +287,7 @@ def detect_format(text: str, path: str) -> str:
 def read_per_query_table(path: str, name: str | None = None, fmt: str | None = None) -> PerQueryTable:
     """Read one per-query table. ``name`` names the run of a one-run format (default: the
     file's stem, as for a lane); a file that carries run names refuses one."""
-    from ..inputs.readers import lane_name_from_path
+    from ..inputs.readers import file_lane_name
 
     if fmt is not None and fmt not in FORMATS:
         raise InputError(f"unknown per-query table format {fmt!r} (known: {', '.join(FORMATS)})", "--per-query-format")
@@ -308,11 +298,20 @@ def read_per_query_table(path: str, name: str | None = None, fmt: str | None = N
     del raw
     fmt = fmt or detect_format(text, path)
     table = PerQueryTable(path, fmt, digest=digest)
-    # the file's name up to its first '.' (``bm25.trec_eval.q`` -> ``bm25``): a lane name holds no '.'
-    default_run = name if name is not None else (lane_name_from_path(path).split(".")[0] or lane_name_from_path(path))
+    # the lanes' naming rule (``bm25.q`` -> ``bm25``; ``bm25.trec_eval.q`` is refused: --per-query-in bm25=PATH),
+    # which matters only when the file does not name its runs
+    refused: InputError | None = None
+    default_run = name
+    if default_run is None:
+        try:
+            default_run = file_lane_name(path, "--per-query-in")
+        except InputError as exc:
+            refused, default_run = exc, "run"
     reader = {"trec_eval": _read_trec_eval, "ir_measures": _read_ir_measures, "jsonl": _read_jsonl,
               "long": _read_long, "rankscope": _read_rankscope}[fmt]
     carries_names = reader(table, text, default_run)
+    if refused is not None and not carries_names:
+        raise refused
     if carries_names and name is not None:
         raise InputError(f"the table names its runs ({', '.join(table.runs)}); give it without NAME=", path)
     if not table.values:
@@ -448,15 +447,23 @@ class TableLane:
     n_rows: int = 0
 
 
-def positive_qids(qrels_path: str, relevant: int, options: InputOptions | None = None) -> tuple[set[str], str]:
-    """The positive queries of a qrels file (a judgment with grade >= ``relevant``) and its
-    sha256; ``options``: how it is read (``formats.InputOptions``, as for runs)."""
+def qrels_classes(qrels_path: str, relevant: int,
+                  options: InputOptions | None = None) -> tuple[set[str], dict[str, int], str]:
+    """The positive queries of a qrels file (a judgment with grade >= ``relevant``), how many
+    queries fall in each class (``positives``, ``negatives``, ``partial``, ``unjudged``:
+    ``judgments.query_classes``, as on runs) and the file's sha256; ``options``: how it is
+    read (``formats.InputOptions``, as for runs)."""
     from ..inputs.readers import read_qrels
 
     raw = read_qrels(qrels_path, options)
-    grade = np.asarray(raw.grade)
+    grade = np.asarray(raw.grade, dtype=np.int64)
     qids = np.asarray(raw.qid.to_pylist(), dtype=object)
-    return set(qids[grade >= relevant].tolist()), raw.sha256()
+    names, codes = np.unique(qids.astype(str), return_inverse=True)
+    j = J.Judgments(codes.astype(np.int32), np.zeros(codes.size, np.int64), grade, 1)
+    cls = J.query_classes(j, int(names.size), relevant)
+    counts = {"positives": int((cls == J.POSITIVE).sum()), "negatives": int((cls == J.NEGATIVE).sum()),
+              "partial": int((cls == J.PARTIAL).sum()), "unjudged": int((cls == J.UNJUDGED).sum())}
+    return set(qids[grade >= relevant].tolist()), counts, raw.sha256()
 
 
 def load_tables(tables: list[tuple[str | None, str]], settings: LoadSettings = LoadSettings(), *,
@@ -502,6 +509,8 @@ class TableWorkspace(WorkspaceBase):
     strata: dict[str, NDArray[np.object_]] = field(default_factory=dict)
     lane_origin: dict[str, str] = field(default_factory=dict)
     qrels_sha256: str | None = None
+    #: the qrels' query classes (``qrels_classes``), or None without qrels
+    qrels_counts: dict[str, int] | None = None
     notes: list[str] = field(default_factory=list)
     synthetic: bool = False
     group_of = None
@@ -545,8 +554,9 @@ class TableWorkspace(WorkspaceBase):
                              tables[-1].path)
         warnings: list[InputWarning] = []
         sha = None
+        qrels_counts: dict[str, int] | None = None
         if qrels is not None:
-            pos, sha = positive_qids(qrels, settings.relevant, getattr(settings, "inputs", None))
+            pos, qrels_counts, sha = qrels_classes(qrels, settings.relevant, getattr(settings, "inputs", None))
             table_q = {q for c in cells.values() for q in c}
             extra = table_q - pos
             if extra:
@@ -594,7 +604,7 @@ class TableWorkspace(WorkspaceBase):
         settings = replace(settings, metrics=cast("tuple[M.MetricKey, ...]", tuple(measures)))  # duck-typed MetricKeys
         ws = cls(settings, qids, np.full(n, J.POSITIVE, dtype=np.int8), lanes, runs, inputs, warnings, values,
                  tuple(measures), levels, tables, lane_origin={r: "input" for r in runs}, qrels_sha256=sha,
-                 notes=notes)
+                 qrels_counts=qrels_counts, notes=notes)
         if qrels is not None and sha is not None:  # sha is set exactly when qrels is given
             ws.inputs.append(InputFile("qrels", qrels, sha, len(compared)))
         from .loaded import read_strata_labels
@@ -620,15 +630,7 @@ class TableWorkspace(WorkspaceBase):
         keys = [m.key for m in self.measures]
         if name in keys:
             return name
-        for fmt in ("trec_eval", "ir_measures", "long"):
-            k = measure_key(name, fmt)[0]
-            if k in keys:
-                return k
-        parsed: str | None
-        try:
-            parsed = M.parse_metrics(name)[0].key
-        except InputError:
-            parsed = None
+        parsed = measure_key(name)[0]  # the resolver the tables' own names went through
         if parsed in keys:
             return parsed
         raise InputError(f"measure {name!r} is not in every run's per-query table (every run holds: "
