@@ -186,3 +186,69 @@ async def test_the_compare_view_says_the_same_words(data):
             if state not in ("better", "worse"):
                 assert "improved" not in panel
         assert app._exception is None
+
+
+# --------------------------------------------------------------------------- notes that agree (item 12)
+
+
+def test_identical_tables_say_no_variation(tmp_path):
+    """Two identical per-query tables: every Δ is 0. No note may read p_superiority = 0 as
+    "100 % of replicates favour the baseline"; the row says "no variation" instead."""
+    values = {q: (i % 7) / 7 for i, q in enumerate(QIDS)}
+    for lane in ("a", "b"):
+        (tmp_path / f"{lane}.tsv").write_text("".join(f"{q}\tP@10\t{v!r}\n" for q, v in values.items()))
+    out = tmp_path / "c.json"
+    res = run_cli("compare", "--per-query-in", tmp_path / "a.tsv", "--per-query-in", tmp_path / "b.tsv",
+                  "--metric", "p@10", "--resamples", "999", "--out", out)
+    assert res.returncode == 0, res.stderr
+    row = json.loads(out.read_text())["comparisons"][0]
+    assert (row["n_nonzero"], row["difference"], row["verdict"]) == (0, 0.0, "inconclusive")
+    assert row["bootstrap_agrees"] is None and row["bootstrap_agrees_reason"] == "no variation: every difference is 0"
+    assert "no variation: both lanes score every one of the 40 queries the same" in res.stdout
+    assert "favour the baseline" not in res.stdout and "p_superiority = 0.0000" not in res.stdout
+    assert "b and a had the same mean p@10" in row["sentence"]
+
+
+def test_the_bca_footnote_does_not_promise_what_a_row_note_may_deny(faces):
+    """Rows at different BCa levels get the footnote; it may not say the interval excludes 0
+    "exactly when" the test rejects (a row's note can say the opposite)."""
+    note = next(ln for ln in faces["markdown"].splitlines() if ln.startswith("- BCa (level)"))
+    assert "exactly when" not in note and "still disagree" in note
+
+
+# --------------------------------------------------------------------------- one comparison plan (item 14)
+
+
+def _rows(data, tmp_path, *extra) -> list[tuple[str, str]]:
+    out = tmp_path / "plan.json"
+    res = run_cli("compare", *_args(data), "--metric", "rr", *extra, "--out", out)
+    assert res.returncode == 0, res.stderr
+    return [(r["baseline"], r["candidate"]) for r in json.loads(out.read_text())["comparisons"]]
+
+
+def test_a_derived_lane_is_compared_only_when_named(data, tmp_path):
+    assert _rows(data, tmp_path) == [("base", c) for c in ("up", "small", "flat", "down")]
+    assert _rows(data, tmp_path, "--candidate", "rrf") == [("base", "rrf")]
+
+
+def test_best_never_meets_itself(data, tmp_path):
+    """The best input lane on rr is ``up`` (mean 1, by construction; every other mean < 1/2)."""
+    assert _rows(data, tmp_path, "--baseline", "best") == [("up", c) for c in ("base", "small", "flat", "down")]
+    assert _rows(data, tmp_path, "--baseline", "best", "--candidate", "up", "--candidate", "flat") == [("up", "flat")]
+    only = run_cli("compare", *_args(data), "--metric", "rr", "--baseline", "best", "--candidate", "up")
+    assert only.returncode == 2 and only.stderr.count("\n") == 1, only.stderr
+    assert "the best lane on rr is up, the only candidate" in only.stderr and "Traceback" not in only.stderr
+    same = run_cli("compare", *_args(data), "--metric", "rr", "--baseline", "flat", "--candidate", "flat")
+    assert same.returncode == 2 and same.stderr.count("\n") == 1, same.stderr
+    assert "never compared with itself" in same.stderr
+
+
+def test_the_api_plans_as_the_cli(data):
+    import rankscope_tui as rs
+
+    d, paths = data
+    runs = {lane: str(p) for lane, p in paths.items()}
+    plain = rs.compare(str(d / "qrels.txt"), runs, measures="rr", resamples=999)
+    assert [r.candidate for r in plain.result.rows] == ["up", "small", "flat", "down"]
+    named = rs.compare(str(d / "qrels.txt"), runs, candidates=["rrf"], measures="rr", resamples=999)
+    assert [r.candidate for r in named.result.rows] == ["rrf"]
