@@ -480,8 +480,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
             qrels_columns=None) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
-    run, candidates every other one and ``rrf`` when two or more runs are given), statistics
-    and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
+    run, candidates every other run; a derived lane such as ``rrf`` only when named in
+    ``candidates``), statistics and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
     per-query tables (:func:`tables`), as ``compare --per-query-in``."""
     from .kernel import compare as kernel_compare
     from .kernel import prepare

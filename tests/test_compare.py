@@ -367,7 +367,7 @@ def test_verdict_better_worse_inconclusive(template):
         vd.RowInput("bm25", "dense", "hit@1", fake(template, p=0.3, diff=-0.01)),
     ]).rows
     assert [r.verdict for r in rows] == ["better", "worse", "inconclusive"]
-    assert rows[2].verdict_text == "no improvement shown"
+    assert [r.verdict_text for r in rows] == ["established better", "established worse", "inconclusive"]
     assert [r.adjusted_p for r in rows] == pytest.approx([0.003, 0.004, 0.3])
     assert all(r.t_agrees and r.interval_agrees and r.bootstrap_agrees for r in rows)
     assert rows[0].bca_level == pytest.approx(1 - 0.05 / 3)
@@ -383,9 +383,12 @@ def test_verdict_seed_001_family(template):
     assert [r.bca_level for r in res.rows] == pytest.approx([0.95, 1 - 0.0125, 1 - 0.05 / 3, 0.975])
 
 
-def test_min_delta_keeps_a_small_established_gain_inconclusive(template):
-    row = vd.decide([vd.RowInput("a", "b", "m", fake(template, p=0.0001, diff=0.004))], min_delta=0.01).rows[0]
-    assert row.verdict == "inconclusive" and row.adjusted_p == pytest.approx(0.0001)
+def test_min_delta_names_a_small_established_difference_in_either_direction(template):
+    rows = vd.decide([vd.RowInput("a", "b", "m", fake(template, p=0.0001, diff=0.004)),
+                      vd.RowInput("a", "b", "r", fake(template, p=0.0001, diff=-0.004))], min_delta=0.01).rows
+    assert [r.verdict for r in rows] == ["below_min_delta", "below_min_delta"]
+    assert rows[0].verdict_text == "established but below min-delta 0.01"
+    assert rows[0].adjusted_p == pytest.approx(0.0002)
 
 
 def test_exploratory_rows_are_outside_the_family(template):

@@ -64,7 +64,8 @@ def rendered(tmp_path_factory):
     p = _write_data(d / "in")
     lanes = ["--lane", f"{LANE_A}={p['a']}", "--lane", p["b"], "--qrels", p["qrels"]]
     ev = [*lanes, "--strata", p["strata"], "--metrics", "rr,hit@1,ndcg@5", "--resamples", "200"]
-    cmp = [*lanes, "--metric", "ndcg@10", "--metric", "rr", "--resamples", "999"]
+    # rrf named: a derived lane is a candidate only when named (SPEC §13)
+    cmp = [*lanes, "--candidate", LANE_B, "--candidate", "rrf", "--metric", "ndcg@10", "--metric", "rr", "--resamples", "999"]
     jobs = {
         "evaluate_latex": (["evaluate", *ev, "--format", "latex", "--out", str(d / "r.json"), "--per-query", str(d / "pq.csv")], d, None),
         "evaluate_markdown": (["evaluate", *ev, "--format", "markdown"], d, None),

@@ -154,7 +154,8 @@ def test_cli_seed_runs_add_the_retraining_column(demo_dir, tmp_path):
     assert plain.returncode == 0
     row = json.loads((tmp_path / "p.json").read_text())["comparisons"][0]
     assert row["retraining"] is None
-    every = run_cli("compare", *lanes, "--qrels", demo_dir / "qrels-test.txt", "--resamples", "999", "--seed-runs")
+    every = run_cli("compare", *lanes, "--qrels", demo_dir / "qrels-test.txt", "--resamples", "999", "--seed-runs",
+                    "--candidate", "dense", "--candidate", "rrf")
     assert every.returncode == 0, every.stderr
     assert "rrf fuses every input lane, the 5 retraining runs (dense@SEED) included" in every.stdout  # said, not silent
     bad = run_cli("compare", *lanes, "--qrels", demo_dir / "qrels-test.txt", "--resamples", "999", "--shared-seeds")

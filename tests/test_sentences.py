@@ -19,7 +19,7 @@ CRANFIELD_SENTENCE = re.compile(
     r"\((?P<level>[\d.]+)% paired-bootstrap confidence interval \[(?P<lo>-?[\d.]+), (?P<hi>-?[\d.]+)\], "
     r"a relative change of (?P<rel>-?[\d.]+)%; paired two-sided randomization test with (?P<B>[\d,]+) resamples, "
     r"Holm-adjusted p = (?P<p>[\d.]+); n = (?P<n>[\d,]+) queries, of which (?P<nz>[\d,]+) scored differently "
-    r"under the two systems\)\.$")
+    r"under the two systems; verdict: established worse\)\.$")
 
 
 def same_float(text: str, value: float, decimals: int) -> None:

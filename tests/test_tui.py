@@ -431,12 +431,20 @@ async def test_gate_target_and_conservative(work):
 @module_loop
 async def test_compare_family_options_and_deltas(work, loaded):
     from rankscope_tui.kernel.instruments import compare as CMP
+    from rankscope_tui.kernel.settings import CompareSettings
 
     ws, _ = loaded
     app, pilot = work
     screen = await view(app, pilot, "compare")
+    # `rankscope compare` without --candidate: every other input lane, ndcg@10; the derived
+    # rrf lane only when named (ticked), as the CLI and the API (SPEC §13)
+    assert screen.result.plan.baseline == "lexical" and screen.result.plan.candidates == ("dense",)
+    assert [(r.candidate, r.metric) for r in screen.result.result.rows] == [("dense", "ndcg@10")]
+    cli_plan = CMP.plan_compare(ws, None, CompareSettings())
+    assert (cli_plan.baseline, cli_plan.candidates) == ("lexical", ("dense",))
+    screen.query_one("#cmp-candidates", SelectionList).select("rrf")
+    await settle(app, pilot, 2 * QUIET)
     res = screen.result
-    # `rankscope compare` without --candidate: every other lane but the variants, ndcg@10
     assert res.plan.baseline == "lexical" and res.plan.candidates == ("dense", "rrf")
     assert [(r.candidate, r.metric) for r in res.result.rows] == [("dense", "ndcg@10"), ("rrf", "ndcg@10")]
     assert res.result.family_size == 2 and res.result.correction == "holm"
@@ -444,10 +452,9 @@ async def test_compare_family_options_and_deltas(work, loaded):
     assert row.n == ws.positives.size and row.resamples == 999 and row.alternative == "two-sided"
     assert screen.query_one("#cmp-rows").row_count == 2
     # the highlighted row's results sentence is the one `compare --out` writes for it
-    from rankscope_tui.kernel.settings import CompareSettings
     from rankscope_tui.render.sentences import with_sentences
 
-    cli_rows = with_sentences(CMP.compare(ws, None, CompareSettings()).as_dict())["comparisons"]
+    cli_rows = with_sentences(CMP.compare(ws, None, CompareSettings(candidates=("dense", "rrf"))).as_dict())["comparisons"]
     sentence = next(r["sentence"] for r in cli_rows if (r["candidate"], r["metric"]) == (row.candidate, row.metric))
     assert sentence.startswith(row.candidate) and sentence in str(screen.query_one("#cmp-verdict").render())
     # the per-query list is the kernel's, largest losses first

@@ -91,7 +91,7 @@ def key_numbers(mode: str, screen, report, ws) -> list[tuple[object, str]]:
     if mode == "compare":
         row = screen.row
         return [(q("#cmp-rows"), f"{r.difference:+.4f}") for r in screen.result.result.rows] + [
-            (q("#cmp-rows"), "no improvement shown" if row.verdict != "better" else "better"),
+            (q("#cmp-rows"), row.verdict_text),
             (q("#cmp-verdict"), f"{row.difference:+.4f}"),
             (q("#cmp-verdict"), fmt.interval(row.ci_low, row.ci_high, 4)),
             (q("#cmp-verdict"), fmt.interval(row.unpaired_ci_low, row.unpaired_ci_high, 4))]

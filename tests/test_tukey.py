@@ -127,7 +127,11 @@ def test_cli_all_pairs(demo_dir, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "beats" in r.stdout and "Tukey HSD p" in r.stdout
     payload = json.loads(out.read_text())
-    assert [x["lane"] for x in payload["lanes"]] == ["lexical", "dense", "rrf"]
+    # the derived rrf lane takes part only when named (SPEC §13)
+    assert [x["lane"] for x in payload["lanes"]] == ["lexical", "dense"]
+    named = run_cli(*args, "--candidate", "dense", "--candidate", "rrf", "--out", tmp_path / "n.json")
+    assert named.returncode == 0, named.stderr
+    assert [x["lane"] for x in json.loads((tmp_path / "n.json").read_text())["lanes"]] == ["lexical", "dense", "rrf"]
     md = run_cli(*args, "--format", "markdown")
     assert md.returncode == 0 and "| a | lexical |" in md.stdout
     assert run_cli(*args, "--format", "text").stdout == r.stdout  # same inputs and seed, same bytes

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .gate.analysis import analyse_gate
     from .instruments.calibrate import calibrate
-    from .instruments.compare import compare, compare_all_pairs, plan_compare, query_deltas
+    from .instruments.compare import compare, compare_all_pairs, default_candidates, plan_compare, query_deltas
     from .instruments.comparison_log import append_log as append_comparison_log
     from .instruments.comparison_log import read_log as read_comparison_log
     from .instruments.diff import diff_reports as diff
@@ -74,6 +74,7 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "compare": ("instruments.compare", "compare"),
     "compare_all_pairs": ("instruments.compare", "compare_all_pairs"),
     "plan_compare": ("instruments.compare", "plan_compare"),
+    "default_candidates": ("instruments.compare", "default_candidates"),
     "query_deltas": ("instruments.compare", "query_deltas"),
     "read_comparison_log": ("instruments.comparison_log", "read_log"),
     "append_comparison_log": ("instruments.comparison_log", "append_log"),
@@ -90,7 +91,7 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
-    "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "diff",
+    "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "judge", "judge_rule", "load", "load_tables", "plan_compare",
     "prepare", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
     "tally_rules", "write_goldens",

@@ -42,6 +42,9 @@ def compare_table(result, p_prefix: bool = True) -> tuple[list[str], list[list[s
               "effect", "unpaired CI", "W/L/T", "verdict"]
     if getattr(result, "test", "randomization") == "t":
         header[9] = "adj t p"  # --test t: the adjusted p that decides is the t-test's
+    md = getattr(result, "min_delta", 0.0)
+    if md:
+        header[-1] = f"verdict (min-delta {md:g})"
     rows = []
     for r in result.rows:
         bca = _interval(r.bca_low, r.bca_high) + f" ({r.bca_level:.4f})"
@@ -61,9 +64,12 @@ def compare_footnotes(result) -> list[str]:
     out = []
     levels = sorted({round(r.bca_level, 12) for r in result.rows})
     if len(levels) > 1:
+        # the level matches the test's threshold, but the interval and the test are different
+        # procedures and can still disagree (each disagreement is a note of its row)
         out.append("BCa (level): each row's BCa interval is at 1 minus the threshold its adjusted test uses "
                    f"({result.rows[0].correction} step-down over the tested family; rows outside the family at the "
-                   "nominal level), so the interval excludes 0 exactly when the row's test rejects")
+                   "nominal level), so the interval and the test are read at the same level; where the interval "
+                   "and the test still disagree, the row's note says so")
     floors = [r for r in result.rows if r.randomization_p is not None and r.resamples
               and math.isclose(r.randomization_p, 1 / (r.resamples + 1), rel_tol=1e-9)]
     if floors:
@@ -84,6 +90,10 @@ def _notes(result, reasons: dict) -> list[str]:
     for k, v in reasons.items():
         out.append(f"exploratory ({'all rows' if k == '*' else k}): {v}")
     out += list(result.warnings)
+    md = getattr(result, "min_delta", 0.0)
+    if md:
+        out.append(f"min-delta {md:g}: an established difference is called better or worse only when |delta| >= {md:g}; "
+                   "a smaller one is \"established but below min-delta\"")
     return out
 
 

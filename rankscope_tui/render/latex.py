@@ -28,6 +28,7 @@ import re
 import string
 
 from ..kernel.report.caveats import SMALL_SAMPLE_FOOTNOTE, SMALL_SAMPLE_MARK, best_marks, small_sample
+from ..kernel.statistics.verdict import VERDICT_TEXT
 from .compare import p_number
 from .escaping import escape_latex
 from .report import _gate_latex
@@ -196,11 +197,18 @@ def significance(rows: list[dict]) -> dict[tuple[str, str], set[str]]:
     return out
 
 
-#: the verdict column's words (said in full in the caption)
-SHORT_VERDICT = {"better": "better", "worse": "worse", "inconclusive": "n.s.", "exploratory": "expl.",
-                 "descriptive": "descr."}
-VERDICT_KEY = ("verdict: better or worse (established), n.s. (no improvement shown), expl. (exploratory, not a "
-               "test), descr. (outside the primary family).")
+#: what the verdict column holds, said once in the caption (the words are the kernel's,
+#: ``verdict.VERDICT_TEXT``, as every other face prints them)
+VERDICT_KEY = ("verdict: established better or established worse (adjusted p at most alpha and the difference at "
+               "least the minimum effect), established but below min-delta, inconclusive (not established), "
+               "exploratory (not a test), descriptive (outside the primary family).")
+
+
+def _verdict_cell(row: dict) -> str:
+    """The row's verdict in the kernel's words; exploratory and descriptive rows lose their
+    parenthesis here (the caption says it)."""
+    text = row.get("verdict_text") or VERDICT_TEXT[row["verdict"]]
+    return text.split(" (", 1)[0]
 
 
 def _p(p, resamples) -> str:
@@ -260,12 +268,16 @@ def render_compare_latex(payload: dict) -> str:
     out += _open("l" + "r" * len(metrics)) + body + _close(cap1, "tab:rankscope-compare-means")
     # table 2: the comparison rows
     one_base = len({r["baseline"] for r in rows}) == 1
-    head = ([] if one_base else ["baseline"]) + ["candidate", "metric", "n", "diff.", "p", "adj. p", "W/L/T", "verdict"]
+    # every row on the same n (the usual case): n is said once in the caption, which leaves
+    # the verdict column room for the kernel's words
+    one_n = len(n) == 1
+    head = ([] if one_base else ["baseline"]) + ["candidate", "metric"] + ([] if one_n else ["n"]) + [
+        "diff.", "p", "adj. p", "W/L/T", "verdict"]
     body = [" & ".join(head) + r" \\", r"\midrule"]
     for r in rows:
-        lead = ([] if one_base else [escape_latex(r["baseline"])]) + [escape_latex(r["candidate"]), escape_latex(r["metric"]),
-                                                                       str(r["n"])]
-        verdict = SHORT_VERDICT.get(r["verdict"], r["verdict"])
+        lead = ([] if one_base else [escape_latex(r["baseline"])]) + [escape_latex(r["candidate"]), escape_latex(r["metric"])]
+        lead += [] if one_n else [str(r["n"])]
+        verdict = _verdict_cell(r)
         body.append(" & ".join(lead + [f"{r['difference']:+.4f}", _p(r.get("randomization_p"), r.get("resamples")),
                                        _num(r.get("adjusted_p")), f"{r['wins']}/{r['losses']}/{r['ties']}",
                                        escape_latex(verdict)]) + r" \\")
@@ -273,12 +285,60 @@ def render_compare_latex(payload: dict) -> str:
         if iv:
             body.append(" & ".join([""] * len(lead) + [iv, "", "", "", ""]) + r" \\")
     base = f"against {rows[0]['baseline']}" if one_base else "against each row's baseline"
+    base += f" over n = {n[0]} positive queries" if one_n else ""
     cap2 = (escape_latex(f"Comparisons {base} (lane letters as in Table") + " \\ref{tab:rankscope-compare-means}"
             + escape_latex(
                 f"): mean difference candidate minus baseline with its paired bootstrap interval "
                 f"({conf:.4g}) below; p from the {test}; adj. p after {correction} correction; W/L/T: queries won, lost, "
                 f"tied; {VERDICT_KEY} " + payload.get("caption", "")))
-    spec = ("l" if not one_base else "") + "llrrrrrl"
+    spec = ("l" if not one_base else "") + "ll" + ("" if one_n else "r") + "rrrrl"
     out += _open(spec) + body + _close(cap2, "tab:rankscope-compare-rows")
     return "\n".join(out)
 
+
+
+# --------------------------------------------------------------------------- compare --all-pairs
+
+
+def render_all_pairs_latex(res, cap: str, notes: list[str]) -> str:
+    """``compare --all-pairs`` (``statistics.tukey.TukeyResult``) in ``compare``'s style: a
+    means table with lane letters, bold best and the letters of the lanes each lane beats
+    as superscript; then a table of every pair (difference b − a with its paired interval
+    below, the Tukey HSD p, W/L/T and whether it is established). ``cap`` (the Tukey
+    caption) goes with the first table, which the second refers to; each has a label."""
+    key = label_key(res.metric)
+    means_label, pairs_label = f"tab:rankscope-all-pairs-means-{key}", f"tab:rankscope-all-pairs-{key}"
+    letter = dict(zip(res.lanes, res.letters))
+    out = [PREAMBLE] + _width_note(res.lanes) + [""]
+    body = [" & ".join(["lane", escape_latex(f"mean {res.metric}")]) + r" \\", r"\midrule"]
+    for lane, bold in zip(res.lanes, best_marks(list(res.means), res.metric)):
+        mean = res.means[res.lanes.index(lane)]
+        text = _num(mean)
+        if bold:
+            text = r"\textbf{" + text + "}"
+        beaten = res.beats(lane)
+        if beaten:
+            text += r"\textsuperscript{" + "".join(beaten) + "}"
+        body.append(f"({letter[lane]}) {escape_latex(lane)} & {text}" + r" \\")
+    cap1 = escape_latex(f"Mean {res.metric} over n = {res.n} positive queries; bold: the best mean. A superscript "
+                        "lists the letters of the lanes this lane is established better than. " + cap
+                        + "".join(f" {n}" for n in notes))
+    out += _open("lr") + body + _close(cap1, means_label)
+    body = [" & ".join(["pair", "diff.", "Tukey HSD p", "W/L/T", "verdict"]) + r" \\", r"\midrule"]
+    for p in res.pairs:
+        pair = f"({letter[p.b]}) {escape_latex(p.b)} - ({letter[p.a]}) {escape_latex(p.a)}"
+        pv = "n/a" if p.p is None else p_number(p.p, res.resamples)
+        if p.p is not None and res.resamples and p.p == 1 / (res.resamples + 1):
+            pv += " (floor)"  # the caption says what the floor is
+        verdict = f"established: {escape_latex(p.winner)} higher" if p.winner else "inconclusive"
+        body.append(" & ".join([pair, f"{p.difference:+.4f}", pv, f"{p.wins}/{p.losses}/{p.ties}", verdict]) + r" \\")
+        iv = _small(_interval(p.ci_low, p.ci_high))
+        if iv:
+            body.append(" & ".join(["", iv, "", "", ""]) + r" \\")
+    cap2 = (escape_latex("Every pair (lane letters as in Table") + " \\ref{" + means_label + "}"
+            + escape_latex(f"): mean difference b minus a with its paired bootstrap interval ({res.confidence:.4g}) "
+                           "below, per pair and not simultaneous; the Tukey HSD p, family-wise over all pairs; "
+                           f"W/L/T: {'units' if res.sampling_unit == 'unit' else 'queries'} where b is higher, lower, "
+                           "tied; verdict: established (p at most alpha) with the higher lane, or inconclusive."))
+    out += _open("lrrrl") + body + _close(cap2, pairs_label)
+    return "\n".join(out)

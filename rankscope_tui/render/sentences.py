@@ -12,6 +12,7 @@ tests parse each number back out of the sentence and compare it with its field.
 from __future__ import annotations
 
 from ..kernel.statistics.randomization import format_p
+from ..kernel.statistics.verdict import verdict_words
 from .escaping import terminal_safe
 from .markdown import md_prose, md_table
 
@@ -101,20 +102,42 @@ def _seed_words(row: dict) -> str:
             f"and {r['reversals']} of {r['reversals_out_of']} seed differences had the other sign")
 
 
+def _min_delta(settings: dict) -> float:
+    return float(settings.get("min_delta") or 0.0)
+
+
+def verdict_clause(row: dict, settings: dict) -> str:
+    """The row's verdict in the kernel's words (``verdict.verdict_words``); an established
+    better or worse row names the minimum effect it cleared when one was set."""
+    md = _min_delta(settings)
+    words = row.get("verdict_text") or verdict_words(row["verdict"], md)
+    if md and row["verdict"] in ("better", "worse"):
+        words += f", at least min-delta {md:g}"
+    return f"verdict: {words}"
+
+
 def results_sentence(row: dict, settings: dict) -> str:
-    """One comparison in words, direction and size first (seed 001's results sentence)."""
+    """One comparison in words, direction and size first (seed 001's results sentence).
+
+    A directional verb ("improved", "scored lower") only when the row is established
+    better or worse; any other row (inconclusive, established but below min-delta,
+    exploratory, descriptive) takes the neutral "differed from … by" with the signed
+    difference. The sentence ends with the verdict in the kernel's words."""
     d = row["difference"]
     cand, base, metric = row["candidate"], row["baseline"], row["metric"]
-    if d > 0:
+    verdict = row["verdict"]
+    if d == 0:
+        head = f"{cand} and {base} had the same mean {metric} (difference {_num(0.0)})"
+    elif verdict == "better":
         head = f"{cand} improved {metric} over {base} by {_num(d)}"
-    elif d < 0:
+    elif verdict == "worse":
         head = f"{cand} scored lower than {base} on {metric} by {_num(-d)}"
     else:
-        head = f"{cand} and {base} had the same mean {metric} (difference {_num(0.0)})"
+        head = f"{cand} differed from {base} on {metric} by {d:+.4f}"
     rel = row.get("relative_gain")
-    gain = "" if rel is None else f", a relative {'gain' if rel >= 0 else 'change'} of {rel * 100:.1f}%"
+    gain = "" if rel is None else f", a relative {'gain' if verdict == 'better' else 'change'} of {rel * 100:.1f}%"
     return (f"{head} ({interval_words(row, settings)}{gain}; {_test_words(row, settings)}; "
-            f"{_counts_words(row, settings)}{_seed_words(row)}).")
+            f"{_counts_words(row, settings)}{_seed_words(row)}; {verdict_clause(row, settings)}).")
 
 
 def methods_paragraph(payload: dict) -> str:
@@ -158,6 +181,8 @@ def methods_paragraph(payload: dict) -> str:
         parts.append(f"{what}{primary} form{'s' if J == 1 else ''} one family; {'its p-value was' if J == 1 else 'their p-values were'} "
                      f"{_CORRECTION_METHOD[s['correction']]}, and significance was assessed at the family-wise level "
                      f"{s['alpha']:.4g}.")
+    if J and _min_delta(s):
+        parts.append(_min_delta_words(s, rows))
     if any(r["verdict"] == "exploratory" for r in rows):
         parts.append("Comparisons chosen after seeing these results are labelled exploratory and were not tested.")
     parts.append("These intervals are per comparison, not simultaneous, and quantify variation across evaluation "
@@ -166,6 +191,18 @@ def methods_paragraph(payload: dict) -> str:
                     if any(r.get("retraining") for r in rows) else
                     "they do not cover variation across training seeds, which was not measured."))
     return " ".join(parts)
+
+
+def _min_delta_words(s: dict, rows: list[dict]) -> str:
+    """What the minimum effect (``--min-delta``) did: the rule, and how many rows it decided."""
+    md = _min_delta(s)
+    tested = [r for r in rows if r["verdict"] not in ("exploratory", "descriptive")]
+    below = sum(r["verdict"] == "below_min_delta" for r in tested)
+    decided = (f"it decided {below} of the {len(tested)} tested verdicts, which are reported as established but "
+               "below the minimum effect" if below else
+               f"it decided none of the {len(tested)} tested verdicts")
+    return (f"A difference established at that level was called better or worse only when the absolute mean "
+            f"difference was at least the minimum effect {md:g} (--min-delta); {decided}.")
 
 
 def retraining_table(payload: dict) -> tuple[list[str], list[list[str]]] | None:
@@ -194,7 +231,10 @@ def checklist(payload: dict) -> list[str]:
     defs = s.get("definitions", {})
     unit = s.get("sampling_unit", "query")
     out = ["1. metric: " + "; ".join(defs.get(m, f"{m}: definition not recorded") for m in metrics)]
-    out.append("2. direction and size: each results sentence leads with the mean difference (candidate − baseline)")
+    md = _min_delta(s)
+    out.append("2. direction and size: each results sentence leads with the mean difference (candidate − baseline); "
+               + (f"minimum effect {md:g} (--min-delta): an established difference smaller than it is not called "
+                  "better or worse" if md else "no minimum effect set (--min-delta 0)"))
     if rows and rows[0]["ci_low"] is None and rows[0]["ci_high"] is None:
         out.append("3. interval and level: missing — no bootstrap interval (resamples = 0)")
     elif rows:

@@ -5,7 +5,7 @@ and every pair with its Tukey HSD p, paired interval and W/L/T."""
 from __future__ import annotations
 
 from ..kernel.statistics.randomization import format_p
-from .escaping import escape_latex, escape_markdown, terminal_safe
+from .escaping import escape_markdown, terminal_safe
 
 
 def _interval(lo, hi) -> str:
@@ -35,7 +35,7 @@ def pairs_table(res) -> tuple[list[str], list[list[str]]]:
     for p in res.pairs:
         rows.append([f"{p.b} − {p.a}", f"{p.difference:+.4f}", _interval(p.ci_low, p.ci_high),
                      "—" if p.p is None else _p(p.p, res.resamples),
-                     f"{p.wins}/{p.losses}/{p.ties}", f"yes: {p.winner}" if p.winner else "no"])
+                     f"{p.wins}/{p.losses}/{p.ties}", f"yes: {p.winner} higher" if p.winner else "no: inconclusive"])
     return header, rows
 
 
@@ -61,13 +61,9 @@ def render_all_pairs(res, fmt: str = "text") -> str:
         lines += [f"- {escape_markdown(n)}" for n in notes] + ["*" + escape_markdown(cap) + "*"]
         return terminal_safe("\n".join(lines) + "\n")
     if fmt == "latex":
-        header, rows = tables[0]
-        body = [f"{escape_latex(r[1])}$^{{\\mathrm{{{r[0]}}}}}$ & {r[2]} & "
-                + ("$^{" + "".join(res.beats(r[1])) + "}$" if res.beats(r[1]) else "--") + r" \\" for r in rows]
-        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrl}", r"\toprule",
-                 r"lane & " + escape_latex(header[2]) + r" & beats \\", r"\midrule", *body, r"\bottomrule",
-                 r"\end{tabular}", r"\caption{" + escape_latex(cap) + "}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
+        from .latex import render_all_pairs_latex
+
+        return terminal_safe(render_all_pairs_latex(res, cap, notes) + "\n")
     lines = []
     for header, rows in tables:
         widths = [max(len(x) for x in col) for col in zip(header, *rows)]

@@ -81,21 +81,12 @@ def compute_compare(ws, p: CompareParams, th: Thresholds | None) -> CompareResul
     """What `rankscope compare` runs with these options (in a worker) and the parsed
     thresholds file ``th``: the kernel's comparison entry point, then each row's per-query
     deltas and both lanes' judged@10."""
-    from dataclasses import replace
-
-    from ..kernel import compare, plan_compare, query_deltas
+    from ..kernel import compare, query_deltas
     from ..kernel import measures as M
-    from ..kernel.errors import InputError
     from ..kernel.settings import CompareSettings
     settings = CompareSettings(baseline=p.baseline, candidates=tuple(p.candidates), metrics=tuple(p.metrics),
                                level=p.level, min_delta=p.min_delta, correction=p.correction,
                                alternative=p.alternative, exploratory=p.exploratory, primary=p.primary)
-    plan = plan_compare(ws, th, settings)
-    if plan.baseline in plan.candidates:  # `best` resolved to a chosen candidate: it is the baseline now
-        rest = tuple(c for c in plan.candidates if c != plan.baseline)
-        if not rest:
-            raise InputError(f"the best lane is {plan.baseline}, the only candidate: pick another candidate", "--baseline")
-        settings = replace(settings, candidates=rest)
     comparison = compare(ws, th, settings)
     plan, res = comparison.plan, comparison.result
     deltas = {(r.candidate, r.metric): query_deltas(ws, plan.baseline, r.candidate, r.metric, plan.level)
@@ -104,6 +95,10 @@ def compute_compare(ws, p: CompareParams, th: Thresholds | None) -> CompareResul
     judged = {lane: ws.per_query(lane, plan.level, (jkey,))[jkey.key]
               for lane in (plan.baseline, *plan.candidates)}
     return CompareResult(p, plan, res, deltas, judged, jkey.key, ws, comparison.as_dict())
+
+
+#: The theme variable each tested state is drawn in (the words are the kernel's ``verdict_text``).
+_VERDICT_COLOUR = {"better": "success", "worse": "error", "inconclusive": "warning", "below_min_delta": "warning"}
 
 
 class CompareScreen(ViewScreen):
@@ -119,8 +114,9 @@ The controls on the left are the options of `rankscope compare`: baseline (`best
 the call exploratory), candidates and metrics (every pair is one row), the **primary**
 metric (only its rows form the tested family; the others are descriptive), the correction
 over the family (Holm, Bonferroni or none), the alternative (a pre-registered direction)
-and the minimum effect. **better** needs the adjusted p ≤ α *and* the mean Δ to clear the
-minimum effect; otherwise "no improvement shown" — never a loss.
+and the minimum effect. A row is **established better** or **established worse** when the
+adjusted p ≤ α *and* |mean Δ| clears the minimum effect; **established but below min-delta**
+when the p does but the size does not; otherwise **inconclusive** — never a loss.
 
 The rows table picks the row shown in the panel. `p` toggles paired/unpaired: pairing
 removes query difficulty as a noise source, and the unpaired interval shows how much.
@@ -206,8 +202,8 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if self.baseline not in lanes and self.baseline != BEST:
             self.baseline = start.baseline if start.baseline in lanes or start.baseline == BEST else ws.input_lanes[0]
         if not self._chosen or any(c not in lanes for c in self.candidates):
-            # `rankscope compare` without --candidate: every other lane but the variants (again when
-            # the report adds the fused lanes, unless candidates were picked by hand)
+            # `rankscope compare` without --candidate: the kernel's default (the input lanes; a
+            # derived lane such as rrf only when ticked), again when lanes change, unless picked by hand
             self.candidates = self._default_candidates()
         if not self.metrics or any(m not in metrics for m in self.metrics):
             self.metrics = tuple(m for m in start.metrics if m in metrics) or (metrics[0],)
@@ -217,8 +213,9 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self.schedule(now=True)
 
     def _default_candidates(self) -> tuple[str, ...]:
-        ws = self.ws
-        return tuple(n for n in ws.lanes if n != self.baseline and ws.lane_origin.get(n) != "variant")
+        from ..kernel import default_candidates
+
+        return default_candidates(self.ws, None if self.baseline == BEST else self.baseline)
 
     def _set_choices(self) -> None:
         """Put the current choices into the widgets without firing their change messages."""
@@ -424,7 +421,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def _verdict_text(self, row):
         from rich.text import Text
 
-        var = {"better": "success", "worse": "error", "inconclusive": "warning"}.get(row.verdict)
+        var = _VERDICT_COLOUR.get(row.verdict)
         colour = self.app.theme_variables.get(var, "") if var else self.app.theme_variables.get("text-muted", "")
         return Text(row.verdict_text, style=f"bold {colour}".strip() if var else colour)
 
@@ -460,7 +457,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
     def _panel(self, row, r: CompareResult) -> str:
         res = r.result
         B = row.resamples
-        style = {"better": "$success", "worse": "$error", "inconclusive": "$warning"}.get(row.verdict, "$text-muted")
+        style = f"${_VERDICT_COLOUR[row.verdict]}" if row.verdict in _VERDICT_COLOUR else "$text-muted"
         side = "two-sided" if row.alternative == "two-sided" else f"one-sided: {row.alternative}"
         L = [f"[b]{escape(row.candidate)}[/] vs [b]{escape(row.baseline)}[/] on [b]{escape(row.metric)}[/] "
              f"({r.plan.level} level) — verdict: [b {style}]{escape(row.verdict_text)}[/]"]
@@ -482,7 +479,10 @@ loss or gain). Intervals are per comparison, not simultaneous.
         else:
             unpaired = f"[b]{unpaired}[/] ◀"
         L.append(f"bootstrap {row.confidence:g} interval ({side}): paired {paired} · unpaired {unpaired}")
-        L.append(f"p_superiority {fmt.num(row.p_superiority, 4)} (share of replicates with Δ* > 0; not P(better))")
+        if row.n_nonzero == 0:  # every Δ is 0: a share of 0 would read as a verdict for the baseline
+            L.append("p_superiority — (no variation: every difference is 0)")
+        else:
+            L.append(f"p_superiority {fmt.num(row.p_superiority, 4)} (share of replicates with Δ* > 0; not P(better))")
         rand = f"randomization ({side}, B = {B:,}): {format_p(row.randomization_p, B)}"
         if row.in_family:
             rand += f" · adjusted ({row.correction}, J = {res.family_size}): {format_p(row.adjusted_p, B, res.family_size)}"

@@ -54,10 +54,23 @@ class ComparePlan:
         return {}
 
 
+def default_candidates(ws: PerQuery, baseline: str | None, hidden: frozenset[str] | set[str] = frozenset()) -> tuple[str, ...]:
+    """The lanes compared when none is named: every input lane but ``baseline`` (and the
+    retraining runs in ``hidden``), in workspace order. A derived lane (``rrf``, ``convex``,
+    any fused lane, a cap or document-first variant) takes part only when it is named
+    (SPEC §13, "Compare candidates"): the CLI, the API and the Compare view share this."""
+    return tuple(n for n in ws.lanes
+                 if n != baseline and ws.lane_origin.get(n, "input") == "input" and n not in hidden)
+
+
 def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings) -> ComparePlan:
     """Resolve names; ``--baseline best`` and anything tuned on the compared queries are exploratory.
 
-    No baseline = the first input lane; no candidates = every other lane but the variants.
+    No baseline = the first input lane; no candidates = ``default_candidates`` (the input
+    lanes: a derived lane only when named). ``best`` is the lane with the highest mean on the
+    first metric among the input lanes and the named candidates; it is never compared with
+    itself (a named candidate that is chosen as the best becomes the baseline only). A
+    baseline named as a candidate too is refused.
     With ``seed_runs`` a system of ``SYSTEM@SEED`` lanes is named by SYSTEM and compared
     through its smallest seed's run (the one trained model the interval describes); its
     other runs feed the retraining column, never rows of their own.
@@ -83,6 +96,9 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
         candidates = tuple(rep.get(c, c) for c in candidates)
     elif settings.shared_seeds:
         raise InputError("--shared-seeds needs --seed-runs", "--shared-seeds")
+    named = tuple(dict.fromkeys(candidates))
+    for name in named:
+        _known_lane(ws, name)
     reasons: dict[str, str] = {}
     if settings.exploratory:
         reasons["*"] = "labelled exploratory on the command line"
@@ -90,17 +106,20 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
         base = ws.input_lanes[0]
     elif baseline == "best":
         m = metrics[0]
-        base = max((n for n in ws.lanes if n not in hidden), key=lambda n: (ws.mean(n, level, m), n))
+        pool = list(dict.fromkeys([*default_candidates(ws, None, hidden), *named]))
+        base = max(pool, key=lambda n: (ws.mean(n, level, m), n))
         reasons["*"] = f"baseline chosen as the best lane on {m} over the compared queries"
     else:
         base = baseline
-    for name in [base] + list(candidates):
-        if name not in ws.lanes:
-            hint = " (convex needs --thresholds)" if name == "convex" else ""
-            raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", "--candidate")
-    cands = list(candidates) or [n for n in ws.lanes
-                                 if n != base and ws.lane_origin.get(n) != "variant" and n not in hidden]
+        _known_lane(ws, base)
+        if base in named:
+            raise InputError(f"{base!r} is the baseline and a candidate: a lane is never compared with itself",
+                             "--candidate")
+    cands = [c for c in named if c != base] if named else list(default_candidates(ws, base, hidden))
     if not cands:
+        if baseline == "best" and named:
+            raise InputError(f"the best lane on {metrics[0]} is {base}, the only candidate: name another candidate",
+                             "--baseline")
         raise InputError("nothing to compare: give --candidate or a second --lane", "--candidate")
     for c in cands + [base]:
         if c == "convex" and th is not None and in_sample_overlap(ws, th, ws.positives):
@@ -108,6 +127,12 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
     if level not in ws.levels():
         raise InputError(ws.missing_level(level), "--level")
     return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons, groups)
+
+
+def _known_lane(ws: PerQuery, name: str) -> None:
+    if name not in ws.lanes:
+        hint = " (convex needs --thresholds)" if name == "convex" else ""
+        raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", "--candidate")
 
 
 def resolve_settings(ws: PerQuery, settings: CompareSettings) -> CompareSettings:
@@ -304,42 +329,25 @@ def query_deltas(ws: PerQuery, baseline: str, candidate: str, metric: str, level
     return [(qids[i], float(b[i]), float(c[i]), float(d[i])) for i in order]
 
 
-def all_pairs_plan(ws: PerQuery, settings: CompareSettings) -> tuple[tuple[str, ...], str | None]:
-    """The lanes ``--all-pairs`` compares and a note when the default set was cut.
-
-    The baseline (default the first lane) and the candidates when given, else every lane
-    but the variants, in workspace order. The fused lanes join that default set only
-    while it stays within ``MAX_SYSTEMS``: the limit is on the lanes a person gives, so
-    nine input lanes are compared without the added ``rrf`` (the note says so) rather
-    than refused as ten."""
-    from ..statistics.tukey import MAX_SYSTEMS
-
+def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
+    """The lanes ``--all-pairs`` compares: the baseline (default the first lane) and the
+    candidates when given, else the baseline and ``default_candidates`` (the input lanes:
+    a derived lane only when named), in workspace order. The limit of ``MAX_SYSTEMS`` is
+    on these: nine input lanes are compared (the fused lanes are not counted unless named)."""
     if settings.baseline == "best":
         raise InputError("--all-pairs compares every pair: there is no baseline to choose as the best", "--baseline")
-    note = None
     if settings.candidates:
         base = settings.baseline or ws.input_lanes[0]
         names = list(dict.fromkeys([base, *settings.candidates]))
     else:
-        names = [n for n in ws.lanes if ws.lane_origin.get(n) != "variant"]
+        names = list(default_candidates(ws, None))
         if settings.baseline:
             names = list(dict.fromkeys([settings.baseline, *names]))
-        fused = [n for n in names if ws.lane_origin.get(n) == "fused" and n != settings.baseline]
-        if len(names) > MAX_SYSTEMS and fused:
-            names = [n for n in names if n not in fused]
-            note = (f"the fused lane{'s' if len(fused) > 1 else ''} {', '.join(fused)} left out: the randomised "
-                    f"Tukey HSD compares at most {MAX_SYSTEMS} lanes (name the lanes with --candidate to choose)")
     for name in names:
-        if name not in ws.lanes:
-            raise InputError(f"unknown lane {name!r}; loaded: {', '.join(ws.lanes)}", "--candidate")
+        _known_lane(ws, name)
     if len(names) < 2:
         raise InputError("--all-pairs needs at least two lanes", "--lane")
-    return tuple(names), note
-
-
-def all_pairs_lanes(ws: PerQuery, settings: CompareSettings) -> tuple[str, ...]:
-    """The lanes ``--all-pairs`` compares (``all_pairs_plan`` without its note)."""
-    return all_pairs_plan(ws, settings)[0]
+    return tuple(names)
 
 
 def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: CompareSettings) -> TukeyResult:
@@ -363,7 +371,7 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
         raise InputError(ws.missing_level(settings.level), "--level")
     unit_file = None if settings.units is None else read_units(settings.units)
     key = M.parse_metrics(settings.metrics[0])[0]
-    names, note = all_pairs_plan(ws, settings)
+    names = all_pairs_lanes(ws, settings)
 
     def compute() -> TukeyResult:
         needed = tuple(dict.fromkeys(list(ws.settings.metrics) + [key]))
@@ -372,7 +380,7 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
         units = None if unit_file is None else unit_file.units_of(qids)
         x = np.column_stack([ws.per_query(n, settings.level, needed)[key.key][q] for n in names])
         res = tukey_hsd(x, names, metric=key.key, resamples=resamples, seed=seed, confidence=confidence, units=units)
-        return res if note is None else replace(res, warnings=(note, *res.warnings))
+        return res
 
     units_key = None if unit_file is None else unit_file.pairs
     return ws.derived("all_pairs", (settings, names, _lanes_key(ws), units_key), compute)

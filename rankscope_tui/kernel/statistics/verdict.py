@@ -5,7 +5,8 @@
 J = family size; the family's raw p of the deciding test (``test``: the randomization
 test by default, or the paired t-test — seed 001's ``test_method``) are adjusted by
 the correction (``multiplicity``); a row is ``better`` or ``worse`` only inside the
-family, and an undecided row is "no improvement shown", never a loss. The other test,
+family, and an undecided row is "inconclusive", never a loss (the four states of a tested
+row and their words: ``STATES``, ``VERDICT_TEXT``). The other test,
 the BCa interval and p_superiority are checks compared with the deciding decision, and
 every disagreement is put into words.
 
@@ -42,15 +43,30 @@ if TYPE_CHECKING:
 #: The tests that can decide a verdict (``--test``); the other one is an agreement flag.
 TESTS: tuple[str, ...] = ("randomization", "t")
 
-VERDICTS: tuple[str, ...] = ("better", "worse", "inconclusive", "exploratory", "descriptive")
-#: How each verdict is printed: an inconclusive row is never shown as a loss.
+#: The four states of a row in the tested family, in the order a reader ranks them: the
+#: difference established in the candidate's favour and at least ``--min-delta``;
+#: established (in either direction) but smaller than ``--min-delta``; not established;
+#: established against the candidate and at least ``--min-delta``.
+STATES: tuple[str, ...] = ("better", "below_min_delta", "inconclusive", "worse")
+VERDICTS: tuple[str, ...] = STATES + ("exploratory", "descriptive")
+#: How each verdict is said, in every face (text, markdown, LaTeX, JSON's ``verdict_text``,
+#: the results sentence, the dashboard): decided here once, the faces only print it.
 VERDICT_TEXT: dict[str, str] = {
-    "better": "better",
-    "worse": "worse",
-    "inconclusive": "no improvement shown",
+    "better": "established better",
+    "below_min_delta": "established but below min-delta",
+    "inconclusive": "inconclusive",
+    "worse": "established worse",
     "exploratory": "exploratory (not a test)",
     "descriptive": "descriptive (outside the primary family)",
 }
+def verdict_words(verdict: str, min_delta: float = 0.0) -> str:
+    """The words of ``verdict``; the below-min-delta state names the minimum effect it missed."""
+    text = VERDICT_TEXT[verdict]
+    return f"{text} {min_delta:g}" if verdict == "below_min_delta" else text
+
+
+#: Why a check is undefined when every paired difference is 0.
+NO_VARIATION = "no variation: every difference is 0"
 #: Printed under every comparison table.
 CAPTION = (
     "Intervals are per comparison, not simultaneous. They describe variation over queries "
@@ -115,6 +131,8 @@ class ComparisonRow:
     randomization_agrees: bool | None = None
     # the spread over retraining seeds, a separate quantity from the interval
     retraining: RetrainingSpread | None = None
+    # the verdict in words (``verdict_words``): what every face prints for ``verdict``
+    verdict_text: str = field(default="", metadata=_after("verdict"))
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
@@ -133,9 +151,9 @@ class ComparisonRow:
         warnings (a coarse randomization null, an unattainable threshold, a small sample)."""
         return self.disagreements + self.warnings
 
-    @property
-    def verdict_text(self) -> str:
-        return VERDICT_TEXT[self.verdict]
+    def __post_init__(self) -> None:
+        if not self.verdict_text:  # a row made without its words says the verdict's own
+            object.__setattr__(self, "verdict_text", VERDICT_TEXT[self.verdict])
 
     def as_dict(self, reasons: bool = False) -> dict[str, Any]:
         """Exactly ``ROW_KEYS``, strict-JSON (nan/±inf → None).
@@ -343,13 +361,14 @@ class _Placement:
 
 
 def _verdict(adjusted: float, alpha: float, difference: float, min_delta: float) -> str:
-    """``better`` iff adjusted p ≤ α, Δ̄ > 0 and Δ̄ ≥ min_delta; ``worse`` iff adjusted p ≤ α,
-    Δ̄ < 0 and −Δ̄ ≥ min_delta; else ``inconclusive``."""
-    if adjusted <= alpha and difference > 0 and difference >= min_delta:
-        return "better"
-    if adjusted <= alpha and difference < 0 and -difference >= min_delta:
-        return "worse"
-    return "inconclusive"
+    """Adjusted p ≤ α establishes the difference; then ``better`` iff Δ̄ > 0 and Δ̄ ≥ min_delta,
+    ``worse`` iff Δ̄ < 0 and −Δ̄ ≥ min_delta, ``below_min_delta`` iff |Δ̄| < min_delta;
+    ``inconclusive`` when adjusted p > α (or Δ̄ = 0, which no test establishes)."""
+    if adjusted > alpha or difference == 0:
+        return "inconclusive"
+    if abs(difference) < min_delta:
+        return "below_min_delta"
+    return "better" if difference > 0 else "worse"
 
 
 def _place(i: int, r: RowInput, fam: _Family, alpha: float, conf: float, min_delta: float, primary: str | None,
@@ -462,7 +481,11 @@ def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, a
                 f"the BCa interval at level {p.level:.4f} {'excludes' if excludes else 'includes'} 0 "
                 f"while {what} is {_decision_words(decision)}"
             )
-    if s.p_superiority is not None:
+    if s.p_superiority is not None and s.n_nonzero == 0:
+        # every difference is 0: no replicate is > 0, so p_superiority is 0 without saying
+        # anything about either lane; the check is undefined, not a disagreement
+        reasons["bootstrap_agrees"] = NO_VARIATION
+    elif s.p_superiority is not None:
         crossed = s.p_superiority >= conf or s.p_superiority <= 1.0 - conf
         boot_agrees = crossed == decision
         if not boot_agrees:
@@ -475,7 +498,10 @@ def _row_warnings(s: PairedStats, p: _Placement, B: int, test: str = "randomizat
     """A coarse null (n_nonzero < 30), a threshold below the randomization floor 1/(B + 1)
     (when that test decides), a bootstrap on fewer than 30 queries."""
     warnings: list[str] = []
-    if s.n_nonzero < MIN_QUERIES_FOR_COVERAGE:
+    if s.n_nonzero == 0:
+        warnings.append(f"no variation: both lanes score every one of the {s.n_units} {s.sampled} the same "
+                        "(every difference is 0)")
+    elif s.n_nonzero < MIN_QUERIES_FOR_COVERAGE:
         warnings.append(
             f"only {s.n_nonzero} of {s.n_units} {s.sampled} differ: the randomization null distribution is coarse"
         )
@@ -538,6 +564,7 @@ def decide(
             correction=correction, exploratory=r.exploratory, verdict=place.verdict,
             t_agrees=agree.t_agrees, interval_agrees=agree.interval_agrees, bootstrap_agrees=agree.bootstrap_agrees,
             test=test, randomization_agrees=agree.randomization_agrees, retraining=r.retraining,
+            verdict_text=verdict_words(place.verdict, min_delta),
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
             warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
