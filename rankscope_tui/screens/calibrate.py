@@ -57,6 +57,7 @@ three lanes a heat map of the grid (rows: weight of the first lane, columns: of 
 second, the third takes the rest) shows where the objective is high (◉ highlighted,
 ● dev fit, ✖ test fit).
 """
+    NUMBERS_FIRST = ("cal-right", "cal-left")
     BINDINGS = [Binding("f", "toggle_fit_on_test", "Fit on test", id="calibrate.fit_on_test")]
 
     def __init__(self, *a, **kw) -> None:
