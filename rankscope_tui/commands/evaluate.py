@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .options import (
@@ -24,6 +25,9 @@ def register(sub) -> None:
     add_engine_options(ev)
     ev.add_argument("--out", metavar="report.json", help="write the report (strict JSON, atomic)")
     ev.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
+    ev.add_argument("--wide", action="store_true",
+                    help="text: one line per lane and level with every metric (the text otherwise fits the terminal's "
+                         "width, or 80 columns when stdout is not a terminal)")
     ev.add_argument("--per-query", metavar="FILE.csv", help="one row per (lane, level, positive qid)")
     ev.add_argument("--summary", metavar="FILE.csv|.tsv|.parquet",
                     help="tidy means: one row per lane x level x stratum x measure (mean, low, high, interval, n, note)")
@@ -37,7 +41,7 @@ def run(args) -> int:
     from ..kernel.report.output import check_outputs, dumps_strict_parts
     from ..render import report as R
     from ..render import tidy
-    from ..render.formats import RENDERERS
+    from ..render.formats import render_report, text_width
 
     for option, path in (("--summary", args.summary), ("--per-query-long", args.per_query_long)):
         if path:
@@ -59,7 +63,7 @@ def run(args) -> int:
         progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
         report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
         progress.done("computed the report")
-    text = RENDERERS[args.format](report)
+    text = render_report(report, args.format, None if args.wide else text_width(sys.stdout))
     payloads: list[tuple[str, str | bytes | list[Any]]] = []
     if args.out:
         payloads.append((args.out, dumps_strict_parts(report)))
@@ -77,7 +81,7 @@ def evaluate_tables(args) -> int:
     from ..kernel.report.output import dumps_strict_parts
     from ..kernel.workspace.per_query_tables import NOT_AVAILABLE
     from ..render import report as R
-    from ..render.formats import RENDERERS
+    from ..render.formats import render_report, text_width
 
     report = table_report(load_tables(args))
     head = f"per-query tables: {', '.join(t['path'] for t in report['inputs']['per_query_tables'])}\n"
@@ -91,7 +95,7 @@ def evaluate_tables(args) -> int:
     elif args.format == "latex":  # comments: the table compiles as before
         head = "".join(f"% {line}\n" for line in head.splitlines())
 
-    text = terminal_safe(head) + RENDERERS[args.format](report)  # a path never drives the terminal
+    text = terminal_safe(head) + render_report(report, args.format, None if args.wide else text_width(sys.stdout))  # a path never drives the terminal
     payloads: list[tuple[str, str | bytes | list[Any]]] = [(args.out, dumps_strict_parts(report))] if args.out else []
     if args.per_query:
         payloads.append((args.per_query, R.per_query_csv(report)))

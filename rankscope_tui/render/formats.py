@@ -29,6 +29,29 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     k: _safe(f) for k, f in {"text": render_text, "markdown": render_report_markdown, "latex": render_report_latex}.items()}
 
 
+def render_report(report: dict[str, Any], fmt: str = "text", width: int | None = None) -> str:
+    """``evaluate``'s printed report in ``fmt``; text fits ``width`` columns (None: the wide
+    layout of ``--wide``, one line per lane and level)."""
+    if fmt == "text":
+        return terminal_safe(render_text(report, width))
+    return RENDERERS[fmt](report)
+
+
+def text_width(stream: Any) -> int:
+    """The width ``evaluate``'s text is laid out for: the terminal's columns when ``stream``
+    is a terminal (``COLUMNS`` overrides, as ``shutil.get_terminal_size`` reads it), else
+    ``TEXT_WIDTH`` (80), so a file or a pipe gets the same bytes wherever it is written."""
+    import shutil
+
+    from .report import TEXT_WIDTH
+
+    try:
+        tty = bool(stream.isatty())
+    except (AttributeError, ValueError):
+        tty = False
+    return max(40, shutil.get_terminal_size((TEXT_WIDTH, 24)).columns) if tty else TEXT_WIDTH
+
+
 def render_compare(comparison: Any, fmt: str = "text") -> str:
     """The printed comparison of ``compare`` in ``fmt``; ``comparison`` is a
     ``kernel.instruments.compare.Comparison``. Text and markdown end with the results

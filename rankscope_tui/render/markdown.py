@@ -13,7 +13,19 @@ from __future__ import annotations
 
 from .compare import _notes, compare_footnotes, compare_table
 from .escaping import escape_control, escape_markdown
-from .report import _attribution_lines, _fusion_lines, _sections, caption, gate_lines, section_footnotes, summary_lines, table_rows, warning_line
+from .report import (
+    _attribution_lines,
+    _fusion_lines,
+    _sections,
+    caption,
+    gate_lines,
+    judged_means_rows,
+    judged_means_title,
+    section_footnotes,
+    summary_lines,
+    table_rows,
+    warning_line,
+)
 
 #: What prose (summary, notes, gate lines, the caption) always escapes: emphasis, code,
 #: a cell's bar, math and strike-through, the backslash.
@@ -63,13 +75,18 @@ def render_report_markdown(report: dict) -> str:
     if report.get("synthetic"):
         out += ["**Synthetic demo data.**", ""]
     out += ["- " + md_prose(line) for line in summary_lines(report)] + [""]
-    for title, block in _sections(report):
+    for i, (title, block) in enumerate(_sections(report)):
         header, rows = table_rows(report, block)
         n = section_n(block)
         out += [f"### {escape_markdown(title)}", "", f"n = {n if n is not None else '—'} positive queries", ""]
         out += md_table(header, rows, 2) + [""]
         notes = section_footnotes(report, block)
         out += [md_prose(f) for f in notes] + ([""] if notes else [])
+        judged = judged_means_rows(report) if i == 0 else None
+        if judged is not None:
+            n_judged, metrics, jrows = judged
+            out += [f"### {escape_markdown(judged_means_title(report, n_judged))}", ""]
+            out += md_table(["lane", "level", *metrics], jrows, 2) + [""]
     blocks = [_attribution_lines(report), _fusion_lines(report)]
     for lines in blocks:
         out += _md_list(lines)

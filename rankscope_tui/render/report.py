@@ -67,27 +67,136 @@ def _sections(report: dict):
             yield f"Stratum {strat} = {label}", block
 
 
-def render_text(report: dict) -> str:
-    """What ``evaluate`` prints: the summary, a table per section, attribution, fusion, gate, warnings."""
+#: the width of ``evaluate``'s text when stdout is not a terminal (a file, a pipe, an export)
+TEXT_WIDTH = 80
+
+
+def _cell_lines(cell: dict) -> tuple[str, str]:
+    """A cell as two lines of the narrow layout: the mean (with the small-sample mark when
+    the kernel flags the cell), then its interval below it."""
+    v = cell.get("value")
+    if v is None:
+        return "n/a", ""
+    mean = f"{v:.4f}" + (f" {SMALL_SAMPLE_MARK}" if small_sample(cell) else "")
+    lo, hi = cell.get("low"), cell.get("high")
+    if lo is None or hi is None:
+        return mean, ""
+    if lo == hi:
+        return mean, "no variation"
+    return mean, f"[{lo:.4f}, {hi:.4f}]"
+
+
+def grid_lines(left_header: list[str], names: list[str], rows: list[tuple[list[str], list[tuple[str, ...]]]],
+               width: int) -> list[str]:
+    """A table that fits ``width`` columns: the left columns (lane, level) repeat in every
+    block and the metric columns are cut into blocks, as many per block as fit (at least
+    one); a cell of several lines (a mean and its interval) takes that many lines, the left
+    columns on the first only. Columns are two spaces apart, no trailing spaces."""
+    heads: list[list[str]] = [left_header] + [lefts for lefts, _ in rows]
+    left_w = [max(len(str(h[i])) for h in heads) for i in range(len(left_header))]
+    col_w = [max([len(n)] + [len(line) for _, cells in rows for line in cells[j]]) for j, n in enumerate(names)]
+    left = sum(left_w) + 2 * len(left_w)
+    blocks: list[list[int]] = [[]]
+    used = left
+    for j, w in enumerate(col_w):
+        if blocks[-1] and used + w > width:
+            blocks.append([])
+            used = left
+        blocks[-1].append(j)
+        used += w + 2
+    out: list[str] = []
+    for b, cols in enumerate(blocks):
+        if b:
+            out.append("")
+        out.append("  ".join([h.ljust(w) for h, w in zip(left_header, left_w)] + [names[j].ljust(col_w[j]) for j in cols]).rstrip())
+        for lefts, cells in rows:
+            depth = max((len(cells[j]) for j in cols), default=1)
+            for i in range(depth):
+                head = [str(c).ljust(w) if i == 0 else " " * w for c, w in zip(lefts, left_w)]
+                body = [(cells[j][i] if i < len(cells[j]) else "").ljust(col_w[j]) for j in cols]
+                line = "  ".join(head + body).rstrip()
+                if line:
+                    out.append(line)
+    return out
+
+
+def judged_means_rows(report: dict) -> tuple[int, list[str], list[list[str]]] | None:
+    """(number of judged queries, metric names, one row per lane and level of the means over
+    every judged query, 4 decimals; n/a where undefined), or None when the report holds no
+    such block (a report of per-query tables)."""
+    jm = report.get("summary", {}).get("judged_means")
+    if not jm:
+        return None
+    metrics = report["inputs"]["settings"]["metrics"]
+    rows = [[lane, level] + [("n/a" if cells.get(m) is None else f"{cells[m]:.4f}") for m in metrics]
+            for lane, levels in jm["lanes"].items() for level, cells in levels.items()]
+    return int(jm["queries"]), metrics, rows
+
+
+def judged_means_title(report: dict, n: int) -> str:
+    """The heading of the judged means, naming both query sets."""
+    return (f"Means over all {n} judged queries (as trec_eval -c, ir_measures, pytrec_eval, ranx average; "
+            f"the tables above: over {report['summary']['averaged_over']}), no intervals")
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """A line of prose cut at spaces to ``width`` (continuations indented two spaces); a
+    word longer than the width (a path) stays whole."""
+    import textwrap
+
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False) or [line]
+
+
+def render_text(report: dict, width: int | None = TEXT_WIDTH) -> str:
+    """What ``evaluate`` prints: the summary, a table per section, the means over every
+    judged query, attribution, fusion, gate, warnings. ``width`` columns: each table shows
+    the means with their intervals on the line below, as many metrics side by side as fit
+    (the rest in further blocks), and prose wraps; ``width=None``: the wide layout, one line
+    per lane and level (``evaluate --wide``). The same report and width give the same text."""
     out = []
     if report.get("synthetic"):
         out.append("SYNTHETIC DEMO DATA")
     s = report["summary"]
     out += summary_lines(report)
-    for title, block in _sections(report):
+    for i, (title, block) in enumerate(_sections(report)):
         header, rows = table_rows(report, block)
-        widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
         out.append("")
         out.append(title)
-        out.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
-        for r in rows:
-            out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        if width is None:
+            widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+            out.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+            for r in rows:
+                out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        else:
+            metrics = header[2:]
+            lanes = block if block is not None else report["lanes"]
+            grid: list[tuple[list[str], list[tuple[str, ...]]]] = [([lane, level], [_cell_lines(cells[m]) for m in metrics])
+                    for lane, levels in lanes.items() for level, cells in levels.items()]
+            out += grid_lines(header[:2], metrics, grid, width)
         out += section_footnotes(report, block)
+        if i == 0:
+            judged = judged_means_rows(report)
+            if judged is not None:
+                n, metrics, jrows = judged
+                out.append("")
+                title = judged_means_title(report, n)
+                out += _wrap(title, width) if width is not None else [title]
+                if width is None:
+                    jh = ["lane", "level", *metrics]
+                    widths = [max(len(str(r[i])) for r in [jh] + jrows) for i in range(len(jh))]
+                    out.append("  ".join(h.ljust(w) for h, w in zip(jh, widths)))
+                    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in jrows]
+                else:
+                    out += grid_lines(["lane", "level"], metrics, [(r[:2], [(c,) for c in r[2:]]) for r in jrows], width)
     out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report)
     for w in s["warnings"]:
         out.append(warning_line(w))
     out.append("")
-    out.append(caption(report))
+    # the definitions paragraph wraps at the width; the one-line statements above it (the
+    # summary, attribution, warnings) stay whole: each is a line to search for
+    out += _wrap(caption(report), width) if width is not None else [caption(report)]
     return "\n".join(out) + "\n"
 
 

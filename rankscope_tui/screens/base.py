@@ -76,6 +76,9 @@ class ViewScreen(Screen):
         return None
 
     NARROW = 110  # columns: below this the panes stack (the -narrow breakpoint)
+    # (numbers pane id, figure pane id) of a view whose figure is drawn left of its numbers:
+    # stacked on a narrow screen, the numbers come first (on screen at 80×24, the figure below)
+    NUMBERS_FIRST: tuple[str, str] | None = None
 
     if TYPE_CHECKING:  # the views run inside the dashboard app
         app: DashboardApp
@@ -119,6 +122,7 @@ class ViewScreen(Screen):
         return self.app.state.report
 
     def on_mount(self) -> None:
+        self._order_panes()  # a first Resize before the mount left the order as composed
         self.watch(self.app, "data_version", self._data_changed, init=False)
         self.watch(self.app, "report_version", self._data_changed, init=False)
         self.draw_after_refresh(self._refresh_if_stale)
@@ -157,12 +161,29 @@ class ViewScreen(Screen):
         narrow = event.size.width < self.NARROW
         if narrow != self.narrow:
             self.narrow = narrow
+            self._order_panes()
             if not self._stale and self.is_mounted:
                 try:
                     self.layout_changed()
                 except Exception as exc:
                     self.log.error(f"layout_changed failed: {exc!r}")
                     self.app.show_error(exc)
+
+    def _order_panes(self) -> None:
+        """Narrow: the numbers pane before the figure pane; wide: the figure on the left."""
+        if self.NUMBERS_FIRST is None or not self.is_mounted:
+            return
+        from textual.widget import Widget
+
+        numbers, figure = (self.query_one(f"#{i}") for i in self.NUMBERS_FIRST)
+        parent = numbers.parent
+        if not isinstance(parent, Widget) or figure.parent is not parent:
+            return
+        order = list(parent.children)
+        if self.narrow and order.index(numbers) > order.index(figure):
+            parent.move_child(numbers, before=figure)
+        elif not self.narrow and order.index(numbers) < order.index(figure):
+            parent.move_child(numbers, after=figure)
 
     def layout_changed(self) -> None:
         """Hook: the terminal crossed the narrow breakpoint (``self.narrow``); redraw what

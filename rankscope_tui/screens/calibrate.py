@@ -19,7 +19,7 @@ from textual_plotext import PlotextPlot
 
 from ..kernel.fusion.calibration import CalibrationComparison, compare_calibration
 from ..kernel.settings import CalibrationSettings
-from ..state import load_dev_workspace
+from ..state import DashboardOptions, load_dev_workspace
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
 from ..widgets.safe import escape
@@ -57,6 +57,7 @@ three lanes a heat map of the grid (rows: weight of the first lane, columns: of 
 second, the third takes the rest) shows where the objective is high (◉ highlighted,
 ● dev fit, ✖ test fit).
 """
+    NUMBERS_FIRST = ("cal-right", "cal-left")
     BINDINGS = [Binding("f", "toggle_fit_on_test", "Fit on test", id="calibrate.fit_on_test")]
 
     def __init__(self, *a, **kw) -> None:
@@ -64,6 +65,9 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self.result: CalibrationComparison | None = None
         self.dev_ws = None
         self.dev_error: str | None = None
+        # the options the dev split was (or is being) loaded for: a lane opened with `o`
+        # changes them, and the dev split must then be read again with that lane
+        self.dev_for: DashboardOptions | None = None
         self.step = CalibrationSettings().step
         self.objective: str | None = None
         self.fit_on_test = False
@@ -94,7 +98,13 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
 
     def refresh_view(self) -> None:
         ws = self.ws
+        if self.dev_for is not None and self.dev_for != self.app.state.options:
+            # other inputs (a lane added with `o`, other qrels): the dev split and the fit
+            # belong to the old ones; both go, and the dev split is read again below
+            self.dev_ws, self.dev_error, self.dev_for = None, None, None
+            self._clear()
         if ws is None:
+            self._clear()
             return
         if len(ws.input_lanes) < 2:
             self.query_one("#cal-summary", Static).update("Convex fusion needs two or more lanes.")
@@ -107,18 +117,39 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
             sel = self.query_one("#cal-objective", Select)
             sel.set_options([(m, m) for m in metrics])
             sel.value = self.objective
-        if self.app.state.options.dev_qrels and self.dev_ws is None and self.dev_error is None:
-            self.load_dev()
-        else:
-            self.recompute()
+        if self.dev_pending and self.dev_for is None:
+            self.dev_for = self.app.state.options
+            self.load_dev(self.dev_for)
+        self.recompute()
+
+    @property
+    def dev_pending(self) -> bool:
+        """Dev qrels were given and their split is not loaded yet (nor failed to load)."""
+        return bool(self.app.state.options.dev_qrels) and self.dev_ws is None and self.dev_error is None
+
+    def _clear(self) -> None:
+        """Forget the fit on screen (it was made on other inputs): the summary, the table,
+        the plot and the highlighted point say nothing until the next fit arrives."""
+        self.result = None
+        self.point = None
+        self.state.exploratory.fit_on_test = None
+        self.query_one("#cal-summary", Static).update(self.waiting("loading"))
+        self.query_one("#cal-table", PlainTable).clear(columns=True)
+        for box in ("#cal-highlight", "#cal-heat"):
+            self.query_one(box, Static).update("")
+        plot = self.query_one("#cal-plot", PlotextPlot)
+        plot.plt.clear_data()
+        plot.refresh()
 
     @work(thread=True, exclusive=True, group="calibrate-load", exit_on_error=False, description="loading dev qrels")
-    def load_dev(self) -> None:
-        dev = load_dev_workspace(self.app.state.options)
-        self.app.call_from_thread(self._dev_loaded, dev)
+    def load_dev(self, options: DashboardOptions) -> None:
+        dev = load_dev_workspace(options)
+        self.app.call_from_thread(self._dev_loaded, dev, options)
 
     @guarded
-    def _dev_loaded(self, dev) -> None:
+    def _dev_loaded(self, dev, options: DashboardOptions) -> None:
+        if options != self.dev_for:  # loaded for inputs since replaced: their own load follows
+            return
         self.dev_ws = dev
         self.recompute()
 
@@ -136,18 +167,25 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
     def recompute(self) -> None:
         if self.ws is None or self.objective is None:
             return
+        if self.dev_pending:
+            # no fit until the dev split is in: a fit without it would be on the test set,
+            # which is shown only when asked for (`f`)
+            self.result = None
+            self.query_one("#cal-summary", Static).update(
+                "⟳ fitting on dev… (loading the dev qrels; the fit on the test set is shown only with f)")
+            return
         self.query_one("#cal-summary", Static).loading = True
         self.calibrate(self.ws, self.dev_ws, self.params())
 
     @work(thread=True, exclusive=True, group="calibrate", exit_on_error=False, description="fitting weights")
     def calibrate(self, ws, dev, p: CalibrationSettings) -> None:
         r = compare_calibration(ws, dev, p)
-        self.app.call_from_thread(self._done, r)
+        self.app.call_from_thread(self._done, r, ws, dev)
 
     @guarded
-    def _done(self, r: CalibrationComparison) -> None:
-        if r.settings != self.params():
-            return
+    def _done(self, r: CalibrationComparison, ws=None, dev=None) -> None:
+        if r.settings != self.params() or ws is not self.ws or dev is not self.dev_ws:
+            return  # fitted on data or settings replaced meanwhile: the newer fit follows
         self.result = r
         self._record_fit_on_test()
         self.query_one("#cal-summary", Static).loading = False

@@ -119,6 +119,7 @@ comparison; `a` sweeps the floor under the applied margin.
 Edit the target FPIR, α, margin (blank = off) and mutual r (blank = off); `c` toggles
 conservative.
 """
+    NUMBERS_FIRST = ("gate-right", "gate-left")
     BINDINGS = [
         Binding("c", "toggle_conservative", "Conservative", id="gate.conservative"),
         Binding("plus,equals_sign", "nudge_target(1)", "FPIR+", id="gate.fpir_up", show=False),

@@ -55,6 +55,8 @@ drills into the current query.
             yield Label("Lanes × metrics (means over positives, with intervals)", classes="section-title")
             yield PlainTable(id="ov-metrics", cursor_type="row", zebra_stripes=True)
             yield Static("", id="ov-caption", classes="caption")
+            yield Label("", id="ov-judged-title", classes="section-title")
+            yield PlainTable(id="ov-judged", cursor_type="none", zebra_stripes=True)
             with Horizontal(id="ov-bottom"):
                 with Vertical(id="ov-parsed-box"):
                     yield Label("Parsed order", id="ov-parsed-title", classes="section-title")
@@ -134,18 +136,65 @@ drills into the current query.
         return "\n".join(lines)
 
     def _render_metrics(self, rep: dict) -> None:
+        """The lanes × metrics table of the report (narrow: metrics × lanes, so that every
+        metric is a row on a screen that scrolls down, never a column cut off to the right),
+        then the means over every judged query beside it (``summary.judged_means``)."""
         table = self.query_one("#ov-metrics", DataTable)
         metrics = rep["inputs"]["settings"]["metrics"]
+        lanes = list(rep["lanes"])
+        cells = {lane: rep["lanes"][lane].get(self.level, {}) for lane in lanes}
+        self._fill(table, metrics, lanes, {lane: [fmt.cell(cells[lane].get(m), compact=True) for m in metrics] for lane in lanes})
+        d = rep["definitions"]
+        caption = d.get("intervals", "")
+        if self.narrow and len(lanes) > 2:
+            caption = "Narrow screen: one row per metric, the input lanes first; scroll right for the others. " + caption
+        self.query_one("#ov-caption", Static).update(escape(caption))
+        self._render_judged(rep)
+
+    def _fill(self, table: DataTable, metrics: list[str], lanes: list[str], values: dict[str, list[str]]) -> None:
+        """Lanes × metrics (row key: the lane), or metrics × lanes on a narrow screen."""
         table.clear(columns=True)
+        if self.narrow:
+            # the input lanes first: the columns past the screen's edge (scroll right) are
+            # the derived lanes (rrf, convex, variants)
+            inputs = list(self.ws.input_lanes) if self.ws is not None else []
+            lanes = [lane for lane in inputs if lane in values] + [lane for lane in lanes if lane not in inputs]
+            table.add_column("metric", key="metric")
+            for lane in lanes:
+                table.add_column(lane, key=lane)
+            for i, m in enumerate(metrics):
+                table.add_row(m, *[values[lane][i] for lane in lanes], key="\0" + m)
+            return
         table.add_column("lane", key="lane")
         table.add_column("level", key="level")
         for m in metrics:
             table.add_column(m, key=m)
-        for lane, levels in rep["lanes"].items():
-            cells = levels.get(self.level, {})
-            table.add_row(lane, self.level, *[fmt.cell(cells.get(m), compact=True) for m in metrics], key=lane)
-        d = rep["definitions"]
-        self.query_one("#ov-caption", Static).update(d.get("intervals", ""))
+        for lane in lanes:
+            table.add_row(lane, self.level, *values[lane], key=lane)
+
+    def _render_judged(self, rep: dict) -> None:
+        """The peers' figure: each lane's mean over every judged query, as trec_eval -c and
+        ir_measures average (the kernel's ``summary.judged_means``; no interval)."""
+        table = self.query_one("#ov-judged", DataTable)
+        title = self.query_one("#ov-judged-title", Label)
+        jm = rep.get("summary", {}).get("judged_means")
+        table.display = title.display = bool(jm)
+        if not jm:
+            table.clear(columns=True)
+            return
+        metrics = rep["inputs"]["settings"]["metrics"]
+        lanes = list(jm["lanes"])
+        values = {lane: [fmt.num(jm["lanes"][lane].get(self.level, {}).get(m), 4) for m in metrics] for lane in lanes}
+        self._fill(table, metrics, lanes, values)
+        title.update(f"Means over all {jm['queries']} judged queries (as trec_eval -c, ir_measures, pytrec_eval, ranx "
+                     f"average; above: over {escape(rep['summary']['averaged_over'])}), no intervals")
+
+    def layout_changed(self) -> None:
+        """Across the narrow breakpoint the tables turn (lanes × metrics ↔ metrics × lanes)."""
+        if self.report is not None:
+            self._render_metrics(self.report)
+        elif self.ws is not None:
+            self._render_means()
 
     def _render_means(self) -> None:
         """Before the report: the input lanes' means over the positives (the workspace's,
@@ -155,14 +204,13 @@ drills into the current query.
         table = self.query_one("#ov-metrics", DataTable)
         metrics = [m.key for m in ws.settings.metrics]
         level = self.level if self.level in ws.levels() else "doc"
-        table.clear(columns=True)
-        table.add_column("lane", key="lane")
-        table.add_column("level", key="level")
-        for m in metrics:
-            table.add_column(m, key=m)
+        values = {}
         for lane in ws.input_lanes:
             means = ws.means_of(ws.per_query(lane, level), metrics)
-            table.add_row(lane, level, *[f"{fmt.num(means[m])} …" for m in metrics], key=lane)
+            values[lane] = [f"{fmt.num(means[m])} …" for m in metrics]
+        saved, self.level = self.level, level
+        self._fill(table, metrics, list(ws.input_lanes), values)
+        self.level = saved
         self.query_one("#ov-caption", Static).update("means over the positives; intervals (and fused lanes) follow with the report")
 
     def _render_warnings(self) -> None:

@@ -251,12 +251,16 @@ class ExportDialog(Dialog):
                 Binding("tab", "complete", "Complete path", id="dialog.complete", priority=True)]
 
     def action_complete(self) -> None:
+        """Tab in the path field completes the path; with nothing to complete (the path is
+        whole, or matches nothing) it moves on to the next field, as Tab does elsewhere."""
         inp = self.query_one("#export-path", Input)
         if self.focused is inp:
-            inp.value = complete_path(inp.value)
-            inp.cursor_position = len(inp.value)
-        else:
-            self.focus_next()
+            done = complete_path(inp.value)
+            if done != inp.value:
+                inp.value = done
+                inp.cursor_position = len(inp.value)
+                return
+        self.focus_next()
 
     @on(Select.Changed, "#export-format")
     def _format_changed(self, event: Select.Changed) -> None:
@@ -335,7 +339,11 @@ class OpenDialog(Dialog):
         if self.focused is not inp:
             self.focus_next()
             return
-        inp.value = complete_path(inp.value)
+        done = complete_path(inp.value)
+        if done == inp.value and inp.value:  # nothing to complete: Tab moves on, as elsewhere
+            self.focus_next()
+            return
+        inp.value = done
         inp.cursor_position = len(inp.value)
         self._show_matches(inp.value)
 

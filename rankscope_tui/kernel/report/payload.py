@@ -76,12 +76,45 @@ def strata_block(ws: PerQuery) -> dict[str, Any]:
     return out
 
 
+def judged_queries(ws: PerQuery) -> np.ndarray:
+    """int32 codes of every query the qrels name (positive, negative, partial or unjudged),
+    ascending: the queries trec_eval ``-c``, ir_measures, pytrec_eval and ranx average over."""
+    return np.flatnonzero(ws.classes != J.NOT_IN_QRELS).astype(np.int32)
+
+
+#: what the judged means are, said once (the report's definitions carry it; every face quotes it)
+JUDGED_MEANS = ("means over every judged query (each query in the qrels; one without a relevant doc scores 0 on "
+                "most measures, a query missing from a lane scores 0 there): the figure trec_eval -c prints, and "
+                "ir_measures, pytrec_eval and ranx print when every judged query is in the run; a point figure "
+                "for comparison with those tools, without an interval (the means with intervals are over "
+                "positive queries)")
+
+
+def judged_means_block(ws: RankedPerQuery) -> dict[str, Any]:
+    """``{"queries": n, "lanes": {lane: {level: {metric: mean}}}}``: each lane's mean of
+    each metric over :func:`judged_queries` (``WorkspaceBase.means_of`` over that set; the
+    per-query values are the same as for positives). ``null`` with ``"reason"`` when no
+    query is judged."""
+    q = judged_queries(ws)
+    lanes: dict[str, Any] = {}
+    for lane in ws.lanes:
+        lanes[lane] = {}
+        for level in ws.levels():
+            means = ws.means_of(ws.per_query(lane, level), None, q)
+            lanes[lane][level] = {m: (float(v) if q.size else None) for m, v in means.items()}
+    out: dict[str, Any] = {"queries": int(q.size), "lanes": lanes}
+    if not q.size:
+        out["reason"] = "no judged query"
+    return out
+
+
 def definitions(ws: RankedPerQuery) -> dict[str, Any]:
     s = ws.settings
     d = {m.key: m.definition(s.relevant) for m in s.metrics}
     d["relevant"] = f"a doc is relevant when its grade >= {s.relevant}; negative grades mean in the pool but unjudged"
     d["order"] = "hits ordered by score descending, ties by doc id descending as bytes (trec_eval); the rank column is ignored"
     d["means"] = "means over positive queries (at least one relevant doc); a positive missing from a lane scores 0 there"
+    d["judged_means"] = JUDGED_MEANS
     d["intervals"] = (f"hit@k: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
                       f"seed {s.seed}, numpy linear quantiles; level {s.confidence:g}; intervals describe variation over "
                       "queries for these fixed runs, not over training seeds")
@@ -164,6 +197,7 @@ def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, 
         **({"unique_share": att["unique_share"], "judged_queries_missing_from_any_lane": att["missing_from_lanes"]} if att else {}),
         **counts(ws),
         "averaged_over": f"{int(ws.positives.size)} positive queries",
+        "judged_means": judged_means_block(ws),
         "warnings": [w.as_dict() for w in ws.warnings],
     }
     report: dict[str, Any] = {"schema": SCHEMA}
