@@ -141,12 +141,13 @@ def fixtures() -> dict:
     return _FIX
 
 
-def _input_file(data: bytes, suffix: str) -> str:
+def _input_file(data: bytes, suffix: str, content: bytes | None = None) -> str:
     # a new inode each time (write, then rename over): a reader that maps the previous
     # input never sees it shrink under it
     p, tmp = SCRATCH / f"input{suffix}", SCRATCH / f"input{suffix}.new"
     tmp.write_bytes(data)
     os.replace(tmp, p)
+    CURRENT[str(p)] = data if content is None else content
     return str(p)
 
 
@@ -475,18 +476,72 @@ class BadErrorMessage(AssertionError):
     """An InputError that names a line the input does not have, or no value."""
 
 
+#: Magic bytes of every compression a reader decompresses (files.COMPRESSIONS), and the lz4
+#: legacy frame: the line of an error in such a file is a line of its content, which the
+#: stored bytes cannot count.
+COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"\x02\x21\x4c\x18")
+
+
+def is_compressed(data: bytes) -> bool:
+    """Whether ``data`` starts like a compressed stream (a zstd skippable frame too: 0x184D2A5?)."""
+    return data.startswith(COMPRESSED_MAGIC) or (len(data) >= 4 and data[1:4] == b"\x2a\x4d\x18"
+                                                 and data[0] & 0xF0 == 0x50)
+
+
+def line_count(data: bytes) -> int:
+    """Lines of ``data`` by the readers' rule (files.decode_text): LF, CRLF and a lone CR each
+    end a line; the text after the last line end is a line too (counted even when empty,
+    so a file ending in a line end may be named one past its last line)."""
+    crlf = data.count(b"\r\n")
+    return data.count(b"\n") + (data.count(b"\r") - crlf) + 1
+
+
+def parquet_rows(data: bytes) -> int | None:
+    """Rows of a Parquet file as pyarrow's metadata counts them (None when unreadable)."""
+    try:
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(pyarrow.BufferReader(pyarrow.py_buffer(data))).metadata.num_rows)
+    except Exception:  # noqa: BLE001 - a corrupt file: no row count to hold the error to
+        return None
+
+
+#: The files of the input being run: path -> the content its lines are counted on (the
+#: bytes written, or the text a harness compressed itself), so an error naming one of a
+#: harness's several files (shards, a table beside a run) is held to that file's lines.
+CURRENT: dict[str, bytes] = {}
+
+
 def check_input_error(exc: InputError, data: bytes) -> None:
-    """The one-line error must name a line the file has (counted on the content: skip gzip)."""
-    if exc.line is not None and data[:2] != b"\x1f\x8b":
-        n_lines = data.count(b"\n") + 1
-        if not 1 <= exc.line <= n_lines:
-            raise BadErrorMessage(f"InputError names line {exc.line} of a {n_lines}-line input: {exc}") from exc
-    if "'?'" in str(exc) and b"?" not in data:  # '?' is what the reader prints when it lost the value
+    """The one-line error must name a line its file has (counted by the readers' rule, on
+    the content; a compressed file's lines are not counted, a Parquet file's rows are),
+    and carry the offending value."""
+    content = CURRENT.get(str(exc.path)) if CURRENT else data
+    if exc.line is not None and content is not None and not is_compressed(content):
+        if content[:4] == b"PAR1":
+            n_lines, unit = parquet_rows(content), "row"
+        else:
+            n_lines, unit = line_count(content), "line"
+        if n_lines is not None and not 1 <= exc.line <= max(n_lines, 1):
+            raise BadErrorMessage(f"InputError names {unit} {exc.line} of a {n_lines}-{unit} input: {exc}") from exc
+    everything = data + b"".join(CURRENT.values())
+    if "'?'" in str(exc) and b"?" not in everything:  # '?' is what the reader prints when it lost the value
         raise BadErrorMessage(f"InputError without the offending value: {exc}") from exc
+
+
+def refused(fn, *a, **kw):
+    """``fn(*a, **kw)``, an InputError checked and swallowed (a harness that tries several
+    readings of one input goes on to the next); returns None when refused."""
+    try:
+        return fn(*a, **kw)
+    except InputError as exc:
+        check_input_error(exc, b"")
+        return None
 
 
 def one_input(harness, findings: Findings, data: bytes) -> None:
     findings.runs += 1
+    CURRENT.clear()
     try:
         try:
             harness(data)
