@@ -1206,6 +1206,22 @@ def parquet_rows(data: bytes) -> int | None:
         return None
 
 
+def bad_byte_line(content: bytes, message: str) -> int | None:
+    """The line of the byte a NUL or not-UTF-8 error is about (None for other errors):
+    where the oracle knows the exact line, it holds the error to it."""
+    if "binary file (NUL byte)" in message:
+        pos = content.find(b"\x00")
+    elif "not UTF-8" in message:
+        try:
+            content.decode("utf-8")
+            return None
+        except UnicodeDecodeError as exc:
+            pos = exc.start
+    else:
+        return None
+    return line_count(content[:pos]) if pos >= 0 else None
+
+
 #: The files of the input being run: path -> the content its lines are counted on (the
 #: bytes written, or the text a harness compressed itself), so an error naming one of a
 #: harness's several files (shards, a table beside a run) is held to that file's lines.
@@ -1224,6 +1240,9 @@ def check_input_error(exc: InputError, data: bytes) -> None:
             n_lines, unit = line_count(content), "line"
         if n_lines is not None and not 1 <= exc.line <= max(n_lines, 1):
             raise BadErrorMessage(f"InputError names {unit} {exc.line} of a {n_lines}-{unit} input: {exc}") from exc
+        at = bad_byte_line(content, str(exc)) if unit == "line" else None
+        if at is not None and exc.line != at:
+            raise BadErrorMessage(f"InputError names line {exc.line}, the offending byte is on line {at}: {exc}") from exc
     everything = data + b"".join(CURRENT.values())
     if "'?'" in str(exc) and b"?" not in everything:  # '?' is what the reader prints when it lost the value
         raise BadErrorMessage(f"InputError without the offending value: {exc}") from exc
