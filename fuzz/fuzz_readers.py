@@ -290,6 +290,7 @@ def h_compare_log(data: bytes) -> None:
     """`compare --log`: the log is read (its count of calls on these qrels), appended to
     under the lock, and read again: exactly one more entry, every earlier one kept."""
     path = _input_file(data, ".jsonl")
+    LF_ONLY.add(path)
     entries = CMP.read_log(path)
     n = CMP.log_count(entries, _LOG_SHA)
     before = CMP.append_log(path, _LOG_SHA, _LOG_PAYLOAD)
@@ -387,6 +388,7 @@ def h_parquet(data: bytes) -> None:
     files), else a text table written as Parquet with mutated types (_table_to_parquet)."""
     pq_bytes = data if data[:4] == b"PAR1" else _table_to_parquet(data)
     if pq_bytes is None:
+        SKIPS["n"] += 1
         return
     _read_both(_input_file(pq_bytes, ".parquet"))
 
@@ -675,6 +677,7 @@ def h_options(data: bytes) -> None:
     while words and words[-1] == "":
         words.pop()
     if not _safe_words(words):
+        SKIPS["n"] += 1
         return
     d = cli_dir()
     CURRENT["<cli>"] = b""
@@ -683,6 +686,7 @@ def h_options(data: bytes) -> None:
             rc, _, err = run_cli(words)
     except CliTimeout:
         TIMEOUTS["n"] += 1
+        SKIPS["n"] += 1
         return
     check_cli(words, rc, err)
     REFUSALS["n"] += rc == 2
@@ -746,9 +750,9 @@ def h_out_paths(data: bytes) -> None:
         return
     cmd, opt = OUT_OPTIONS[data[0] % len(OUT_OPTIONS)]
     target = data[1:].decode("utf-8", "surrogateescape").replace("\x00", "_")
-    if not target or "\n" in target or (target.startswith("/") and target not in ("/dev/null", "/dev/full")):
-        return
-    if any(part == ".." for part in target.split("/")):
+    if not target or "\n" in target or (target.startswith("/") and target not in ("/dev/null", "/dev/full")) \
+            or any(part == ".." for part in target.split("/")):
+        SKIPS["n"] += 1
         return
     c = cli_dir()
     inputs = {p.name: p.read_bytes() for p in c.iterdir() if p.is_file()}
@@ -764,6 +768,7 @@ def h_out_paths(data: bytes) -> None:
             rc, _, err = run_cli(words, seconds=20)
     except CliTimeout:
         TIMEOUTS["n"] += 1
+        SKIPS["n"] += 1
         return
     check_cli(words, rc, err)
     REFUSALS["n"] += rc == 2
@@ -791,14 +796,16 @@ def h_out_paths(data: bytes) -> None:
 
 
 def _hostile(obj, mode: int):
-    """A run or qrels for the API from decoded JSON: as it is (dicts), or a DataFrame built
-    from it with column dtypes the first byte picks (categorical, object, pyarrow strings,
-    nullable integers, numpy scalars in dicts)."""
+    """A run or qrels for the API from decoded JSON: a ``{qid: {doc: value}}`` dict as it is
+    or with numpy scalars (the first byte picks the type); a dict of columns as a DataFrame
+    with column dtypes the first byte picks (categorical, object, pyarrow strings,
+    nullable integers; now and then the first column as the index)."""
     import pandas as pd
 
-    if mode % 4 == 0:
+    columnar = isinstance(obj, dict) and obj and all(isinstance(v, list) for v in obj.values())
+    if mode % 4 == 0 and not columnar:
         return obj
-    if mode % 4 == 1 and isinstance(obj, dict):  # numpy scalars in a dict (model scores)
+    if not columnar and isinstance(obj, dict):  # numpy scalars in a dict (model scores)
         kinds = (np.float32, np.float64, np.int64, np.int8, np.bool_)
         k = kinds[(mode >> 2) % len(kinds)]
         out = {}
@@ -829,9 +836,34 @@ def _hostile(obj, mode: int):
                 df[col] = df[col].astype("Int64")
         except Exception:  # noqa: BLE001 - a dtype these values do not fit: keep the column
             pass
-    if mode & 0x80:
-        df = df.set_index(df.columns[0]) if len(df.columns) else df
+    if mode & 0xC0 == 0xC0 and len(df.columns):  # the query column as the index: not a column any more
+        df = df.set_index(df.columns[0])
     return df
+
+
+def _api_value(v: str) -> object:
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def _api_from_lines(text: bytes) -> dict:
+    """Input that is not JSON, read as ``qid doc value`` lines: the run as
+    ``{qid: {doc: value}}`` and the qrels as records (values as int, float or text,
+    whatever they parse as), so mutated text still reaches the API."""
+    run: dict = {}
+    records: dict = {"query_id": [], "doc_id": [], "relevance": []}
+    for line in text.decode("utf-8", "replace").splitlines():
+        f = line.split()
+        if len(f) >= 3:
+            run.setdefault(f[0], {})[f[1]] = _api_value(f[2])
+            records["query_id"].append(f[0])
+            records["doc_id"].append(f[1])
+            records["relevance"].append(_api_value(f[-1]))
+    return {"run": run, "qrels": records}
 
 
 def h_api(data: bytes) -> None:
@@ -850,8 +882,9 @@ def h_api(data: bytes) -> None:
     try:
         obj = json.loads(text.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return
+        obj = _api_from_lines(text)
     if not isinstance(obj, dict):
+        SKIPS["n"] += 1
         return
     run = _hostile(obj.get("run"), mode)
     qrels = _hostile(obj.get("qrels"), mode >> 1)
@@ -1119,7 +1152,7 @@ class Findings:
         self.dir.mkdir(parents=True, exist_ok=True)
         for p in self.dir.glob("finding-*.bin"):
             p.unlink()
-        self.runs = self.accepted = self.refused = 0
+        self.runs = self.accepted = self.refused = self.skipped = 0
         self.found: dict[str, dict] = {}
         self.start = time.monotonic()
         self.last_save = 0.0
@@ -1157,7 +1190,8 @@ class Findings:
     def save(self) -> None:
         self.last_save = time.monotonic()
         summary = {"target": self.target, "engine": "atheris" if atheris else "random-mutation", "runs": self.runs,
-                   "accepted": self.accepted, "refused_with_input_error": self.refused, "timeouts": TIMEOUTS["n"],
+                   "accepted": self.accepted, "refused_with_input_error": self.refused, "skipped": self.skipped,
+                   "timeouts": TIMEOUTS["n"],
                    "seconds": round(time.monotonic() - self.start, 1), "findings": sorted(self.found.values(), key=lambda f: f["n"])}
         tmp = self.dir / "summary.json.tmp"
         tmp.write_text(json.dumps(summary, indent=2))
@@ -1165,6 +1199,7 @@ class Findings:
 
     def report(self) -> str:
         lines = [f"{self.target}: {self.runs} inputs ran ({self.accepted} accepted, {self.refused} refused with InputError"
+                 + (f", {self.skipped} not run by the harness" if self.skipped else "")
                  + (f", {TIMEOUTS['n']} command line(s) stopped at the harness's time limit" if TIMEOUTS["n"] else "")
                  + f"), {len(self.found)} distinct exception(s) other than InputError"]
         for f in sorted(self.found.values(), key=lambda f: f["n"]):
@@ -1188,10 +1223,13 @@ def is_compressed(data: bytes) -> bool:
                                                  and data[0] & 0xF0 == 0x50)
 
 
-def line_count(data: bytes) -> int:
+def line_count(data: bytes, lf_only: bool = False) -> int:
     """Lines of ``data`` by the readers' rule (files.decode_text): LF, CRLF and a lone CR each
     end a line; the text after the last line end is a line too (counted even when empty,
-    so a file ending in a line end may be named one past its last line)."""
+    so a file ending in a line end may be named one past its last line). ``lf_only``: LF
+    alone ends a line (the comparison log, one JSON object a line, split at LF)."""
+    if lf_only:
+        return data.count(b"\n") + 1
     crlf = data.count(b"\r\n")
     return data.count(b"\n") + (data.count(b"\r") - crlf) + 1
 
@@ -1206,7 +1244,7 @@ def parquet_rows(data: bytes) -> int | None:
         return None
 
 
-def bad_byte_line(content: bytes, message: str) -> int | None:
+def bad_byte_line(content: bytes, message: str, lf_only: bool = False) -> int | None:
     """The line of the byte a NUL or not-UTF-8 error is about (None for other errors):
     where the oracle knows the exact line, it holds the error to it."""
     if "binary file (NUL byte)" in message:
@@ -1219,13 +1257,15 @@ def bad_byte_line(content: bytes, message: str) -> int | None:
             pos = exc.start
     else:
         return None
-    return line_count(content[:pos]) if pos >= 0 else None
+    return line_count(content[:pos], lf_only) if pos >= 0 else None
 
 
 #: The files of the input being run: path -> the content its lines are counted on (the
 #: bytes written, or the text a harness compressed itself), so an error naming one of a
 #: harness's several files (shards, a table beside a run) is held to that file's lines.
 CURRENT: dict[str, bytes] = {}
+#: Files whose reader ends a line at LF alone (its own rule, kept consistently)
+LF_ONLY: set[str] = set()
 
 
 def check_input_error(exc: InputError, data: bytes) -> None:
@@ -1237,10 +1277,10 @@ def check_input_error(exc: InputError, data: bytes) -> None:
         if content[:4] == b"PAR1":
             n_lines, unit = parquet_rows(content), "row"
         else:
-            n_lines, unit = line_count(content), "line"
+            n_lines, unit = line_count(content, str(exc.path) in LF_ONLY), "line"
         if n_lines is not None and not 1 <= exc.line <= max(n_lines, 1):
             raise BadErrorMessage(f"InputError names {unit} {exc.line} of a {n_lines}-{unit} input: {exc}") from exc
-        at = bad_byte_line(content, str(exc)) if unit == "line" else None
+        at = bad_byte_line(content, str(exc), str(exc.path) in LF_ONLY) if unit == "line" else None
         if at is not None and exc.line != at:
             raise BadErrorMessage(f"InputError names line {exc.line}, the offending byte is on line {at}: {exc}") from exc
     everything = data + b"".join(CURRENT.values())
@@ -1260,16 +1300,19 @@ def refused(fn, *a, **kw):
 
 
 REFUSALS = {"n": 0}  # readings refused inside a harness (refused())
+SKIPS = {"n": 0}  # inputs a harness does not run (an unsafe command line, no table to write as Parquet)
 
 
 def one_input(harness, findings: Findings, data: bytes) -> None:
     findings.runs += 1
     CURRENT.clear()
-    before = REFUSALS["n"]
+    before, skips = REFUSALS["n"], SKIPS["n"]
     try:
         try:
             harness(data)
-            if REFUSALS["n"] > before:  # every reading the harness tried, or some, refused it
+            if SKIPS["n"] > skips:
+                findings.skipped += 1
+            elif REFUSALS["n"] > before:  # every reading the harness tried, or some, refused it
                 findings.refused += 1
             else:
                 findings.accepted += 1
@@ -1362,8 +1405,13 @@ def run_random(target: str, seconds: int, out: Path, seed: int) -> Findings:
     pool = seeds(target)
     tokens = [t.encode() for t in dictionary(target)]
     end = time.monotonic() + seconds
-    for s in list(pool):
-        if time.monotonic() >= end:
+    # the seeds in a seeded shuffle, for at most half the time: a target with many slow
+    # seeds (options: a whole command each) still samples every command and mutates
+    order = list(pool)
+    rng.shuffle(order)
+    half = time.monotonic() + seconds / 2
+    for s in order:
+        if time.monotonic() >= half:
             break
         one_input(harness, findings, s)
     while time.monotonic() < end:
@@ -1445,7 +1493,7 @@ def main(argv: list[str] | None = None) -> int:
             found += len(s["findings"])
             total += s["runs"]
             print(f"{t:11} {s['runs']:>9} inputs  {s['accepted']:>8} accepted  {s['refused_with_input_error']:>8} InputError  "
-                  f"{len(s['findings'])} finding(s)  [{s['engine']}, {s['seconds']} s]")
+                  f"{s.get('skipped', 0):>6} not run  {len(s['findings'])} finding(s)  [{s['engine']}, {s['seconds']} s]")
             for f in s["findings"]:
                 print(f"    - {f['signature']}: {f['message'][:160]} (smallest {f['size']} bytes: {f['file']})")
         print(f"total {total} inputs, {found} finding(s)" + (f", {len(failed)} target(s) did not finish" if failed else ""))
