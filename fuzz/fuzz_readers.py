@@ -604,7 +604,8 @@ class _in_dir:
 
 def run_cli(words: list[str], seconds: float = 5.0) -> tuple[int, str, str]:
     """``rankscope WORDS`` in this process: (exit status, stdout, stderr). ``--help`` exits 0
-    through SystemExit; any other exception escapes (the finding)."""
+    through SystemExit; any other exception escapes (the finding); past ``seconds`` of CPU
+    time, :class:`CliTimeout`."""
     from rankscope_tui import cli
 
     out, err = io.StringIO(), io.StringIO()
@@ -613,16 +614,17 @@ def run_cli(words: list[str], seconds: float = 5.0) -> tuple[int, str, str]:
     def on_alarm(signum, frame):
         raise CliTimeout
 
-    prev = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # a CPU-time timer (SIGVTALRM): libFuzzer keeps SIGALRM for its own -timeout
+    prev = signal.signal(signal.SIGVTALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     sys.stdout, sys.stderr = out, err
     try:
         rc = cli.main(words)
     except SystemExit as exc:
         rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, prev)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, prev if prev is not None else signal.SIG_DFL)
         sys.stdout, sys.stderr = old
     return rc, out.getvalue(), err.getvalue()
 
