@@ -23,6 +23,7 @@ FLAGS = {
     "group_sep": "--group-sep", "rrf_k": "--rrf-k", "fpir": "--fpir", "miss_rate": "--miss-rate",
     "margin": "--margin", "mutual": "--mutual", "min_delta": "--min-delta", "step": "--step",
     "metrics": "--metrics", "objective": "--objective",
+    "deltas": "--delta", "powers": "--power", "family_size": "--family-size",
 }
 
 

@@ -33,6 +33,7 @@ from ..errors import InputError
 from .intervals import MIN_QUERIES_FOR_COVERAGE, finite_or_none, null_reason
 from .multiplicity import adjust_p, check_correction, thresholds
 from .paired import NOT_IN_ROW, PairedStats
+from .power import RowPower, family_false_positive, row_power
 
 if TYPE_CHECKING:
     from dataclasses import Field
@@ -115,6 +116,8 @@ class ComparisonRow:
     randomization_agrees: bool | None = None
     # the spread over retraining seeds, a separate quantity from the interval
     retraining: RetrainingSpread | None = None
+    # what the row could establish: MDE at 80 % power, the randomization floor, the queries a target needs
+    power: RowPower | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
@@ -142,7 +145,7 @@ class ComparisonRow:
             value = getattr(self, key)
             if key in ("largest_losses", "largest_gains"):
                 out[key] = [x.as_dict() for x in value]
-            elif key == "retraining":
+            elif key in ("retraining", "power"):
                 out[key] = None if value is None else value.as_dict()
             elif isinstance(value, (bool, np.bool_)):
                 out[key] = bool(value)
@@ -205,6 +208,7 @@ class CompareResult:
             "primary": self.primary,
             "min_delta": self.min_delta,
             "family_size": self.family_size,
+            "family_false_positive": family_false_positive(self.alpha, self.family_size, self.correction),
         }
 
     def as_dict(self, reasons: bool = False) -> dict[str, Any]:
@@ -525,6 +529,9 @@ def decide(
             correction=correction, exploratory=r.exploratory, verdict=place.verdict,
             t_agrees=agree.t_agrees, interval_agrees=agree.interval_agrees, bootstrap_agrees=agree.bootstrap_agrees,
             test=test, randomization_agrees=agree.randomization_agrees, retraining=r.retraining,
+            power=row_power(s.n_units, s.sd, s.n_nonzero, s.difference,
+                            alpha if place.threshold is None else place.threshold, B, s.alternative,
+                            min_delta, s.sampled),
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
             warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
