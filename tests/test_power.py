@@ -202,3 +202,13 @@ def test_api_compare_carries_power(cranfield):
     d = c.as_dict()
     assert d["comparisons"][0]["power"]["needed"] > 114  # the observed Δ is not established on 114 queries
     assert d["settings"]["family_false_positive"]["corrected"] == pytest.approx(0.05)
+
+
+def test_readme_quotes_the_power_line_compare_prints(cranfield):
+    from support import REPO
+
+    r = run_cli("compare", "--qrels", cranfield / "qrels-test.txt", "--lane", f"bm25={cranfield / 'lanes/bm25.run'}",
+                "--lane", f"dense={cranfield / 'lanes/dense.run'}", "--candidate", "dense")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("dense vs bm25 on ndcg@10: with n = 114"))
+    assert "> " + line in (REPO / "README.md").read_text(encoding="utf-8")
