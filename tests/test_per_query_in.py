@@ -129,6 +129,15 @@ def test_trec_eval_q_gives_the_rows_of_compare_on_the_runs(cranfield, on_runs):
                 assert a[k] == pytest.approx(v, abs=5e-3), k
             elif isinstance(v, float):
                 assert a[k] == pytest.approx(v, abs=5e-4), k  # means of 4-decimal values, bounds, effect size
+            elif k == "power":  # from sd and Δ̄ of 4-decimal values: the queries needed agree to a few per cent
+                assert list(a[k]) == list(v)
+                for pk, pv in v.items():
+                    if isinstance(pv, float):
+                        assert a[k][pk] == pytest.approx(pv, abs=5e-4), pk
+                    elif pk == "needed" and isinstance(pv, int):
+                        assert a[k][pk] == pytest.approx(pv, rel=0.03), pk
+                    else:
+                        assert a[k][pk] == pv, pk
             elif k == "sentence":  # built from the numbers above, which agree to trec_eval's 4 decimals
                 assert a[k].split(" (")[0].split(" by ")[0] == v.split(" (")[0].split(" by ")[0], k
             else:

@@ -339,3 +339,48 @@ class CalibrationSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """One ``plan`` call (``kernel.instruments.plan``): the pilot pair, the target
+    differences and powers, and the family the planned study will be tested in.
+
+    α per test = (1 − confidence)/family_size (Bonferroni for planning: Holm's first step
+    is this strict, its later steps less). ``deltas`` () = the pilot's observed |Δ̄|."""
+
+    baseline: str | None = None  # None = the first lane
+    candidate: str | None = None  # None = the second lane
+    metric: str = DEFAULT_METRIC
+    level: str = "doc"
+    deltas: tuple[float, ...] = ()
+    powers: tuple[float, ...] = (0.8,)
+    family_size: int = 1
+    confidence: float = DEFAULT_CONFIDENCE
+    alternative: str = "two-sided"
+    units: str | None = None  # a qid<TAB>unit file: plan units, not queries
+
+    def __post_init__(self) -> None:
+        for d in self.deltas:
+            v = _real(d)
+            if v is None or not (math.isfinite(v) and v > 0):
+                raise SettingError("deltas", f"a target difference must be a finite number > 0, got {d!r}")
+        object.__setattr__(self, "deltas", tuple(float(d) for d in self.deltas))
+        if not self.powers:
+            raise SettingError("powers", "give at least one power")
+        for p in self.powers:
+            v = _real(p)
+            if v is None or not (0.0 < v < 1.0):
+                raise SettingError("powers", f"a power must be strictly between 0 and 1, got {p!r}")
+        object.__setattr__(self, "powers", tuple(float(p) for p in self.powers))
+        if not _is_int(self.family_size) or self.family_size < 1:
+            raise SettingError("family_size", f"the family size must be an integer >= 1, got {self.family_size!r}")
+        _test_confidence("confidence", self.confidence)
+        if self.alternative not in ("two-sided", "greater", "less"):
+            raise SettingError("alternative", f"must be two-sided, greater or less, got {self.alternative!r}")
+        object.__setattr__(self, "metric", canonical_keys([self.metric])[0])
+
+    @property
+    def alpha(self) -> float:
+        """α per planned test: (1 − confidence)/family_size."""
+        return (1.0 - self.confidence) / self.family_size

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ..kernel.statistics.randomization import format_p
+from .power import power_lines
 
 
 def _f(x, digits: int = 4) -> str:
@@ -108,6 +109,7 @@ def compare_text(comparison: Any) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines += [""] + notes + ["", result.caption]
+    lines += [""] + power_lines(result)
     return "\n".join(lines) + "\n"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .compare import _notes, compare_footnotes, compare_table
 from .escaping import escape_control, escape_markdown
+from .power import power_lines
 from .report import (
     _attribution_lines,
     _fusion_lines,
@@ -136,4 +137,5 @@ def render_compare_markdown(comparison) -> str:
     out = md_table(header, rows, 3) + [""]
     out += ["- " + md_prose(n) for n in notes + compare_footnotes(result)]
     out += ["", "*" + md_prose(result.caption) + "*"]
+    out += [""] + ["- " + md_prose(x) for x in power_lines(result)]
     return "\n".join(out) + "\n"

@@ -34,6 +34,7 @@ from ..errors import InputError
 from .intervals import MIN_QUERIES_FOR_COVERAGE, finite_or_none, null_reason
 from .multiplicity import adjust_p, check_correction, thresholds
 from .paired import NOT_IN_ROW, PairedStats
+from .power import RowPower, family_false_positive, row_power
 
 if TYPE_CHECKING:
     from dataclasses import Field
@@ -133,6 +134,8 @@ class ComparisonRow:
     retraining: RetrainingSpread | None = None
     # the verdict in words (``verdict_words``): what every face prints for ``verdict``
     verdict_text: str = field(default="", metadata=_after("verdict"))
+    # what the row could establish: MDE at 80 % power, the randomization floor, the queries a target needs
+    power: RowPower | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
@@ -166,7 +169,7 @@ class ComparisonRow:
             value = getattr(self, key)
             if key in ("largest_losses", "largest_gains"):
                 out[key] = [x.as_dict() for x in value]
-            elif key == "retraining":
+            elif key in ("retraining", "power"):
                 out[key] = None if value is None else value.as_dict()
             elif key == "notes":
                 out[key] = list(value)
@@ -235,6 +238,7 @@ class CompareResult:
             "primary": self.primary,
             "min_delta": self.min_delta,
             "family_size": self.family_size,
+            "family_false_positive": family_false_positive(self.alpha, self.family_size, self.correction),
         }
 
     def as_dict(self, reasons: bool = False) -> dict[str, Any]:
@@ -565,6 +569,9 @@ def decide(
             t_agrees=agree.t_agrees, interval_agrees=agree.interval_agrees, bootstrap_agrees=agree.bootstrap_agrees,
             test=test, randomization_agrees=agree.randomization_agrees, retraining=r.retraining,
             verdict_text=verdict_words(place.verdict, min_delta),
+            power=row_power(s.n_units, s.sd, s.n_nonzero, s.difference,
+                            alpha if place.threshold is None else place.threshold, B, s.alternative,
+                            min_delta, s.sampled),
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
             warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
