@@ -112,8 +112,11 @@ def test_the_limit_follows_the_machine(monkeypatch):
     monkeypatch.delenv("RANKSCOPE_MAX_INPUT_BYTES", raising=False)
     phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    want = min(32 << 30, phys // 4) if soft == resource.RLIM_INFINITY else min(32 << 30, phys // 4, soft // 4)
-    assert files.input_size_limit() == want
+    if soft == resource.RLIM_INFINITY:
+        assert files.input_size_limit() == min(32 << 30, phys // 4)
+    else:  # a quarter of what the limit leaves beyond this process's own mapping (which moves a little)
+        mapped = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        assert abs(files.input_size_limit() - min(32 << 30, phys // 4, (soft - mapped) // 4)) < 16 << 20
     monkeypatch.setenv("RANKSCOPE_MAX_INPUT_BYTES", "lots")
     with pytest.raises(InputError, match="RANKSCOPE_MAX_INPUT_BYTES: must be a positive integer"):
         files.input_size_limit()
