@@ -190,3 +190,46 @@ def test_running_out_of_memory_at_any_stage_is_one_line_exit_2(compressed_run, h
     assert res.stderr.startswith("rankscope: error: ") and "out of memory" in res.stderr, res.stderr
     assert len(res.stderr.splitlines()) == 1, res.stderr
     assert not (d / "report.json").exists() and not [p for p in d.iterdir() if p.name.startswith(".rankscope-")]
+
+
+_IGNORED_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, threading
+    from rankscope_tui import cli
+
+    fifo, qrels = sys.argv[1:3]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as nohup or a script's background job starts it
+
+    class Stderr:
+        def __init__(self, real):
+            self.real = real
+
+        def write(self, text):
+            self.real.write(text)
+            if "waiting for a writer" in text:  # Ctrl-C, then the run arrives: it must be read, not interrupted
+                os.kill(os.getpid(), signal.SIGINT)
+                def feed():
+                    with open(fifo, "w") as fh:
+                        fh.write("q1 Q0 d1 1 2.0 t\\\\nq1 Q0 d2 2 1.0 t\\\\n")
+                threading.Thread(target=feed).start()
+            return len(text)
+
+        def flush(self):
+            self.real.flush()
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    sys.stderr = Stderr(sys.stderr)
+    sys.exit(cli.main(["evaluate", "--lane", "a=" + fifo, "--qrels", qrels, "--metrics", "rr", "--resamples", "0"]))
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_signal_ignored_at_start_stays_ignored(tmp_path):
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    res = subprocess.run([sys.executable, "-c", _IGNORED_SCRIPT, str(fifo), str(tmp_path / "q.txt")],
+                         capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
+    assert "interrupted" not in res.stderr and "rr" in res.stdout
