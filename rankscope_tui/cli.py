@@ -205,10 +205,11 @@ def _main(words: list[str]) -> int:
         sys.stderr.write(f"{PROG}: error: {msg}\n")
         return 2
     except (MemoryError, RuntimeError) as exc:  # at any stage (reading, ranking, resampling): nothing was renamed into place
-        if isinstance(exc, RuntimeError) and "can't start new thread" not in str(exc):
-            raise  # (a thread that cannot get its stack is memory running out too)
-        sys.stderr.write(f"{PROG}: error: out of memory: the inputs need more than this process may use (a run "
-                         "takes about 3.5 times its text); --buckets N evaluates in query buckets\n")
+        from .kernel.errors import OUT_OF_MEMORY, is_out_of_memory
+
+        if not is_out_of_memory(exc):
+            raise
+        sys.stderr.write(f"{PROG}: error: {OUT_OF_MEMORY}; --buckets N evaluates in query buckets\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")

@@ -233,3 +233,14 @@ def test_a_signal_ignored_at_start_stays_ignored(tmp_path):
                          capture_output=True, text=True, env=cli_env(), timeout=60)
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
     assert "interrupted" not in res.stderr and "rr" in res.stdout
+
+
+def test_the_dashboard_says_out_of_memory_as_the_command_line_does():
+    """A load that runs out of memory ends the dashboard with the command line's line (it
+    said "internal error: MemoryError: " with nothing after it)."""
+    from rankscope_tui.kernel.errors import OUT_OF_MEMORY
+    from rankscope_tui.state import error_line
+
+    for exc in (MemoryError(), RuntimeError("can't start new thread")):
+        assert error_line(exc) == f"rankscope: error: {OUT_OF_MEMORY}"
+    assert error_line(RuntimeError("a fault")) == "rankscope: internal error: RuntimeError: a fault"
