@@ -33,11 +33,13 @@ if TYPE_CHECKING:
 
 def error_line(exc: BaseException) -> str:
     """The command line's one-line wording for an error (``rankscope: error: FILE:LINE: what``)."""
-    from .kernel.errors import InputError
+    from .kernel.errors import OUT_OF_MEMORY, InputError, is_out_of_memory
 
     msg = " ".join(str(exc).split("\n"))
     if isinstance(exc, InputError):
         return f"rankscope: error: {msg}"
+    if is_out_of_memory(exc):  # the inputs, not a fault of ours (the command line says the same)
+        return f"rankscope: error: {OUT_OF_MEMORY}"
     return f"rankscope: internal error: {type(exc).__name__}: {msg}"
 
 

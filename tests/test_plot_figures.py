@@ -230,3 +230,30 @@ def test_plot_refuses_what_it_cannot_draw_faithfully(tmp_path):
         assert res.returncode == 2, (name, res.stderr)
         assert res.stderr.startswith("rankscope: error: ") and words in res.stderr and len(res.stderr.splitlines()) == 1
     assert not list(d.glob("a.*"))
+
+
+def test_control_characters_and_dollars_in_strata_labels_give_well_formed_svg_and_no_warning(tmp_path):
+    """A stratum label holding ESC, U+0001 or dollars: matplotlib wrote the control characters
+    raw into an SVG comment (not well-formed XML: browsers refuse the file), printed its
+    multi-line "Glyph missing" warnings to stderr, and read ``$...$`` as mathtext. The labels
+    are drawn as their visible escapes; the SVG parses (expat, the standard library's XML
+    parser, is the oracle); stderr is quiet."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 3 a\nq1 Q0 d2 2 2 a\nq2 Q0 d2 1 1 a\nq3 Q0 d3 1 1 a\n", encoding="utf-8")
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 3 b\nq2 Q0 d3 1 1 b\nq3 Q0 d3 1 1 b\n", encoding="utf-8")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\n", encoding="utf-8")
+    (tmp_path / "s.tsv").write_text("q1\tlex\x1bical\nq2\tsem\x01antic\nq3\t$\\notacommand{$\n", encoding="utf-8")
+    res = run_cli("evaluate", "--lane", "a.run", "--lane", "b.run", "--qrels", "q.txt", "--strata", "s.tsv",
+                  "--resamples", "50", "--out", "report.json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = run_cli("plot", "forest", "--report", "report.json", "--out", "f.svg", "--out", "f.png", cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    svg = (tmp_path / "f.svg").read_bytes()
+    ET.fromstring(svg)  # raises on a document that is not well-formed
+    text = svg.decode("utf-8")
+    assert "\x1b" not in text and "\x01" not in text
+    # matplotlib names each drawn text in a comment: the escapes, and the dollars as written
+    # (as mathtext the label was a parse error, a traceback)
+    assert "<!-- s = lex\\x1bical (n 1): a -->" in text and "<!-- s = sem\\x01antic (n 1): a -->" in text
+    assert "<!-- s = $\\notacommand{$ (n 1): a -->" in text

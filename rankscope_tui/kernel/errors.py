@@ -26,6 +26,17 @@ class InputError(Exception):
         self.detail = message
 
 
+#: What every face says when memory runs out (a MemoryError, or a thread that cannot get
+#: its stack), at whatever stage: the message after ``rankscope: error: ``.
+OUT_OF_MEMORY = "out of memory: the inputs need more than this process may use (a run takes about 3.5 times its text)"
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is memory running out: a MemoryError (numpy's and pyarrow's are
+    subclasses), or the RuntimeError of a thread that could not get its stack."""
+    return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc))
+
+
 @dataclass(frozen=True)
 class InputWarning:
     """A counted warning: ``kind`` groups them, ``count`` says how many, ``where`` is FILE[:LINE]."""

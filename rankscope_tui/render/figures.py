@@ -174,12 +174,22 @@ def _pyplot():
     return plt
 
 
+def _label(text: object) -> str:
+    """A name (lane, stratum, qid) or caption as matplotlib is given it: control characters
+    shown as visible escapes (``escaping.escape_control``; raw, matplotlib writes them into
+    the SVG, which is then not well-formed XML, and warns of a missing glyph), and ``$``
+    escaped so no name is read as mathtext."""
+    from .escaping import escape_control
+
+    return escape_control(text).replace("$", r"\$")
+
+
 def _draw(ax, fig) -> None:
     rows = fig.rows
     if fig.kind == "rrf-k":
         for s in dict.fromkeys(r["series"] for r in rows if r["series"] != "best k"):
             pts = [r for r in rows if r["series"] == s]
-            ax.plot([r["k"] for r in pts], [r["value"] for r in pts], label=s, linestyle="-" if s == "rrf" else "--")
+            ax.plot([r["k"] for r in pts], [r["value"] for r in pts], label=_label(s), linestyle="-" if s == "rrf" else "--")
         for r in rows:
             if r["series"] == "best k":
                 ax.plot([r["k"]], [r["value"]], "kD", label="best k")
@@ -208,9 +218,9 @@ def _draw(ax, fig) -> None:
         for s in dict.fromkeys(r["series"] for r in rows):
             pts = sorted((r for r in rows if r["series"] == s), key=lambda r: (r["floor"] is None, r["floor"] or 0))
             if pts and pts[0].get("point"):
-                ax.plot([r["fpir"] for r in pts], [r["fnir"] for r in pts], "D", color="orange", label=s)
+                ax.plot([r["fpir"] for r in pts], [r["fnir"] for r in pts], "D", color="orange", label=_label(s))
             else:
-                ax.plot([r["fpir"] for r in pts], [r["fnir"] for r in pts], label=s)
+                ax.plot([r["fpir"] for r in pts], [r["fnir"] for r in pts], label=_label(s))
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     elif fig.kind == "compare-intervals":
@@ -223,16 +233,17 @@ def _draw(ax, fig) -> None:
             d = next(r["difference"] for r in rows if r["row"] == lab)
             ax.plot([d], [labels.index(lab)], "ko")
         ax.axvline(0, linestyle="--", color="grey")
-        ax.set_yticks(range(len(labels)), labels)
+        ax.set_yticks(range(len(labels)), [_label(x) for x in labels])
         from matplotlib.lines import Line2D
 
-        ax.legend([Line2D([0], [0], color=f"C{i}", lw=3) for i in range(len(kinds))], kinds, fontsize="small", loc="best")
+        ax.legend([Line2D([0], [0], color=f"C{i}", lw=3) for i in range(len(kinds))], [_label(k) for k in kinds],
+                  fontsize="small", loc="best")
     elif fig.kind == "per-query-delta":
         ax.bar([r["order"] for r in rows], [r["delta"] for r in rows],
                color=["#c0392b" if r["delta"] < 0 else "#2e86c1" for r in rows])
         for r in rows:
             if r["label"]:
-                ax.annotate(r["label"], (r["order"], r["delta"]), rotation=90, fontsize="x-small", va="top",
+                ax.annotate(_label(r["label"]), (r["order"], r["delta"]), rotation=90, fontsize="x-small", va="top",
                             xytext=(0, -3), textcoords="offset points")
         ax.set_xticks([])
     elif fig.kind == "forest":
@@ -241,14 +252,14 @@ def _draw(ax, fig) -> None:
             if r["low"] is not None and r["high"] is not None:
                 ax.hlines(i, r["low"], r["high"], colors="grey")
             ax.plot([r["mean"]], [i], "o", color="C0")
-        ax.set_yticks(range(len(labels)), labels, fontsize="x-small")
+        ax.set_yticks(range(len(labels)), [_label(x) for x in labels], fontsize="x-small")
         ax.invert_yaxis()
-    ax.set_xlabel(fig.x)
-    ax.set_ylabel(fig.y)
-    ax.set_title(fig.title, fontsize="medium", loc="center", pad=6 + 11 * len(subtitle_lines(fig)))
+    ax.set_xlabel(_label(fig.x))
+    ax.set_ylabel(_label(fig.y))
+    ax.set_title(_label(fig.title), fontsize="medium", loc="center", pad=6 + 11 * len(subtitle_lines(fig)))
     if subtitle_lines(fig):  # the Vega-Lite subtitle's lines, in small type under the title
-        ax.text(0.5, 1.0, "\n".join(subtitle_lines(fig)), transform=ax.transAxes, ha="center", va="bottom",
-                fontsize="x-small", color="#444444")
+        ax.text(0.5, 1.0, "\n".join(_label(x) for x in subtitle_lines(fig)), transform=ax.transAxes, ha="center",
+                va="bottom", fontsize="x-small", color="#444444")
     if fig.kind in ("rrf-k", "gate") or (fig.kind == "convex-grid" and "w_2" not in rows[0]):
         ax.legend(fontsize="small")
 
@@ -257,15 +268,21 @@ def figure_bytes(fig, suffix: str) -> bytes:
     """The figure in the format of ``suffix`` (one of :data:`SUFFIXES`)."""
     if suffix == ".vl.json":
         return vega_lite_text(fig).encode("utf-8")
+    import warnings
+
     plt = _pyplot()
     height = 4.5 if fig.kind != "forest" else max(3.0, 0.22 * len(fig.rows) + 1.2)
     f, ax = plt.subplots(figsize=(7, height))
     try:
-        _draw(ax, fig)
-        f.tight_layout()
-        buf = io.BytesIO()
-        meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}[suffix[1:]]
-        f.savefig(buf, format=suffix[1:], metadata=meta)
+        # matplotlib's warnings (a glyph the font lacks: drawn as a box) are several lines
+        # naming its source files, with the character raw: kept off the user's stderr
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _draw(ax, fig)
+            f.tight_layout()
+            buf = io.BytesIO()
+            meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}[suffix[1:]]
+            f.savefig(buf, format=suffix[1:], metadata=meta)
         return buf.getvalue()
     finally:
         plt.close(f)
