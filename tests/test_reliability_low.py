@@ -263,3 +263,48 @@ def test_cr_only_files_name_the_line_of_a_nul_or_non_utf8_byte(tmp_path, cli_run
     (tmp_path / "ok.run").write_bytes(good)
     rc, _, err = cli_run("evaluate", "--lane", tmp_path / "ok.run", "--qrels", bad_qrels)
     assert rc == 2 and f"{bad_qrels}:2: not UTF-8" in err, err
+
+
+def test_compressed_trailing_bytes_skippable_zstd_frames_and_lz4_legacy(tmp_path, cli_run):
+    """Item 15: bz2 and xz with bytes after the last stream were read silently without
+    them (gzip refuses); a zstd file starting with a skippable frame and lz4's legacy
+    format were refused as "binary file (NUL byte)". Now: trailing bytes refused, two
+    concatenated streams read as one content (as ``bzip2 -d``/``xz -d`` do), the
+    skippable frame skipped, the legacy format refused by name."""
+    import bz2
+    import lzma
+    import struct
+
+    import pyarrow as pa
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    first, second = b"q1 Q0 d1 1 1.0 x\nq1 Q0 d2 2 0.5 x\n", b"q2 Q0 d3 1 0.9 x\n"
+    skippable = struct.pack("<II", 0x184D2A53, 4) + b"meta"
+    files = {
+        "trail.bz2": bz2.compress(first + second) + b"garbage",
+        "trail.xz": lzma.compress(first + second) + b"garbage",
+        "two.bz2": bz2.compress(first) + bz2.compress(second),
+        "two.xz": lzma.compress(first) + b"\0" * 4 + lzma.compress(second) + b"\0" * 8,
+        "skip.zst": skippable + pa.compress(first + second, codec="zstd", asbytes=True),
+        # lz4 -l of the two lines: the legacy magic, a block size, one raw LZ4 block (all literals)
+        "legacy.lz4": b"\x02\x21\x4c\x18" + struct.pack("<I", 1 + len(first + second))
+                      + bytes([0xF0, len(first + second) - 15]) + first + second,
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    # the streamed bucket road reads compressed TREC runs itself: one case of each kind there
+    for extra, names in (([], files), (["--buckets", "2"], ("trail.xz", "two.bz2"))):
+        for name in {"trail.bz2", "trail.xz"} & set(names):
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / name, "--qrels", qrels, "--resamples", "0", *extra)
+            assert rc == 2 and "trailing bytes after the last" in err and err.count("\n") == 1, (name, err)
+        if "legacy.lz4" in names:
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / "legacy.lz4", "--qrels", qrels, *extra)
+            assert rc == 2 and "lz4 legacy format" in err, err
+        for name in {"two.bz2", "two.xz", "skip.zst"} & set(names):
+            out = tmp_path / "r.json"
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / name, "--qrels", qrels, "--metrics", "P@1",
+                                 "--resamples", "0", "--out", out, *extra)
+            assert rc == 0, (name, err)
+            lane = json.loads(out.read_text())["lanes"][name.split(".")[0]]["doc"]
+            assert lane["p@1"]["value"] == 1.0, name  # both queries read: d1 and d3 first, both relevant
