@@ -308,3 +308,37 @@ def test_compressed_trailing_bytes_skippable_zstd_frames_and_lz4_legacy(tmp_path
             assert rc == 0, (name, err)
             lane = json.loads(out.read_text())["lanes"][name.split(".")[0]]["doc"]
             assert lane["p@1"]["value"] == 1.0, name  # both queries read: d1 and d3 first, both relevant
+
+
+def test_table_value_errors_show_plain_numbers_and_their_row(tmp_path):
+    """Item 17: Parquet and DataFrame errors showed ``np.float64(nan)``, ``np.float64(2.5)``
+    and pyarrow's range message without the row."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pytest
+
+    import rankscope_tui as rs
+    from rankscope_tui.kernel.errors import InputError
+
+    qrels, run = {"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}
+    ids = {"qid": ["q1", "q1", "q1"], "docno": ["d1", "d2", "d3"]}
+    cases = [
+        ("score", [1.0, 0.5, float("nan")], "run", "3: score is not finite: nan"),
+        ("label", [1.0, 0.0, 2.5], "qrels", "3: grade is not an integer: 2.5"),
+        ("rank", [1.0, 2.0, 1e20], "run", "3: rank out of range (must fit a 32-bit integer): 1e+20"),
+        ("score", pa.array([1, 2, 2**62], pa.int64()), "run", "3: score 4611686018427387904 is beyond ±2^53"),
+    ]
+    for col, values, role, expected in cases:
+        path = tmp_path / f"{col}.parquet"
+        pq.write_table(pa.table({**ids, col: values}), path)
+        for given in (str(path), pd.DataFrame({**ids, col: pa.array(values).to_pylist()})):
+            with pytest.raises(InputError) as info:
+                if role == "run":
+                    rs.evaluate(qrels, given)
+                else:
+                    rs.evaluate(given, run)
+            text = str(info.value)
+            # pandas turns NaN into a null on the way to arrow: the DataFrame says "missing"
+            nan_as_null = isinstance(given, pd.DataFrame) and "missing (null)" in text
+            assert (expected in text or nan_as_null) and "np." not in text, text

@@ -224,11 +224,16 @@ def score_column(col: Column, source: str, name: str, rows: Rows = None) -> npt.
 
             out = to_numpy(pc.cast(col, pa.float64()))
     except pa.ArrowInvalid as exc:
+        if pa.types.is_integer(t):  # pyarrow's safe cast: an integer a float cannot hold exactly
+            ints = col.to_pylist()  # the error's road only: Python ints hold uint64 and int64 alike
+            i = next(k for k, v in enumerate(ints) if abs(v) > 2**53)
+            raise InputError(f"score {ints[i]} is beyond ±2^53, where a float cannot hold every integer "
+                             f"(column {name!r})", source, row(i)) from None
         raise InputError(f"score column {name!r}: {exc}"[:300], source) from None
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise InputError(f"score is not finite: {out[i]!r}", source, row(i))
+        raise InputError(f"score is not finite: {float(out[i])!r}", source, row(i))
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
@@ -261,11 +266,11 @@ def int_column(col: Column, source: str, name: str, what: str, rows: Rows = None
         bad = ~np.isfinite(f) | (f != np.round(f))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{what} is not an integer: {f[i]!r}", source, row(i))
+            raise InputError(f"{what} is not an integer: {float(f[i])!r}", source, row(i))
         rng = (f < INT32_MIN) | (f > INT32_MAX)
         if rng.any():
             i = int(np.flatnonzero(rng)[0])
-            raise InputError(f"{what} out of range (must fit a 32-bit integer): {f[i]!r}", source, row(i))
+            raise InputError(f"{what} out of range (must fit a 32-bit integer): {float(f[i])!r}", source, row(i))
         out = f.astype(np.int64)
     else:
         raise InputError(f"{what} column {name!r} must hold integers, not {t}"[:300], source)
