@@ -342,3 +342,23 @@ def test_table_value_errors_show_plain_numbers_and_their_row(tmp_path):
             # pandas turns NaN into a null on the way to arrow: the DataFrame says "missing"
             nan_as_null = isinstance(given, pd.DataFrame) and "missing (null)" in text
             assert (expected in text or nan_as_null) and "np." not in text, text
+
+
+def test_parquet_string_view_columns_are_read(tmp_path, cli_run):
+    """Item 18: Parquet ``string_view`` columns (Polars writes them) were refused. Hand-worked:
+    q1 ranks d1 then the relevant d2 (RR 1/2), q2 ranks the relevant d3 first (RR 1): MRR 0.75."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    view = pa.string_view()
+    run = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"qid": pa.array(["q1", "q1", "q2"], view), "docno": pa.array(["d1", "d2", "d3"], view),
+                             "score": pa.array(["0.9", "0.5", "0.7"], view)}), run)
+    qrels = tmp_path / "qrels.parquet"
+    pq.write_table(pa.table({"qid": pa.array(["q1", "q2"], view), "docno": pa.array(["d2", "d3"], view),
+                             "label": [1, 1]}), qrels)
+    assert pq.read_schema(run).field("qid").type == view  # the file holds views, not plain strings
+    out = tmp_path / "r.json"
+    rc, _, err = cli_run("evaluate", "--lane", run, "--qrels", qrels, "--metrics", "rr", "--resamples", "0", "--out", out)
+    assert rc == 0, err
+    assert json.loads(out.read_text())["lanes"]["run"]["doc"]["rr"]["value"] == 0.75

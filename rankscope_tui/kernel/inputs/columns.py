@@ -46,12 +46,18 @@ def _first_null(col: Column) -> int:
 
 
 def _as_plain(col: Column) -> pa.ChunkedArray:
-    """A chunked array with dictionary chunks decoded (Parquet and pandas categoricals)."""
+    """A chunked array with dictionary chunks decoded (Parquet and pandas categoricals) and
+    view columns (``string_view``, ``binary_view``: Polars writes them) as large offsets
+    columns, which every reader here takes (a view column may exceed 2 GiB)."""
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col], col.type)
     if pa.types.is_dictionary(col.type):
         decoded = _decode_runs(col)
         col = decoded if decoded is not None else col.cast(col.type.value_type)
+    if pa.types.is_string_view(col.type):
+        col = col.cast(pa.large_string())
+    elif pa.types.is_binary_view(col.type):
+        col = col.cast(pa.large_binary())
     return col
 
 
