@@ -362,3 +362,23 @@ def test_parquet_string_view_columns_are_read(tmp_path, cli_run):
     rc, _, err = cli_run("evaluate", "--lane", run, "--qrels", qrels, "--metrics", "rr", "--resamples", "0", "--out", out)
     assert rc == 0, err
     assert json.loads(out.read_text())["lanes"]["run"]["doc"]["rr"]["value"] == 0.75
+
+
+def test_vega_lite_specs_escape_the_less_than_sign(demo_dir, tmp_path, cli_run):
+    """Item 28: a spec carried ``</script`` raw (a stratum label, a lane name), which ends an
+    HTML ``<script>`` block the spec is pasted into. Every ``<`` is written ``\\u003c``:
+    the JSON reads back the same names."""
+    report = tmp_path / "report.json"
+    strata = tmp_path / "strata.tsv"
+    strata.write_text((demo_dir / "strata.tsv").read_text().replace("paraphrase", "</script>"))
+    rc, _, err = cli_run("evaluate", "--lane", f"lex<i>={demo_dir / 'lexical.run'}", "--lane", demo_dir / "dense.run",
+                         "--qrels", demo_dir / "qrels-test.txt", "--strata", strata, "--metrics", "rr",
+                         "--resamples", "200", "--out", report)
+    assert rc == 0, err
+    spec = tmp_path / "forest.vl.json"
+    rc, _, err = cli_run("plot", "forest", "--report", report, "--out", spec)
+    assert rc == 0, err
+    raw = spec.read_bytes()
+    assert b"<" not in raw and b"\\u003c/script>" in raw and b"lex\\u003ci>" in raw
+    text = json.dumps(json.loads(raw), ensure_ascii=False)
+    assert "</script>" in text and "lex<i>" in text  # read back as the names given
