@@ -382,3 +382,32 @@ def test_vega_lite_specs_escape_the_less_than_sign(demo_dir, tmp_path, cli_run):
     assert b"<" not in raw and b"\\u003c/script>" in raw and b"lex\\u003ci>" in raw
     text = json.dumps(json.loads(raw), ensure_ascii=False)
     assert "</script>" in text and "lex<i>" in text  # read back as the names given
+
+
+def test_the_export_dialog_takes_what_the_command_line_writes(tmp_path, cli_run):
+    """Item 29: the dashboard's export refused a symlinked output and ``/dev/null`` ("exists
+    and is not a regular file") where ``--out`` writes through the link and into the device.
+    Each target is tried on both faces: the dialog accepts exactly what ``evaluate --out``
+    writes, and the link stays a link."""
+    import os
+
+    from rankscope_tui.widgets.dialogs import check_output_path
+
+    lanes, qrels = _runs(tmp_path, 1)
+    target = tmp_path / "real.json"
+    target.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "made-by-the-write.json")
+    (tmp_path / "folder").mkdir()
+    cases = {str(link): True, "/dev/null": True, str(dangling): True, str(tmp_path / "new.json"): True,
+             str(tmp_path / "folder"): False, str(tmp_path / "missing" / "r.json"): False}
+    for path, writable in cases.items():
+        rc, _, err = cli_run("evaluate", "--lane", lanes[0], "--qrels", qrels, "--metrics", "rr", "--resamples", "0",
+                             "--out", path)
+        assert (rc == 0) is writable, (path, err)
+        problem = check_output_path(path)
+        assert (problem is None) is writable, (path, problem)
+    assert link.is_symlink() and json.loads(target.read_text())["lanes"]  # written through the link
+    assert os.path.exists(tmp_path / "made-by-the-write.json")
