@@ -411,3 +411,28 @@ def test_the_export_dialog_takes_what_the_command_line_writes(tmp_path, cli_run)
         assert (problem is None) is writable, (path, problem)
     assert link.is_symlink() and json.loads(target.read_text())["lanes"]  # written through the link
     assert os.path.exists(tmp_path / "made-by-the-write.json")
+
+
+def test_plot_refuses_a_lane_that_became_a_fifo(tmp_path, cli_run):
+    """Item 20: ``plot rrf-k`` waited, with no note, on a lane that became a FIFO after the
+    report was written (nothing will write it). It is refused at once, naming the path."""
+    import os
+    import threading
+
+    lanes, qrels = _runs(tmp_path, 2)
+    report = tmp_path / "report.json"
+    rc, _, err = cli_run("evaluate", "--lane", lanes[0], "--lane", lanes[1], "--qrels", qrels, "--resamples", "0",
+                         "--out", report)
+    assert rc == 0, err
+    lanes[1].unlink()
+    os.mkfifo(lanes[1])
+    # a writer that never comes: should the open block, this one unblocks it after the test failed
+    unblock = threading.Timer(20.0, lambda: os.close(os.open(lanes[1], os.O_WRONLY | os.O_NONBLOCK)))
+    unblock.daemon = True
+    unblock.start()
+    try:
+        rc, _, err = cli_run("plot", "rrf-k", "--report", report, "--out", tmp_path / "k.vl.json")
+    finally:
+        unblock.cancel()
+    assert rc == 2 and f"{lanes[1]}: is a pipe now" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "k.vl.json").exists()
