@@ -436,3 +436,44 @@ def test_plot_refuses_a_lane_that_became_a_fifo(tmp_path, cli_run):
         unblock.cancel()
     assert rc == 2 and f"{lanes[1]}: is a pipe now" in err and err.count("\n") == 1, err
     assert not (tmp_path / "k.vl.json").exists()
+
+
+def test_the_status_line_never_lists_the_palette_workers(demo_dir):
+    """Item 26: after palette use the title bar listed the palette's internal workers
+    (``_gather_commands('dark')``). A palette worker held running (an event it waits on)
+    is left out of what the status line lists; the app's own work is listed."""
+    import asyncio
+
+    from textual.command import CommandPalette
+    from textual.worker import WorkerState
+
+    from rankscope_tui.app import RankscopeApp
+    from rankscope_tui.commands.tui import demo_argv, parse_args, state_from_args
+    from rankscope_tui.state import DashboardState
+
+    options = state_from_args(parse_args(demo_argv(demo_dir) + ["--resamples", "999"]), synthetic=True).options
+
+    async def scenario():
+        app = RankscopeApp(DashboardState(options, synthetic=True, source_label="test"))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.press("ctrl+p")
+            for _ in range(100):
+                if isinstance(app.screen, CommandPalette):
+                    break
+                await pilot.pause(0.02)
+            palette = app.screen
+            assert isinstance(palette, CommandPalette)
+            hold, app_hold = asyncio.Event(), asyncio.Event()
+            palette.run_worker(hold.wait(), name="_gather_commands('dark')", group=palette._GATHER_COMMANDS_GROUP)
+            app.run_worker(app_hold.wait(), description="app work")
+            for _ in range(100):
+                if sum(w.state == WorkerState.RUNNING for w in app.workers if w.name != "load") >= 2:
+                    break
+                await pilot.pause(0.02)
+            shown = app.busy_workers()
+            assert "app work" in shown and not any("_gather_commands" in s for s in shown), shown
+            hold.set()
+            app_hold.set()
+            await pilot.press("escape")
+
+    asyncio.run(scenario())
