@@ -477,3 +477,32 @@ def test_the_status_line_never_lists_the_palette_workers(demo_dir):
             await pilot.press("escape")
 
     asyncio.run(scenario())
+
+
+def test_a_whitespace_bomb_is_refused_without_a_copy_of_its_size(tmp_path, cli_run):
+    """Item 25: whitespace-only content cost about twice its size before "empty file" (the
+    bytes, then the same again as text). 64 MB of spaces and newlines: refused with at
+    most a few MB allocated on top of the bytes (tracemalloc counts every Python buffer)."""
+    import tracemalloc
+
+    import pytest
+
+    from rankscope_tui.kernel.errors import InputError
+    from rankscope_tui.kernel.inputs.files import decode_text
+
+    size = 64 * 2**20
+    raw = bytearray(b"  \n\t" * (size // 4))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="empty file"):
+            decode_text(raw, "bomb.run")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, peak  # a decoded copy would be 64 MiB
+    blank = tmp_path / "blank.run"
+    blank.write_bytes(b" \n" * 1000)
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    rc, _, err = cli_run("evaluate", "--lane", blank, "--qrels", qrels)
+    assert rc == 2 and "empty file" in err and err.count("\n") == 1, err

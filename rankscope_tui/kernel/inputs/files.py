@@ -379,12 +379,24 @@ def read_bytes(p: str) -> tuple[bytearray, bytearray]:
     return stored, raw
 
 
+def _blank(raw: bytes | bytearray) -> bool:
+    """Whether content holds only ASCII whitespace, looked at a step at a time (content
+    with a record stops at its first step; nothing the size of the content is made)."""
+    view = memoryview(raw)
+    for i in range(0, len(view), _STEP):
+        if bytes(view[i:i + _STEP]).strip():
+            return False
+    return True
+
+
 def decode_text(raw: bytes | bytearray, p: str) -> str:
     """Content bytes as text: UTF-8 strict, a leading BOM dropped, a lone CR read as a line
     end; refuses empty (or BOM-only), binary and non-UTF-8 input and a BOM past the start."""
     nul = raw.find(b"\x00")
     if nul >= 0:
         raise InputError("binary file (NUL byte)", p, line_number(raw, nul))
+    if _blank(raw):  # before decoding: a whitespace bomb would cost its size again as text
+        raise InputError("empty file", p)
     try:
         text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
