@@ -506,3 +506,30 @@ def test_a_whitespace_bomb_is_refused_without_a_copy_of_its_size(tmp_path, cli_r
     qrels.write_text("q1 0 d1 1\n")
     rc, _, err = cli_run("evaluate", "--lane", blank, "--qrels", qrels)
     assert rc == 2 and "empty file" in err and err.count("\n") == 1, err
+
+
+class _GoneReader(_FullStdout):
+    """A stdout whose reader went away (``| head``): writes raise BrokenPipeError."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_that_went_away_still_gets_the_files_written(demo_dir, tmp_path, monkeypatch):
+    """Item 21's other side: the text written before the files are renamed must not make
+    ``| head`` (not a failure of ours: exit 0) lose the report."""
+    import sys
+
+    from rankscope_tui import cli
+
+    d = demo_dir
+    out = tmp_path / "r.json"
+    monkeypatch.setattr(cli, "_silence_stdout", lambda: None)  # would point this process's fd 1 at /dev/null
+    monkeypatch.setattr(sys, "stdout", _GoneReader())
+    rc = cli.main([str(a) for a in ["evaluate", "--lane", d / "lexical.run", "--qrels", d / "qrels-test.txt",
+                                    "--metrics", "rr", "--resamples", "0", "--out", out]])
+    monkeypatch.undo()
+    assert rc == 0 and json.loads(out.read_text())["lanes"]["lexical"]["doc"]["rr"]["value"] > 0
