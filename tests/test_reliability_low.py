@@ -91,6 +91,7 @@ def test_a_failing_stdout_leaves_every_output_unwritten(demo_dir, tmp_path, monk
         out = tmp_path / f"{name}.{'svg' if name == 'plot' else 'json'}"
         argv = [str(a).replace("{out}", str(out)) for a in argv] + [str(out)]
         capsys.readouterr()
+        monkeypatch.setattr(cli, "_silence_stdout", lambda: None)  # would point this process's fd 1 at /dev/null
         monkeypatch.setattr(sys, "stdout", _FullStdout())
         rc = cli.main(argv)
         monkeypatch.undo()
