@@ -214,8 +214,18 @@ class RankscopeApp(DashboardApp):
                     except Exception:
                         pass
 
+    def busy_workers(self) -> list[str]:
+        """What the status line lists: the running workers of this app's own work. Textual's
+        own (the command palette's ``_gather_commands``) are its internals, not work a
+        person asked for."""
+        from textual.command import CommandPalette
+
+        return [w.description or w.name for w in self.workers
+                if w.is_running and w.state == WorkerState.RUNNING
+                and not w.group.startswith("--textual") and not isinstance(w.node, CommandPalette)]
+
     def update_busy(self) -> None:
-        running = [w.description or w.name for w in self.workers if w.is_running and w.state == WorkerState.RUNNING]
+        running = self.busy_workers()
         status = ("⟳ " + ", ".join(dict.fromkeys(running))) if running else ""
         if not running and self.state.load_error is not None:
             status = f"load failed: {error_line(self.state.load_error)} — press o to open other files"

@@ -90,6 +90,7 @@ def test_a_failing_stdout_leaves_every_output_unwritten(demo_dir, tmp_path, monk
         out = tmp_path / f"{name}.{'svg' if name == 'plot' else 'json'}"
         argv = [str(a).replace("{out}", str(out)) for a in argv] + [str(out)]
         capsys.readouterr()
+        monkeypatch.setattr(cli, "_silence_stdout", lambda: None)  # would point this process's fd 1 at /dev/null
         monkeypatch.setattr(sys, "stdout", _FullStdout())
         rc = cli.main(argv)
         monkeypatch.undo()
@@ -262,3 +263,273 @@ def test_cr_only_files_name_the_line_of_a_nul_or_non_utf8_byte(tmp_path, cli_run
     (tmp_path / "ok.run").write_bytes(good)
     rc, _, err = cli_run("evaluate", "--lane", tmp_path / "ok.run", "--qrels", bad_qrels)
     assert rc == 2 and f"{bad_qrels}:2: not UTF-8" in err, err
+
+
+def test_compressed_trailing_bytes_skippable_zstd_frames_and_lz4_legacy(tmp_path, cli_run):
+    """Item 15: bz2 and xz with bytes after the last stream were read silently without
+    them (gzip refuses); a zstd file starting with a skippable frame and lz4's legacy
+    format were refused as "binary file (NUL byte)". Now: trailing bytes refused, two
+    concatenated streams read as one content (as ``bzip2 -d``/``xz -d`` do), the
+    skippable frame skipped, the legacy format refused by name."""
+    import bz2
+    import lzma
+    import struct
+
+    import pyarrow as pa
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    first, second = b"q1 Q0 d1 1 1.0 x\nq1 Q0 d2 2 0.5 x\n", b"q2 Q0 d3 1 0.9 x\n"
+    skippable = struct.pack("<II", 0x184D2A53, 4) + b"meta"
+    files = {
+        "trail.bz2": bz2.compress(first + second) + b"garbage",
+        "trail.xz": lzma.compress(first + second) + b"garbage",
+        "two.bz2": bz2.compress(first) + bz2.compress(second),
+        "two.xz": lzma.compress(first) + b"\0" * 4 + lzma.compress(second) + b"\0" * 8,
+        "skip.zst": skippable + pa.compress(first + second, codec="zstd", asbytes=True),
+        # lz4 -l of the two lines: the legacy magic, a block size, one raw LZ4 block (all literals)
+        "legacy.lz4": b"\x02\x21\x4c\x18" + struct.pack("<I", 1 + len(first + second))
+                      + bytes([0xF0, len(first + second) - 15]) + first + second,
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    # the streamed bucket road reads compressed TREC runs itself: one case of each kind there
+    for extra, names in (([], files), (["--buckets", "2"], ("trail.xz", "two.bz2"))):
+        for name in {"trail.bz2", "trail.xz"} & set(names):
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / name, "--qrels", qrels, "--resamples", "0", *extra)
+            assert rc == 2 and "trailing bytes after the last" in err and err.count("\n") == 1, (name, err)
+        if "legacy.lz4" in names:
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / "legacy.lz4", "--qrels", qrels, *extra)
+            assert rc == 2 and "lz4 legacy format" in err, err
+        for name in {"two.bz2", "two.xz", "skip.zst"} & set(names):
+            out = tmp_path / "r.json"
+            rc, _, err = cli_run("evaluate", "--lane", tmp_path / name, "--qrels", qrels, "--metrics", "P@1",
+                                 "--resamples", "0", "--out", out, *extra)
+            assert rc == 0, (name, err)
+            lane = json.loads(out.read_text())["lanes"][name.split(".")[0]]["doc"]
+            assert lane["p@1"]["value"] == 1.0, name  # both queries read: d1 and d3 first, both relevant
+
+
+def test_table_value_errors_show_plain_numbers_and_their_row(tmp_path):
+    """Item 17: Parquet and DataFrame errors showed ``np.float64(nan)``, ``np.float64(2.5)``
+    and pyarrow's range message without the row."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pytest
+
+    import rankscope_tui as rs
+    from rankscope_tui.kernel.errors import InputError
+
+    qrels, run = {"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}
+    ids = {"qid": ["q1", "q1", "q1"], "docno": ["d1", "d2", "d3"]}
+    cases = [
+        ("score", [1.0, 0.5, float("nan")], "run", "3: score is not finite: nan"),
+        ("label", [1.0, 0.0, 2.5], "qrels", "3: grade is not an integer: 2.5"),
+        ("rank", [1.0, 2.0, 1e20], "run", "3: rank out of range (must fit a 32-bit integer): 1e+20"),
+        ("score", pa.array([1, 2, 2**62], pa.int64()), "run", "3: score 4611686018427387904 is beyond ±2^53"),
+    ]
+    for col, values, role, expected in cases:
+        path = tmp_path / f"{col}.parquet"
+        pq.write_table(pa.table({**ids, col: values}), path)
+        for given in (str(path), pd.DataFrame({**ids, col: pa.array(values).to_pylist()})):
+            with pytest.raises(InputError) as info:
+                if role == "run":
+                    rs.evaluate(qrels, given)
+                else:
+                    rs.evaluate(given, run)
+            text = str(info.value)
+            # pandas turns NaN into a null on the way to arrow: the DataFrame says "missing"
+            nan_as_null = isinstance(given, pd.DataFrame) and "missing (null)" in text
+            assert (expected in text or nan_as_null) and "np." not in text, text
+
+
+def test_parquet_string_view_columns_are_read(tmp_path, cli_run):
+    """Item 18: Parquet ``string_view`` columns (Polars writes them) were refused. Hand-worked:
+    q1 ranks d1 then the relevant d2 (RR 1/2), q2 ranks the relevant d3 first (RR 1): MRR 0.75."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    view = pa.string_view()
+    run = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"qid": pa.array(["q1", "q1", "q2"], view), "docno": pa.array(["d1", "d2", "d3"], view),
+                             "score": pa.array(["0.9", "0.5", "0.7"], view)}), run)
+    qrels = tmp_path / "qrels.parquet"
+    pq.write_table(pa.table({"qid": pa.array(["q1", "q2"], view), "docno": pa.array(["d2", "d3"], view),
+                             "label": [1, 1]}), qrels)
+    assert pq.read_schema(run).field("qid").type == view  # the file holds views, not plain strings
+    out = tmp_path / "r.json"
+    rc, _, err = cli_run("evaluate", "--lane", run, "--qrels", qrels, "--metrics", "rr", "--resamples", "0", "--out", out)
+    assert rc == 0, err
+    assert json.loads(out.read_text())["lanes"]["run"]["doc"]["rr"]["value"] == 0.75
+
+
+def test_vega_lite_specs_escape_the_less_than_sign(demo_dir, tmp_path, cli_run):
+    """Item 28: a spec carried ``</script`` raw (a stratum label, a lane name), which ends an
+    HTML ``<script>`` block the spec is pasted into. Every ``<`` is written ``\\u003c``:
+    the JSON reads back the same names."""
+    report = tmp_path / "report.json"
+    strata = tmp_path / "strata.tsv"
+    strata.write_text((demo_dir / "strata.tsv").read_text().replace("paraphrase", "</script>"))
+    rc, _, err = cli_run("evaluate", "--lane", f"lex<i>={demo_dir / 'lexical.run'}", "--lane", demo_dir / "dense.run",
+                         "--qrels", demo_dir / "qrels-test.txt", "--strata", strata, "--metrics", "rr",
+                         "--resamples", "200", "--out", report)
+    assert rc == 0, err
+    spec = tmp_path / "forest.vl.json"
+    rc, _, err = cli_run("plot", "forest", "--report", report, "--out", spec)
+    assert rc == 0, err
+    raw = spec.read_bytes()
+    assert b"<" not in raw and b"\\u003c/script>" in raw and b"lex\\u003ci>" in raw
+    text = json.dumps(json.loads(raw), ensure_ascii=False)
+    assert "</script>" in text and "lex<i>" in text  # read back as the names given
+
+
+def test_the_export_dialog_takes_what_the_command_line_writes(tmp_path, cli_run):
+    """Item 29: the dashboard's export refused a symlinked output and ``/dev/null`` ("exists
+    and is not a regular file") where ``--out`` writes through the link and into the device.
+    Each target is tried on both faces: the dialog accepts exactly what ``evaluate --out``
+    writes, and the link stays a link."""
+    import os
+
+    from rankscope_tui.widgets.dialogs import check_output_path
+
+    lanes, qrels = _runs(tmp_path, 1)
+    target = tmp_path / "real.json"
+    target.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "made-by-the-write.json")
+    (tmp_path / "folder").mkdir()
+    cases = {str(link): True, "/dev/null": True, str(dangling): True, str(tmp_path / "new.json"): True,
+             str(tmp_path / "folder"): False, str(tmp_path / "missing" / "r.json"): False}
+    for path, writable in cases.items():
+        rc, _, err = cli_run("evaluate", "--lane", lanes[0], "--qrels", qrels, "--metrics", "rr", "--resamples", "0",
+                             "--out", path)
+        assert (rc == 0) is writable, (path, err)
+        problem = check_output_path(path)
+        assert (problem is None) is writable, (path, problem)
+    assert link.is_symlink() and json.loads(target.read_text())["lanes"]  # written through the link
+    assert os.path.exists(tmp_path / "made-by-the-write.json")
+
+
+def test_plot_refuses_a_lane_that_became_a_fifo(tmp_path, cli_run):
+    """Item 20: ``plot rrf-k`` waited, with no note, on a lane that became a FIFO after the
+    report was written (nothing will write it). It is refused at once, naming the path."""
+    import os
+    import threading
+
+    lanes, qrels = _runs(tmp_path, 2)
+    report = tmp_path / "report.json"
+    rc, _, err = cli_run("evaluate", "--lane", lanes[0], "--lane", lanes[1], "--qrels", qrels, "--resamples", "0",
+                         "--out", report)
+    assert rc == 0, err
+    lanes[1].unlink()
+    os.mkfifo(lanes[1])
+    # a writer that never comes: should the open block, this one unblocks it after the test failed
+    unblock = threading.Timer(20.0, lambda: os.close(os.open(lanes[1], os.O_WRONLY | os.O_NONBLOCK)))
+    unblock.daemon = True
+    unblock.start()
+    try:
+        rc, _, err = cli_run("plot", "rrf-k", "--report", report, "--out", tmp_path / "k.vl.json")
+    finally:
+        unblock.cancel()
+    assert rc == 2 and f"{lanes[1]}: is a pipe now" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "k.vl.json").exists()
+
+
+def test_the_status_line_never_lists_the_palette_workers(demo_dir):
+    """Item 26: after palette use the title bar listed the palette's internal workers
+    (``_gather_commands('dark')``). A palette worker held running (an event it waits on)
+    is left out of what the status line lists; the app's own work is listed."""
+    import asyncio
+
+    from textual.command import CommandPalette
+    from textual.worker import WorkerState
+
+    from rankscope_tui.app import RankscopeApp
+    from rankscope_tui.commands.tui import demo_argv, parse_args, state_from_args
+    from rankscope_tui.state import DashboardState
+
+    options = state_from_args(parse_args(demo_argv(demo_dir) + ["--resamples", "999"]), synthetic=True).options
+
+    async def scenario():
+        app = RankscopeApp(DashboardState(options, synthetic=True, source_label="test"))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.press("ctrl+p")
+            for _ in range(100):
+                if isinstance(app.screen, CommandPalette):
+                    break
+                await pilot.pause(0.02)
+            palette = app.screen
+            assert isinstance(palette, CommandPalette)
+            hold, app_hold = asyncio.Event(), asyncio.Event()
+            palette.run_worker(hold.wait(), name="_gather_commands('dark')", group=palette._GATHER_COMMANDS_GROUP)
+            app.run_worker(app_hold.wait(), description="app work")
+            for _ in range(100):
+                if sum(w.state == WorkerState.RUNNING for w in app.workers if w.name != "load") >= 2:
+                    break
+                await pilot.pause(0.02)
+            shown = app.busy_workers()
+            assert "app work" in shown and not any("_gather_commands" in s for s in shown), shown
+            hold.set()
+            app_hold.set()
+            await pilot.press("escape")
+
+    asyncio.run(scenario())
+
+
+def test_a_whitespace_bomb_is_refused_without_a_copy_of_its_size(tmp_path, cli_run):
+    """Item 25: whitespace-only content cost about twice its size before "empty file" (the
+    bytes, then the same again as text). 64 MB of spaces and newlines: refused with at
+    most a few MB allocated on top of the bytes (tracemalloc counts every Python buffer)."""
+    import tracemalloc
+
+    import pytest
+
+    from rankscope_tui.kernel.errors import InputError
+    from rankscope_tui.kernel.inputs.files import decode_text
+
+    size = 64 * 2**20
+    raw = bytearray(b"  \n\t" * (size // 4))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="empty file"):
+            decode_text(raw, "bomb.run")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, peak  # a decoded copy would be 64 MiB
+    blank = tmp_path / "blank.run"
+    blank.write_bytes(b" \n" * 1000)
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    rc, _, err = cli_run("evaluate", "--lane", blank, "--qrels", qrels)
+    assert rc == 2 and "empty file" in err and err.count("\n") == 1, err
+
+
+class _GoneReader(_FullStdout):
+    """A stdout whose reader went away (``| head``): writes raise BrokenPipeError."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_that_went_away_still_gets_the_files_written(demo_dir, tmp_path, monkeypatch):
+    """Item 21's other side: the text written before the files are renamed must not make
+    ``| head`` (not a failure of ours: exit 0) lose the report."""
+    import sys
+
+    from rankscope_tui import cli
+
+    d = demo_dir
+    out = tmp_path / "r.json"
+    monkeypatch.setattr(cli, "_silence_stdout", lambda: None)  # would point this process's fd 1 at /dev/null
+    monkeypatch.setattr(sys, "stdout", _GoneReader())
+    rc = cli.main([str(a) for a in ["evaluate", "--lane", d / "lexical.run", "--qrels", d / "qrels-test.txt",
+                                    "--metrics", "rr", "--resamples", "0", "--out", out]])
+    monkeypatch.undo()
+    assert rc == 0 and json.loads(out.read_text())["lanes"]["lexical"]["doc"]["rr"]["value"] > 0

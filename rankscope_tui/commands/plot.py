@@ -38,7 +38,7 @@ def workspace_of_report(report: dict, report_path: str):
     """The lanes and qrels report.json names, reloaded with its settings; a file whose
     sha256 differs from the recorded one is refused (the figure would not be the report's)."""
     from ..kernel.errors import InputError
-    from ..kernel.inputs.files import sha256_of
+    from ..kernel.inputs.files import check_file, sha256_of
     from ..kernel.measures import parse_metrics
     from ..kernel.settings import LoadSettings
     from ..kernel.workspace.loaded import Workspace
@@ -51,6 +51,11 @@ def workspace_of_report(report: dict, report_path: str):
         if not os.path.exists(path):
             raise InputError("named in the report's inputs and not found (run plot from the directory evaluate ran in, "
                              "or keep the inputs beside the report)", info["path"])
+        if check_file(path) != "regular":  # a directory or device is refused by check_file itself
+            # a pipe cannot be read twice (once for its sha256, once to load it): reading it
+            # would wait on a writer, then find it spent
+            raise InputError("is a pipe now, not the file the report read; plot re-reads the report's inputs and "
+                             "checks their sha256 (give the files themselves)", path)
         if info.get("sha256") and sha256_of(path) != info["sha256"]:
             raise InputError(f"changed since the report was written (sha256 {info['sha256'][:12]}… recorded)", path)
         return path

@@ -135,7 +135,11 @@ def vega_lite(fig) -> dict:
 
 
 def vega_lite_text(fig) -> str:
-    return json.dumps(vega_lite(fig), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The spec as JSON text, every ``<`` written ``\\u003c``: JSON has ``<`` only inside
+    strings, where the escape reads back the same, and a spec pasted into an HTML
+    ``<script>`` block can then never close it (a lane named ``</script>``)."""
+    text = json.dumps(vega_lite(fig), indent=1, ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c") + "\n"
 
 
 # --------------------------------------------------------------------------- matplotlib

@@ -107,25 +107,20 @@ def check_input_path(path: str) -> str | None:
 
 
 def check_output_path(path: str) -> str | None:
-    """Why ``path`` cannot be written (None when it can): its folder is missing or not
-    writable, it is a directory, or it exists and is not a regular file."""
+    """Why ``path`` cannot be written (None when it can), by the command line's one rule
+    (``kernel.report.output.check_output_path``): a symbolic link is written through, a
+    FIFO or character device (``/dev/null``) in place; a missing or unwritable folder, a
+    directory, a block device or a socket is refused."""
+    from ..kernel.errors import InputError
+    from ..kernel.report.output import check_output_path as check_output
+
     if not path.strip():
         return "give a path"
     p = os.path.expanduser(path.strip())
-    folder = os.path.dirname(os.path.abspath(p))
-    if not os.path.isdir(folder):
-        return f"{path}: folder {folder} does not exist"
-    if os.path.isdir(p):
-        return f"{path}: is a directory"
-    if os.path.lexists(p):
-        import stat
-
-        if os.path.islink(p) or not stat.S_ISREG(os.lstat(p).st_mode):
-            return f"{path}: exists and is not a regular file (refusing to replace it)"
-        if not os.access(p, os.W_OK):
-            return f"{path}: permission denied"
-    elif not os.access(folder, os.W_OK):
-        return f"{path}: folder {folder} is not writable"
+    try:
+        check_output(p, [])
+    except InputError as exc:
+        return f"{path}: {exc.detail}"
     return None
 
 

@@ -46,12 +46,18 @@ def _first_null(col: Column) -> int:
 
 
 def _as_plain(col: Column) -> pa.ChunkedArray:
-    """A chunked array with dictionary chunks decoded (Parquet and pandas categoricals)."""
+    """A chunked array with dictionary chunks decoded (Parquet and pandas categoricals) and
+    view columns (``string_view``, ``binary_view``: Polars writes them) as large offsets
+    columns, which every reader here takes (a view column may exceed 2 GiB)."""
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col], col.type)
     if pa.types.is_dictionary(col.type):
         decoded = _decode_runs(col)
         col = decoded if decoded is not None else col.cast(col.type.value_type)
+    if pa.types.is_string_view(col.type):
+        col = col.cast(pa.large_string())
+    elif pa.types.is_binary_view(col.type):
+        col = col.cast(pa.large_binary())
     return col
 
 
@@ -224,11 +230,16 @@ def score_column(col: Column, source: str, name: str, rows: Rows = None) -> npt.
 
             out = to_numpy(pc.cast(col, pa.float64()))
     except pa.ArrowInvalid as exc:
+        if pa.types.is_integer(t):  # pyarrow's safe cast: an integer a float cannot hold exactly
+            ints = col.to_pylist()  # the error's road only: Python ints hold uint64 and int64 alike
+            i = next(k for k, v in enumerate(ints) if abs(v) > 2**53)
+            raise InputError(f"score {ints[i]} is beyond ±2^53, where a float cannot hold every integer "
+                             f"(column {name!r})", source, row(i)) from None
         raise InputError(f"score column {name!r}: {exc}"[:300], source) from None
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise InputError(f"score is not finite: {out[i]!r}", source, row(i))
+        raise InputError(f"score is not finite: {float(out[i])!r}", source, row(i))
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
@@ -261,11 +272,11 @@ def int_column(col: Column, source: str, name: str, what: str, rows: Rows = None
         bad = ~np.isfinite(f) | (f != np.round(f))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{what} is not an integer: {f[i]!r}", source, row(i))
+            raise InputError(f"{what} is not an integer: {float(f[i])!r}", source, row(i))
         rng = (f < INT32_MIN) | (f > INT32_MAX)
         if rng.any():
             i = int(np.flatnonzero(rng)[0])
-            raise InputError(f"{what} out of range (must fit a 32-bit integer): {f[i]!r}", source, row(i))
+            raise InputError(f"{what} out of range (must fit a 32-bit integer): {float(f[i])!r}", source, row(i))
         out = f.astype(np.int64)
     else:
         raise InputError(f"{what} column {name!r} must hold integers, not {t}"[:300], source)

@@ -61,12 +61,99 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4")
 PARQUET_MAGIC = b"PAR1"  # binary content read whole (formats.detect), not refused for its NUL bytes
 
 
+#: lz4's legacy format (``lz4 -l``): recognised, to be refused by name (pyarrow reads frames only)
+LZ4_LEGACY_MAGIC = b"\x02\x21\x4c\x18"
+
+
 def compression_of(head: bytes) -> str | None:
-    """The compression whose magic bytes start ``head`` (gzip, bzip2, xz, zstd, lz4), else None."""
+    """The compression whose magic bytes start ``head`` (gzip, bzip2, xz, zstd, lz4), else None.
+    A zstd file may start with a skippable frame (magic 0x184D2A50-0x184D2A5F, little-endian);
+    ``"lz4-legacy"`` names lz4's legacy format."""
     for magic, name in COMPRESSIONS:
         if head[:len(magic)] == magic:
             return name
+    if len(head) >= 4 and 0x50 <= head[0] <= 0x5F and head[1:4] == b"\x2a\x4d\x18":
+        return "zstd"
+    if head[:4] == LZ4_LEGACY_MAGIC:
+        return "lz4-legacy"
     return None
+
+
+class Streams:
+    """The content of bzip2 or xz data of one or more streams (as ``bzip2``/``xz -d``
+    read concatenated streams), decompressed in steps of at most ``n`` bytes. Bytes
+    after the last stream that do not start another are refused (``OSError``), as gzip
+    refuses them: the standard library's readers drop them silently. xz's stream padding
+    (NUL bytes in groups of four) is allowed between and after streams."""
+
+    _MAGIC = {"bzip2": b"BZh", "xz": b"\xfd7zXZ\x00"}
+
+    def __init__(self, name: str, fh: Any):
+        self.name, self.fh = name, fh
+        self.pending = b""  # input read but not yet given to a decompressor
+        self.dec: Any = self._new()
+        self.done = False
+
+    def _new(self) -> Any:
+        return bz2.BZ2Decompressor() if self.name == "bzip2" else lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+
+    def _more(self) -> bytes:
+        if self.pending:
+            piece, self.pending = self.pending, b""
+            return piece
+        return bytes(self.fh.read(_STEP))
+
+    def _next_stream(self) -> None:
+        """After a stream's end: the next stream, or the end of the content."""
+        rest = self.dec.unused_data
+        while True:
+            if not rest:
+                rest = self._more()
+                if not rest:
+                    self.done = True
+                    return
+            if self.name == "xz":
+                k = 0
+                while rest[k:k + 4] == b"\x00\x00\x00\x00":
+                    k += 4
+                rest = rest[k:]
+                if not rest:
+                    continue
+            magic = self._MAGIC[self.name]
+            if len(rest) < len(magic):
+                extra = self._more()
+                if extra:
+                    rest += extra
+                    continue
+            if rest[:len(magic)] != magic:
+                raise OSError(f"trailing bytes after the last {self.name} stream")
+            self.pending, self.dec = rest, self._new()
+            return
+
+    def read(self, n: int = _STEP) -> bytes:
+        while not self.done:
+            if self.dec.eof:
+                self._next_stream()
+                continue
+            if self.dec.needs_input:
+                piece = self._more()
+                if not piece:
+                    raise EOFError(f"the {self.name} content ends before its end-of-stream marker")
+                out = self.dec.decompress(piece, n)
+            else:
+                out = self.dec.decompress(b"", n)
+            if out:
+                return bytes(out)
+        return b""
+
+    def close(self) -> None:
+        self.fh.close()
+
+    def __enter__(self) -> "Streams":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def strip_compressed_suffix(base: str) -> str:
@@ -273,10 +360,8 @@ def _read_all(fh: _Stream, p: str, limit: int, what: str, check_nul: bool | None
 def _decompressor(name: str, stored: bytearray) -> _Stream | None:
     if name == "gzip":
         return gzip.GzipFile(fileobj=io.BytesIO(stored))
-    if name == "bzip2":
-        return bz2.BZ2File(io.BytesIO(stored))
-    if name == "xz":
-        return lzma.LZMAFile(io.BytesIO(stored))
+    if name in ("bzip2", "xz"):
+        return Streams(name, io.BytesIO(stored))
     import pyarrow as pa  # zstd and lz4 only: the files room serves light processes (demo, rules) without pyarrow
 
     codec = "zstd" if name == "zstd" else "lz4"
@@ -310,6 +395,9 @@ def read_bytes(p: str) -> tuple[bytearray, bytearray]:
     name = compression_of(bytes(stored[:6]))
     if name is None:
         return stored, stored
+    if name == "lz4-legacy":
+        raise InputError("lz4 legacy format (written by lz4 -l): not read; recompress it as an lz4 frame "
+                         "(lz4 without -l)", p)
     dec = _decompressor(name, stored)
     if dec is None:
         raise InputError(f"{name}-compressed, and this pyarrow has no {name} codec: decompress it first", p)
@@ -329,12 +417,24 @@ def read_bytes(p: str) -> tuple[bytearray, bytearray]:
     return stored, raw
 
 
+def _blank(raw: bytes | bytearray) -> bool:
+    """Whether content holds only ASCII whitespace, looked at a step at a time (content
+    with a record stops at its first step; nothing the size of the content is made)."""
+    view = memoryview(raw)
+    for i in range(0, len(view), _STEP):
+        if bytes(view[i:i + _STEP]).strip():
+            return False
+    return True
+
+
 def decode_text(raw: bytes | bytearray, p: str) -> str:
     """Content bytes as text: UTF-8 strict, a leading BOM dropped, a lone CR read as a line
     end; refuses empty (or BOM-only), binary and non-UTF-8 input and a BOM past the start."""
     nul = raw.find(b"\x00")
     if nul >= 0:
         raise InputError("binary file (NUL byte)", p, line_number(raw, nul))
+    if _blank(raw):  # before decoding: a whitespace bomb would cost its size again as text
+        raise InputError("empty file", p)
     try:
         text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -294,16 +294,16 @@ class _Checked(_ReadOnly):
 
 def _decompressed(path: str, name: str) -> Any:  # a binary stream with read and close; None without the codec
     """A stream of the content of ``path`` compressed as ``name`` (the codecs the readers use)."""
-    import bz2
     import gzip
-    import lzma
 
     if name == "gzip":
         return gzip.GzipFile(path, "rb")
-    if name == "bzip2":
-        return bz2.BZ2File(path, "rb")
-    if name == "xz":
-        return lzma.LZMAFile(path, "rb")
+    if name in ("bzip2", "xz"):
+        from ..inputs.files import Streams
+
+        return Streams(name, open(path, "rb"))
+    if name not in ("zstd", "lz4"):
+        return None  # lz4's legacy format: the readers refuse it by name
     import pyarrow as pa
 
     codec = "zstd" if name == "zstd" else "lz4"
