@@ -60,6 +60,9 @@ def run(args) -> int:
         report, where = read_report(args.report), args.report
     verdict = judge(report, where, args.gates, on=args.on, strict=args.strict)
     sys.stdout.write(render_verdict(verdict))
+    if verdict.errors:  # a rule the report cannot answer is bad input: exit 2, no --out written
+        raise InputError(verdict.errors[0][1] + (f" (and {len(verdict.errors) - 1} more rule(s) not judged)"
+                                                 if len(verdict.errors) > 1 else ""))
     if args.out:
         write_atomic(args.out, dumps_strict(verdict.as_dict()))
     return 1 if verdict.failures else 0

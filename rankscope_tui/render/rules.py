@@ -41,7 +41,7 @@ def rule_cells(r) -> list[str]:
 
 
 def render_verdict(v) -> str:
-    results, failures = v.results, v.failures
+    results = v.results
     lines = [f"gates {v.gates} sha256 {v.sha256}\n"]
     if v.git:
         lines.append(f"warning: the gates file is {v.git} in git; write the rules before the run and commit them\n")
@@ -54,6 +54,8 @@ def render_verdict(v) -> str:
         lines.append(AGAINST_NOTE + "\n")
     if any(r.interval == NOT_APPLICABLE for r in results):
         lines.append("a rule on a count or share (no interval) is judged on the point in either column\n")
+    for rule, error in v.errors:
+        lines.append(f"not judged: {rule.describe()}: {error}\n")
     lines.append(f"deciding column: {v.on}{' (strict: undecided fails)' if v.strict else ''}; "
-                 f"{len(failures)} of {len(results)} rules fail\n")
+                 f"{v.tally.summary(v.on, v.strict)}\n")
     return terminal_safe("".join(lines))
