@@ -422,3 +422,67 @@ async def test_verdicts_view_counts_and_names_the_rules_line(no_interval_report)
                "1 could not be judged" in head, head
         assert f"{gates}:3:" in note and "measure map (ap) was not evaluated" in note, note
         assert app._exception is None
+
+
+# ----------------------------------------------------------------------------- number hygiene (item 20)
+
+
+def _strong_table(tmp_path):
+    """Three candidates far above the baseline on every one of 40 queries."""
+    base = [0.125 * (i % 5) for i in range(40)]
+    lines = ["run,query_id,measure,value"]
+    for name, shift in (("a", 0.0), ("b", 0.5), ("c", 0.25), ("d", 0.125)):
+        lines += [f"{name},q{i:02d},ap,{b + shift + (0.03125 if i % 3 == 0 and shift else 0.0)!r}"
+                  for i, b in enumerate(base)]
+    path = tmp_path / "strong.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, base
+
+
+def test_compare_json_numbers_are_the_decimals_they_stand_for(tmp_path):
+    """alpha is 1 − 0.95 = 0.05 (not 0.050000000000000044); a Bonferroni-adjusted p is
+    3 × (1 + 0)/(9999 + 1) = 0.0003 exactly rounded (not 0.00030000000000000003); a t p
+    below 0.0001 reads "< 0.0001" in the text table, never 0.0000."""
+    import json
+    from fractions import Fraction
+
+    import numpy as np
+    from scipy import stats
+
+    path, base = _strong_table(tmp_path)
+    out = tmp_path / "c.json"
+    r = run_cli("compare", "--per-query-in", str(path), "--metric", "ap", "--correction", "bonferroni",
+                "--resamples", "9999", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    raw = out.read_text()
+    assert '"alpha": 0.05,' in raw and "0.050000000000000044" not in raw
+    d = json.loads(raw)
+    for row in d["comparisons"]:
+        assert row["randomization_p"] == 1 / 10000  # every flip is below the observed mean (e = 0)
+        assert row["adjusted_p"] == float(Fraction(3, 10000))
+    assert "0.00030000000000000003" not in raw and '"adjusted_p": 0.0003,' in raw
+    # the t p of a b-vs-a row (scipy) is far below 0.0001: the text says so
+    b = np.array([v + 0.5 + (0.03125 if i % 3 == 0 else 0.0) for i, v in enumerate(base)])
+    assert stats.ttest_rel(b, np.array(base)).pvalue < 1e-4
+    head, *rows = [line for line in r.stdout.splitlines() if line.startswith(("baseline ", "a "))]
+    col = head.index("t p")
+    for line in rows:
+        assert line[col:].startswith("< 0.0001"), line
+    assert " 0.0000 " not in "\n".join(rows)
+
+
+def test_api_reprs_are_one_line(tmp_path):
+    """repr(Evaluation) was a 15,000-character dump of the workspace: one line now (the
+    rich view stays _repr_html_)."""
+    import rankscope_tui
+
+    (tmp_path / "a.run").write_text(RUN_A)
+    (tmp_path / "b.run").write_text(RUN_B)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    runs = {"a": str(tmp_path / "a.run"), "b": str(tmp_path / "b.run")}
+    ev = rankscope_tui.evaluate(qrels=str(tmp_path / "qrels.txt"), runs=runs, measures="rr", resamples=0)
+    assert repr(ev) == "Evaluation(runs=['a', 'b'], measures=['rr'], positives=4)"
+    assert "<table" in ev._repr_html_()
+    cmp = rankscope_tui.compare(qrels=str(tmp_path / "qrels.txt"), runs=runs, measures="ndcg@10", resamples=999)
+    text = repr(cmp)
+    assert "\n" not in text and len(text) < 200 and text.startswith("Comparison(baseline='a', rows=[b ndcg@10 ")
