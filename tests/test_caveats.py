@@ -373,6 +373,7 @@ def test_verdict_counts_an_undecided_rule(no_interval_report):
     r = run_cli("verdict", "--report", "report.json", "--gates", "gates.json", "--out", "v.json", cwd=d)
     assert r.returncode == 0, r.stderr
     assert "1 rule on the interval: 0 fail, 1 undecided (not failing without --strict), 0 pass" in r.stdout
+    assert "no interval: resampling skipped (resamples = 0)" in r.stdout  # why it is undecided
     assert "0 of 1 rules fail" not in r.stdout
     v = json.loads((d / "v.json").read_text())
     assert v["undecided"] == 1 and v["failed"] == 0 and v["not_judged"] == []
@@ -421,6 +422,7 @@ async def test_verdicts_view_counts_and_names_the_rules_line(no_interval_report)
         assert "2 rules on the interval: 0 fail, 1 undecided (not failing without --strict), 0 pass, " \
                "1 could not be judged" in head, head
         assert f"{gates}:3:" in note and "measure map (ap) was not evaluated" in note, note
+        assert "rule 1: no interval: resampling skipped (resamples = 0)" in note, note
         assert app._exception is None
 
 

@@ -169,6 +169,8 @@ write the rules before the run and commit them.
         if any(r.against for r in self.rules):
             notes.append(AGAINST_NOTE)
         notes.append("Intervals are those of the report (Wilson for hit@k, percentile bootstrap otherwise).")
+        notes += [escape(f"rule {i + 1}: no interval: {res.interval_reason}") for i, res in enumerate(results)
+                  if res is not None and res.interval_reason and res.low is None]
         notes += [escape(e) for e in errors]
         self.query_one("#vd-note", Static).update("\n".join(notes))
 

@@ -59,6 +59,7 @@ class RuleResult:
     interval: str  # pass | fail | undecided | not applicable (a scalar rule)
     kind: str = "metric"  # "metric" (value with an interval) or "scalar" (a count or share)
     reason: str | None = None  # why the value is undefined, from the report
+    interval_reason: str | None = None  # why the value has no interval, from the report
 
     @property
     def deciding(self) -> str:
@@ -70,6 +71,8 @@ class RuleResult:
              "high": self.high, "point": self.point, "interval": self.interval}
         if self.reason:
             d["value_reason"] = self.reason
+        if self.interval_reason:
+            d["interval_reason"] = self.interval_reason
         if self.rule.against is None:
             d["threshold"] = self.rule.threshold
         else:
@@ -246,8 +249,11 @@ def lookup(report: dict[str, Any], path: str, where: tuple[str, int] | None = No
         if v is not None and not _number(v):
             raise InputError(f"path {path!r}: {k} is not a number in the report", file, line)
     reason = node.get("reason") or node.get("value_reason") if node.get("value") is None else None
+    # why a bound is missing, as the report says it (e.g. "resampling skipped (resamples = 0)")
+    bound = node.get("low_reason") or node.get("high_reason")
     return {"kind": "metric", "value": node.get("value"), "low": node.get("low"), "high": node.get("high"),
-            "reason": reason if isinstance(reason, str) else None}
+            "reason": reason if isinstance(reason, str) else None,
+            "interval_reason": bound if isinstance(bound, str) else None}
 
 
 def _holds_metrics(node: dict[str, Any]) -> bool:
@@ -292,7 +298,7 @@ def judge(rule: Rule, report: dict[str, Any], gates_path: str = "--gates") -> Ru
         else:
             end = lo if rule.op == ">=" else hi
             interval = UNDECIDED if end is None else (PASS if _cmp(end, rule.op, t) else FAIL)
-        return RuleResult(rule, v, lo, hi, None, point, interval, m["kind"], m["reason"])
+        return RuleResult(rule, v, lo, hi, None, point, interval, m["kind"], m["reason"], m.get("interval_reason"))
     o = lookup(report, rule.against, where)
     ov, olo, ohi = o["value"], o["low"], o["high"]
     undefined = v is None or ov is None or m["reason"] or o["reason"]
@@ -309,7 +315,8 @@ def judge(rule: Rule, report: dict[str, Any], gates_path: str = "--gates") -> Ru
     if o["reason"]:
         other["reason"] = o["reason"]
     kind = "scalar" if "scalar" in (m["kind"], o["kind"]) else "metric"
-    return RuleResult(rule, v, lo, hi, other, point, interval, kind, m["reason"])
+    return RuleResult(rule, v, lo, hi, other, point, interval, kind, m["reason"],
+                      m.get("interval_reason") or o.get("interval_reason"))
 
 
 def failed(results: list[RuleResult], on: str, strict: bool) -> list[RuleResult]:
