@@ -332,6 +332,16 @@ class Evaluation:
 
         return _html_table(self.table(), caption(self.report()))
 
+    def __repr__(self) -> str:
+        """One line (the notebook's rich view is ``_repr_html_``; ``str()`` is the text report):
+        the runs, the measures, the positive queries and the stratifications."""
+        ws = self.ws
+        runs = list(getattr(ws, "input_lanes", None) or getattr(ws, "lanes", {}))
+        metrics = [getattr(m, "key", m) for m in getattr(ws.settings, "metrics", ())]
+        strata = list(getattr(ws, "strata", None) or {})
+        return (f"Evaluation(runs={runs!r}, measures={metrics!r}, positives={int(ws.positives.size)}"
+                + (f", strata={strata!r}" if strata else "") + ")")
+
 
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
              group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
@@ -467,6 +477,12 @@ class Comparison:
 
         return render_compare(self.result, "text")
 
+    def __repr__(self) -> str:
+        """One line: the baseline, and per row the candidate, metric, difference and verdict."""
+        plan = self.result.plan
+        rows = ", ".join(f"{r.candidate} {r.metric} {r.difference:+.4f} {r.verdict}" for r in self.rows)
+        return f"Comparison(baseline={plan.baseline!r}, rows=[{rows}])"
+
     def _repr_html_(self) -> str:
         cols = ["baseline", "candidate", "metric", "n", "baseline_mean", "candidate_mean", "difference", "ci_low",
                 "ci_high", "randomization_p", "adjusted_p", "verdict"]
@@ -529,6 +545,10 @@ class Paired:
         if name.startswith("__") or name == "row":
             raise AttributeError(name)
         return getattr(self.row, name)
+
+    def __repr__(self) -> str:
+        r = self.row
+        return f"Paired({r.candidate} − {r.baseline} on {r.metric}: {r.difference:+.4f}, {r.verdict})"
 
     def _repr_html_(self) -> str:
         import pandas as pd

@@ -342,3 +342,149 @@ def test_plot_gate_draws_the_applied_floor(tmp_path):
     assert f"{g['applied']['floor']:.6g}" in note and "thresholds.json" in note
     svg = _words(_svg_text(svg_path.read_bytes()))
     assert "applied floor (in-domain)" in svg and _words(note) in svg
+
+
+# ----------------------------------------------------------------------------- verdict (item 13)
+
+RUN_A = "".join(f"q{q} Q0 d{d} {r} {10 - r} a\n" for q in range(1, 5) for r, d in enumerate((1, 2, 3), 1))
+RUN_B = "".join(f"q{q} Q0 d{d} {r} {10 - r} b\n" for q in range(1, 5) for r, d in enumerate((3, 2, 1), 1))
+QRELS = "q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\nq4 0 d1 1\n"
+
+
+@pytest.fixture()
+def no_interval_report(tmp_path):
+    """A report evaluated with --resamples 0 (means without intervals) on ndcg@10 alone."""
+    (tmp_path / "a.run").write_text(RUN_A)
+    (tmp_path / "b.run").write_text(RUN_B)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    r = run_cli("evaluate", "--lane", "a.run", "--lane", "b.run", "--qrels", "qrels.txt", "--metrics", "ndcg@10",
+                "--resamples", "0", "--out", "report.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def test_verdict_counts_an_undecided_rule(no_interval_report):
+    """Issue 29.13: one rule, no interval in the report: the summary counts it undecided
+    (not "0 of 1 rules fail"); exit 0 (undecided fails only with --strict, exit 1)."""
+    import json
+
+    d = no_interval_report
+    (d / "gates.json").write_text('[\n {"path": "lanes.a.doc.ndcg@10", "op": ">=", "threshold": 0.1}\n]\n')
+    r = run_cli("verdict", "--report", "report.json", "--gates", "gates.json", "--out", "v.json", cwd=d)
+    assert r.returncode == 0, r.stderr
+    assert "1 rule on the interval: 0 fail, 1 undecided (not failing without --strict), 0 pass" in r.stdout
+    assert "no interval: resampling skipped (resamples = 0)" in r.stdout  # why it is undecided
+    assert "0 of 1 rules fail" not in r.stdout
+    v = json.loads((d / "v.json").read_text())
+    assert v["undecided"] == 1 and v["failed"] == 0 and v["not_judged"] == []
+    r = run_cli("verdict", "--report", "report.json", "--gates", "gates.json", "--strict", cwd=d)
+    assert r.returncode == 1 and "1 undecided (counted as failing: --strict)" in r.stdout
+
+
+def test_verdict_names_a_measure_that_was_not_evaluated(no_interval_report):
+    """A rule on map (ap) against a report of ndcg@10: which measure, how the report was made,
+    the gates file's line; every other rule is still judged and counted; exit 2, no --out."""
+    d = no_interval_report
+    (d / "gates.json").write_text('[\n {"path": "lanes.a.doc.ndcg@10", "op": ">=", "threshold": 0.1},\n'
+                                  ' {"path": "lanes.a.doc.map", "op": ">=", "threshold": 0.1}\n]\n')
+    r = run_cli("verdict", "--report", "report.json", "--gates", "gates.json", "--out", "v.json", cwd=d)
+    assert r.returncode == 2
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "gates.json:3:" in err and "measure map (ap) was not evaluated" in err, err
+    assert "--metrics ndcg@10" in err and "lanes a, b" in err and "missing key" not in err, err
+    assert "2 rules on the interval: 0 fail, 1 undecided (not failing without --strict), 0 pass, 1 could not be judged" \
+        in r.stdout
+    assert not (d / "v.json").exists()
+
+
+async def test_verdicts_view_counts_and_names_the_rules_line(no_interval_report):
+    from support import settle
+    from test_tui import KEY, make_app
+    from test_tui_layout import shown
+
+    from rankscope_tui.commands.tui import parse_args
+
+    d = no_interval_report
+    gates = d / "gates.json"
+    gates.write_text('[\n {"path": "lanes.a.doc.ndcg@10", "op": ">=", "threshold": 0.1},\n'
+                     ' {"path": "lanes.a.doc.map", "op": ">=", "threshold": 0.1}\n]\n')
+    argv = ["--lane", str(d / "a.run"), "--lane", str(d / "b.run"), "--qrels", str(d / "qrels.txt"), "--metrics", "ndcg@10",
+            "--resamples", "0", "--gates", str(gates)]
+    app = make_app(parse_args(argv), synthetic=False, source_label="test")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(KEY["verdicts"])
+        await settle(app, pilot)
+        screen = app.screen
+        head = " ".join(shown(screen.query_one("#vd-head")).split())
+        note = " ".join(shown(screen.query_one("#vd-note")).split())
+        assert "2 rules on the interval: 0 fail, 1 undecided (not failing without --strict), 0 pass, " \
+               "1 could not be judged" in head, head
+        assert f"{gates}:3:" in note and "measure map (ap) was not evaluated" in note, note
+        assert "rule 1: no interval: resampling skipped (resamples = 0)" in note, note
+        assert app._exception is None
+
+
+# ----------------------------------------------------------------------------- number hygiene (item 20)
+
+
+def _strong_table(tmp_path):
+    """Three candidates far above the baseline on every one of 40 queries."""
+    base = [0.125 * (i % 5) for i in range(40)]
+    lines = ["run,query_id,measure,value"]
+    for name, shift in (("a", 0.0), ("b", 0.5), ("c", 0.25), ("d", 0.125)):
+        lines += [f"{name},q{i:02d},ap,{b + shift + (0.03125 if i % 3 == 0 and shift else 0.0)!r}"
+                  for i, b in enumerate(base)]
+    path = tmp_path / "strong.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, base
+
+
+def test_compare_json_numbers_are_the_decimals_they_stand_for(tmp_path):
+    """alpha is 1 − 0.95 = 0.05 (not 0.050000000000000044); a Bonferroni-adjusted p is
+    3 × (1 + 0)/(9999 + 1) = 0.0003 exactly rounded (not 0.00030000000000000003); a t p
+    below 0.0001 reads "< 0.0001" in the text table, never 0.0000."""
+    import json
+    from fractions import Fraction
+
+    import numpy as np
+    from scipy import stats
+
+    path, base = _strong_table(tmp_path)
+    out = tmp_path / "c.json"
+    r = run_cli("compare", "--per-query-in", str(path), "--metric", "ap", "--correction", "bonferroni",
+                "--resamples", "9999", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    raw = out.read_text()
+    assert '"alpha": 0.05,' in raw and "0.050000000000000044" not in raw
+    d = json.loads(raw)
+    for row in d["comparisons"]:
+        assert row["randomization_p"] == 1 / 10000  # every flip is below the observed mean (e = 0)
+        assert row["adjusted_p"] == float(Fraction(3, 10000))
+    assert "0.00030000000000000003" not in raw and '"adjusted_p": 0.0003,' in raw
+    # the t p of a b-vs-a row (scipy) is far below 0.0001: the text says so
+    b = np.array([v + 0.5 + (0.03125 if i % 3 == 0 else 0.0) for i, v in enumerate(base)])
+    assert stats.ttest_rel(b, np.array(base)).pvalue < 1e-4
+    head, *rows = [line for line in r.stdout.splitlines() if line.startswith(("baseline ", "a "))]
+    col = head.index("t p")
+    for line in rows:
+        assert line[col:].startswith("< 0.0001"), line
+    assert " 0.0000 " not in "\n".join(rows)
+
+
+def test_api_reprs_are_one_line(tmp_path):
+    """repr(Evaluation) was a 15,000-character dump of the workspace: one line now (the
+    rich view stays _repr_html_)."""
+    import rankscope_tui
+
+    (tmp_path / "a.run").write_text(RUN_A)
+    (tmp_path / "b.run").write_text(RUN_B)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    runs = {"a": str(tmp_path / "a.run"), "b": str(tmp_path / "b.run")}
+    ev = rankscope_tui.evaluate(qrels=str(tmp_path / "qrels.txt"), runs=runs, measures="rr", resamples=0)
+    assert repr(ev) == "Evaluation(runs=['a', 'b'], measures=['rr'], positives=4)"
+    assert "<table" in ev._repr_html_()
+    cmp = rankscope_tui.compare(qrels=str(tmp_path / "qrels.txt"), runs=runs, measures="ndcg@10", resamples=999)
+    text = repr(cmp)
+    assert "\n" not in text and len(text) < 200 and text.startswith("Comparison(baseline='a', rows=[b ndcg@10 ")

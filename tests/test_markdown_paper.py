@@ -119,7 +119,8 @@ def test_every_compare_number_reads_back_at_the_printed_precision(cran):
         assert c[6] == f"{r['difference']:+.4f}"
         assert c[7] == f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
         assert float(c[8]) == pytest.approx(r["randomization_p"], abs=0.5e-4)  # a bare number, no "p = "
-        assert c[9] == _fmt(r["adjusted_p"]) and c[10] == _fmt(r["t_p"])
+        # a t p below 0.0001 reads "< 0.0001" (to 4 decimals it would print as 0.0000)
+        assert c[9] == _fmt(r["adjusted_p"]) and c[10] == ("< 0.0001" if r["t_p"] < 1e-4 else _fmt(r["t_p"]))
         assert c[11] == f"[{_fmt(r['bca_low'])}, {_fmt(r['bca_high'])}] ({r['bca_level']:.4f})"
         assert c[12] == f"{r['effect_size']:.3f}"
         assert c[13] == f"[{_fmt(r['unpaired_ci_low'])}, {_fmt(r['unpaired_ci_high'])}]"

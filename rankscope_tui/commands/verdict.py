@@ -57,5 +57,9 @@ def run(args) -> int:
     else:
         report, where = read_report(args.report), args.report
     verdict = judge(report, where, args.gates, on=args.on, strict=args.strict)
+    if verdict.errors:  # a rule the report cannot answer is bad input: exit 2, no --out written
+        write_with_text([], render_verdict(verdict))
+        raise InputError(verdict.errors[0][1] + (f" (and {len(verdict.errors) - 1} more rule(s) not judged)"
+                                                 if len(verdict.errors) > 1 else ""))
     write_with_text([(args.out, dumps_strict(verdict.as_dict()))] if args.out else [], render_verdict(verdict))
     return 1 if verdict.failures else 0

@@ -36,6 +36,18 @@ def p_number(p, resamples) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.3g}"
 
 
+#: below this a p printed to 4 decimals would read 0.0000: it is said as "< 0.0001"
+P_SHOWN_FLOOR = 1e-4
+
+
+def p_cell(p) -> str:
+    """A p-value without a resampling floor (the t-test's, its adjusted p) to 4 decimals;
+    below 0.0001 ``< 0.0001`` (never ``0.0000``, which reads as p = 0); ``n/a`` when undefined."""
+    if p is None:
+        return "n/a"
+    return f"< {P_SHOWN_FLOOR:.4f}" if p < P_SHOWN_FLOOR else f"{p:.4f}"
+
+
 def compare_table(result, p_prefix: bool = True) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``).
     ``p_prefix=False`` (markdown): the p column holds the bare number, a floor is said in a note."""
@@ -53,9 +65,12 @@ def compare_table(result, p_prefix: bool = True) -> tuple[list[str], list[list[s
             p = format_p(r.randomization_p, r.resamples) if r.randomization_p is not None else "n/a"
         else:
             p = p_number(r.randomization_p, r.resamples)
+        # the adjusted randomization p with the decimals of its floor; an adjusted t p as the t p
+        adjusted = (p_cell(r.adjusted_p) if getattr(result, "test", "randomization") == "t"
+                    else p_number(r.adjusted_p, r.resamples))
         rows.append([r.baseline, r.candidate, r.metric, str(r.n), _f(r.baseline_mean), _f(r.candidate_mean), f"{r.difference:+.4f}",
                      _interval(r.ci_low, r.ci_high), p,
-                     _f(r.adjusted_p), _f(r.t_p), bca, _f(r.effect_size, 3), _interval(r.unpaired_ci_low, r.unpaired_ci_high),
+                     adjusted, p_cell(r.t_p), bca, _f(r.effect_size, 3), _interval(r.unpaired_ci_low, r.unpaired_ci_high),
                      f"{r.wins}/{r.losses}/{r.ties}", r.verdict_text])
     return header, rows
 

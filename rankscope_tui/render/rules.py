@@ -16,7 +16,7 @@ def _num(v) -> str:
     return f"{v:.4f}"
 
 
-def _side(value, low, high, kind: str, reason: str | None) -> str:
+def _side(value, low, high, kind: str, reason: str | None, no_interval: str | None = None) -> str:
     """``0.6140 [0.5200, 0.7000]``; a scalar has no interval; an undefined value says why."""
     if value is None:
         return f"— ({reason})" if reason else "—"
@@ -25,13 +25,14 @@ def _side(value, low, high, kind: str, reason: str | None) -> str:
     if kind == "scalar":
         return _num(value)
     if low is None or high is None:
-        return f"{_num(value)} (no interval)"
+        return f"{_num(value)} (no interval" + (f": {no_interval})" if no_interval else ")")
     return f"{_num(value)} [{_num(low)}, {_num(high)}]"
 
 
 def rule_cells(r) -> list[str]:
     """rule, value [interval], threshold or against-value [interval], point, interval."""
-    value = _side(r.value, r.low, r.high, "scalar" if r.kind == "scalar" and r.low is None else "metric", r.reason)
+    value = _side(r.value, r.low, r.high, "scalar" if r.kind == "scalar" and r.low is None else "metric", r.reason,
+                  r.interval_reason)
     if r.rule.against is None:
         rhs = f"threshold {r.rule.threshold:g}"
     else:
@@ -41,7 +42,7 @@ def rule_cells(r) -> list[str]:
 
 
 def render_verdict(v) -> str:
-    results, failures = v.results, v.failures
+    results = v.results
     lines = [f"gates {v.gates} sha256 {v.sha256}\n"]
     if v.git:
         lines.append(f"warning: the gates file is {v.git} in git; write the rules before the run and commit them\n")
@@ -54,6 +55,8 @@ def render_verdict(v) -> str:
         lines.append(AGAINST_NOTE + "\n")
     if any(r.interval == NOT_APPLICABLE for r in results):
         lines.append("a rule on a count or share (no interval) is judged on the point in either column\n")
+    for rule, error in v.errors:
+        lines.append(f"not judged: {rule.describe()}: {error}\n")
     lines.append(f"deciding column: {v.on}{' (strict: undecided fails)' if v.strict else ''}; "
-                 f"{len(failures)} of {len(results)} rules fail\n")
+                 f"{v.tally.summary(v.on, v.strict)}\n")
     return terminal_safe("".join(lines))

@@ -121,7 +121,8 @@ write the rules before the run and commit them.
         errors: list[str] = []
         for rule in self.rules:
             try:
-                results.append(judge_rule(rule, report))
+                # the gates file's path: an error names the rule's line in it, as the CLI's does
+                results.append(judge_rule(rule, report, self.gates_path or "--gates"))
             except Exception as exc:
                 results.append(None)
                 errors.append(f"{rule.describe()}: {error_line(exc)}")
@@ -152,8 +153,8 @@ write the rules before the run and commit them.
         n = tally_rules(results)
         head = [f"[b]{escape(os.path.basename(self.gates_path or ''))}[/] ({len(self.rules)} rules)  sha256 "
                 f"{self.sha or '…'}",
-                f"fail on the point: [b]{n.fail_on_point}[/] · fail on the interval: [b]{n.fail_on_interval}[/] · "
-                f"undecided on the interval: {n.undecided_on_interval} · point and interval disagree: [b]{n.disagree}[/]"]
+                escape(n.summary("interval", False)) + f" · fail on the point: [b]{n.fail_on_point}[/] · "
+                f"point and interval disagree: [b]{n.disagree}[/]"]
         if self.state.synthetic:
             head[0] += "  [reverse] SYNTHETIC [/]"
         if self.git_state:
@@ -168,7 +169,9 @@ write the rules before the run and commit them.
         if any(r.against for r in self.rules):
             notes.append(AGAINST_NOTE)
         notes.append("Intervals are those of the report (Wilson for hit@k, percentile bootstrap otherwise).")
-        notes += errors
+        notes += [escape(f"rule {i + 1}: no interval: {res.interval_reason}") for i, res in enumerate(results)
+                  if res is not None and res.interval_reason and res.low is None]
+        notes += [escape(e) for e in errors]
         self.query_one("#vd-note", Static).update("\n".join(notes))
 
     def _verdict(self, v: str) -> Text:

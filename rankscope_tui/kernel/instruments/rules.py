@@ -59,6 +59,7 @@ class RuleResult:
     interval: str  # pass | fail | undecided | not applicable (a scalar rule)
     kind: str = "metric"  # "metric" (value with an interval) or "scalar" (a count or share)
     reason: str | None = None  # why the value is undefined, from the report
+    interval_reason: str | None = None  # why the value has no interval, from the report
 
     @property
     def deciding(self) -> str:
@@ -70,6 +71,8 @@ class RuleResult:
              "high": self.high, "point": self.point, "interval": self.interval}
         if self.reason:
             d["value_reason"] = self.reason
+        if self.interval_reason:
+            d["interval_reason"] = self.interval_reason
         if self.rule.against is None:
             d["threshold"] = self.rule.threshold
         else:
@@ -147,6 +150,23 @@ class Tally:
     fail_on_interval: int
     undecided_on_interval: int
     disagree: int  # point and interval verdicts differ
+    undecided_on_point: int = 0
+    errors: int = 0  # rules that could not be judged (a path the report lacks)
+    rules: int = 0  # every rule, judged or not
+
+    def summary(self, on: str, strict: bool) -> str:
+        """The one line the CLI and the Verdicts view print: every rule is counted as failing,
+        undecided, passing or not judged on the deciding column, and what decides the exit
+        status is said (undecided fails only with --strict; a rule not judged is an error)."""
+        fail = self.fail_on_interval if on == "interval" else self.fail_on_point
+        undecided = self.undecided_on_interval if on == "interval" else self.undecided_on_point
+        passed = self.rules - self.errors - fail - undecided
+        parts = [f"{fail} fail", f"{undecided} undecided" + (" (counted as failing: --strict)" if strict and undecided
+                                                            else " (not failing without --strict)" if undecided else ""),
+                 f"{passed} pass"]
+        if self.errors:
+            parts.append(f"{self.errors} could not be judged")
+        return f"{self.rules} rule{'s' if self.rules != 1 else ''} on the {on}: " + ", ".join(parts)
 
 
 def tally(results: list[RuleResult | None]) -> Tally:
@@ -156,6 +176,9 @@ def tally(results: list[RuleResult | None]) -> Tally:
         fail_on_interval=sum(1 for r in done if r.deciding == FAIL),
         undecided_on_interval=sum(1 for r in done if r.deciding == UNDECIDED),
         disagree=sum(1 for r in done if r.point != r.deciding),
+        undecided_on_point=sum(1 for r in done if r.point == UNDECIDED),
+        errors=len(results) - len(done),
+        rules=len(results),
     )
 
 
@@ -203,8 +226,11 @@ def lookup(report: dict[str, Any], path: str, where: tuple[str, int] | None = No
     node = report
     from ..measures.names import resolve_metric_path
 
-    for key in resolve_metric_path(report, split_path(path)):  # metric names as other tools write them
+    keys = resolve_metric_path(report, split_path(path))  # metric names as other tools write them
+    for i, key in enumerate(keys):
         if not isinstance(node, dict) or key not in node:
+            if isinstance(node, dict) and _holds_metrics(node):
+                raise InputError(_not_evaluated(report, path, ".".join(keys[i:])), file, line)
             raise InputError(f"path {path!r} not found in the report (missing key {key!r})", file, line)
         parent, node = node, node[key]
     if _number(node) or node is None:
@@ -223,8 +249,36 @@ def lookup(report: dict[str, Any], path: str, where: tuple[str, int] | None = No
         if v is not None and not _number(v):
             raise InputError(f"path {path!r}: {k} is not a number in the report", file, line)
     reason = node.get("reason") or node.get("value_reason") if node.get("value") is None else None
+    # why a bound is missing, as the report says it (e.g. "resampling skipped (resamples = 0)")
+    bound = node.get("low_reason") or node.get("high_reason")
     return {"kind": "metric", "value": node.get("value"), "low": node.get("low"), "high": node.get("high"),
-            "reason": reason if isinstance(reason, str) else None}
+            "reason": reason if isinstance(reason, str) else None,
+            "interval_reason": bound if isinstance(bound, str) else None}
+
+
+def _holds_metrics(node: dict[str, Any]) -> bool:
+    """A report object whose values are metric cells (a lane's level: ``{"ndcg@10": {...}}``)."""
+    return bool(node) and all(isinstance(v, dict) and "value" in v for v in node.values())
+
+
+def _not_evaluated(report: dict[str, Any], path: str, name: str) -> str:
+    """Why a rule's measure is not in the report: which measure, which the report holds and
+    how the report was made (its lanes or per-query tables, its --metrics)."""
+    from ..measures.names import canonical_key
+
+    inputs = report.get("inputs") or {}
+    metrics = list((inputs.get("settings") or {}).get("metrics") or [])
+    lanes = list(inputs.get("lanes") or {})
+    made = (f"evaluate on lanes {', '.join(lanes)}" if lanes else "evaluate --per-query-in (per-query tables)")
+    try:
+        key = canonical_key(name)
+        fix = f"evaluate again with {key} in --metrics"
+        said = name if key == name else f"{name} ({key})"
+    except InputError as exc:  # not a name the resolver takes: say why
+        said = name
+        fix = str(exc).split(": ", 1)[-1]
+    return (f"path {path!r}: measure {said} was not evaluated in this report (made by {made} with --metrics "
+            f"{','.join(metrics) or 'the default set'}); {fix}")
 
 
 def _cmp(a: float, op: str, b: float) -> bool:
@@ -244,7 +298,7 @@ def judge(rule: Rule, report: dict[str, Any], gates_path: str = "--gates") -> Ru
         else:
             end = lo if rule.op == ">=" else hi
             interval = UNDECIDED if end is None else (PASS if _cmp(end, rule.op, t) else FAIL)
-        return RuleResult(rule, v, lo, hi, None, point, interval, m["kind"], m["reason"])
+        return RuleResult(rule, v, lo, hi, None, point, interval, m["kind"], m["reason"], m.get("interval_reason"))
     o = lookup(report, rule.against, where)
     ov, olo, ohi = o["value"], o["low"], o["high"]
     undefined = v is None or ov is None or m["reason"] or o["reason"]
@@ -261,7 +315,8 @@ def judge(rule: Rule, report: dict[str, Any], gates_path: str = "--gates") -> Ru
     if o["reason"]:
         other["reason"] = o["reason"]
     kind = "scalar" if "scalar" in (m["kind"], o["kind"]) else "metric"
-    return RuleResult(rule, v, lo, hi, other, point, interval, kind, m["reason"])
+    return RuleResult(rule, v, lo, hi, other, point, interval, kind, m["reason"],
+                      m.get("interval_reason") or o.get("interval_reason"))
 
 
 def failed(results: list[RuleResult], on: str, strict: bool) -> list[RuleResult]:
@@ -297,16 +352,25 @@ class RuleVerdicts:
     on: str
     strict: bool
     results: tuple[RuleResult, ...]
+    #: rules that could not be judged: (rule, the one-line error naming the gates file's line)
+    errors: tuple[tuple[Rule, str], ...] = ()
 
     @property
     def failures(self) -> list[RuleResult]:
         return failed(list(self.results), self.on, self.strict)
 
+    @property
+    def tally(self) -> Tally:
+        return tally([*self.results, *([None] * len(self.errors))])
+
     def as_dict(self) -> dict[str, Any]:
         failures = self.failures
         return {"schema": SCHEMA, "report": self.report, "gates": {"path": self.gates, "sha256": self.sha256, "git": self.git},
                 "on": self.on, "strict": self.strict, "rules": [r.as_dict() for r in self.results],
-                "failed": len(failures), "passed": not failures}
+                "failed": len(failures), "passed": not failures and not self.errors,
+                "undecided": self.tally.undecided_on_interval if self.on == "interval" else self.tally.undecided_on_point,
+                "not_judged": [{"rule": r.describe(), "line": r.line, "error": e} for r, e in self.errors],
+                "summary": self.tally.summary(self.on, self.strict)}
 
 
 def judge_gates(report: dict[str, Any], report_path: str, gates_path: str, *, on: str = "interval", strict: bool = False) -> RuleVerdicts:
@@ -314,5 +378,12 @@ def judge_gates(report: dict[str, Any], report_path: str, gates_path: str, *, on
     from ..inputs.files import read_text, sha256_of
 
     rules = parse_rules(read_text(gates_path), gates_path)
-    results = tuple(judge(r, report, gates_path) for r in rules)
-    return RuleVerdicts(report_path, gates_path, sha256_of(gates_path), git_state(gates_path), on, strict, results)
+    results: list[RuleResult] = []
+    errors: list[tuple[Rule, str]] = []
+    for r in rules:  # every rule is judged: one the report cannot answer is listed, not the end of the call
+        try:
+            results.append(judge(r, report, gates_path))
+        except InputError as exc:
+            errors.append((r, str(exc)))
+    return RuleVerdicts(report_path, gates_path, sha256_of(gates_path), git_state(gates_path), on, strict,
+                        tuple(results), tuple(errors))

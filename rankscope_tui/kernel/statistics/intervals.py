@@ -61,6 +61,15 @@ def check_confidence(confidence: float) -> float:
     return c
 
 
+def alpha_of(confidence: float) -> float:
+    """α = 1 − c for a confidence typed as a decimal (0.95), computed in decimal: 0.05, not
+    the 0.050000000000000044 that binary subtraction leaves (the nearest double to the
+    decimal difference of the setting's shortest repr)."""
+    from decimal import Decimal
+
+    return float(Decimal(1) - Decimal(repr(float(confidence))))
+
+
 def check_alternative(alternative: str) -> str:
     if alternative not in ALTERNATIVES:
         raise InputError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")

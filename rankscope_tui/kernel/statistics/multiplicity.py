@@ -14,6 +14,7 @@ References
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
@@ -52,6 +53,33 @@ def adjust_p(pvals: Sequence[float], method: str = "holm") -> np.ndarray:
     out = np.empty_like(stepped)
     out[order] = stepped
     return out
+
+
+def adjust_p_exact(pvals: Sequence[Fraction], method: str = "holm") -> np.ndarray:
+    """:func:`adjust_p` on exact rational p-values, rounded once at the end.
+
+    A randomization p is the rational (1 + e)/(B + 1): multiplying its double by J adds a
+    rounding of its own (3 × 0.0001 is 0.00030000000000000003), while J·(1 + e)/(B + 1)
+    taken exactly and then rounded is the double nearest the true adjusted p (0.0003). The
+    order, the step-down and the cap at 1 are those of :func:`adjust_p`.
+    """
+    check_correction(method)
+    p = list(pvals)
+    J = len(p)
+    if J == 0:
+        return np.empty(0)
+    if method == "none":
+        adjusted = p
+    elif method == "bonferroni":
+        adjusted = [min(Fraction(1), x * J) for x in p]
+    else:
+        order = sorted(range(J), key=lambda i: p[i])  # stable: ties keep call order
+        adjusted = [Fraction(0)] * J
+        running = Fraction(0)
+        for j, i in enumerate(order):
+            running = max(running, p[i] * (J - j))
+            adjusted[i] = min(Fraction(1), running)
+    return np.array([float(x) for x in adjusted], dtype=np.float64)
 
 
 def thresholds(pvals: Sequence[float], alpha: float = 0.05, method: str = "holm") -> np.ndarray:

@@ -51,7 +51,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .intervals import check_confidence, percentile_bounds
+from .intervals import alpha_of, check_confidence, percentile_bounds
 from .paired import zero_band
 from .randomization import check_resamples
 from .resampling import GATHER_MODE, bootstrap_means
@@ -186,7 +186,7 @@ class TukeyResult:
 
     @property
     def alpha(self) -> float:
-        return 1.0 - self.confidence
+        return alpha_of(self.confidence)
 
     def beats(self, lane: str) -> tuple[str, ...]:
         """The letters of the lanes ``lane`` beats (significant and a higher mean), in letter order."""
@@ -242,7 +242,7 @@ def tukey_hsd(
         raise InputError(f"a paired comparison needs at least 2 queries, got {n}")
     u = x.shape[0]
     means = tuple(float(np.mean(x[:, j])) for j in range(k))
-    alpha = 1.0 - conf
+    alpha = alpha_of(conf)
     # the values the ranges are compared with: |Δ| less its float-tie tolerance
     obs_all = [abs(means[b] - means[a]) for a, b in itertools.combinations(range(k), 2)]
     thresholds = np.array([o - _TIE_TOL * o for o in obs_all])

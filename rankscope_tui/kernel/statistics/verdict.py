@@ -26,13 +26,14 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from .intervals import MIN_QUERIES_FOR_COVERAGE, finite_or_none, null_reason
-from .multiplicity import adjust_p, check_correction, thresholds
+from .intervals import MIN_QUERIES_FOR_COVERAGE, alpha_of, finite_or_none, null_reason
+from .multiplicity import adjust_p, adjust_p_exact, check_correction, thresholds
 from .paired import NOT_IN_ROW, PairedStats
 from .power import RowPower, family_false_positive, row_power
 
@@ -233,7 +234,7 @@ class CompareResult:
         return {
             "test": self.test,
             "alpha": self.alpha,
-            "confidence": 1.0 - self.alpha,
+            "confidence": alpha_of(self.alpha),  # 1 − α in decimal, as α is
             "correction": self.correction,
             "primary": self.primary,
             "min_delta": self.min_delta,
@@ -308,6 +309,15 @@ def _raw(s: PairedStats, test: str) -> float | None:
     return s.t_p if test == "t" else s.randomization_p
 
 
+def _exact_p(s: PairedStats) -> Fraction | None:
+    """The randomization p as the rational (1 + e)/(B + 1) it is (None when the test did not
+    run, or when the row's p is not that rational)."""
+    if not s.resamples or s.exceedances is None or s.randomization_p is None:
+        return None
+    p = Fraction(1 + int(s.exceedances), int(s.resamples) + 1)
+    return p if float(p) == s.randomization_p else None
+
+
 def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, correction: str, B: int,
             test: str = "randomization") -> _Family:
     """Family = non-exploratory rows (of the primary metric when given), in call order.
@@ -323,10 +333,18 @@ def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, corre
 
     tested = J > 0 and (test == "t" or B > 0)
     raw = raws(test)
-    adj = adjust_p(raw, correction) if tested else np.full(J, np.nan)
+    exact = [_exact_p(inputs[i].stats) for i in members] if test == "randomization" else []
+    if tested and exact and all(x is not None for x in exact):  # the rationals, adjusted exactly
+        adj = adjust_p_exact([x for x in exact if x is not None], correction)
+    else:
+        adj = adjust_p(raw, correction) if tested else np.full(J, np.nan)
     thr = thresholds(raw, alpha, correction) if tested else np.full(J, alpha / max(J, 1))
     other_ran = J > 0 and (other == "t" or B > 0)
-    other_adj = adjust_p(raws(other), correction) if other_ran else np.full(J, np.nan)
+    other_exact = [_exact_p(inputs[i].stats) for i in members] if other == "randomization" else []
+    if other_ran and other_exact and all(x is not None for x in other_exact):
+        other_adj = adjust_p_exact([x for x in other_exact if x is not None], correction)
+    else:
+        other_adj = adjust_p(raws(other), correction) if other_ran else np.full(J, np.nan)
     return _Family({i: k for k, i in enumerate(members)}, adj, thr, other_adj, tested)
 
 
@@ -544,7 +562,7 @@ def decide(
         return CompareResult((), 0, 0.05, correction, primary, float(min_delta), (), test=test)
     first = _check_rows(inputs, primary)
     conf = first.confidence
-    alpha = 1.0 - conf
+    alpha = alpha_of(conf)
     B = first.resamples
     min_delta = float(min_delta)
     fam = _family(inputs, primary, alpha, correction, B, test)
