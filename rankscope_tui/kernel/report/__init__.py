@@ -3,5 +3,5 @@
 ``payload`` builds and reads report.json (schema ``rankscope.report/1``);
 ``json_text`` formats strict JSON (no NaN) column by column; ``output`` checks output
 paths before any work and writes all-or-nothing; ``figures`` holds the numbers behind
-each figure.
+each figure; ``tidy`` names the tidy tables' columns, once for every face.
 """
