@@ -223,7 +223,10 @@ def test_an_unknown_name_is_refused_by_every_face(faces, capsys, tmp_path):
                 call(empty)
     assert main(["evaluate", *faces["lanes"], "--qrels", str(qrels), "--metrics", "map,ndcg_cutt.10"]) == 2
     _one_line_error(capsys, "ndcg_cutt.10", "ndcg_cut.10")  # with the closest known spelling
-    assert main(["evaluate", *faces["lanes"], "--qrels", str(qrels), "--metrics", ","]) == 2
+    for empty in (",", ""):
+        assert main(["evaluate", *faces["lanes"], "--qrels", str(qrels), "--metrics", empty]) == 2
+        _one_line_error(capsys, "no metric given")
+    assert main(["compare", *faces["lanes"], "--qrels", str(qrels), "--metric", "", "--resamples", "0"]) == 2
     _one_line_error(capsys, "no metric given")
     for inputs in (faces["lanes"], ["--per-query-in", f"bm25={faces['dir'] / 'bm25.q'}",
                                     "--per-query-in", f"dense={faces['dir'] / 'dense.jsonl'}"]):
