@@ -26,7 +26,7 @@ def register(sub) -> None:
     ev.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     ev.add_argument("--per-query", metavar="FILE.csv", help="one row per (lane, level, positive qid)")
     ev.add_argument("--summary", metavar="FILE.csv|.tsv|.parquet",
-                    help="tidy means: one row per lane x level x stratum x measure (mean, low, high, interval, n)")
+                    help="tidy means: one row per run x level x stratum x measure (value, low, high, method, n)")
     ev.add_argument("--per-query-long", metavar="FILE.csv|.tsv|.parquet",
                     help="long per-query values: run, level, query_id, measure, value")
     ev.set_defaults(func=run)
