@@ -142,6 +142,13 @@ def test_ir_measures_objects_are_names_too(faces):
         assert got[m] == _value(faces, "bm25", str(m)), m
     first = next(iter(rs.iter_calc([ir_measures.AP], faces["qrels"], faces["runs"]["bm25"])))
     assert first.measure is ir_measures.AP and first.key == "ap"
+    # evaluate() and compare() take them as well (their results use the canonical keys, as report.json)
+    ev = rs.evaluate(faces["qrels"], {"bm25": faces["runs"]["bm25"]}, measures=[ir_measures.AP, ir_measures.nDCG @ 10],
+                     resamples=0)
+    assert ev.report()["lanes"]["bm25"]["doc"]["ap"]["value"] == _value(faces, "bm25", "AP")
+    cmp = rs.compare(faces["qrels"], faces["runs"], candidates=["dense"], measures=[ir_measures.AP], resamples=0)
+    (row,) = cmp.as_dict()["comparisons"]
+    assert (row["metric"], row["baseline_mean"]) == ("ap", _value(faces, "bm25", "AP"))
 
 
 def _compare(faces, inputs: list[str], metrics: list[str], name: str) -> dict:
@@ -223,7 +230,10 @@ def test_an_unknown_name_is_refused_by_every_face(faces, capsys, tmp_path):
                 call(empty)
     assert main(["evaluate", *faces["lanes"], "--qrels", str(qrels), "--metrics", "map,ndcg_cutt.10"]) == 2
     _one_line_error(capsys, "ndcg_cutt.10", "ndcg_cut.10")  # with the closest known spelling
-    assert main(["evaluate", *faces["lanes"], "--qrels", str(qrels), "--metrics", ","]) == 2
+    for empty in (",", ""):
+        assert main(["evaluate", *faces["lanes"], "--qrels", str(qrels), "--metrics", empty]) == 2
+        _one_line_error(capsys, "no metric given")
+    assert main(["compare", *faces["lanes"], "--qrels", str(qrels), "--metric", "", "--resamples", "0"]) == 2
     _one_line_error(capsys, "no metric given")
     for inputs in (faces["lanes"], ["--per-query-in", f"bm25={faces['dir'] / 'bm25.q'}",
                                     "--per-query-in", f"dense={faces['dir'] / 'dense.jsonl'}"]):

@@ -30,7 +30,7 @@ def register(sub) -> None:
                          "width, or 80 columns when stdout is not a terminal)")
     ev.add_argument("--per-query", metavar="FILE.csv", help="one row per (lane, level, positive qid)")
     ev.add_argument("--summary", metavar="FILE.csv|.tsv|.parquet",
-                    help="tidy means: one row per lane x level x stratum x measure (mean, low, high, interval, n, note)")
+                    help="tidy means: one row per run x level x stratum x measure (value, low, high, method, n, note)")
     ev.add_argument("--per-query-long", metavar="FILE.csv|.tsv|.parquet",
                     help="long per-query values: run, level, query_id, measure, value")
     ev.set_defaults(func=run)

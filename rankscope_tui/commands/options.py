@@ -256,7 +256,9 @@ def settings_from(args):
         seed=args.seed, resamples=args.resamples, confidence=args.confidence, rrf_k=rrf_k, rrf_k_source=rrf_src,
         blind=args.blind, cap=args.cap, document_first=args.document_first,
     )
-    return replace(checked, metrics=tuple(parse_metrics(args.metrics or DEFAULT_METRICS)), inputs=input_options(args))
+    # not given: the default set; given empty (--metrics ''), it names nothing and is refused
+    metrics = parse_metrics(DEFAULT_METRICS if args.metrics is None else args.metrics)
+    return replace(checked, metrics=tuple(metrics), inputs=input_options(args))
 
 
 def input_options(args):
