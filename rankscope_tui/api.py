@@ -485,7 +485,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         cols = ["baseline", "candidate", "metric", "n", "baseline_mean", "candidate_mean", "difference", "ci_low",
-                "ci_high", "randomization_p", "adjusted_p", "verdict"]
+                "ci_high", "randomization_p", "adjusted_p", "verdict_text"]  # the verdict in the words every face uses
         return _html_table(self.to_frame()[cols], self.result.result.caption)
 
 

@@ -158,12 +158,12 @@ def test_paired_on_shuffled_ids_equals_the_compare_row(data, cli_compare):
     shuffled = wide.sample(frac=1.0, random_state=3)
     assert list(shuffled.index) != sorted(shuffled.index, key=str.encode)
     row = next(r for r in cli_compare["comparisons"] if r["candidate"] == "dense" and r["metric"] == "ndcg@10")
-    # compare's family holds four rows (Holm); a family of one is compared without its adjustment
+    # compare's family holds two rows (Holm); a family of one is compared without its adjustment
     one = rs.paired(shuffled["bm25"].to_numpy(), shuffled["dense"].to_numpy(), ids=list(shuffled.index),
                     metric="ndcg@10", baseline="bm25", candidate="dense", resamples=B)
     as_series = rs.paired(shuffled["bm25"], wide["dense"], metric="ndcg@10", baseline="bm25", candidate="dense",
                           resamples=B)
-    family = {"adjusted_p", "bca_level", "bca_low", "bca_high", "verdict", "t_agrees", "interval_agrees",
+    family = {"adjusted_p", "bca_level", "bca_low", "bca_high", "verdict", "verdict_text", "t_agrees", "interval_agrees",
               "bootstrap_agrees", "correction", "sentence",  # (the sentence quotes the adjusted p)
               "notes"}  # (the tests' disagreements are read against the adjusted decision)
     for got in (one.as_dict(), as_series.as_dict()):

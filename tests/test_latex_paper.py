@@ -10,6 +10,7 @@ compile tests skip and print why."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -156,3 +157,46 @@ def test_all_pairs_latex_compiles(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "≤" not in res.stdout and "α" not in res.stdout
     compile_tex(res.stdout, tmp_path)
+
+
+PAIR_ROW = re.compile(r"^\(([a-z]+)\) (\S+) - \(([a-z]+)\) (\S+) & ([+-]\d\.\d{4}) & (\d\.\d{4})(?: \(floor\))? & "
+                      r"(\d+)/(\d+)/(\d+) & (.*) \\\\$")
+
+
+@pytest.mark.parametrize("which", ["cranfield", "demo"])
+def test_all_pairs_latex_has_labelled_pair_rows_and_compiles_beside_the_others(which, tmp_path):
+    """Issue 29.15 and must show 5: ``compare --all-pairs --format latex`` carries a table of
+    every pair (Δ with its interval below, the Tukey p, W/L/T, the verdict), each table a
+    ``\\label``, every number the one ``--out`` holds; it compiles in one document with
+    evaluate's tables (several lanes, with ``--gate-on``) and compare's, and beside
+    evaluate's tables without ``--gate-on``, with no overfull box and no label twice."""
+    o = outputs(which)
+    args = _without_gate(o["args"])
+    named = ["tfidf", "dense", "rrf"] if which == "cranfield" else ["dense", "rrf"]
+    out = tmp_path / "all-pairs.json"
+    res = run_cli("compare", *args, "--all-pairs", "--metric", "ndcg@10",
+                  *[a for n in named for a in ("--candidate", n)], "--format", "latex", "--out", out)
+    assert res.returncode == 0, res.stderr
+    payload = json.loads(out.read_text())
+    tables = _tables(res.stdout)
+    assert len(tables) == 2
+    labels = [re.search(r"\\label\{([^}]*)\}", t).group(1) for t in tables]
+    assert labels == ["tab:rankscope-all-pairs-means-ndcg-10", "tab:rankscope-all-pairs-ndcg-10"]
+    assert "\\ref{tab:rankscope-all-pairs-means-ndcg-10}" in tables[1]
+    letters = {x["lane"]: x["letter"] for x in payload["lanes"]}
+    lines = tables[1].split("\\midrule", 1)[1].split("\\bottomrule")[0].strip().splitlines()
+    rows = [PAIR_ROW.match(ln) for ln in lines[0::2]]
+    assert all(rows), lines
+    assert len(rows) == len(payload["pairs"]) == len(letters) * (len(letters) - 1) // 2
+    for m, interval, pair in zip(rows, lines[1::2], payload["pairs"]):
+        assert (m[1], m[2], m[3], m[4]) == (letters[pair["b"]], pair["b"], letters[pair["a"]], pair["a"])
+        assert float(m[5]) == float(f"{pair['difference']:.4f}") and float(m[6]) == float(f"{pair['p']:.4f}")
+        assert (int(m[7]), int(m[8]), int(m[9])) == (pair["wins"], pair["losses"], pair["ties"])
+        assert m[10] == (f"established: {pair['winner']}" if pair["winner"] else "inconclusive")
+        assert f"[{pair['ci_low']:.4f}, {pair['ci_high']:.4f}]" in interval
+    log = compile_tex(o["evaluate_latex"] + "\n" + o["compare_latex"] + "\n" + res.stdout, tmp_path, "with-gate")
+    assert "Overfull \\hbox" not in log and "multiply defined" not in log
+    plain = run_cli("evaluate", *args, "--format", "latex")
+    assert plain.returncode == 0, plain.stderr
+    log = compile_tex(plain.stdout + "\n" + res.stdout, tmp_path, "without-gate")
+    assert "Overfull \\hbox" not in log and "multiply defined" not in log

@@ -15,7 +15,8 @@ def register(sub) -> None:
     add_loading_options(p, tables=True)
     add_engine_options(p)
     p.add_argument("--baseline", default=None, help="a lane (default: the first --lane), or 'best' (exploratory)")
-    p.add_argument("--candidate", action="append", default=[], help="a lane, rrf or convex; repeatable (default: every other lane)")
+    p.add_argument("--candidate", action="append", default=[],
+                   help="a lane, rrf or convex; repeatable (default: every other input lane; rrf and convex only when named)")
     p.add_argument("--metric", action="append", default=[], help="repeatable; default ndcg@10")
     p.add_argument("--level", choices=["doc", "group"], default=d.level)
     p.add_argument("--min-delta", type=float, default=d.min_delta, help="smallest mean delta worth calling better")

@@ -330,7 +330,7 @@ def render_all_pairs_latex(res, cap: str, notes: list[str]) -> str:
         pv = "n/a" if p.p is None else p_number(p.p, res.resamples)
         if p.p is not None and res.resamples and p.p == 1 / (res.resamples + 1):
             pv += " (floor)"  # the caption says what the floor is
-        verdict = f"established: {escape_latex(p.winner)} higher" if p.winner else "inconclusive"
+        verdict = f"established: {escape_latex(p.winner)}" if p.winner else "inconclusive"
         body.append(" & ".join([pair, f"{p.difference:+.4f}", pv, f"{p.wins}/{p.losses}/{p.ties}", verdict]) + r" \\")
         iv = _small(_interval(p.ci_low, p.ci_high))
         if iv:
@@ -339,6 +339,6 @@ def render_all_pairs_latex(res, cap: str, notes: list[str]) -> str:
             + escape_latex(f"): mean difference b minus a with its paired bootstrap interval ({res.confidence:.4g}) "
                            "below, per pair and not simultaneous; the Tukey HSD p, family-wise over all pairs; "
                            f"W/L/T: {'units' if res.sampling_unit == 'unit' else 'queries'} where b is higher, lower, "
-                           "tied; verdict: established (p at most alpha) with the higher lane, or inconclusive."))
+                           "tied; verdict: established (p at most alpha) and the lane with the higher mean, or inconclusive."))
     out += _open("lrrrl") + body + _close(cap2, pairs_label)
     return "\n".join(out)
