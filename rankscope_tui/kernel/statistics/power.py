@@ -197,9 +197,10 @@ class RowPower:
 
 def row_power(n: int, sd: float, n_nonzero: int, difference: float, alpha: float, resamples: int,
               alternative: str = "two-sided", min_delta: float = 0.0, sampled: str = "queries",
-              power: float = DEFAULT_POWER) -> RowPower:
+              power: float = DEFAULT_POWER, test: str = "randomization") -> RowPower:
     """A compare row's ``RowPower``: MDE = σ·d(n, α, π); floor from n_nonzero and B; the
-    target is ``min_delta`` when set, else |Δ̄|; needed = queries_needed(target/σ)."""
+    target is ``min_delta`` when set, else |Δ̄|; needed = queries_needed(target/σ).
+    ``resolvable`` judges the deciding test: None when the t-test decides (``test = "t"``)."""
     reasons: dict[str, str] = {}
     mde = needed = None
     target: float | None = float(min_delta) if min_delta > 0 else abs(float(difference))
@@ -219,8 +220,12 @@ def row_power(n: int, sd: float, n_nonzero: int, difference: float, alpha: float
         target = None
         reasons["target_delta"] = "the observed difference is 0 and no --min-delta is set"
     floor = randomization_floor(n_nonzero, resamples, alternative)
+    resolvable = None if floor is None else floor <= alpha
     if floor is None:
         reasons["randomization_floor"] = reasons["resolvable"] = "no randomization test (resamples = 0)"
+    elif test == "t":
+        resolvable = None
+        reasons["resolvable"] = "the t-test decides (--test t): the randomization floor does not bound the verdict"
     return RowPower(n, sampled, float(sd), float(alpha), float(power), alternative, mde, floor,
-                    None if floor is None else floor <= alpha, target, target_from, needed,
+                    resolvable, target, target_from, needed,
                     tuple(sorted(reasons.items())))

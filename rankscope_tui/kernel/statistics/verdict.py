@@ -531,7 +531,7 @@ def decide(
             test=test, randomization_agrees=agree.randomization_agrees, retraining=r.retraining,
             power=row_power(s.n_units, s.sd, s.n_nonzero, s.difference,
                             alpha if place.threshold is None else place.threshold, B, s.alternative,
-                            min_delta, s.sampled),
+                            min_delta, s.sampled, test=test),
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
             warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
