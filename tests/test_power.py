@@ -226,3 +226,12 @@ def test_unresolvable_is_about_the_deciding_test():
     from rankscope_tui.render.power import row_line
 
     assert "unresolvable" not in row_line(row) and "randomization floor p = " in row_line(row)
+
+
+def test_power_sentence_quotes_its_numbers(family):
+    for row in family.rows:
+        p = row.power
+        want = (f"with n = {p.n} queries and this spread, Δ ≥ {p.mde:.3f} would be established (80% power at "
+                f"α = {p.alpha:.4g}, paired t approximation: noncentral t, df = n − 1); "
+                f"Δ = 0.020 needs about {p.needed:,} queries")
+        assert p.as_dict()["sentence"] == want

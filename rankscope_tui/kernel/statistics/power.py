@@ -183,12 +183,28 @@ class RowPower:
     needed: int | None
     reasons: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def sentence(self) -> str:
+        """The results sentence's clause: what this spread lets n establish, and what the
+        target needs ("with n = 114 queries and this spread, Δ ≥ 0.046 would be established
+        ...; Δ = 0.035 needs about 192 queries")."""
+        if self.mde is None:
+            return f"with n = {self.n} {self.sampled} and no spread in the differences, no detectable effect is defined"
+        out = (f"with n = {self.n} {self.sampled} and this spread, Δ ≥ {self.mde:.3f} would be established "
+               f"({self.power:.0%} power at α = {self.alpha:.4g}, {APPROXIMATION})")
+        if self.target_delta is not None and self.needed is not None:
+            out += f"; Δ = {self.target_delta:.3f} needs about {self.needed:,} {self.sampled}"
+        elif self.target_delta is not None:
+            out += f"; Δ = {self.target_delta:.3f} needs more than {MAX_QUERIES:,} {self.sampled}"
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "approximation": APPROXIMATION, "n": self.n, "sampled": self.sampled, "sd": self.sd,
             "alpha": self.alpha, "power": self.power, "mde": self.mde,
             "randomization_floor": self.randomization_floor, "resolvable": self.resolvable,
             "target_delta": self.target_delta, "target_from": self.target_from, "needed": self.needed,
+            "sentence": self.sentence,
         }
         for key, why in self.reasons:
             out[f"{key}_reason"] = why
