@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from scipy import optimize, stats
@@ -99,6 +100,7 @@ def t_power(effect: float, n: float, alpha: float, alternative: str = "two-sided
     return float(stats.nct.sf(crit, df, nc))
 
 
+@lru_cache(maxsize=256)  # the rows of one compare call share n and, within a family, often α
 def detectable_effect(n: int, alpha: float, power: float = DEFAULT_POWER, alternative: str = "two-sided") -> float:
     """The standardised MDE: d with power(d, n, α) = ``power`` (module doc)."""
     check_alpha(alpha)
