@@ -523,6 +523,33 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
         return Comparison(kernel_compare(ws, th, settings))
 
 
+def plan(qrels=None, runs=None, baseline: str | None = None, candidate: str | None = None, measure: str = DEFAULT_METRIC,
+         deltas=(), powers=(0.8,), family_size: int = 1, confidence: float = DEFAULT_CONFIDENCE,
+         alternative: str = "two-sided", units=None, level: str = "doc", relevant: int = 1, depth: int | None = None,
+         *, per_query=None, per_query_format: str | None = None) -> dict:
+    """``rankscope plan``: the queries (units with ``units``) a study needs over ``deltas`` ×
+    ``powers`` for a family of ``family_size`` tests, from a pilot pair (Sakai's topic set
+    size design; ``kernel.instruments.plan``). Returns the ``plan --out`` dict; ``deltas``
+    () plans the pilot's observed difference. ``per_query`` instead of ``runs``: per-query
+    tables (:func:`tables`)."""
+    from .kernel import plan_queries, prepare
+    from .kernel.settings import PlanSettings
+
+    deltas = (deltas,) if isinstance(deltas, (int, float)) else tuple(deltas)
+    powers = (powers,) if isinstance(powers, (int, float)) else tuple(powers)
+    with _parameter_words():  # checked before any input is read
+        settings = PlanSettings(baseline=baseline, candidate=candidate, metric=measure, level=level, deltas=deltas,
+                                powers=powers, family_size=family_size, confidence=confidence,
+                                alternative=alternative, units=None if units is None else os.fsdecode(units))
+    if per_query is not None:
+        _no_runs(runs, None, depth, None)
+        ws = tables(per_query, qrels, relevant=relevant, confidence=confidence, fmt=per_query_format)
+    else:
+        ws, _ = prepare(workspace(qrels, runs, _settings(None, relevant, depth, None, DEFAULT_RESAMPLES, DEFAULT_SEED,
+                                                         confidence)))
+    return plan_queries(ws, settings).as_dict()
+
+
 # --------------------------------------------------------------------------- paired
 
 

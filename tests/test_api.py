@@ -165,7 +165,8 @@ def test_paired_on_shuffled_ids_equals_the_compare_row(data, cli_compare):
                           resamples=B)
     family = {"adjusted_p", "bca_level", "bca_low", "bca_high", "verdict", "verdict_text", "t_agrees", "interval_agrees",
               "bootstrap_agrees", "correction", "sentence",  # (the sentence quotes the adjusted p)
-              "notes"}  # (the tests' disagreements are read against the adjusted decision)
+              "notes",  # (the tests' disagreements are read against the adjusted decision)
+              "power"}  # the MDE and queries needed are at the row's corrected α
     for got in (one.as_dict(), as_series.as_dict()):
         for k, v in row.items():
             if k in ("largest_losses", "largest_gains"):  # judged@10 needs the rankings

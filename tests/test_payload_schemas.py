@@ -27,6 +27,7 @@ EXPECTED = {
     "compare --all-pairs --out": "rankscope.all_pairs/1",
     "diff --out": "rankscope.diff/1",
     "verdict --out": "rankscope.verdict/1",
+    "plan --out": "rankscope.plan/1",
 }
 
 
@@ -53,6 +54,7 @@ def payloads(demo_dir, tmp_path_factory) -> dict[str, Path]:
         "compare --out": ["compare", *lanes, *test_qrels, "--resamples", "999", "--out", d / "c.json"],
         "compare --all-pairs --out": ["compare", *lanes, *test_qrels, "--all-pairs", "--resamples", "999",
                                       "--out", d / "a.json"],
+        "plan --out": ["plan", *lanes, *test_qrels, "--delta", "0.05", "--out", d / "p.json"],
     }
     out = {}
     for name, argv in calls.items():

@@ -136,6 +136,8 @@ def test_trec_eval_q_gives_the_rows_of_compare_on_the_runs(cranfield, on_runs):
                         assert a[k][pk] == pytest.approx(pv, abs=5e-4), pk
                     elif pk == "needed" and isinstance(pv, int):
                         assert a[k][pk] == pytest.approx(pv, rel=0.03), pk
+                    elif pk == "sentence":  # quotes the numbers just compared
+                        assert a[k][pk].split(",")[0] == pv.split(",")[0], pk
                     else:
                         assert a[k][pk] == pv, pk
             elif k == "sentence":  # built from the numbers above, which agree to trec_eval's 4 decimals

@@ -146,3 +146,16 @@ def test_plan_settings_check_themselves():
     with pytest.raises(InputError):
         PlanSettings(powers=())
     assert PlanSettings(family_size=4).alpha == pytest.approx(0.0125)
+
+
+def test_api_plan_is_the_command_lines(pilot):
+    import rankscope_tui as rs
+
+    d = pilot["dir"]
+    runs = {"bm25": d / "lanes/bm25.run", "dense": d / "lanes/dense.run"}
+    got = rs.plan(d / "qrels-test.txt", runs, deltas=0.03, powers=(0.8, 0.9), family_size=2)
+    diff = pilot["values"]["dense"] - pilot["values"]["bm25"]
+    sd = float(np.std(diff, ddof=1))
+    assert [c["needed"] for c in got["table"]] == [_oracle_n(0.03, sd, 0.025, p) for p in (0.8, 0.9)]
+    with pytest.raises(InputError, match="powers"):
+        rs.plan(d / "qrels-test.txt", runs, powers=2)

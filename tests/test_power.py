@@ -212,3 +212,26 @@ def test_readme_quotes_the_power_line_compare_prints(cranfield):
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("dense vs bm25 on ndcg@10: with n = 114"))
     assert "> " + line in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_unresolvable_is_about_the_deciding_test():
+    """With --test t the randomization floor is printed but does not bound the verdict."""
+    b = np.zeros(40)
+    c = b.copy()
+    c[:4] = 0.5
+    s = pa.paired_statistics(b, c, qids_for(40), resamples=999)
+    row = vd.decide([vd.RowInput("a", "b", "m", s)], test="t").rows[0]
+    d = row.as_dict(reasons=True)["power"]
+    assert d["resolvable"] is None and d["resolvable_reason"].startswith("the t-test decides")
+    from rankscope_tui.render.power import row_line
+
+    assert "unresolvable" not in row_line(row) and "randomization floor p = " in row_line(row)
+
+
+def test_power_sentence_quotes_its_numbers(family):
+    for row in family.rows:
+        p = row.power
+        want = (f"with n = {p.n} queries and this spread, Δ ≥ {p.mde:.3f} would be established (80% power at "
+                f"α = {p.alpha:.4g}, paired t approximation: noncentral t, df = n − 1); "
+                f"Δ = 0.020 needs about {p.needed:,} queries")
+        assert p.as_dict()["sentence"] == want

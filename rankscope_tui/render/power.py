@@ -38,7 +38,7 @@ def row_line(row: Any) -> str | None:
     if pw.randomization_floor is not None:
         floor = (f"randomization floor p = {_p(pw.randomization_floor)} (n_nonzero = {row.n_nonzero}, "
                  f"B = {row.resamples:,})")
-        if not pw.resolvable:
+        if pw.resolvable is False:
             floor += f" > α = {_p(pw.alpha)}: unresolvable, even a perfect result could not be established"
         parts.append(floor)
     if pw.target_delta is not None:

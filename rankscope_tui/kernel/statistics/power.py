@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from scipy import optimize, stats
@@ -99,6 +100,7 @@ def t_power(effect: float, n: float, alpha: float, alternative: str = "two-sided
     return float(stats.nct.sf(crit, df, nc))
 
 
+@lru_cache(maxsize=256)  # the rows of one compare call share n and, within a family, often α
 def detectable_effect(n: int, alpha: float, power: float = DEFAULT_POWER, alternative: str = "two-sided") -> float:
     """The standardised MDE: d with power(d, n, α) = ``power`` (module doc)."""
     check_alpha(alpha)
@@ -183,12 +185,28 @@ class RowPower:
     needed: int | None
     reasons: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def sentence(self) -> str:
+        """The results sentence's clause: what this spread lets n establish, and what the
+        target needs ("with n = 114 queries and this spread, Δ ≥ 0.046 would be established
+        ...; Δ = 0.035 needs about 192 queries")."""
+        if self.mde is None:
+            return f"with n = {self.n} {self.sampled} and no spread in the differences, no detectable effect is defined"
+        out = (f"with n = {self.n} {self.sampled} and this spread, Δ ≥ {self.mde:.3f} would be established "
+               f"({self.power:.0%} power at α = {self.alpha:.4g}, {APPROXIMATION})")
+        if self.target_delta is not None and self.needed is not None:
+            out += f"; Δ = {self.target_delta:.3f} needs about {self.needed:,} {self.sampled}"
+        elif self.target_delta is not None:
+            out += f"; Δ = {self.target_delta:.3f} needs more than {MAX_QUERIES:,} {self.sampled}"
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "approximation": APPROXIMATION, "n": self.n, "sampled": self.sampled, "sd": self.sd,
             "alpha": self.alpha, "power": self.power, "mde": self.mde,
             "randomization_floor": self.randomization_floor, "resolvable": self.resolvable,
             "target_delta": self.target_delta, "target_from": self.target_from, "needed": self.needed,
+            "sentence": self.sentence,
         }
         for key, why in self.reasons:
             out[f"{key}_reason"] = why
@@ -197,9 +215,10 @@ class RowPower:
 
 def row_power(n: int, sd: float, n_nonzero: int, difference: float, alpha: float, resamples: int,
               alternative: str = "two-sided", min_delta: float = 0.0, sampled: str = "queries",
-              power: float = DEFAULT_POWER) -> RowPower:
+              power: float = DEFAULT_POWER, test: str = "randomization") -> RowPower:
     """A compare row's ``RowPower``: MDE = σ·d(n, α, π); floor from n_nonzero and B; the
-    target is ``min_delta`` when set, else |Δ̄|; needed = queries_needed(target/σ)."""
+    target is ``min_delta`` when set, else |Δ̄|; needed = queries_needed(target/σ).
+    ``resolvable`` judges the deciding test: None when the t-test decides (``test = "t"``)."""
     reasons: dict[str, str] = {}
     mde = needed = None
     target: float | None = float(min_delta) if min_delta > 0 else abs(float(difference))
@@ -219,8 +238,12 @@ def row_power(n: int, sd: float, n_nonzero: int, difference: float, alpha: float
         target = None
         reasons["target_delta"] = "the observed difference is 0 and no --min-delta is set"
     floor = randomization_floor(n_nonzero, resamples, alternative)
+    resolvable = None if floor is None else floor <= alpha
     if floor is None:
         reasons["randomization_floor"] = reasons["resolvable"] = "no randomization test (resamples = 0)"
+    elif test == "t":
+        resolvable = None
+        reasons["resolvable"] = "the t-test decides (--test t): the randomization floor does not bound the verdict"
     return RowPower(n, sampled, float(sd), float(alpha), float(power), alternative, mde, floor,
-                    None if floor is None else floor <= alpha, target, target_from, needed,
+                    resolvable, target, target_from, needed,
                     tuple(sorted(reasons.items())))

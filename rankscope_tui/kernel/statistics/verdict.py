@@ -589,7 +589,7 @@ def decide(
             verdict_text=verdict_words(place.verdict, min_delta),
             power=row_power(s.n_units, s.sd, s.n_nonzero, s.difference,
                             alpha if place.threshold is None else place.threshold, B, s.alternative,
-                            min_delta, s.sampled),
+                            min_delta, s.sampled, test=test),
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
             warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
