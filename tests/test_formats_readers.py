@@ -12,6 +12,7 @@ nothing written.
 from __future__ import annotations
 
 import bz2
+import csv
 import gzip
 import json
 import lzma
@@ -283,6 +284,11 @@ BAD_RUNS = {
     "shards overlap": ({"a.run": trec_run(RUN[:3]), "b.run": trec_run(RUN[2:])}, "a.run,b.run", [],
                        r"b\.run:1: doc 'd3' of query 'q1' is in two shards of lane 'lane': .*a\.run:3 and here"),
     "shards no match": ({"a.run": trec_run(RUN)}, "a.run,zz*.run", [], r"zz\*\.run: no file matches this pattern"),
+    # a.run read by the fast path, b.run (a seventh field) by the general reader
+    "shards overlap across readers": ({"a.run": trec_run(RUN[:3]),
+                                       "b.run": trec_run(RUN[2:]).replace(b" tag\n", b" tag x\n", 1)}, "a.run,b.run",
+                                      [], r"b\.run:1: doc 'd3' of query 'q1' is in two shards of lane 'lane': "
+                                          r".*a\.run:3 and here"),
     "explicit format refused": ({"l.run": trec_run(RUN)}, "l.run", ["--run-format", "msmarco"],
                                 r"l\.run:1: expected 3 fields 'qid docid rank'"),
     "columns unused": ({"l.run": trec_run(RUN)}, "l.run", ["--run-columns", "query=a,doc=b,score=c"],
@@ -334,6 +340,34 @@ def test_malformed_run_is_refused_naming_the_place(tmp_path, capsys, case):
 def test_malformed_qrels_are_refused_naming_the_place(tmp_path, capsys, case):
     files, qrels, pattern = BAD_QRELS[case]
     _refused(tmp_path, capsys, {**files, "l.run": trec_run(RUN)}, "l.run", qrels, [], pattern)
+
+
+def test_a_lane_whose_shards_go_through_two_readers_is_merged(tmp_path, cli_run):
+    """A clean shard (the fast path's ids) and a shard with a seventh field on a line (the
+    general reader's ids, the field ignored with a warning as trec_eval does) make one lane.
+
+    Hand-worked: q1 ranks d2 (3.0), d1 (2.0), d3 (1.0) with d1 and d3 relevant, so
+    rr = 1/2 and ap = (1/2 + 2/3) / 2 = 7/12; q2 retrieves only the non-relevant d4, so
+    both are 0."""
+    from rankscope_tui.kernel.inputs import formats, readers
+
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d4 1 1.0 t\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 3.0 t extra\nq1 Q0 d3 2 1.0 t\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d3 1\nq2 0 d5 1\n")
+    a, b = str(tmp_path / "a.run"), str(tmp_path / "b.run")
+    (lane,) = readers.read_lanes([("x", f"{a},{b}")], [[a, b]], formats.InputOptions())
+    assert lane.qid.to_pylist() == ["q1", "q2", "q1", "q1"] and lane.doc.to_pylist() == ["d1", "d4", "d2", "d3"]
+    assert lane.score.tolist() == [2.0, 1.0, 3.0, 1.0] and list(lane.line) == [1, 2, 1, 2]
+    assert [(w.kind, w.where) for w in lane.warnings] == [("extra_columns", f"{b}:1")]
+    per_query = tmp_path / "pq.csv"
+    rc, out, err = cli_run("evaluate", "--lane", f"x={a},{b}", "--qrels", tmp_path / "q.txt", "--metrics", "rr,ap",
+                         "--resamples", "0", "--per-query", per_query)
+    assert rc == 0, err
+    assert f"warning: {b}:1: lines with fields after the 6th" in out
+    rows = {r["qid"]: r for r in csv.DictReader(per_query.open()) if r["level"] == "doc"}
+    assert set(rows) == {"q1", "q2"}
+    assert float(rows["q1"]["rr"]) == pytest.approx(1 / 2) and float(rows["q1"]["ap"]) == pytest.approx(7 / 12)
+    assert float(rows["q2"]["rr"]) == 0.0 and float(rows["q2"]["ap"]) == 0.0
 
 
 def test_cranfield_lanes_in_other_formats_read_like_trec(tmp_path, capsys):

@@ -74,9 +74,6 @@ KNOWN_PRODUCT = (
     ("BadErrorMessage at files.py", "the offending byte is on line", "item 22"),
     # issue 30 item 9: a Parquet file with two columns of one name
     ("KeyError at columns.py", "exists 2 times in schema", "item 9"),
-    # a lane whose shards were read by different readers (the fast path's string ids, the
-    # general reader's large_string ids) cannot be merged: a traceback, not one line
-    ("ArrowTypeError at readers.py", "Array chunks must all be same type", "shards of two readers"),
 )
 
 

@@ -247,6 +247,17 @@ def test_detection_and_explicit_format(tmp_path):
     assert list(t.values) == [("x", "doc", "q2")]
 
 
+def test_a_rankscope_table_with_a_tab_header_reads_its_measures(tmp_path):
+    """Detection takes a tab-separated ``lane<TAB>level<TAB>qid`` header as rankscope's table,
+    and its rows split at tabs: the measure names split the same way (hand-written values)."""
+    p = tmp_path / "t.tsv"
+    p.write_text("lane\tlevel\tqid\tP@10\na\tdoc\t1\t0.5\na\tgroup\t2\t0.25\n")
+    t = read_per_query_table(str(p))
+    assert t.format == "rankscope"
+    assert t.values == {("a", "doc", "p@10"): {"1": (0.5, 2)}, ("a", "group", "p@10"): {"2": (0.25, 3)}}
+    assert t.names == {"p@10": ["P@10"]}
+
+
 @pytest.mark.parametrize("fmt,text,where,what", [
     ("trec_eval", "ndcg_cut_10\t1\t0.5\nndcg_cut_10\t2\tnan\n", 2, "must be finite"),
     ("trec_eval", "ndcg_cut_10\t1\t0.5\nndcg_cut_10\t1\t0.25\n", 2, "two values of ndcg_cut_10 for query '1'"),
@@ -260,6 +271,10 @@ def test_detection_and_explicit_format(tmp_path):
     ("long", "run,query_id,value\na,1,0.5\n", 1, "the header names no measure column"),
     ("long", "run,query_id,measure\na,1,P@10\n", 1, "the header names no value column"),
     ("rankscope", "lane,level,qid,p@10\na,doc,1,0.5\na,page,2,0.5\n", 3, "level must be doc or group"),
+    # a header of fewer than three cells, and one that does not begin lane, level, qid
+    ("rankscope", "q*,1\tnDG@1\nq3\tRR0.5\n", 1, "the header must begin lane, level, qid"),
+    ("rankscope", "lane,level\na,doc\n", 1, "the header must begin lane, level, qid"),
+    ("rankscope", "run,level,qid,p@10\na,doc,1,0.5\n", 1, "the header must begin lane, level, qid"),
     ("trec_eval", "ndcg_cut_10\t1\t0.5\nndcg_cut_10\t2\t1.5\n", 2, r"is a proportion in \[0, 1\], not 1.5"),
     ("long", "run,qid,measure,value\na,1,success_10,1\na,2,success_10,0.5\n", 3, "is 0 or 1 per query"),
 ])
@@ -273,6 +288,17 @@ def test_a_malformed_table_is_refused_with_its_line(tmp_path, capsys, fmt, text,
     assert main(["compare", "--per-query-in", str(p), "--per-query-format", fmt, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"rankscope: error: {p}:{where}: ") and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["trec_eval", "ir_measures", "jsonl", "long", "rankscope"])
+def test_a_table_of_only_comments_is_refused_in_every_format_given(tmp_path, capsys, fmt):
+    p = tmp_path / "empty.csv"
+    p.write_text("# nothing\n\n")
+    out = tmp_path / "out.json"
+    assert main(["compare", "--per-query-in", str(p), "--per-query-format", fmt, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rankscope: error: {p}: ") and err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()
 
 

@@ -160,6 +160,17 @@ def _read_qrels(path: str, opts: InputOptions, told: list[str]) -> RawQrels:
 # a lane in several shard files
 
 
+def _joined_strings(columns: Sequence[pa.Array | pa.ChunkedArray]) -> pa.ChunkedArray:
+    """The id columns of several shards as one chunked array. Shards of one lane may come
+    from different readers, whose ids differ in type (the fast path's ``string``, the
+    general reader's ``large_string``); a chunked array holds one type, so when they
+    differ every chunk is cast to ``large_string``, which holds any string column (64-bit
+    offsets: no cast can overflow)."""
+    chunks = [c for col in columns for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
+    kind = pa.large_string() if any(c.type != pa.string() for c in chunks) else pa.string()
+    return pa.chunked_array([c if c.type == kind else c.cast(kind) for c in chunks], kind)
+
+
 def merge_shards(name: str, spec: str, shards: Sequence[RawLane]) -> RawLane:
     """One lane from its shards' ``RawLane``s (in order): rows concatenated, each row
     keeping its shard's line. A (qid, doc) present twice -- in two shards, or twice in
@@ -167,10 +178,8 @@ def merge_shards(name: str, spec: str, shards: Sequence[RawLane]) -> RawLane:
     digests in order (``path<TAB>sha256`` lines)."""
     import pyarrow.compute as pc  # lazy: ~30 ms of wrappers built at import, which a lane of one file never needs
 
-    qid = pa.chunked_array([c for s in shards for c in (s.qid.chunks if isinstance(s.qid, pa.ChunkedArray) else [s.qid])],
-                           pa.string())
-    doc = pa.chunked_array([c for s in shards for c in (s.doc.chunks if isinstance(s.doc, pa.ChunkedArray) else [s.doc])],
-                           pa.string())
+    qid = _joined_strings([s.qid for s in shards])
+    doc = _joined_strings([s.doc for s in shards])
     score = np.concatenate([s.score for s in shards])
     line = np.concatenate([np.asarray(s.line, dtype=np.int64) for s in shards])
     shard_of = np.concatenate([np.full(len(s.score), k, dtype=np.int32) for k, s in enumerate(shards)])

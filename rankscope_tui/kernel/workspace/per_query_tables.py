@@ -381,6 +381,8 @@ def _csv_rows(text: str, path: str) -> tuple[list[str], list[tuple[int, list[str
     """(line, cells) of a CSV/TSV table after its header (the delimiter is the header's:
     a tab if it has one, else a comma), with RFC 4180 quoting."""
     lines = list(_lines(text))
+    if not lines:  # a format given, so detect_format (which says the same) did not look
+        raise InputError("empty file (only blank or comment lines)", path)
     header_line, header = lines[0]
     delim = "\t" if "\t" in header else ","
     body = "\n".join(ln for _, ln in lines)
@@ -423,7 +425,16 @@ def _drop_quote(text: str) -> str:
 
 def _read_rankscope(table: PerQueryTable, text: str, run: str) -> bool:
     names, rows = _csv_rows(text, table.path)
-    metrics = [_drop_quote(n) for n in next(csv.reader([list(_lines(text))[0][1]]))][3:]
+    header_line, header = next(_lines(text))
+    # the header's cells as written (names are lowercased), split as _csv_rows split them
+    written = next(csv.reader([header], delimiter="\t" if "\t" in header else ","))
+    # a format given as rankscope need not have been detected from this header; its rows
+    # are read by position, so a header of other columns (or fewer) is refused here
+    if names[:3] != ["lane", "level", "qid"]:
+        found = ", ".join(repr(c.strip().lstrip("\ufeff")) for c in written[:3])
+        raise InputError(f"the header must begin lane, level, qid (rankscope's --per-query table), found {found}"[:300],
+                         table.path, header_line)
+    metrics = [_drop_quote(n) for n in written][3:]
     for line, cells in rows:
         if len(cells) != len(names):
             raise InputError(f"expected {len(names)} fields as in the header, found {len(cells)}", table.path, line)
