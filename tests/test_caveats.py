@@ -431,7 +431,7 @@ async def test_verdicts_view_counts_and_names_the_rules_line(no_interval_report)
 
 def _strong_table(tmp_path):
     """Three candidates far above the baseline on every one of 40 queries."""
-    base = [0.125 * (i % 5) for i in range(40)]
+    base = [0.0625 * (i % 5) for i in range(40)]  # every value stays an AP in [0, 1]
     lines = ["run,query_id,measure,value"]
     for name, shift in (("a", 0.0), ("b", 0.5), ("c", 0.25), ("d", 0.125)):
         lines += [f"{name},q{i:02d},ap,{b + shift + (0.03125 if i % 3 == 0 and shift else 0.0)!r}"

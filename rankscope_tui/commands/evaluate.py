@@ -41,7 +41,6 @@ def run(args) -> int:
     from ..kernel.report.output import check_outputs, dumps_strict_parts
     from ..render import report as R
     from ..render import tidy
-    from ..render.formats import render_report, text_width
 
     for option, path in (("--summary", args.summary), ("--per-query-long", args.per_query_long)):
         if path:
@@ -63,6 +62,10 @@ def run(args) -> int:
         progress.done(f"loaded {len(ws.input_lanes)} lane(s), {sum(ws.lanes[n].n_rows for n in ws.input_lanes):,} hits")
         report = evaluate_report(ws, gate_options(args), thresholds_path=args.thresholds)
         progress.done("computed the report")
+    # the renderers are imported once the inputs are read: they bring the statistics'
+    # imports (scipy), whose memory the input size limit would otherwise not count
+    from ..render.formats import render_report, text_width
+
     text = render_report(report, args.format, None if args.wide else text_width(sys.stdout))
     payloads: list[tuple[str, str | bytes | list[Any]]] = []
     if args.out:

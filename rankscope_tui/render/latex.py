@@ -28,7 +28,6 @@ import re
 import string
 
 from ..kernel.report.caveats import SMALL_SAMPLE_FOOTNOTE, SMALL_SAMPLE_MARK, best_marks, small_sample
-from ..kernel.statistics.verdict import VERDICT_TEXT
 from .compare import p_number
 from .escaping import escape_latex
 from .report import _gate_latex
@@ -207,6 +206,8 @@ VERDICT_KEY = ("verdict: established better or established worse (adjusted p at 
 def _verdict_cell(row: dict) -> str:
     """The row's verdict in the kernel's words; exploratory and descriptive rows lose their
     parenthesis here (the caption says it)."""
+    from ..kernel.statistics.verdict import VERDICT_TEXT  # on first use: evaluate never needs the test code
+
     text = row.get("verdict_text") or VERDICT_TEXT[row["verdict"]]
     return text.split(" (", 1)[0]
 

@@ -54,8 +54,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from scipy import optimize, stats
-
 from ..errors import InputError
 
 #: The power ``compare`` quotes the minimum detectable effect at.
@@ -87,6 +85,8 @@ def _sided(alternative: str) -> bool:
 def t_power(effect: float, n: float, alpha: float, alternative: str = "two-sided") -> float:
     """power(d, n, α) of the module doc: d = |μ|/σ in the alternative's direction (a
     one-sided test's power for d ≥ 0), n ≥ 2 (real n allowed, for solving)."""
+    from scipy import stats  # on first use: a compare row needs it, evaluate never does
+
     two = _sided(alternative)
     if n < 2:
         raise InputError(f"power needs at least 2 queries, got {n}")
@@ -103,6 +103,8 @@ def t_power(effect: float, n: float, alpha: float, alternative: str = "two-sided
 @lru_cache(maxsize=256)  # the rows of one compare call share n and, within a family, often α
 def detectable_effect(n: int, alpha: float, power: float = DEFAULT_POWER, alternative: str = "two-sided") -> float:
     """The standardised MDE: d with power(d, n, α) = ``power`` (module doc)."""
+    from scipy import optimize  # on first use: a compare row needs it, evaluate never does
+
     check_alpha(alpha)
     check_power(power)
     if n < 2:
@@ -118,6 +120,8 @@ def detectable_effect(n: int, alpha: float, power: float = DEFAULT_POWER, altern
 def queries_needed(effect: float, alpha: float, power: float = DEFAULT_POWER, alternative: str = "two-sided") -> int | None:
     """The smallest integer n ≥ 2 with power(effect, n, α) ≥ ``power``; None when it
     would exceed :data:`MAX_QUERIES` or the effect is 0."""
+    from scipy import optimize  # on first use: a compare row needs it, evaluate never does
+
     check_alpha(alpha)
     check_power(power)
     effect = abs(float(effect))
