@@ -504,8 +504,6 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
     from .kernel.settings import CompareSettings
 
     metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
-    if not any(str(m).strip() for m in metrics):
-        raise InputError("no measure named (give e.g. 'ndcg@10', or leave measures out for the default)", "measures")
     candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
     with _parameter_words():  # checked before any input is read
         settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,

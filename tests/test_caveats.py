@@ -73,7 +73,7 @@ def _section(text: str, title: str) -> str:
 def test_text_and_markdown_mark_the_small_stratum(sizes):
     for fmt, small_title, big_title in (("text", "Stratum strata = no-overlap", "Stratum strata = overlap"),
                                         ("markdown", "### Stratum strata = no-overlap", "### Stratum strata = overlap")):
-        r = run_cli(*cranfield_args("--format", fmt))
+        r = run_cli(*cranfield_args("--format", fmt, *(["--wide"] if fmt == "text" else [])))
         assert r.returncode == 0, r.stderr
         small = _section(r.stdout, small_title) if fmt == "text" else r.stdout.split(small_title)[1].split("###")[0]
         big = _section(r.stdout, big_title) if fmt == "text" else r.stdout.split(big_title)[1].split("###")[0]
@@ -85,6 +85,10 @@ def test_text_and_markdown_mark_the_small_stratum(sizes):
         assert "coverage below nominal" in small and "fewer than 30 queries" in small, (fmt, small)
         assert "n = 2" in small, (fmt, small)
         assert SMALL_SAMPLE_MARK not in big, (fmt, big)
+    # the default text fits 80 columns (a lane's metrics in blocks): the marks and the note are there too
+    r = run_cli(*cranfield_args("--format", "text"))
+    small = _section(r.stdout, "Stratum strata = no-overlap")
+    assert SMALL_SAMPLE_MARK in small and "coverage below nominal" in r.stdout.split("Stratum strata = no-overlap")[1]
 
 
 @needs_cranfield
@@ -202,8 +206,8 @@ def test_compare_out_carries_the_coarse_null_note_se_and_method(tmp_path):
     import numpy as np
     from scipy import stats
 
-    base = [round(0.03 * i, 2) for i in range(30)]
-    steps = [0.0] * 6 + [0.25, -0.125, 0.5, 0.375, -0.25, 0.125] * 4  # exact binary fractions
+    base = [0.125 + round(0.02 * i, 2) for i in range(30)]  # with the steps, every value an AP in [0, 1]
+    steps = [0.0] * 6 + [0.125, -0.0625, 0.25, 0.1875, -0.125, 0.0625] * 4  # exact binary fractions
     cand = [b + s for b, s in zip(base, steps)]
     table = tmp_path / "pq.csv"
     table.write_text("run,query_id,measure,value\n"

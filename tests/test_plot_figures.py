@@ -253,7 +253,8 @@ def test_control_characters_and_dollars_in_strata_labels_give_well_formed_svg_an
     ET.fromstring(svg)  # raises on a document that is not well-formed
     text = svg.decode("utf-8")
     assert "\x1b" not in text and "\x01" not in text
-    # matplotlib names each drawn text in a comment: the escapes, and the dollars as written
-    # (as mathtext the label was a parse error, a traceback)
-    assert "<!-- s = lex\\x1bical (n 1): a -->" in text and "<!-- s = sem\\x01antic (n 1): a -->" in text
-    assert "<!-- s = $\\notacommand{$ (n 1): a -->" in text
+    # the SVG keeps its words as text (svg.fonttype none): the escapes, and the dollars as
+    # written (as mathtext the label was a parse error, a traceback)
+    words = [t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+    assert "s = lex\\x1bical (n 1): a" in words and "s = sem\\x01antic (n 1): a" in words, words
+    assert "s = $\\notacommand{$ (n 1): a" in words, words

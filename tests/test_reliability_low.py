@@ -166,9 +166,9 @@ def test_api_edges_are_refused_in_the_api_words():
     with pytest.raises(InputError, match=r"^run_columns: .*not a list"):
         rs.evaluate(qrels, run, run_columns=["A", "B", "C"])
     for empty in ("", [], " , "):
-        with pytest.raises(InputError, match="^measures: no measure named"):
+        with pytest.raises(InputError, match="^measures: no metric given"):
             rs.evaluate(qrels, run, measures=empty)
-    with pytest.raises(InputError, match="^measures: no measure named"):
+    with pytest.raises(InputError, match="^measures: no metric given"):
         rs.compare(qrels, {"a": run, "b": run}, measures="")
     odd = pd.DataFrame({"A": ["q1", "q2"], "B": ["d1", "d1"], "C": [1.0, 2.0]})
     for call in (lambda: rs.evaluate(qrels, odd), lambda: rs.evaluate(qrels, run, measures="bogus"),

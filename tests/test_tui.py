@@ -710,7 +710,10 @@ async def test_thresholds_run_applied_gate_and_export_parity(demo_dir, threshold
         assert screen.result.params.margin == g["applied"]["margin"]
         assert "margin" in screen.result.sweep.conditions and "margin" not in screen.result.analysis.sweep.conditions
 
-        screen = await view(app, pilot, "compare")  # convex joins the candidates; fitted on dev: not exploratory
+        screen = await view(app, pilot, "compare")  # convex, a derived lane, is compared once ticked;
+        assert "convex" not in screen.result.plan.candidates  # fitted on dev: not exploratory
+        screen.query_one("#cmp-candidates", SelectionList).select("convex")
+        await settle(app, pilot, 2 * QUIET)
         assert "convex" in screen.result.plan.candidates and not screen.result.plan.exploratory_reasons
         screen = await view(app, pilot, "query")
         decision, why = screen.gate_decision(app.ws.qid_index[app.qid])  # under the applied thresholds
