@@ -494,11 +494,12 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
             group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
-            qrels_columns=None) -> Comparison:
+            qrels_columns=None, test: str = "randomization") -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other run; a derived lane such as ``rrf`` only when named in
     ``candidates``), statistics and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
-    per-query tables (:func:`tables`), as ``compare --per-query-in``."""
+    per-query tables (:func:`tables`), as ``compare --per-query-in``. ``test``: the deciding
+    test, as ``--test`` (``randomization``, ``t`` or ``bootstrap``)."""
     from .kernel import compare as kernel_compare
     from .kernel import prepare
     from .kernel.settings import CompareSettings
@@ -508,7 +509,7 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
     with _parameter_words():  # checked before any input is read
         settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
                                    min_delta=min_delta, correction=correction, alternative=alternative,
-                                   exploratory=exploratory, primary=primary)
+                                   exploratory=exploratory, primary=primary, test=test)
     if per_query is not None:  # values computed elsewhere: compare --per-query-in
         _no_runs(runs, None, depth, group_sep)
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,

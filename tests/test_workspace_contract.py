@@ -188,7 +188,7 @@ def test_the_protocols_name_what_the_callers_ask():
             "lanes", "input_lanes", "lane_origin", "settings"} <= set(plain)
     assert set(plain) < set(ranked)
     assert {"top_scores", "ceilings", "first_relevant_rank", "present", "top_relevant", "coverage", "mutual",
-            "attribution", "ood_negatives"} == set(ranked) - set(plain) - {"group_of"}
+            "attribution", "ood_negatives", "list_lengths", "relevant_count"} == set(ranked) - set(plain) - {"group_of"}
 
 
 def test_each_workspace_keeps_its_protocol(workspace, query_workspace, table_workspace):

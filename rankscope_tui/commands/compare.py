@@ -22,8 +22,9 @@ def register(sub) -> None:
     p.add_argument("--min-delta", type=float, default=d.min_delta, help="smallest mean delta worth calling better")
     p.add_argument("--correction", choices=["holm", "bonferroni", "none"], default=d.correction)
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default=d.alternative)
-    p.add_argument("--test", choices=["randomization", "t"], default=d.test,
-                   help="the deciding test (default randomization); the other is reported as an agreement flag")
+    p.add_argument("--test", choices=["randomization", "t", "bootstrap"], default=d.test,
+                   help="the deciding test (default randomization; bootstrap: the null-centred paired bootstrap test); "
+                        "the t-test or the randomization test beside it is reported as an agreement flag")
     p.add_argument("--unit", default=None, metavar="FILE",
                    help="qid<TAB>unit: queries of one unit (variants of a topic) count once; statistics run on unit means")
     p.add_argument("--seed-runs", action="store_true",

@@ -55,6 +55,8 @@ def compare_table(result, p_prefix: bool = True) -> tuple[list[str], list[list[s
               "effect", "unpaired CI", "W/L/T", "verdict"]
     if getattr(result, "test", "randomization") == "t":
         header[9] = "adj t p"  # --test t: the adjusted p that decides is the t-test's
+    elif getattr(result, "test", "randomization") == "bootstrap":
+        header[9] = "adj boot p"  # --test bootstrap: the null-centred bootstrap test's p, adjusted
     md = getattr(result, "min_delta", 0.0)
     if md:
         header[-1] = f"verdict (min-delta {md:g})"

@@ -23,7 +23,7 @@ LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", 
                  "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}",
                  # symbols the captions and notes write that pdflatex's text fonts lack
                  "≤": r"$\le$", "≥": r"$\ge$", "≠": r"$\neq$", "≈": r"$\approx$", "α": r"$\alpha$",
-                 "Δ": r"$\Delta$", "∞": r"$\infty$", "\u2212": "-", "†": r"\dag{}"}
+                 "Δ": r"$\Delta$", "∞": r"$\infty$", "χ": r"$\chi$", "²": r"\textsuperscript{2}", "\u2212": "-", "†": r"\dag{}"}
 
 
 def terminal_safe(text: str) -> str:

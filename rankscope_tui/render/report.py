@@ -211,6 +211,10 @@ def summary_lines(report: dict) -> list[str]:
         out.append(f"judged queries missing from any lane: {m['missing_from_any']} of {m['judged_queries']} "
                    + "(" + ", ".join(f"{k} {v}" for k, v in m["per_lane"].items()) + ")")
     out.append(f"positives {s['positives']}, negatives {s['negatives']}, partial {s['partial']}, unjudged {s['unjudged']}; means over {s['averaged_over']}")
+    if s.get("short_lists"):
+        from ..kernel.report.short_lists import short_list_lines
+
+        out += short_list_lines(s["short_lists"])
     if s["positives"] == 0:
         out.append("no positive query: means, their intervals and attribution shares are undefined (cells read n/a)")
     elif s["positives"] == 1:
@@ -463,9 +467,15 @@ def per_query_csv(report: dict) -> str:
         else:
             w.writerow(fields)
 
-    row(["lane", "level", "qid"] + [csv_text_field(m) for m in metrics])
+    # the list length and the short-list ceilings (kernel.report.short_lists) follow the metrics
+    short = report.get("short_lists") or {}
+    ceiled = [m for m in metrics if any(m in (lv.get("cannot_reach_1") or {}) for lvs in short.values() for lv in lvs.values())]
+    extra = (["length"] + [f"ceiling {m}" for m in ceiled]) if short else []
+    row(["lane", "level", "qid"] + [csv_text_field(m) for m in metrics] + [csv_text_field(c) for c in extra])
     for lane, levels in report["per_query"].items():
         for level, rows in levels.items():
+            sq = short.get(lane, {}).get(level, {}).get("per_query", {}) if short else {}
             for qid, vals in rows.items():
-                row([csv_text_field(lane), csv_text_field(level), csv_text_field(qid)] + [repr(vals[m]) for m in metrics])
+                more = [str(sq[qid]["length"])] + [repr(sq[qid][m]) for m in ceiled] if short else []
+                row([csv_text_field(lane), csv_text_field(level), csv_text_field(qid)] + [repr(vals[m]) for m in metrics] + more)
     return buf.getvalue()

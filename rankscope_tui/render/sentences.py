@@ -58,6 +58,8 @@ def _test_words(row: dict, settings: dict) -> str:
     decides_t = row.get("test") == "t"
     if decides_t:
         raw, name = row["t_p"], f"paired {side} t-test"
+    elif row.get("test") == "bootstrap":
+        raw, name = row.get("bootstrap_p"), f"paired {side} null-centred bootstrap test with {_count(B)} resamples"
     else:
         raw, name = row["randomization_p"], f"paired {side} randomization test with {_count(B)} resamples"
     if raw is None:
@@ -161,6 +163,13 @@ def methods_paragraph(payload: dict) -> str:
         check = (f"a paired randomization test with {_count(B)} sign assignments is reported beside it as a check"
                  if B else "no randomization test was run (resamples = 0)")
         parts.append(f"Statistical significance was decided by a paired {side} t-test on those differences; {check}.")
+    elif s.get("test") == "bootstrap" and B:
+        parts.append(
+            f"Statistical significance was assessed with a paired {side} null-centred bootstrap test: the paired "
+            f"differences were shifted to mean zero, resampled with replacement over the {sampled} B = {_count(B)} "
+            f"times, and we report one plus the number of resampled means at least as extreme as the observed mean "
+            f"difference, divided by B plus one (Efron and Tibshirani, 1993, §16.4). A paired randomization test is "
+            f"reported beside it as a check.")
     elif not B:
         parts.append("No randomization test was run and no bootstrap interval computed (resamples = 0), so no "
                      "comparison can be established; the paired t-test is reported for reference only.")

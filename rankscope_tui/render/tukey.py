@@ -53,8 +53,10 @@ def render_all_pairs(res, fmt: str = "text") -> str:
     tables = [letters_table(res), pairs_table(res)]
     cap = caption(res)
     notes = list(res.warnings)
+    # the omnibus test is read first (its sentence is the kernel's): whether the lanes differ at all
+    first = [res.omnibus.sentence] if getattr(res, "omnibus", None) is not None else []
     if fmt == "markdown":
-        lines = []
+        lines = [f"**{escape_markdown(s)}**" for s in first] + ([""] if first else [])
         for header, rows in tables:
             lines += ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
             lines += ["| " + " | ".join(escape_markdown(c) for c in r) + " |" for r in rows] + [""]
@@ -63,8 +65,8 @@ def render_all_pairs(res, fmt: str = "text") -> str:
     if fmt == "latex":
         from .latex import render_all_pairs_latex
 
-        return terminal_safe(render_all_pairs_latex(res, cap, notes) + "\n")
-    lines = []
+        return terminal_safe(render_all_pairs_latex(res, cap, first + notes) + "\n")
+    lines = first + ([""] if first else [])
     for header, rows in tables:
         widths = [max(len(x) for x in col) for col in zip(header, *rows)]
         lines += ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]

@@ -133,6 +133,12 @@ drills into the current query.
             f"positives {s['positives']} · negatives {s['negatives']} · partial {s['partial']} · unjudged {s['unjudged']}"
             f" · OOD negatives {s.get('ood_negatives', 0)} · means over {s['averaged_over']}"
         )
+        if s.get("short_lists"):  # lists shorter than k and ceilings below 1, worded by the kernel
+            from ..kernel.report.short_lists import short_list_line
+
+            line = short_list_line(s["short_lists"])
+            if line:
+                lines.append(f"Short lists: {escape(line)}")
         return "\n".join(lines)
 
     def _render_metrics(self, rep: dict) -> None:

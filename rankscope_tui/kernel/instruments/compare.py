@@ -366,7 +366,7 @@ def compare_all_pairs(ws: PerQuery, thresholds: Thresholds | None, settings: Com
     if settings.alternative != "two-sided":
         raise InputError("--all-pairs is two-sided (the range of the system means): drop --alternative", "--alternative")
     if settings.test != "randomization":
-        raise InputError("--all-pairs runs the randomised Tukey HSD; --test t does not apply", "--test")
+        raise InputError(f"--all-pairs runs the randomised Tukey HSD; --test {settings.test} does not apply", "--test")
     if settings.level not in ws.levels():
         raise InputError(ws.missing_level(settings.level), "--level")
     unit_file = None if settings.units is None else read_units(settings.units)

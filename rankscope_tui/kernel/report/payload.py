@@ -193,12 +193,20 @@ def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, 
         inputs["strata"] = strata_files
     extra = extra or {}
     att = extra.get("attribution", {}).get("doc")
+    from .short_lists import short_list_summary, short_list_warnings, short_lists
+
+    short = short_lists(ws)
     summary = {
         **({"unique_share": att["unique_share"], "judged_queries_missing_from_any_lane": att["missing_from_lanes"]} if att else {}),
         **counts(ws),
         "averaged_over": f"{int(ws.positives.size)} positive queries",
         "judged_means": judged_means_block(ws),
-        "warnings": [w.as_dict() for w in ws.warnings],
+        "short_lists": short_list_summary(short, int(ws.positives.size)),
+        # the short-list warnings join the input warnings before the unreached relevance
+        # levels, which stay last (workspace.loaded.unreached_levels)
+        "warnings": [w.as_dict() for w in [*(w for w in ws.warnings if w.kind != "relevance_level_unreached"),
+                                             *short_list_warnings(ws, short),
+                                             *(w for w in ws.warnings if w.kind == "relevance_level_unreached")]],
     }
     report: dict[str, Any] = {"schema": SCHEMA}
     if ws.synthetic:
@@ -209,6 +217,7 @@ def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, 
         "summary": summary,
         "lanes": lanes_block(ws),
         "ceilings": {level: {k: float(v[ws.positives].mean()) if ws.positives.size else None for k, v in ws.ceilings(level).items()} for level in ws.levels()},
+        "short_lists": short,
         "strata": strata_block(ws),
     })
     for key in ("attribution", "fusion", "gate"):

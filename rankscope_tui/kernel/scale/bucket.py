@@ -354,7 +354,9 @@ def run_bucket(lanes: Mapping[str, pa.Table | None], qrels: pa.Table | None, pla
     for lane in ws.lanes:
         present, top_rel = ws.present(lane), ws.top_relevant(lane)
         for level in ws.levels():
-            measures.append((lane, level, present, top_rel, ws.per_query(lane, level, metrics)))
+            # the list length travels beside the measures: the short-list check needs it
+            measures.append((lane, level, present, top_rel,
+                             {**ws.per_query(lane, level, metrics), "length": ws.list_lengths(lane, level)}))
     qid = pa.array(ws.qids.tolist(), type=pa.string())
     lane_files = [f for f in ws.inputs if f.role == "lane"]
     grid, fused = None, 0
@@ -399,6 +401,8 @@ def _queries_columns(ws: Workspace, plan: BucketPlan) -> dict[str, Any]:
     for level in ws.levels():
         for key, v in ws.ceilings(level).items():
             cols[f"ceiling/{level}/{key}"] = np.asarray(v, dtype=np.float64)
+        for rel in sorted({ws.settings.relevant} | {m.rel for m in ws.settings.metrics if m.rel is not None}):
+            cols[f"relevant/{level}/{rel}"] = ws.relevant_count(level, rel)  # the short-list ceilings' R
     ranked: RankedPerQuery = ws  # coverage() through the contract's typed signature
     cov = ranked.coverage()
     if cov is not None:
@@ -446,6 +450,8 @@ def _measures_table(blocks: Sequence[_Block], qid: pa.Array, metric_keys: Sequen
         "present": pa.array(np.concatenate([b[2] for b in blocks])),
         "top_relevant": pa.array(np.concatenate([b[3] for b in blocks])),
     }
+    if all("length" in b[4] for b in blocks):
+        keys.append("length")
     for k in keys:
         cols[k] = pa.array(np.concatenate([b[4][k] for b in blocks]))
     return pa.table(cols)
@@ -736,6 +742,15 @@ class QueryWorkspace(WorkspaceBase):
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> NDArray[np.int32]:
         return self.per_query(lane, level)["rank"]
+
+    def list_lengths(self, lane: str, level: str = "doc") -> NDArray[np.int64]:
+        """Hits per query code in the lane at ``level`` (``Workspace.list_lengths``), as the buckets counted them."""
+        return np.asarray(self._block(lane, level).column("length"), dtype=np.int64)
+
+    def relevant_count(self, level: str = "doc", rel: int | None = None) -> NDArray[np.float64]:
+        """R per query code (``Workspace.relevant_count``), as the buckets counted it."""
+        at = self.settings.relevant if rel is None else rel
+        return np.asarray(self._merged.queries.column(f"relevant/{level}/{at}"), dtype=np.float64)
 
     def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
         q = self._merged.queries

@@ -51,6 +51,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from .friedman import Omnibus, friedman
 from .intervals import alpha_of, check_confidence, percentile_bounds
 from .paired import zero_band
 from .randomization import check_resamples
@@ -183,6 +184,7 @@ class TukeyResult:
     n_units: int
     sampling_unit: str = "query"
     warnings: tuple[str, ...] = field(default=())
+    omnibus: Omnibus | None = None  # Friedman's test over the same matrix, read before the pairs
 
     @property
     def alpha(self) -> float:
@@ -205,6 +207,7 @@ class TukeyResult:
                          "alpha": self.alpha, "n": self.n, "n_units": self.n_units,
                          "sampling_unit": self.sampling_unit},
             "warnings": list(self.warnings),
+            **({"omnibus": self.omnibus.as_dict()} if self.omnibus is not None else {}),
         }
 
 
@@ -269,4 +272,4 @@ def tukey_hsd(
     elif 1 / (B + 1) > alpha:
         warnings.append(f"with B = {B:,} the smallest attainable p is {1 / (B + 1):.4g} > α = {alpha:.4g}")
     return TukeyResult(metric, names, means, tuple(string.ascii_lowercase[:k]), tuple(pairs), B, int(seed), conf,
-                       n, u, "query" if units is None else "unit", tuple(warnings))
+                       n, u, "query" if units is None else "unit", tuple(warnings), friedman(x, alpha))

@@ -43,7 +43,18 @@ if TYPE_CHECKING:
     from .seeds import RetrainingSpread
 
 #: The tests that can decide a verdict (``--test``); the other one is an agreement flag.
-TESTS: tuple[str, ...] = ("randomization", "t")
+TESTS: tuple[str, ...] = ("randomization", "t", "bootstrap")
+
+
+def _other(test: str) -> str:
+    """The check beside the deciding test: the t-test beside the randomization test, the
+    randomization test beside the t-test and beside the null-centred bootstrap test."""
+    return "t" if test == "randomization" else "randomization"
+
+
+def _resampling_test(test: str) -> bool:
+    """The deciding test needs resamples (B > 0) and its p has the floor 1/(B + 1)."""
+    return test != "t"
 
 #: The four states of a row in the tested family, in the order a reader ranks them: the
 #: difference established in the candidate's favour and at least ``--min-delta``;
@@ -207,10 +218,10 @@ def _row_keys() -> tuple[str, ...]:
     return tuple(keys)
 
 
-#: keys after the declared ones: the bootstrap standard error and how the paired interval
-#: was made (``PairedStats``), and the row's notes as the printed outputs show them
+#: keys after the declared ones: the bootstrap standard error, how the paired interval
+#: was made and the null-centred bootstrap test's p (``PairedStats``), and the row's notes as the printed outputs show them
 #: (issue 29.8: a caveat the text prints is in ``--out`` too)
-EXTRA_ROW_KEYS: tuple[str, ...] = ("bootstrap_se", "interval_method", "notes")
+EXTRA_ROW_KEYS: tuple[str, ...] = ("bootstrap_se", "interval_method", "bootstrap_p", "notes")
 #: the keys of one ``compare --out`` row, in order (SPEC §7)
 ROW_KEYS: tuple[str, ...] = _row_keys() + EXTRA_ROW_KEYS
 
@@ -306,6 +317,8 @@ class _Family:
 
 
 def _raw(s: PairedStats, test: str) -> float | None:
+    if test == "bootstrap":
+        return s.bootstrap_p
     return s.t_p if test == "t" else s.randomization_p
 
 
@@ -326,12 +339,12 @@ def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, corre
     same way. An undefined t p (sd = 0) counts as 1 in either role (it still counts in J)."""
     members = [i for i, r in enumerate(inputs) if not r.exploratory and (primary is None or r.metric == primary)]
     J = len(members)
-    other = "randomization" if test == "t" else "t"
+    other = _other(test)
 
     def raws(which: str) -> list[float]:
         return [1.0 if (p := _raw(inputs[i].stats, which)) is None else p for i in members]
 
-    tested = J > 0 and (test == "t" or B > 0)
+    tested = J > 0 and (not _resampling_test(test) or B > 0)
     raw = raws(test)
     exact = [_exact_p(inputs[i].stats) for i in members] if test == "randomization" else []
     if tested and exact and all(x is not None for x in exact):  # the rationals, adjusted exactly
@@ -354,7 +367,8 @@ def _call_warnings(B: int, J: int, alpha: float, test: str = "randomization") ->
     if test == "t":
         return ()
     if B == 0:
-        return ("no randomization test was run (resamples = 0): nothing can be established",)
+        return (f"no {'bootstrap' if test == 'bootstrap' else 'randomization'} test was run (resamples = 0): "
+                "nothing can be established",)
     if J and J / (B + 1) > alpha:
         return (
             f"with B = {B:,} and {J} hypotheses the smallest attainable adjusted p is "
@@ -364,7 +378,8 @@ def _call_warnings(B: int, J: int, alpha: float, test: str = "randomization") ->
 
 
 #: How each test is named in a disagreement.
-_TEST_WORDS = {"randomization": "the randomization test", "t": "the paired t-test"}
+_TEST_WORDS = {"randomization": "the randomization test", "t": "the paired t-test",
+               "bootstrap": "the null-centred bootstrap test"}
 
 
 @dataclass(frozen=True)
@@ -398,14 +413,14 @@ def _place(i: int, r: RowInput, fam: _Family, alpha: float, conf: float, min_del
     """In the family: threshold, adjusted p, bca_level = 1 − threshold and the verdict.
     Outside: no adjusted p, bca_level = 1 − α, verdict ``exploratory`` or ``descriptive``."""
     s = r.stats
-    other = "randomization" if test == "t" else "t"
+    other = _other(test)
     raw, other_raw = _raw(s, test), _raw(s, other)
     if i in fam.position:
         k = fam.position[i]
         threshold = float(fam.threshold[k])
         adjusted = None if not fam.tested or raw is None else float(fam.adjusted[k])
         if not fam.tested:
-            verdict, reason = "inconclusive", "no randomization test (resamples = 0)"
+            verdict, reason = "inconclusive", f"no {'bootstrap' if test == 'bootstrap' else 'randomization'} test (resamples = 0)"
         elif adjusted is None:
             verdict, reason = "inconclusive", "the deciding t-test is undefined: sd of the differences is 0"
         else:
@@ -441,7 +456,7 @@ def _null_reasons(s: PairedStats, bca: tuple[float, float] | None, B: int) -> di
     if s.relative_gain is None:
         reasons["relative_gain"] = "undefined: the baseline mean is 0"
     for key in ("ci_low", "ci_high", "p_superiority", "randomization_p", "unpaired_ci_low", "unpaired_ci_high",
-                "bootstrap_se"):
+                "bootstrap_se", "bootstrap_p"):
         if getattr(s, key) is None:
             reasons[key] = "no resampling (resamples = 0)"
     return reasons
@@ -466,12 +481,14 @@ def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, a
     ≤ 1 − confidence. A flag is None when its check is undefined (sd = 0, degenerate BCa,
     B = 0) or is the deciding test itself."""
     reasons: dict[str, str] = {}
-    other = "randomization" if test == "t" else "t"
+    other = _other(test)
     flag_key = "t_agrees" if other == "t" else "randomization_agrees"
     if test == "t":
         reasons["t_agrees"] = "the t-test decides (--test t): the randomization test is the check"
+    if test == "bootstrap":
+        reasons["t_agrees"] = "the null-centred bootstrap test decides (--test bootstrap): the randomization test is the check"
     if p.decision is None:
-        why = ("no randomization decision to agree with (resamples = 0)" if test == "randomization"
+        why = (f"no {test} decision to agree with (resamples = 0)" if _resampling_test(test)
                else "no t-test decision to agree with (sd of the differences is 0)")
         for key in (flag_key, "interval_agrees", "bootstrap_agrees"):
             reasons[key] = why
@@ -528,7 +545,7 @@ def _row_warnings(s: PairedStats, p: _Placement, B: int, test: str = "randomizat
             f"only {s.n_nonzero} of {s.n_units} {s.sampled} differ: the randomization null distribution is coarse"
         )
     # in the family a row has a threshold (``_place``)
-    if test == "randomization" and B and p.in_family and p.threshold is not None and 1.0 / (B + 1) > p.threshold:
+    if _resampling_test(test) and B and p.in_family and p.threshold is not None and 1.0 / (B + 1) > p.threshold:
         warnings.append(
             f"the smallest attainable p with B = {B:,} is {1 / (B + 1):.4g}, above this row's "
             f"threshold {p.threshold:.4g}: it cannot be established"

@@ -165,6 +165,14 @@ class RankedPerQuery(PerQuery, Protocol):
         """int32 per query code: rank of the first doc with a grade >= relevant, 0 for a miss."""
         ...
 
+    def list_lengths(self, lane: str, level: str = "doc") -> np.ndarray:
+        """int64 hits per query code in the lane at ``level`` (0 where the lane lacks the query)."""
+        ...
+
+    def relevant_count(self, level: str = "doc", rel: int | None = None) -> np.ndarray:
+        """float64 R per query code: judged units at ``level`` with a grade >= ``rel`` (``relevant`` when None)."""
+        ...
+
     def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
         """Per metric key, the best value any ranking of the judged docs reaches, per query code."""
         ...

@@ -561,6 +561,12 @@ class Workspace(WorkspaceBase):
         hits, ideal = self._hits_of(lane, level)
         return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
 
+    def list_lengths(self, lane: str, level: str = "doc") -> NDArray[np.int64]:
+        """Hits per query code in the lane at ``level`` (after --depth; at group level every
+        ranked row, a repeated group included, as it takes a rank); 0 where the lane lacks the query."""
+        hits, _ = self.hits(lane, level)
+        return np.bincount(hits.qid, minlength=self.n_queries).astype(np.int64)
+
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
         hits, _ = self.hits(lane, level)
         return M.first_relevant_rank(hits, self.n_queries, self.settings.relevant)
@@ -610,6 +616,13 @@ class Workspace(WorkspaceBase):
                                                          self.n_queries)
         cov: tuple[np.ndarray, np.ndarray, np.ndarray] = self._cache["coverage"]
         return cov
+
+    def relevant_count(self, level: str = "doc", rel: int | None = None) -> NDArray[np.float64]:
+        """R per query code: judged units at ``level`` with a grade >= ``rel`` (the workspace's
+        ``relevant`` when None), the recall denominator."""
+        _, ideal = self.hits(self.input_lanes[0], level)
+        at = self.settings.relevant if rel is None else rel
+        return np.bincount(ideal.qid, weights=(ideal.grade >= at), minlength=self.n_queries).astype(np.float64)
 
     def ceilings(self, level: str = "doc") -> dict[str, np.ndarray]:
         key = ("ceil", level)

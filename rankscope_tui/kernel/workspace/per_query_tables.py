@@ -442,8 +442,15 @@ def _read_rankscope(table: PerQueryTable, text: str, run: str) -> bool:
         if level not in ("doc", "group"):
             raise InputError(f"level must be doc or group, not {level!r}"[:200], table.path, line)
         for name, value in zip(metrics, cells[3:]):
+            if name.strip() in LIST_COLUMNS or name.startswith(CEILING_PREFIX):
+                continue  # the list length and its ceilings (report.short_lists) describe the run, not a measure
             table.add(lane, level, name.strip(), qid, value, line)
     return True
+
+
+#: the columns ``--per-query`` writes after the metrics (render.report.per_query_csv)
+LIST_COLUMNS = ("length",)
+CEILING_PREFIX = "ceiling "
 
 
 # --------------------------------------------------------------------------- the workspace
