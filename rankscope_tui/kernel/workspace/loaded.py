@@ -22,6 +22,7 @@ from ..errors import InputError, InputWarning
 from ..inputs.files import sha256_of
 from ..inputs.readers import RawLane, RawQrels, read_qrels
 from ..inputs.tables import NONE_LABEL, read_corpus, read_strata, read_text_files, stratification_name
+from ..measures.ties import LaneTies, lane_ties
 from ..parallel import in_background, started
 from ..ranking import judgments as J
 from ..ranking.encoding import DocEncoding, LazyDictionary
@@ -560,6 +561,16 @@ class Workspace(WorkspaceBase):
         metrics = tuple(metrics or self.settings.metrics)
         hits, ideal = self._hits_of(lane, level)
         return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
+
+    def ties(self, lane: str) -> LaneTies:
+        """Tie exposure of a lane at doc level (``measures.ties.lane_ties``) for the
+        workspace's metrics that it covers; computed once."""
+        key = ("ties", lane)
+        if key not in self._cache:
+            self._cache[key] = lane_ties(self.lanes[lane], self.judgments, self.per_query(lane, "doc"),
+                                         self.settings.metrics, self.settings.relevant)
+        out: LaneTies = self._cache[key]
+        return out
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
         hits, _ = self.hits(lane, level)
