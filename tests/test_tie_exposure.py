@@ -189,3 +189,46 @@ def test_cranfield_bounds_equal_pytrec_eval_on_the_extreme_tie_orders():
             assert dependent[key] == sum(extremes["best"][q][pyname] - extremes["worst"][q][pyname] > 1e-9
                                          for q in positives)
         print(lane, "tie-dependent positive queries:", dependent)
+
+
+def _write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines))
+    return str(path)
+
+
+def test_compare_flags_a_row_that_a_tie_order_could_flip(tmp_path):
+    """Hand-worked: on each of 4 queries, d9 (relevant) and d1 (not) tie in the candidate;
+    the tie rule (doc id descending as bytes) puts d9 first, so rr = 1 and the observed Δ
+    over the baseline (d1 above d9, rr = 1/2) is +1/2. Ordered the other way the candidate
+    scores 1/2 too: Δ ranges from 0 to +1/2, so the sign could change and the row is
+    flagged; the flag also reaches the row's notes and its compare --out dict."""
+    from rankscope_tui.kernel.instruments.compare import compare
+    from rankscope_tui.kernel.instruments.evaluate import prepare, ties_block
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.settings import CompareSettings, LoadSettings
+    from rankscope_tui.kernel.workspace.loaded import Workspace
+
+    qs = ["q1", "q2", "q3", "q4"]
+    qrels = _write(tmp_path / "qrels", [f"{q} 0 {d} {g}" for q in qs for d, g in (("d9", 1), ("d1", 0))])
+    base = _write(tmp_path / "base", [f"{q} Q0 {d} {i + 1} {s} base" for q in qs for i, (d, s) in enumerate((("d1", 2), ("d9", 1)))])
+    cand = _write(tmp_path / "cand", [f"{q} Q0 {d} {i + 1} 1 cand" for q in qs for i, d in enumerate(("d1", "d9"))])
+    ws = Workspace.load([("base", base), ("cand", cand)], qrels, LoadSettings(metrics=tuple(parse_metrics("rr,p@1"))))
+    ws, th = prepare(ws)
+    result = compare(ws, th, CompareSettings(baseline="base", candidates=("cand",), metrics=("rr", "p@1")))
+    rows = {r.metric: r for r in result.rows}
+    rr = rows["rr"]
+    assert rr.difference == pytest.approx(0.5)
+    assert rr.tie_order is not None and rr.tie_order.dependent_queries == 4
+    assert rr.tie_order.delta_low == pytest.approx(0.0) and rr.tie_order.delta_high == pytest.approx(0.5)
+    assert rr.tie_order.could_flip
+    assert any("tied scores could change this row" in n for n in rr.notes)
+    assert rr.as_dict(reasons=True)["tie_order"]["could_flip"] is True
+    # p@1: the baseline scores 0 on every query, the candidate 1 under the rule and 0 the other way
+    p1 = rows["p@1"]
+    assert p1.tie_order.delta_low == pytest.approx(0.0) and p1.tie_order.delta_high == pytest.approx(1.0) and p1.tie_order.could_flip
+    # the report's ties block: every query of cand depends on the order for both measures
+    tb = ties_block(ws)
+    assert tb["lanes"]["cand"]["metrics"]["rr"] == {"dependent": 4, "straddling": 0, "worst": 0.5, "best": 1.0,
+                                                     "expected": 0.75}
+    assert tb["lanes"]["cand"]["metrics"]["p@1"]["straddling"] == 4
+    assert tb["lanes"]["base"]["metrics"]["rr"]["dependent"] == 0 and tb["lanes"]["base"]["tied_queries"] == 0

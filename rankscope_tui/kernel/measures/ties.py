@@ -239,7 +239,8 @@ def query_ties(key: MetricKey, scores: NDArray[np.float64], grades: NDArray[np.i
 @dataclass(frozen=True)
 class LaneTies:
     """Tie exposure of one lane: per measure key, per query code, the worst and best
-    value over tie orders and the expected value (NaN where none); ``depends`` marks the
+    value over tie orders and the expected value (NaN where no closed form is computed
+    and the value depends on the order); ``depends`` marks the
     queries whose value changes with the tie order, ``straddles`` those with a tie group
     across the measure's cutoff. ``tied`` counts the queries holding any tie."""
 
@@ -289,11 +290,9 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
         for m in keys:
             t = query_ties(m, scores, grades, ideal, relevant)
             worst[m.key][q], best[m.key][q] = t.worst, t.best
-            expected[m.key][q] = np.nan if t.expected is None else t.expected
+            # without a closed form the mean is known only when every order gives one value
+            expected[m.key][q] = t.expected if t.expected is not None else (t.worst if not t.depends else np.nan)
             depends[m.key][q] = t.depends
-    for m in keys:
-        if m.kind == "ap":
-            expected[m.key][tied] = np.nan
     return LaneTies(worst, best, expected, depends, strad, int(tied.shape[0]))
 
 

@@ -211,7 +211,7 @@ def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, 
         "ceilings": {level: {k: float(v[ws.positives].mean()) if ws.positives.size else None for k, v in ws.ceilings(level).items()} for level in ws.levels()},
         "strata": strata_block(ws),
     })
-    for key in ("attribution", "fusion", "gate"):
+    for key in ("attribution", "fusion", "gate", "ties"):
         if key in extra:
             report[key] = extra[key]
     report["per_query"] = per_query_block(ws)
