@@ -181,21 +181,18 @@ def ties_block(ws: RankedPerQuery) -> dict[str, Any] | None:
     """``{"method", "queries", "not_covered", "lanes": {lane: {"tied_queries": n, "metrics":
     {key: {dependent, straddling, worst, best, expected}}}}}``: how much each lane's numbers
     depend on the tie rule (``measures.ties``), over the positive queries. None for a
-    workspace without rows (the bucket engine keeps per-query values only)."""
+    workspace read from per-query tables (no rows)."""
     from ..measures.ties import SUPPORTED
-    from ..workspace.loaded import Workspace
 
-    if not isinstance(ws, Workspace):
+    ties_of = getattr(ws, "ties", None)
+    if ties_of is None:  # per-query tables alone: no rows, no ties to look at
         return None
     pos = ws.positives
     keys = [m.key for m in ws.settings.metrics if m.kind in SUPPORTED]
     lanes: dict[str, Any] = {}
     for lane in ws.lanes:
-        t = ws.ties(lane)
-        tied = np.zeros(ws.n_queries, dtype=bool)
-        L = ws.lanes[lane]
-        same = (L.score[1:] == L.score[:-1]) & (L.qid[1:] == L.qid[:-1])
-        tied[L.qid[1:][same]] = True
+        t = ties_of(lane)
+        tied = t.tied
         cells: dict[str, Any] = {}
         for k in keys:
             cell: dict[str, Any] = {

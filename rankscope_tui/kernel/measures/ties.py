@@ -242,14 +242,14 @@ class LaneTies:
     value over tie orders and the expected value (NaN where no closed form is computed
     and the value depends on the order); ``depends`` marks the
     queries whose value changes with the tie order, ``straddles`` those with a tie group
-    across the measure's cutoff. ``tied`` counts the queries holding any tie."""
+    across the measure's cutoff; ``tied`` marks the queries holding any tie."""
 
     worst: dict[str, NDArray[np.float64]]
     best: dict[str, NDArray[np.float64]]
     expected: dict[str, NDArray[np.float64]]
     depends: dict[str, NDArray[np.bool_]]
     straddles: dict[str, NDArray[np.bool_]]
-    tied: int
+    tied: NDArray[np.bool_]  # per query code: its list holds two equal scores
 
     def n_dependent(self, key: str) -> int:
         return int(self.depends[key].sum())
@@ -293,8 +293,34 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
             # without a closed form the mean is known only when every order gives one value
             expected[m.key][q] = t.expected if t.expected is not None else (t.worst if not t.depends else np.nan)
             depends[m.key][q] = t.depends
-    return LaneTies(worst, best, expected, depends, strad, int(tied.shape[0]))
+    tied_mask = np.zeros(n_q, dtype=bool)
+    tied_mask[tied] = True
+    return LaneTies(worst, best, expected, depends, strad, tied_mask)
 
 
-__all__ = ["SUPPORTED", "TOLERANCE", "LaneTies", "QueryTies", "expected_value", "lane_ties", "query_ties",
+#: the per-query columns a bucket stores for one measure key (``scale.bucket``)
+COLUMNS = ("worst", "best", "expected", "depends", "straddles")
+
+
+def as_columns(t: LaneTies) -> dict[str, NDArray[np.float64]]:
+    """``{"tie:<part>:<key>": float64[n_queries]}`` and ``"tie:tied"``: a lane's tie
+    exposure as per-query columns (booleans as 0/1), read back by :func:`from_columns`."""
+    out = {"tie:tied": t.tied.astype(np.float64)}
+    for key in t.worst:
+        for part in COLUMNS:
+            out[f"tie:{part}:{key}"] = np.asarray(getattr(t, part)[key], dtype=np.float64)
+    return out
+
+
+def from_columns(cols: dict[str, NDArray[np.float64]], keys: Sequence[str]) -> LaneTies:
+    """The inverse of :func:`as_columns` for the measure ``keys``."""
+    def part(name: str) -> dict[str, NDArray[np.float64]]:
+        return {k: np.asarray(cols[f"tie:{name}:{k}"], dtype=np.float64) for k in keys}
+
+    return LaneTies(part("worst"), part("best"), part("expected"),
+                    {k: v > 0 for k, v in part("depends").items()}, {k: v > 0 for k, v in part("straddles").items()},
+                    np.asarray(cols["tie:tied"]) > 0)
+
+
+__all__ = ["COLUMNS", "SUPPORTED", "TOLERANCE", "LaneTies", "as_columns", "from_columns", "QueryTies", "expected_value", "lane_ties", "query_ties",
            "straddles", "tie_groups", "value_of"]

@@ -562,13 +562,14 @@ class Workspace(WorkspaceBase):
         hits, ideal = self._hits_of(lane, level)
         return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
 
-    def ties(self, lane: str) -> LaneTies:
+    def ties(self, lane: str, metrics: tuple[M.MetricKey, ...] | None = None) -> LaneTies:
         """Tie exposure of a lane at doc level (``measures.ties.lane_ties``) for the
-        workspace's metrics that it covers; computed once."""
-        key = ("ties", lane)
+        metrics (the workspace's by default) that it covers; computed once."""
+        metrics = tuple(metrics or self.settings.metrics)
+        key = ("ties", lane, metrics)
         if key not in self._cache:
-            self._cache[key] = lane_ties(self.lanes[lane], self.judgments, self.per_query(lane, "doc"),
-                                         self.settings.metrics, self.settings.relevant)
+            self._cache[key] = lane_ties(self.lanes[lane], self.judgments, self.per_query(lane, "doc", metrics),
+                                         metrics, self.settings.relevant)
         out: LaneTies = self._cache[key]
         return out
 
