@@ -232,3 +232,30 @@ def test_compare_flags_a_row_that_a_tie_order_could_flip(tmp_path):
                                                      "expected": 0.75}
     assert tb["lanes"]["cand"]["metrics"]["p@1"]["straddling"] == 4
     assert tb["lanes"]["base"]["metrics"]["rr"]["dependent"] == 0 and tb["lanes"]["base"]["tied_queries"] == 0
+
+
+def test_evaluate_and_compare_print_the_tie_exposure(tmp_path):
+    """The CLI faces: evaluate's text has the Ties line and report.json the block (the
+    hand-worked case above: every candidate query depends on the order for rr and p@1,
+    none of the baseline's); compare's text carries the row's note."""
+    import json
+
+    from support import run_cli
+
+    qs = ["q1", "q2", "q3", "q4"]
+    qrels = _write(tmp_path / "qrels", [f"{q} 0 {d} {g}" for q in qs for d, g in (("d9", 1), ("d1", 0))])
+    base = _write(tmp_path / "base", [f"{q} Q0 {d} {i + 1} {s} base" for q in qs for i, (d, s) in enumerate((("d1", 2), ("d9", 1)))])
+    cand = _write(tmp_path / "cand", [f"{q} Q0 {d} {i + 1} 1 cand" for q in qs for i, d in enumerate(("d1", "d9"))])
+    out = tmp_path / "report.json"
+    p = run_cli("evaluate", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metrics", "rr,p@1",
+                "--resamples", "0", "--out", out)
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("Ties"))
+    assert line.startswith("Ties (of 4 positives, how many change value with the order of tied scores): ")
+    assert "base none" in line and "cand rr 4, p@1 4" in line
+    block = json.loads(out.read_text())["ties"]
+    assert block["lanes"]["cand"]["tied_queries"] == 4 and block["lanes"]["cand"]["metrics"]["p@1"]["expected"] == 0.5
+    p = run_cli("compare", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metric", "rr",
+                "--baseline", "base", "--resamples", "999")
+    assert p.returncode == 0, p.stderr
+    assert "another order of tied scores could change this row" in p.stdout
