@@ -70,6 +70,14 @@ here: ``expected`` is ``None`` for ap.
 
 All functions here work on one query's list in rank order; :func:`lane_ties` loops only
 over the queries whose list holds a tie (the rest are tie-free: best = worst = expected).
+
+References
+----------
+- McSherry, F. & Najork, M. (2008). Computing information retrieval performance measures
+  efficiently in the presence of tied scores. *ECIR 2008*, LNCS 4956, 414-421. (the
+  expected value over tie orders)
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the tie rule and the
+  measures' definitions.
 """
 
 from __future__ import annotations
