@@ -190,7 +190,7 @@ def render_text(report: dict, width: int | None = TEXT_WIDTH) -> str:
                     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in jrows]
                 else:
                     out += grid_lines(["lane", "level"], metrics, [(r[:2], [(c,) for c in r[2:]]) for r in jrows], width)
-    out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report)
+    out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report) + ties_lines(report)
     for w in s["warnings"]:
         out.append(warning_line(w))
     out.append("")
@@ -236,6 +236,19 @@ def unique_shares(shares: dict) -> str:
         else:
             parts.append(f"{lane} {v['share']:.3f} ({v['count']})")
     return ", ".join(parts)
+
+
+def ties_lines(report: dict) -> list[str]:
+    """One line: per lane, the positive queries whose value depends on the tie order, per
+    measure (only the measures where some do); ``none`` for a lane where no value does."""
+    t = report.get("ties")
+    if not t:
+        return []
+    parts = []
+    for lane, v in t["lanes"].items():
+        dep = [f"{k} {c['dependent']}" for k, c in v["metrics"].items() if c["dependent"]]
+        parts.append(f"{lane} " + (", ".join(dep) if dep else "none"))
+    return ["", f"Ties (of {t['queries']} positives, how many change value with the order of tied scores): " + "; ".join(parts)]
 
 
 def warning_line(w: dict) -> str:

@@ -194,6 +194,7 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
             rows.append(RowInput(plan.baseline, cand, metric, stats, expl, spread))
     result = decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
                     test=settings.test)
+    result = _tie_flips(ws, plan, settings, rows, result, qids, units)
     fused = [n for n in dict.fromkeys([plan.baseline, *plan.candidates]) if ws.lane_origin.get(n) == "fused"]
     if plan.seed_runs and fused:
         runs = sum(len(r) for r in plan.seed_runs.values())
@@ -201,6 +202,58 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
             f"{', '.join(fused)} fuse{'s' if len(fused) == 1 else ''} every input lane, the {runs} retraining runs "
             f"({', '.join(f'{s}@SEED' for s in plan.seed_runs)}) included, one lane per seed",))
     return result
+
+
+def _tie_flips(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, rows: list[RowInput], result: CompareResult,
+               qids: Sequence[str], units: Sequence[str] | None) -> CompareResult:
+    """Each row with its :class:`~..statistics.verdict.TieFlip`: the family decided again at
+    the low extreme (every candidate at its worst tie order, the baseline at its best) and at
+    the high one. Rows whose lanes have no tie-dependent positive keep their statistics in
+    both families (their values do not move). Only at doc level on a workspace with ranked
+    rows and for the measures ``measures.ties`` covers; other rows keep ``tie_order=None``."""
+    from ..measures.ties import SUPPORTED
+    from ..statistics.verdict import TieFlip
+
+    ties_of = getattr(ws, "ties", None)
+    if ties_of is None or plan.level != "doc":
+        return result
+    q = ws.positives
+    resamples, seed, confidence = _resampling(settings)
+    kinds = {m.key: m.kind for m in ws.settings.metrics}
+    extremes: dict[str, list[RowInput]] = {"low": [], "high": []}
+    moved: list[int] = []
+    for r in rows:
+        if kinds.get(r.metric) not in SUPPORTED:
+            moved.append(-1)
+            extremes["low"].append(r)
+            extremes["high"].append(r)
+            continue
+        bt, ct = ties_of(r.baseline), ties_of(r.candidate)
+        dep = int((bt.depends[r.metric][q] | ct.depends[r.metric][q]).sum())
+        moved.append(dep)
+        for side, (cand, base) in (("low", (ct.worst, bt.best)), ("high", (ct.best, bt.worst))):
+            if not dep:
+                extremes[side].append(r)
+                continue
+            stats = paired_statistics(base[r.metric][q], cand[r.metric][q], qids, resamples=resamples, seed=seed,
+                                      confidence=confidence, alternative=settings.alternative, units=units)
+            extremes[side].append(replace(r, stats=stats))
+    decided = {side: decide(extremes[side], correction=settings.correction, primary=result.primary,
+                            min_delta=settings.min_delta, test=settings.test) for side in extremes}
+    out = []
+    for i, row in enumerate(result.rows):
+        if moved[i] < 0:
+            out.append(row)
+            continue
+        lo, hi = decided["low"].rows[i], decided["high"].rows[i]
+        flip = (np.sign(lo.difference) != np.sign(hi.difference) or lo.verdict != row.verdict
+                or hi.verdict != row.verdict)
+        tf = TieFlip(moved[i], float(lo.difference), float(hi.difference), lo.verdict_text, hi.verdict_text, bool(flip))
+        note = () if not flip else (
+            f"another order of tied scores could change this row: over {tf.dependent_queries} tie-dependent queries "
+            f"Δ ranges from {tf.delta_low:.4f} to {tf.delta_high:.4f} (verdicts {tf.verdict_low} / {tf.verdict_high})",)
+        out.append(replace(row, tie_order=tf, warnings=row.warnings + note))
+    return replace(result, rows=tuple(out))
 
 
 def _retraining(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, cand: str, metric: str,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..errors import InputError
 from ..report import payload as R
 from ..settings import GateSettings
@@ -135,6 +137,9 @@ def report_of(ws: RankedPerQuery, gate: GateSettings | None = None, th: Threshol
     analysis = analyse_gate(ws, gate, th) if gate_requested(ws, gate) else None
     if analysis is not None:
         extra["gate"] = analysis.as_dict()
+    tb = ties_block(ws)
+    if tb is not None:
+        extra["ties"] = tb
     report = R.build(ws, extra)
     report["inputs"]["settings"]["gate"] = gate.as_dict()
     if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
@@ -161,3 +166,47 @@ def attribution_block(ws: RankedPerQuery) -> dict[str, Any]:
 # --------------------------------------------------------------------------- calibrate
 
 
+
+
+# --------------------------------------------------------------------------- tie exposure
+
+TIES_METHOD = ("worst / best: the value with every group of equal scores ordered by grade ascending / descending "
+               "(the extremes over all orders of the tied hits); expected: the mean over uniformly random orders of "
+               "every tie group, in closed form (McSherry & Najork 2008, ECIR), not computed for ap; dependent: "
+               "positive queries whose worst and best differ; straddling: positive queries with a tie group across "
+               "the measure's cutoff; means over the positive queries")
+
+
+def ties_block(ws: RankedPerQuery) -> dict[str, Any] | None:
+    """``{"method", "queries", "not_covered", "lanes": {lane: {"tied_queries": n, "metrics":
+    {key: {dependent, straddling, worst, best, expected}}}}}``: how much each lane's numbers
+    depend on the tie rule (``measures.ties``), over the positive queries. None for a
+    workspace read from per-query tables (no rows)."""
+    from ..measures.ties import SUPPORTED
+
+    ties_of = getattr(ws, "ties", None)
+    if ties_of is None:  # per-query tables alone: no rows, no ties to look at
+        return None
+    pos = ws.positives
+    keys = [m.key for m in ws.settings.metrics if m.kind in SUPPORTED]
+    lanes: dict[str, Any] = {}
+    for lane in ws.lanes:
+        t = ties_of(lane)
+        tied = t.tied
+        cells: dict[str, Any] = {}
+        for k in keys:
+            cell: dict[str, Any] = {
+                "dependent": int(t.depends[k][pos].sum()), "straddling": int(t.straddles[k][pos].sum()),
+                "worst": float(t.worst[k][pos].mean()) if pos.size else None,
+                "best": float(t.best[k][pos].mean()) if pos.size else None,
+            }
+            e = t.expected[k][pos]
+            cell["expected"] = float(e.mean()) if pos.size and not np.isnan(e).any() else None
+            if cell["expected"] is None:
+                cell["expected_reason"] = "no positive query" if not pos.size else "no closed form computed for this measure"
+            if not pos.size:
+                cell["worst_reason"] = cell["best_reason"] = "no positive query"
+            cells[k] = cell
+        lanes[lane] = {"tied_queries": int(tied[pos].sum()), "metrics": cells}
+    return {"method": TIES_METHOD, "queries": int(pos.size),
+            "not_covered": [m.key for m in ws.settings.metrics if m.kind not in SUPPORTED], "lanes": lanes}

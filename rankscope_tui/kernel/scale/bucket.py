@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
 from ..errors import InputError, InputWarning
+from ..measures.ties import COLUMNS, SUPPORTED, LaneTies, as_columns, from_columns
 from ..ranking import judgments as J
 from ..settings import GateSettings, LoadSettings
 from ..workspace.base import WorkspaceBase
@@ -351,12 +352,20 @@ def run_bucket(lanes: Mapping[str, pa.Table | None], qrels: pa.Table | None, pla
     queries = _queries_columns(ws, plan)
     measures: list[_Block] = []
     metrics = ws.metric_set(plan.extra_metrics) if plan.extra_metrics else None
+    keys = [m.key for m in metrics or plan.settings.metrics]
+    tie_keys: list[str] = []
     for lane in ws.lanes:
         present, top_rel = ws.present(lane), ws.top_relevant(lane)
+        # tie exposure needs the rows, so each bucket computes it (doc level) as columns
+        tie_cols = as_columns(ws.ties(lane, metrics))
+        tie_keys = list(tie_cols)
         for level in ws.levels():
-            # the list length travels beside the measures: the short-list check needs it
-            measures.append((lane, level, present, top_rel,
-                             {**ws.per_query(lane, level, metrics), "length": ws.list_lengths(lane, level)}))
+            # the list length travels beside the measures (the short-list check needs it), and
+            # the tie columns at doc level
+            pq = dict(ws.per_query(lane, level, metrics))
+            pq["length"] = ws.list_lengths(lane, level)
+            pq.update(tie_cols if level == "doc" else {k: np.full(ws.n_queries, np.nan) for k in tie_cols})
+            measures.append((lane, level, present, top_rel, pq))
     qid = pa.array(ws.qids.tolist(), type=pa.string())
     lane_files = [f for f in ws.inputs if f.role == "lane"]
     grid, fused = None, 0
@@ -375,7 +384,7 @@ def run_bucket(lanes: Mapping[str, pa.Table | None], qrels: pa.Table | None, pla
         docs, counts = doc_reach(ws.lanes[plan.gate_lane], among)
         reach = pa.table({"doc": ws.doc_ids.take(pa.array(docs)), "queries": pa.array(counts)})
     return BucketResult(
-        _queries_table(qid, queries), _measures_table(measures, qid, [m.key for m in metrics or plan.settings.metrics]),
+        _queries_table(qid, queries), _measures_table(measures, qid, keys + tie_keys),
         lanes=tuple((n, ws.lane_origin[n]) for n in ws.lanes), levels=tuple(ws.levels()), lane_rows=rows,
         lane_queries=tuple(int(f.queries) for f in lane_files),  # type: ignore[arg-type]  # a lane's InputFile counts its queries
         qrels_rows=q_rows, ood_rows=o_rows,
@@ -739,6 +748,13 @@ class QueryWorkspace(WorkspaceBase):
             self._cache[cache_key] = out
         values: dict[str, np.ndarray] = self._cache[cache_key]
         return values
+
+    def ties(self, lane: str, metrics: tuple[MetricKey, ...] | None = None) -> LaneTies:
+        """The lane's tie exposure (``Workspace.ties``) as the buckets computed it."""
+        keys = [m.key for m in (metrics or self.settings.metrics) if m.kind in SUPPORTED]
+        b = self._block(lane, "doc")
+        names = ["tie:tied"] + [f"tie:{p}:{k}" for k in keys for p in COLUMNS]
+        return from_columns({n: np.asarray(b.column(n), dtype=np.float64) for n in names}, keys)
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> NDArray[np.int32]:
         return self.per_query(lane, level)["rank"]

@@ -115,6 +115,31 @@ _SPLICED = {"splice": True}
 
 
 @dataclass(frozen=True)
+class TieFlip:
+    """Whether a different order of tied scores could change a compare row.
+
+    The row is recomputed twice with per-query values taken at the extremes over tie
+    orders (``measures.ties``): ``low`` = candidate at its worst order, baseline at its
+    best (the smallest Δ any tie orders give); ``high`` = candidate best, baseline worst
+    (the largest). Each extreme family (every row of the call moved the same way) goes
+    through the same paired statistics and ``decide`` as the observed one. ``could_flip``:
+    the sign of the mean Δ differs between the two extremes, or either extreme's verdict
+    differs from the row's.
+    """
+
+    dependent_queries: int  # positives where either lane's value depends on the tie order
+    delta_low: float
+    delta_high: float
+    verdict_low: str
+    verdict_high: str
+    could_flip: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dependent_queries": self.dependent_queries, "delta_low": self.delta_low, "delta_high": self.delta_high,
+                "verdict_low": self.verdict_low, "verdict_high": self.verdict_high, "could_flip": self.could_flip}
+
+
+@dataclass(frozen=True)
 class ComparisonRow:
     """One row of ``compare``: its names, its paired statistics and the family's decision.
 
@@ -148,6 +173,8 @@ class ComparisonRow:
     verdict_text: str = field(default="", metadata=_after("verdict"))
     # what the row could establish: MDE at 80 % power, the randomization floor, the queries a target needs
     power: RowPower | None = None
+    # what another order of tied scores could do to the row; None without ranked rows
+    tie_order: TieFlip | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
@@ -181,7 +208,7 @@ class ComparisonRow:
             value = getattr(self, key)
             if key in ("largest_losses", "largest_gains"):
                 out[key] = [x.as_dict() for x in value]
-            elif key in ("retraining", "power"):
+            elif key in ("retraining", "power", "tie_order"):
                 out[key] = None if value is None else value.as_dict()
             elif key == "notes":
                 out[key] = list(value)

@@ -22,6 +22,7 @@ from ..errors import InputError, InputWarning
 from ..inputs.files import sha256_of
 from ..inputs.readers import RawLane, RawQrels, read_qrels
 from ..inputs.tables import NONE_LABEL, read_corpus, read_strata, read_text_files, stratification_name
+from ..measures.ties import LaneTies, lane_ties
 from ..parallel import in_background, started
 from ..ranking import judgments as J
 from ..ranking.encoding import DocEncoding, LazyDictionary
@@ -566,6 +567,17 @@ class Workspace(WorkspaceBase):
         ranked row, a repeated group included, as it takes a rank); 0 where the lane lacks the query."""
         hits, _ = self.hits(lane, level)
         return np.bincount(hits.qid, minlength=self.n_queries).astype(np.int64)
+
+    def ties(self, lane: str, metrics: tuple[M.MetricKey, ...] | None = None) -> LaneTies:
+        """Tie exposure of a lane at doc level (``measures.ties.lane_ties``) for the
+        metrics (the workspace's by default) that it covers; computed once."""
+        metrics = tuple(metrics or self.settings.metrics)
+        key = ("ties", lane, metrics)
+        if key not in self._cache:
+            self._cache[key] = lane_ties(self.lanes[lane], self.judgments, self.per_query(lane, "doc", metrics),
+                                         metrics, self.settings.relevant)
+        out: LaneTies = self._cache[key]
+        return out
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
         hits, _ = self.hits(lane, level)

@@ -1,0 +1,334 @@
+"""Tie exposure: how much of a per-query value depends on the order of tied scores.
+
+rankscope orders equal scores by doc id descending as bytes (trec_eval's rule, see
+``ranking.ranks``). That rule is arbitrary: another tool, or the same system with a
+different doc numbering, puts tied hits in another order. This module measures, per
+query, the range of values a measure can take over **every** ordering of the hits inside
+each tie group (rows of one query with equal scores), and its expected value when the
+tied hits are shuffled uniformly at random.
+
+Tie groups and cutoffs
+----------------------
+A tie group is a maximal run of two or more equal scores on adjacent ranks of one
+query's ordered (and depth-cut) list: ranks ``s+1 .. e`` (``s`` hits above it). It
+*straddles* a cutoff ``k`` when ``s < k < e``: some of its hits are inside the top k and
+some outside, so which of them count depends on the tie rule. Hits cut away by
+``--depth`` are gone before ties are looked at.
+
+Extremes (best and worst over the orderings)
+--------------------------------------------
+The best value is the one from ordering each tie group by grade **descending**, the
+worst from ordering it by grade **ascending** (unjudged hits count as grade below 0).
+Why this attains the extremes, for each supported measure (relevance = grade >= L):
+
+- ``hit@k``, ``p@k``, ``recall@k``: the value increases with the number of relevant hits
+  in the top k. Inside a group only the first ``k - s`` places are in the top k, so
+  putting the relevant hits there (grade descending puts every grade >= L before every
+  grade < L) maximises that count, and putting them last minimises it.
+- ``rr`` / ``rr@k``: the value decreases with the rank of the first relevant hit. The
+  first group holding a relevant hit decides it; relevant-first puts one at the group's
+  top place (the smallest rank possible), relevant-last at the place after all the
+  group's non-relevant hits (the largest).
+- ``ap`` / ``ap@k``: swapping an adjacent (non-relevant, relevant) pair into (relevant,
+  non-relevant) raises the precision at that relevant hit by 1/i and leaves every other
+  term unchanged, so any ordering is improved by bubbling relevant hits up inside their
+  group; the fixed point is relevant-first (and symmetrically relevant-last is the
+  minimum). For ap@k the swap can also move a relevant hit into the top k, which only adds
+  a positive term.
+- ``ndcg`` / ``ndcg@k``: inside a group the discounts 1/log2(i+1) of its places are
+  decreasing (0 beyond k), the gains are the grades; by the rearrangement inequality the
+  sum of gain x discount is largest when the gains are sorted descending and smallest when
+  sorted ascending. Relevant-first/last alone is not enough for graded qrels (a grade 2
+  before a grade 1 matters), hence the order by grade rather than by relevance. The ideal
+  DCG does not depend on the run.
+
+Grade order also gives the binary measures' extremes, since it puts every grade >= L
+before every grade < L.
+
+Expected value over random tie orders
+-------------------------------------
+McSherry, F. & Najork, M. (2008). Computing information retrieval performance measures
+efficiently in the presence of tied scores. *ECIR 2008*, LNCS 4956, 414-421. Every
+ordering of each tie group is equally likely; the expectation is computed in closed form,
+without enumerating orderings. For a group of ``n`` hits starting after rank ``s`` with
+``r`` relevant hits:
+
+- relevant hits in the top k: the group contributes ``m * r / n`` with ``m = clip(k - s, 0, n)``
+  (each place holds a relevant hit with probability r/n), so ``E[p@k] = E[count]/k`` and
+  ``E[recall@k] = E[count]/R``;
+- hit@k: 1 if a relevant hit lies above the first group holding one and within k;
+  otherwise, for that group, ``1 - C(n - r, m) / C(n, m)`` (the chance the m top places are
+  not all non-relevant);
+- rr: the first relevant hit lies at place j of the first group holding one with
+  probability ``C(n - j, r - 1) / C(n, r)``, so ``E[rr] = sum_j P(j) / (s + j)`` (j with
+  ``s + j <= k`` for rr@k);
+- ndcg: each place of a group holds each of its hits with probability 1/n, so
+  ``E[DCG] = sum over places of discount * (mean gain of the group)`` (linearity).
+
+ap's expectation has a closed form too (McSherry & Najork give one) but it is not computed
+here: ``expected`` is ``None`` for ap.
+
+All functions here work on one query's list in rank order; :func:`lane_ties` loops only
+over the queries whose list holds a tie (the rest are tie-free: best = worst = expected).
+
+References
+----------
+- McSherry, F. & Najork, M. (2008). Computing information retrieval performance measures
+  efficiently in the presence of tied scores. *ECIR 2008*, LNCS 4956, 414-421. (the
+  expected value over tie orders)
+- trec_eval (NIST), the TREC evaluation program, version 10.0: the tie rule and the
+  measures' definitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb, log2
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..ranking.judgments import Judgments
+from ..ranking.ranks import RankedLane, tied_queries
+from .registry import MetricKey
+
+#: The measure kinds whose tie exposure is computed.
+SUPPORTED = ("hit", "p", "recall", "rr", "ap", "ndcg")
+
+#: Two values closer than this count as equal (float sums in different orders).
+TOLERANCE = 1e-12
+
+
+def tie_groups(scores: Sequence[float] | NDArray[np.float64]) -> list[tuple[int, int]]:
+    """``(s, e)`` of each run of two or more equal adjacent scores: places ``s .. e-1``
+    (0-based) of a list already in rank order, i.e. ranks ``s+1 .. e``."""
+    out = []
+    n = len(scores)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and scores[j] == scores[i]:
+            j += 1
+        if j - i >= 2:
+            out.append((i, j))
+        i = j
+    return out
+
+
+def straddles(groups: Sequence[tuple[int, int]], k: int) -> bool:
+    """True when some tie group holds places both inside and outside the top k."""
+    return any(s < k < e for s, e in groups)
+
+
+def _reorder(grades: NDArray[np.int64], groups: Sequence[tuple[int, int]], descending: bool) -> NDArray[np.int64]:
+    g = grades.copy()
+    for s, e in groups:
+        part = np.sort(g[s:e], kind="stable")
+        g[s:e] = part[::-1] if descending else part
+    return g
+
+
+def _ideal_dcg(ideal: NDArray[np.int64], k: int | None) -> float:
+    gains = np.sort(ideal[ideal > 0])[::-1]
+    if k is not None:
+        gains = gains[:k]
+    return float(sum(float(x) / log2(i + 2) for i, x in enumerate(gains)))
+
+
+def value_of(kind: str, k: int | None, grades: NDArray[np.int64], level: int, n_rel: int, idcg: float) -> float:
+    """The measure on one ordered list of grades (``NO_JUDGMENT`` = unjudged): the same
+    definitions as the measure modules (trec_eval), written per query."""
+    rel = grades >= level
+    top = rel if k is None else rel[:k]
+    if kind == "hit":
+        return 1.0 if top.any() else 0.0
+    if kind == "p":
+        return float(top.sum()) / float(k or 1)
+    if kind == "recall":
+        return float(top.sum()) / n_rel if n_rel > 0 else 0.0
+    if kind == "rr":
+        where = np.flatnonzero(top)
+        return 1.0 / float(where[0] + 1) if where.size else 0.0
+    if kind == "ap":
+        if n_rel == 0:
+            return 0.0
+        where = np.flatnonzero(top)
+        return float(sum((i + 1) / float(r + 1) for i, r in enumerate(where))) / n_rel
+    if kind == "ndcg":
+        if idcg <= 0:
+            return 0.0
+        g = grades if k is None else grades[:k]
+        return float(sum(float(x) / log2(i + 2) for i, x in enumerate(g) if x > 0)) / idcg
+    raise ValueError(f"tie exposure does not cover {kind}")
+
+
+def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: Sequence[tuple[int, int]],
+                   level: int, n_rel: int, idcg: float) -> float | None:
+    """The mean of the measure over uniformly random orders of every tie group (closed
+    forms of McSherry & Najork 2008, see the module docstring); None for ap."""
+    n = grades.shape[0]
+    cut = n if k is None else min(k, n)
+    rel = grades >= level
+    # singletons are groups of one, so every place belongs to exactly one block
+    blocks: list[tuple[int, int]] = []
+    i = 0
+    for s, e in list(groups) + [(n, n)]:
+        blocks.extend((j, j + 1) for j in range(i, s))
+        if e > s:
+            blocks.append((s, e))
+        i = e
+    if kind in ("p", "recall"):
+        count = 0.0
+        for s, e in blocks:
+            m = max(0, min(cut, e) - s)
+            count += m * float(rel[s:e].sum()) / (e - s)
+        if kind == "p":
+            return count / float(k or 1)
+        return count / n_rel if n_rel > 0 else 0.0
+    if kind in ("hit", "rr"):
+        for s, e in blocks:
+            r = int(rel[s:e].sum())
+            if r == 0:
+                continue
+            size = e - s
+            if kind == "hit":
+                m = max(0, min(cut, e) - s)
+                return 1.0 - comb(size - r, m) / comb(size, m)
+            total = 0.0
+            for j in range(1, size - r + 2):  # the first relevant hit at place j of the group
+                if s + j > cut:
+                    break
+                total += comb(size - j, r - 1) / comb(size, r) / (s + j)
+            return total
+        return 0.0
+    if kind == "ndcg":
+        if idcg <= 0:
+            return 0.0
+        dcg = 0.0
+        for s, e in blocks:
+            gains = np.maximum(grades[s:e], 0).astype(np.float64)
+            mean_gain = float(gains.sum()) / (e - s)
+            dcg += sum(mean_gain / log2(p + 2) for p in range(s, min(cut, e)))
+        return dcg / idcg
+    return None
+
+
+@dataclass(frozen=True)
+class QueryTies:
+    """One query's tie exposure for one measure."""
+
+    worst: float
+    best: float
+    expected: float | None  # None where no closed form is computed (ap)
+    straddles: bool  # a tie group crosses the measure's cutoff (False for an uncut measure)
+
+    @property
+    def depends(self) -> bool:
+        """The value changes with the tie order."""
+        return self.best - self.worst > TOLERANCE
+
+
+def query_ties(key: MetricKey, scores: NDArray[np.float64], grades: NDArray[np.int64], ideal: NDArray[np.int64],
+               relevant: int) -> QueryTies:
+    """Tie exposure of one measure on one query: ``scores`` and ``grades`` in rank order
+    (``NO_JUDGMENT`` for unjudged hits), ``ideal`` every judged grade (>= 0) of the query."""
+    level = relevant if key.rel is None or not key.measure.takes_rel else key.rel
+    n_rel = int((ideal >= level).sum())
+    idcg = _ideal_dcg(ideal, key.k) if key.kind == "ndcg" else 0.0
+    groups = tie_groups(scores)
+    best = value_of(key.kind, key.k, _reorder(grades, groups, True), level, n_rel, idcg)
+    worst = value_of(key.kind, key.k, _reorder(grades, groups, False), level, n_rel, idcg)
+    exp = expected_value(key.kind, key.k, grades, groups, level, n_rel, idcg)
+    return QueryTies(worst=worst, best=best, expected=exp,
+                     straddles=key.k is not None and straddles(groups, key.k))
+
+
+@dataclass(frozen=True)
+class LaneTies:
+    """Tie exposure of one lane: per measure key, per query code, the worst and best
+    value over tie orders and the expected value (NaN where no closed form is computed
+    and the value depends on the order); ``depends`` marks the
+    queries whose value changes with the tie order, ``straddles`` those with a tie group
+    across the measure's cutoff; ``tied`` marks the queries holding any tie."""
+
+    worst: dict[str, NDArray[np.float64]]
+    best: dict[str, NDArray[np.float64]]
+    expected: dict[str, NDArray[np.float64]]
+    depends: dict[str, NDArray[np.bool_]]
+    straddles: dict[str, NDArray[np.bool_]]
+    tied: NDArray[np.bool_]  # per query code: its list holds two equal scores
+
+    def n_dependent(self, key: str) -> int:
+        return int(self.depends[key].sum())
+
+
+def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[np.float64]],
+              metrics: Sequence[MetricKey], relevant: int) -> LaneTies:
+    """Tie exposure of every supported measure in ``metrics`` on one lane.
+
+    ``values`` are the lane's per-query values under the tie rule (``measures.compute``);
+    on a query without ties they are also the worst, best and expected values. Only the
+    queries whose list holds a tie are recomputed, one at a time.
+    """
+    n_q = lane.offsets.shape[0] - 1
+    keys = [m for m in metrics if m.kind in SUPPORTED]
+    worst = {m.key: np.asarray(values[m.key], dtype=np.float64).copy() for m in keys}
+    best = {m.key: w.copy() for m, w in zip(keys, worst.values())}
+    expected = {m.key: w.copy() for m, w in zip(keys, worst.values())}
+    depends = {m.key: np.zeros(n_q, dtype=bool) for m in keys}
+    strad = {m.key: np.zeros(n_q, dtype=bool) for m in keys}
+    tied = tied_queries(lane, int(np.iinfo(np.int32).max))
+    jq = judgments.qid
+    for q in tied.tolist():
+        rows = lane.rows_of(q)
+        scores = lane.score[rows]
+        grades = judgments.grade_of(np.full(scores.shape[0], q), lane.doc[rows])
+        # a group whose hits all carry the same grade (unjudged counted as one grade)
+        # cannot change any value: skip the query when every group is such
+        groups = tie_groups(scores)
+        for m in keys:
+            strad[m.key][q] = m.k is not None and straddles(groups, m.k)
+        flat = np.maximum(grades, -1)
+        if all((flat[s:e] == flat[s]).all() for s, e in groups):
+            continue
+        lo, hi = np.searchsorted(jq, q, "left"), np.searchsorted(jq, q, "right")
+        ideal = judgments.grade[lo:hi]
+        ideal = ideal[ideal >= 0]
+        for m in keys:
+            t = query_ties(m, scores, grades, ideal, relevant)
+            worst[m.key][q], best[m.key][q] = t.worst, t.best
+            # without a closed form the mean is known only when every order gives one value
+            expected[m.key][q] = t.expected if t.expected is not None else (t.worst if not t.depends else np.nan)
+            depends[m.key][q] = t.depends
+    tied_mask = np.zeros(n_q, dtype=bool)
+    tied_mask[tied] = True
+    return LaneTies(worst, best, expected, depends, strad, tied_mask)
+
+
+#: the per-query columns a bucket stores for one measure key (``scale.bucket``)
+COLUMNS = ("worst", "best", "expected", "depends", "straddles")
+
+
+def as_columns(t: LaneTies) -> dict[str, NDArray[np.float64]]:
+    """``{"tie:<part>:<key>": float64[n_queries]}`` and ``"tie:tied"``: a lane's tie
+    exposure as per-query columns (booleans as 0/1), read back by :func:`from_columns`."""
+    out = {"tie:tied": t.tied.astype(np.float64)}
+    for key in t.worst:
+        for part in COLUMNS:
+            out[f"tie:{part}:{key}"] = np.asarray(getattr(t, part)[key], dtype=np.float64)
+    return out
+
+
+def from_columns(cols: dict[str, NDArray[np.float64]], keys: Sequence[str]) -> LaneTies:
+    """The inverse of :func:`as_columns` for the measure ``keys``."""
+    def part(name: str) -> dict[str, NDArray[np.float64]]:
+        return {k: np.asarray(cols[f"tie:{name}:{k}"], dtype=np.float64) for k in keys}
+
+    return LaneTies(part("worst"), part("best"), part("expected"),
+                    {k: v > 0 for k, v in part("depends").items()}, {k: v > 0 for k, v in part("straddles").items()},
+                    np.asarray(cols["tie:tied"]) > 0)
+
+
+__all__ = ["COLUMNS", "SUPPORTED", "TOLERANCE", "LaneTies", "as_columns", "from_columns", "QueryTies", "expected_value", "lane_ties", "query_ties",
+           "straddles", "tie_groups", "value_of"]

@@ -1,0 +1,261 @@
+"""Tie exposure (kernel/measures/ties.py) against brute force.
+
+The oracle enumerates every ordering of the hits inside every tie group of small random
+cases (at most 8 tied hits in all) and evaluates each ordering with measures written
+here from their definitions (trec_eval's), independently of the module: the minimum,
+maximum and mean over the orderings must equal the module's worst, best and expected
+values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+
+from rankscope_tui.kernel.measures.registry import MetricKey
+from rankscope_tui.kernel.measures.ties import query_ties, straddles, tie_groups
+from rankscope_tui.kernel.ranking.judgments import NO_JUDGMENT
+
+
+def oracle(kind, k, grades, ideal, level):
+    """The measure from its definition on one ordered list of grades (None = unjudged)."""
+    rels = [g is not None and g >= level for g in grades]
+    R = sum(1 for g in ideal if g >= level)
+    top = rels if k is None else rels[:k]
+    if kind == "hit":
+        return float(any(top))
+    if kind == "p":
+        return sum(top) / k
+    if kind == "recall":
+        return sum(top) / R if R else 0.0
+    if kind == "rr":
+        for i, r in enumerate(top):
+            if r:
+                return 1.0 / (i + 1)
+        return 0.0
+    if kind == "ap":
+        seen, total = 0, 0.0
+        for i, r in enumerate(top):
+            if r:
+                seen += 1
+                total += seen / (i + 1)
+        return total / R if R else 0.0
+    if kind == "ndcg":
+        def dcg(gs):
+            return sum(g / math.log2(i + 2) for i, g in enumerate(gs) if g is not None and g > 0)
+        ideal_sorted = sorted(ideal, reverse=True)
+        idcg = dcg(ideal_sorted if k is None else ideal_sorted[:k])
+        return dcg(grades if k is None else grades[:k]) / idcg if idcg > 0 else 0.0
+    raise AssertionError(kind)
+
+
+def orderings(grades, groups):
+    """Every list obtained by permuting the places inside each group (distinct place
+    permutations, so repeated grades are counted with their multiplicity: a uniform
+    draw over the orderings of the hits)."""
+    per_group = [list(itertools.permutations(range(s, e))) for s, e in groups]
+    for choice in itertools.product(*per_group):
+        out = list(grades)
+        for (s, e), perm in zip(groups, choice):
+            for place, src in zip(range(s, e), perm):
+                out[place] = grades[src]
+        yield out
+
+
+def random_case(rng: random.Random, graded: bool):
+    n = rng.randint(2, 12)
+    # scores drawn from few values so that ties are frequent; at most 8 tied hits in all
+    while True:
+        scores = sorted((rng.choice([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]) for _ in range(n)), reverse=True)
+        groups = tie_groups(scores)
+        if groups and sum(e - s for s, e in groups) <= 8:
+            break
+    top_grade = 3 if graded else 1
+    grades = [None if rng.random() < 0.15 else rng.randint(0, top_grade) for _ in range(n)]
+    # the qrels: the judged hits plus some relevant docs the run missed
+    ideal = [g for g in grades if g is not None] + [rng.randint(0, top_grade) for _ in range(rng.randint(0, 3))]
+    return scores, grades, ideal, groups
+
+
+KEYS = [MetricKey("hit", 1), MetricKey("hit", 3), MetricKey("p", 3), MetricKey("p", 5), MetricKey("recall", 4),
+        MetricKey("rr", None), MetricKey("rr", 3), MetricKey("ap", None), MetricKey("ap", 5),
+        MetricKey("ndcg", None), MetricKey("ndcg", 3), MetricKey("ndcg", 5), MetricKey("p", 3, rel=2)]
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["binary", "graded"])
+def test_bounds_and_mean_equal_enumeration_of_every_tie_order(graded):
+    rng = random.Random(20080330 + graded)
+    checked = dependent = 0
+    for _ in range(80):
+        scores, grades, ideal, groups = random_case(rng, graded)
+        arr = np.array([NO_JUDGMENT if g is None else g for g in grades], dtype=np.int64)
+        ideal_arr = np.array(ideal, dtype=np.int64)
+        all_orders = list(orderings(grades, groups))
+        for key in KEYS:
+            level = key.rel if key.rel is not None else 1
+            vals = [oracle(key.kind, key.k, o, ideal, level) for o in all_orders]
+            got = query_ties(key, np.array(scores), arr, ideal_arr, relevant=1)
+            assert got.worst == pytest.approx(min(vals), abs=1e-12), (key.key, scores, grades, ideal)
+            assert got.best == pytest.approx(max(vals), abs=1e-12), (key.key, scores, grades, ideal)
+            if key.kind == "ap":
+                assert got.expected is None
+            else:
+                assert got.expected == pytest.approx(sum(vals) / len(vals), abs=1e-12), (key.key, scores, grades, ideal)
+            assert got.depends == (max(vals) - min(vals) > 1e-12)
+            checked += 1
+            dependent += got.depends
+    # the cases exercise both outcomes
+    assert checked == 80 * len(KEYS) and 0 < dependent < checked
+
+
+def test_tie_groups_and_straddling_by_hand():
+    scores = [9.0, 7.0, 7.0, 7.0, 5.0, 3.0, 3.0]
+    assert tie_groups(scores) == [(1, 4), (5, 7)]  # ranks 2-4 and 6-7
+    assert straddles(tie_groups(scores), 2) and straddles(tie_groups(scores), 3)
+    assert not straddles(tie_groups(scores), 1) and not straddles(tie_groups(scores), 4)
+    assert not straddles(tie_groups(scores), 5) and straddles(tie_groups(scores), 6)
+
+
+def test_hand_worked_p_at_2_and_rr():
+    # ranks 1-3 tie; one relevant among them. p@2 is 1/2 if it lands in places 1-2 (2 of 3
+    # orderings), else 0: worst 0, best 1/2, mean 1/3. rr: 1, 1/2, 1/3 equally likely.
+    scores = np.array([5.0, 5.0, 5.0, 1.0])
+    grades = np.array([0, 1, 0, 0], dtype=np.int64)
+    ideal = np.array([0, 1, 0, 0], dtype=np.int64)
+    p2 = query_ties(MetricKey("p", 2), scores, grades, ideal, 1)
+    assert (p2.worst, p2.best) == (0.0, 0.5) and p2.expected == pytest.approx(1 / 3) and p2.straddles
+    rr = query_ties(MetricKey("rr", None), scores, grades, ideal, 1)
+    assert (rr.worst, rr.best) == (pytest.approx(1 / 3), 1.0) and rr.expected == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+
+
+
+def _read_trec(path, cols):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if parts:
+                out.setdefault(parts[0], []).append(tuple(parts[c] for c in cols))
+    return out
+
+
+def test_cranfield_bounds_equal_pytrec_eval_on_the_extreme_tie_orders():
+    """On Cranfield's three lanes, the worst and best values equal pytrec_eval's on the run
+    reordered inside each group of equal scores by grade ascending / descending (written
+    with distinct integer scores, so pytrec_eval keeps that order); the value under the tie
+    rule lies between them. The tie-dependent counts are printed for the README."""
+    import pytrec_eval
+    from support import shared_path
+
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.workspace.loaded import Workspace
+
+    C = shared_path("cranfield")
+    names = {"p@10": "P_10", "recall@100": "recall_100", "rr": "recip_rank", "ap": "map", "ndcg@10": "ndcg_cut_10",
+             "ndcg": "ndcg"}
+    metrics = tuple(parse_metrics(",".join(names)))
+    lanes = ("bm25", "tfidf", "dense")
+    ws = Workspace.load([(n, str(C / "lanes" / f"{n}.run")) for n in lanes], str(C / "qrels-test.txt"),
+                        LoadSettings(metrics=metrics))
+    qrels = {q: {d: int(g) for d, g in rows} for q, rows in _read_trec(C / "qrels-test.txt", (2, 3)).items()}
+    positives = [ws.qids[c] for c in ws.positives]
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(names.values()))
+    for lane in lanes:
+        run = _read_trec(C / "lanes" / f"{lane}.run", (2, 4))
+        extremes = {}
+        for case, sign in (("best", -1), ("worst", 1)):
+            reordered = {}
+            for q, rows in run.items():
+                # score descending; inside equal scores grade descending (best) or ascending
+                # (worst), unjudged as -1
+                rows = sorted(rows, key=lambda r: (-float(r[1]), sign * qrels.get(q, {}).get(r[0], -1)))
+                reordered[q] = {d: float(len(rows) - i) for i, (d, _) in enumerate(rows)}
+            extremes[case] = evaluator.evaluate(reordered)
+        t = ws.ties(lane)
+        values = ws.per_query(lane)
+        dependent = {}
+        for key, pyname in names.items():
+            for q in positives:
+                c = ws.qid_index[q]
+                assert t.best[key][c] == pytest.approx(extremes["best"][q][pyname], abs=1e-9), (lane, key, q)
+                assert t.worst[key][c] == pytest.approx(extremes["worst"][q][pyname], abs=1e-9), (lane, key, q)
+                assert t.worst[key][c] - 1e-12 <= values[key][c] <= t.best[key][c] + 1e-12
+            dependent[key] = int(t.depends[key][ws.positives].sum())
+            assert dependent[key] == sum(extremes["best"][q][pyname] - extremes["worst"][q][pyname] > 1e-9
+                                         for q in positives)
+        print(lane, "tie-dependent positive queries:", dependent)
+
+
+def _write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines))
+    return str(path)
+
+
+def test_compare_flags_a_row_that_a_tie_order_could_flip(tmp_path):
+    """Hand-worked: on each of 4 queries, d9 (relevant) and d1 (not) tie in the candidate;
+    the tie rule (doc id descending as bytes) puts d9 first, so rr = 1 and the observed Δ
+    over the baseline (d1 above d9, rr = 1/2) is +1/2. Ordered the other way the candidate
+    scores 1/2 too: Δ ranges from 0 to +1/2, so the sign could change and the row is
+    flagged; the flag also reaches the row's notes and its compare --out dict."""
+    from rankscope_tui.kernel.instruments.compare import compare
+    from rankscope_tui.kernel.instruments.evaluate import prepare, ties_block
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.settings import CompareSettings, LoadSettings
+    from rankscope_tui.kernel.workspace.loaded import Workspace
+
+    qs = ["q1", "q2", "q3", "q4"]
+    qrels = _write(tmp_path / "qrels", [f"{q} 0 {d} {g}" for q in qs for d, g in (("d9", 1), ("d1", 0))])
+    base = _write(tmp_path / "base", [f"{q} Q0 {d} {i + 1} {s} base" for q in qs for i, (d, s) in enumerate((("d1", 2), ("d9", 1)))])
+    cand = _write(tmp_path / "cand", [f"{q} Q0 {d} {i + 1} 1 cand" for q in qs for i, d in enumerate(("d1", "d9"))])
+    ws = Workspace.load([("base", base), ("cand", cand)], qrels, LoadSettings(metrics=tuple(parse_metrics("rr,p@1"))))
+    ws, th = prepare(ws)
+    result = compare(ws, th, CompareSettings(baseline="base", candidates=("cand",), metrics=("rr", "p@1")))
+    rows = {r.metric: r for r in result.rows}
+    rr = rows["rr"]
+    assert rr.difference == pytest.approx(0.5)
+    assert rr.tie_order is not None and rr.tie_order.dependent_queries == 4
+    assert rr.tie_order.delta_low == pytest.approx(0.0) and rr.tie_order.delta_high == pytest.approx(0.5)
+    assert rr.tie_order.could_flip
+    assert any("tied scores could change this row" in n for n in rr.notes)
+    assert rr.as_dict(reasons=True)["tie_order"]["could_flip"] is True
+    # p@1: the baseline scores 0 on every query, the candidate 1 under the rule and 0 the other way
+    p1 = rows["p@1"]
+    assert p1.tie_order.delta_low == pytest.approx(0.0) and p1.tie_order.delta_high == pytest.approx(1.0) and p1.tie_order.could_flip
+    # the report's ties block: every query of cand depends on the order for both measures
+    tb = ties_block(ws)
+    assert tb["lanes"]["cand"]["metrics"]["rr"] == {"dependent": 4, "straddling": 0, "worst": 0.5, "best": 1.0,
+                                                     "expected": 0.75}
+    assert tb["lanes"]["cand"]["metrics"]["p@1"]["straddling"] == 4
+    assert tb["lanes"]["base"]["metrics"]["rr"]["dependent"] == 0 and tb["lanes"]["base"]["tied_queries"] == 0
+
+
+def test_evaluate_and_compare_print_the_tie_exposure(tmp_path):
+    """The CLI faces: evaluate's text has the Ties line and report.json the block (the
+    hand-worked case above: every candidate query depends on the order for rr and p@1,
+    none of the baseline's); compare's text carries the row's note."""
+    import json
+
+    from support import run_cli
+
+    qs = ["q1", "q2", "q3", "q4"]
+    qrels = _write(tmp_path / "qrels", [f"{q} 0 {d} {g}" for q in qs for d, g in (("d9", 1), ("d1", 0))])
+    base = _write(tmp_path / "base", [f"{q} Q0 {d} {i + 1} {s} base" for q in qs for i, (d, s) in enumerate((("d1", 2), ("d9", 1)))])
+    cand = _write(tmp_path / "cand", [f"{q} Q0 {d} {i + 1} 1 cand" for q in qs for i, d in enumerate(("d1", "d9"))])
+    out = tmp_path / "report.json"
+    p = run_cli("evaluate", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metrics", "rr,p@1",
+                "--resamples", "0", "--out", out)
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("Ties"))
+    assert line.startswith("Ties (of 4 positives, how many change value with the order of tied scores): ")
+    assert "base none" in line and "cand rr 4, p@1 4" in line
+    block = json.loads(out.read_text())["ties"]
+    assert block["lanes"]["cand"]["tied_queries"] == 4 and block["lanes"]["cand"]["metrics"]["p@1"]["expected"] == 0.5
+    p = run_cli("compare", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metric", "rr",
+                "--baseline", "base", "--resamples", "999")
+    assert p.returncode == 0, p.stderr
+    assert "another order of tied scores could change this row" in p.stdout
