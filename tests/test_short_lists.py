@@ -126,4 +126,4 @@ def test_the_overview_says_it_in_one_line(files):
             return str(app.screen.query_one("#ov-summary", Static).render())
 
     text = asyncio.run(run())
-    assert "Short lists: fewer than k hits: short 1 of 2 positive queries; ceiling below 1 (at most, per measure): short 2" in text
+    assert "Short lists: 1 of 1 lanes list fewer than k hits for some positive query (most: short, 1 of 2)" in text

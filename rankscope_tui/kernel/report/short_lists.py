@@ -88,48 +88,25 @@ def short_list_summary(block: dict[str, Any], n_positives: int) -> dict[str, Any
     return {"positives": n_positives, "lanes": lanes}
 
 
-def short_list_lines(summary: dict[str, Any]) -> list[str]:
-    """The summary's sentences, one per lane (what text, markdown and the dashboard print):
-    ``lane bm25: 3 of 114 positive queries list fewer than k hits (ndcg@10 3, p@10 3);
-    cannot reach 1: p@10 40, recall@10 12``."""
-    n = summary.get("positives", 0)
-    out = []
-    for lane, v in summary.get("lanes", {}).items():
-        fewer = {k: c for k, c in v["fewer_than_k"].items() if c}
-        cannot = {k: c for k, c in v["cannot_reach_1"].items() if c}
-        parts = []
-        if fewer:
-            parts.append(f"{max(fewer.values())} of {n} positive queries list fewer than k hits ("
-                         + ", ".join(f"{k} {c}" for k, c in fewer.items()) + ")")
-        if cannot:
-            parts.append("queries whose ceiling is below 1: " + ", ".join(f"{k} {c}" for k, c in cannot.items()))
-        out.append(f"lane {lane}: " + "; ".join(parts))
-    return out
-
-
 def short_list_line(summary: dict[str, Any]) -> str:
-    """The summary in one line (the dashboard's Overview): per lane the positive queries
-    short of some @k measure's k, then per lane the most queries whose ceiling is below 1
-    at one measure; "" when there is nothing to say."""
+    """The summary in one short line (the dashboard's Overview, which must leave room for
+    the means at 80×24): how many lanes list fewer than k hits for some positive query, and
+    the lane with the most such queries; "" when there is nothing to say. The per-lane
+    counts and the ceilings are in the text report and report.json's ``short_lists``."""
     n = summary.get("positives", 0)
     lanes = summary.get("lanes", {})
-    short = [f"{lane} {max(v['fewer_than_k'].values())}" for lane, v in lanes.items()
-             if any(v["fewer_than_k"].values())]
-    cannot = [f"{lane} {max(v['cannot_reach_1'].values())}" for lane, v in lanes.items()
-              if any(v["cannot_reach_1"].values())]
-    parts = []
-    if short:
-        parts.append(f"fewer than k hits: {', '.join(short)} of {n} positive queries")
-    if cannot:
-        parts.append(f"ceiling below 1 (at most, per measure): {', '.join(cannot)}")
-    return "; ".join(parts)
+    short = {lane: max(v["fewer_than_k"].values()) for lane, v in lanes.items() if any(v["fewer_than_k"].values())}
+    if not short:
+        return ""
+    worst = max(short, key=lambda lane: (short[lane], lane))
+    return (f"{len(short)} of {len(lanes)} lanes list fewer than k hits for some positive query "
+            f"(most: {worst}, {short[worst]} of {n}); ceilings in the report")
 
 
 def short_list_warnings(ws: RankedPerQuery, block: dict[str, Any] | None = None) -> list[InputWarning]:
     """One warning per lane whose list holds fewer than k hits for some positive query at
     some @k measure (doc level), its count the queries short of the largest such k."""
     block = short_lists(ws) if block is None else block
-    paths = {f_name: f.path for f_name, f in zip(ws.input_lanes, [f for f in ws.inputs if f.role == "lane"])}
     out = []
     for lane, levels in block.items():
         fewer = levels.get("doc", {}).get("fewer_than_k", {})
@@ -141,5 +118,7 @@ def short_list_warnings(ws: RankedPerQuery, block: dict[str, Any] | None = None)
         out.append(InputWarning("short_lists", worst,
                                 f"lane {lane}: positive queries whose list holds fewer than k hits ({parts}); "
                                 "an @k measure cannot reach its best there (ceilings in the report's short_lists)",
-                                paths.get(lane, "")))
+                                # a count over the lane's queries, not a place in a file: the message
+                                # names the lane (report.json's inputs name its file)
+                                ""))
     return out
