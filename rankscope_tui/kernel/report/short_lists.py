@@ -88,6 +88,25 @@ def short_list_summary(block: dict[str, Any], n_positives: int) -> dict[str, Any
     return {"positives": n_positives, "lanes": lanes}
 
 
+def short_list_lines(summary: dict[str, Any]) -> list[str]:
+    """The summary's sentences, one per lane (what text, markdown and the dashboard print):
+    ``lane bm25: 3 of 114 positive queries list fewer than k hits (ndcg@10 3, p@10 3);
+    cannot reach 1: p@10 40, recall@10 12``."""
+    n = summary.get("positives", 0)
+    out = []
+    for lane, v in summary.get("lanes", {}).items():
+        fewer = {k: c for k, c in v["fewer_than_k"].items() if c}
+        cannot = {k: c for k, c in v["cannot_reach_1"].items() if c}
+        parts = []
+        if fewer:
+            parts.append(f"{max(fewer.values())} of {n} positive queries list fewer than k hits ("
+                         + ", ".join(f"{k} {c}" for k, c in fewer.items()) + ")")
+        if cannot:
+            parts.append("queries whose ceiling is below 1: " + ", ".join(f"{k} {c}" for k, c in cannot.items()))
+        out.append(f"lane {lane}: " + "; ".join(parts))
+    return out
+
+
 def short_list_line(summary: dict[str, Any]) -> str:
     """The summary in one short line (the dashboard's Overview, which must leave room for
     the means at 80×24): how many lanes list fewer than k hits for some positive query, and
