@@ -204,7 +204,7 @@ def _main(words: list[str]) -> int:
         msg = escape_control(" ".join(str(exc).split("\n")))  # a name or path never drives the terminal
         sys.stderr.write(f"{PROG}: error: {msg}\n")
         return 2
-    except (MemoryError, RuntimeError) as exc:  # at any stage (reading, ranking, resampling): nothing was renamed into place
+    except (MemoryError, RuntimeError, ImportError) as exc:  # at any stage (reading, ranking, resampling, a late import): nothing renamed into place
         from .kernel.errors import OUT_OF_MEMORY, is_out_of_memory
 
         if not is_out_of_memory(exc):

@@ -42,3 +42,25 @@ def cli_run(capsys):
     yield run
     for s, h in saved.items():
         signal.signal(s, h)
+
+
+@pytest.fixture(autouse=True)
+def _signal_dispositions_put_back():
+    """Each test starts with the signal dispositions the session had: a test that leaves
+    SIGINT ignored in this process (an in-process run of code made for a pool worker, which
+    leaves Ctrl-C to its driver) would make every child started later ignore Ctrl-C too,
+    and the interrupt tests would wait on it. A leak is put back, and said on stderr with
+    the test's name."""
+    nums = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    before = {n: signal.getsignal(n) for n in nums}
+    yield
+    for n, handler in before.items():
+        now = signal.getsignal(n)
+        if now is not handler and handler is not None:
+            if now is signal.SIG_IGN:
+                import os
+                import sys
+
+                sys.stderr.write(f"conftest: {os.environ.get('PYTEST_CURRENT_TEST', '?')} left "
+                                 f"{signal.Signals(n).name} ignored; put back\n")
+            signal.signal(n, handler)

@@ -33,7 +33,13 @@ OUT_OF_MEMORY = "out of memory: the inputs need more than this process may use (
 
 def is_out_of_memory(exc: BaseException) -> bool:
     """Whether ``exc`` is memory running out: a MemoryError (numpy's and pyarrow's are
-    subclasses), or the RuntimeError of a thread that could not get its stack."""
+    subclasses), the RuntimeError of a thread that could not get its stack, or the
+    ImportError of a compiled module whose library could not be mapped (the loader's
+    "failed to map segment" / "cannot allocate memory": a module imported late, under an
+    address-space limit)."""
+    if isinstance(exc, ImportError):
+        text = str(exc)
+        return "failed to map segment" in text or "cannot allocate memory" in text.lower()
     return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc))
 
 
