@@ -778,6 +778,11 @@ def h_out_paths(data: bytes) -> None:
     now = {p.name: p.read_bytes() for p in c.iterdir() if p.is_file() and p.name in inputs}
     read = {"diff": ("report.json",), "verdict": ("report.json", "gates.json"), "goldens": ()}.get(
         cmd, ("a.run", "b.run", "qrels.txt"))
+    written = None
+    if rc == 0 and opt == "--out" and cmd != "goldens" and not target.startswith("/dev/"):
+        # read before the inputs are put back: the target may be a link to one of them
+        real = os.path.realpath(d / target)
+        written = Path(real).read_text(encoding="utf-8") if os.path.isfile(real) else None
     for name in inputs:  # a file this call does not read may be written through a link: put it back for the next
         if now.get(name) != inputs[name]:
             (c / name).write_bytes(inputs[name])
@@ -791,7 +796,7 @@ def h_out_paths(data: bytes) -> None:
         real = os.path.realpath(d / target)
         assert os.path.isfile(real) and os.path.getsize(real) > 0, f"exit 0 but {target!r} holds no output"
         if opt == "--out" and cmd != "goldens":
-            json.loads(Path(real).read_text(encoding="utf-8"))
+            json.loads(written or "")
 
 
 # ---------------------------------------------------------------------------- the Python API: hostile DataFrames and dicts

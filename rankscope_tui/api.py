@@ -119,7 +119,17 @@ def _column_table(qids, docs, values, value: str, source: str):
         vals = pa.array(values, type=typ)
     except (pa.ArrowInvalid, OverflowError) as exc:
         raise InputError(f"{value} out of range: {exc}"[:200], source) from None
-    return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(docs, pa.string()), value: vals})
+    try:
+        return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(docs, pa.string()), value: vals})
+    except UnicodeEncodeError:  # a lone surrogate (text decoded with errors="surrogateescape") is no UTF-8 text
+        for i, (q, d) in enumerate(zip(qids, docs)):
+            for what, text in (("query id", q), ("doc id", d)):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(f"{what} {text!r} is not valid Unicode text (a lone surrogate)"[:300],
+                                     source, i + 1) from None
+        raise
 
 
 def _dict_table(d: dict, value: str, source: str):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rankscope_tui.kernel.statistics import tukey as tk
 
@@ -533,3 +534,16 @@ def test_a_reader_that_went_away_still_gets_the_files_written(demo_dir, tmp_path
                                     "--metrics", "rr", "--resamples", "0", "--out", out]])
     monkeypatch.undo()
     assert rc == 0 and json.loads(out.read_text())["lanes"]["lexical"]["doc"]["rr"]["value"] > 0
+
+
+def test_an_id_with_a_lone_surrogate_is_refused_in_the_api():
+    """Text decoded with errors="surrogateescape" can hold a lone surrogate, which is no
+    UTF-8: the API refuses it as an InputError naming the id and the row (it raised
+    UnicodeEncodeError from pyarrow); found by the fuzzer's api target."""
+    import rankscope_tui as rs
+    from rankscope_tui.kernel.errors import InputError
+
+    with pytest.raises(InputError, match=r"query id 'q\\udc80' is not valid Unicode text"):
+        rs.evaluate({"q1": {"d1": 1}}, {"q\udc80": {"d1": 1.0}})
+    with pytest.raises(InputError, match=r"doc id 'd\\udcff' is not valid Unicode text"):
+        rs.evaluate({"q1": {"d\udcff": 1}}, {"q1": {"d1": 1.0}})
