@@ -225,18 +225,23 @@ def _systems(ws_a: Workspace, ws_b: Workspace, qids: list[str], metrics: Sequenc
     return out
 
 
-def _ppi(ws_a: Workspace, ws_b: Workspace, a: Judged, b: Judged, metrics: Sequence[str],
-         load: LoadSettings) -> tuple[list[LanePPI], dict[str, int], list[str]]:
+def _check_subset(a: Judged, b: Judged) -> None:
+    """With PPI, A labels a subset of B's pairs, and B some query A does not."""
     missing = first_not_in(a, b)
     if missing is not None:
         (q, d), line = missing
         raise InputError(f"pair ({q}, {d}) is not judged in {b.path}: with --ppi the first qrels must label a "
                          "subset of the second's pairs", a.path, line)
+    n = len(b.queries - a.queries)
+    if n < 2:
+        raise InputError(f"with --ppi the second qrels must judge queries the first does not (found {n}): "
+                         "the correction needs queries labelled by the second qrels only", b.path)
+
+
+def _ppi(ws_a: Workspace, ws_b: Workspace, a: Judged, b: Judged, metrics: Sequence[str],
+         load: LoadSettings) -> tuple[list[LanePPI], dict[str, int], list[str]]:
     labelled = sorted(a.queries, key=lambda s: s.encode())
     unlabelled = sorted(b.queries - a.queries, key=lambda s: s.encode())
-    if len(unlabelled) < 2:
-        raise InputError(f"with --ppi the second qrels must judge queries the first does not (found {len(unlabelled)}): "
-                         "the correction needs queries labelled by the second qrels only", b.path)
     everything = labelled + unlabelled
     lab = set(labelled)
     skipped = sum(1 for k in b.pairs if k[0] in lab and k not in a.pairs)
@@ -263,10 +268,12 @@ def agree(qrels_a: str, qrels_b: str, settings: AgreeSettings = AgreeSettings(),
     loaded over ``lanes`` and ``qrels_a`` (the dashboard's), reused for A's side."""
     check_read_once([("qrels", qrels_a), ("second qrels", qrels_b)] + [("strata", p) for p in strata])
     raw_a, raw_b = read_qrels(qrels_a, load.inputs), read_qrels(qrels_b, load.inputs)
-    a, b = judged_pairs(raw_a), judged_pairs(raw_b)
-    scale = check_scale(a, b, settings.grades)
     if settings.ppi and not lanes:
         raise InputError("--ppi needs runs: it corrects a system's mean", "--ppi")
+    a, b = judged_pairs(raw_a), judged_pairs(raw_b)
+    if settings.ppi:
+        _check_subset(a, b)
+    scale = check_scale(a, b, settings.grades, subset=settings.ppi)
     pairs = common_pairs(a, b, scale)
     k = len(pairs.categories)
     ia, ib = pairs.grade_a - scale[0], pairs.grade_b - scale[0]

@@ -11,7 +11,9 @@ run over the same range: the same lowest and the same highest grade (A on 0..4 a
 0..1 are different scales, and a binary B against a graded A would make every grade
 above 1 a disagreement). A declared scale ``LO..HI`` (``--grades``) replaces the rule
 when one set of labels never uses an end of the scale: then every judged grade of both
-files must lie inside it. The categories of κ are the integers ``LO..HI``, so a grade
+files must lie inside it. When A labels a random subset of B's pairs (PPI) the subset
+may miss an end of the scale by chance, so there A's grades need only lie inside B's
+range. The categories of κ are the integers ``LO..HI``, so a grade
 nobody used is an empty row and column, and weighted κ weighs a disagreement by the
 grade distance itself.
 """
@@ -72,9 +74,11 @@ def _first_outside(j: Judged, lo: int, hi: int) -> tuple[int, int] | None:
     return min(out) if out else None
 
 
-def check_scale(a: Judged, b: Judged, declared: tuple[int, int] | None = None) -> tuple[int, int]:
+def check_scale(a: Judged, b: Judged, declared: tuple[int, int] | None = None, subset: bool = False) -> tuple[int, int]:
     """The common scale ``(lo, hi)`` of ``a`` and ``b`` under the module's rule, or an
-    ``InputError`` naming the file and line of the first grade that breaks it."""
+    ``InputError`` naming the file and line of the first grade that breaks it. ``subset``:
+    ``a`` labels a sample of ``b``'s pairs, which may by chance miss an end of the scale,
+    so ``a``'s grades need only lie inside ``b``'s range (the scale is ``b``'s)."""
     if declared is not None:
         lo, hi = declared
         for j in (a, b):
@@ -85,6 +89,13 @@ def check_scale(a: Judged, b: Judged, declared: tuple[int, int] | None = None) -
     ra, rb = a.grade_range(), b.grade_range()
     if ra == rb:
         return ra
+    if subset:
+        bad = _first_outside(a, *rb)
+        if bad is None:
+            return rb
+        raise InputError(f"grades on different scales: grade {bad[1]} is outside {b.path}'s grades {rb[0]}..{rb[1]} "
+                         "(the rule for a labelled subset: its grades lie inside the other's range; map one scale "
+                         "onto the other, or declare it with --grades LO:HI)", a.path, bad[0])
     # name the first line of the file reaching beyond the other's range
     for j, (lo, hi) in ((b, ra), (a, rb)):
         bad = _first_outside(j, lo, hi)
