@@ -577,13 +577,12 @@ def agree(qrels_a, qrels_b, runs=None, measures=DEFAULT_METRIC, *, strata=(), we
 
     names = [measures] if isinstance(measures, str) else list(measures)
     with _parameter_words():
-        settings = AgreeSettings(weights=weights, ppi=ppi, grades=None if grades is None else tuple(grades),
-                                 metrics=tuple(names))
+        settings = AgreeSettings(weights=weights, ppi=ppi, grades=grades, metrics=tuple(names))
         load = LoadSettings(metrics=tuple(parse_metrics(",".join(settings.metrics), "measures")), relevant=relevant,
                             depth=depth, resamples=resamples, seed=seed, confidence=confidence)
     lanes: list[tuple[str | None, str]] = []
     for name, run in ([] if runs is None else _named_runs(runs)):
-        if not _is_path(run):
+        if not isinstance(run, (str, bytes, os.PathLike)):
             raise InputError("agree reads runs from files: give a path, a list of paths or {name: path}", "runs")
         lanes.append((name, os.fsdecode(run)))
     strata = [strata] if _is_path(strata) else list(strata or ())

@@ -342,10 +342,10 @@ class AgreeSettings:
         if self.weights not in ("linear", "quadratic"):
             raise SettingError("weights", f"must be linear or quadratic, got {self.weights!r}")
         if self.grades is not None:
-            lo, hi = self.grades
-            if not (_is_int(lo) and _is_int(hi)) or lo >= hi:
-                raise SettingError("grades", f"must be two integers LO:HI with LO < HI, got {lo!r}:{hi!r}")
-            object.__setattr__(self, "grades", (int(lo), int(hi)))
+            g = tuple(self.grades)
+            if len(g) != 2 or not (_is_int(g[0]) and _is_int(g[1])) or g[0] >= g[1]:
+                raise SettingError("grades", f"must be two integers LO:HI with LO < HI, got {self.grades!r}"[:200])
+            object.__setattr__(self, "grades", (int(g[0]), int(g[1])))
 
     def as_dict(self) -> dict[str, Any]:
         return {"weights": self.weights, "ppi": self.ppi,
