@@ -316,3 +316,63 @@ def test_api_agree(cran):
     ga, gb = [a[q][k] for q, k in keys], [b[q][k] for q, k in keys]
     assert d["kappa"][2]["estimate"] == pytest.approx(cohen_kappa_score(ga, gb, weights="quadratic"), abs=1e-12)
     assert d["kappa"][0]["low"] is None  # no resamples: no interval
+
+
+def test_ppi_subset_scale_rule(cli_run, cran, tmp_path):
+    """A subset that never reaches grade 4 is read on B's scale; a subset grade beyond B's
+    range is refused at its line."""
+    lines = [ln for ln in open(cran["qa"]).read().splitlines() if ln.split()[0] in ("1", "2", "3")]
+    low = [" ".join(ln.split()[:3] + [str(min(int(ln.split()[3]), 3))]) for ln in lines]
+    b_low = [ln for ln in open(cran["qb"]).read().splitlines() if ln.split()[0] in ("1", "2", "3")]
+    (tmp_path / "a.txt").write_text("\n".join(low) + "\n")
+    # B keeps every query; in queries 1..3 A's grades (capped at 3) lie inside B's 0..4
+    rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", cran["qb"], "--ppi", *_lanes(cran),
+                            "--resamples", "0")
+    assert rc == 0, err
+    assert "grades 0..4" in text
+    # B capped at 2 everywhere: A's first grade 3 is beyond B's range
+    capped = [" ".join(ln.split()[:3] + [str(min(int(ln.split()[3]), 2))]) for ln in open(cran["qb"]).read().splitlines()]
+    (tmp_path / "b2.txt").write_text("\n".join(capped) + "\n")
+    first = next(i for i, ln in enumerate(low, 1) if int(ln.split()[3]) > 2)
+    rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", tmp_path / "b2.txt", "--ppi",
+                            *_lanes(cran))
+    _one_line_error(rc, text, err, f"a.txt:{first}", "grades on different scales", "0..2")
+    assert b_low  # (the fixture's B judges queries 1..3)
+
+
+def test_undefined_kappa_is_said_in_words(cli_run, tmp_path):
+    """Both labellers give every common pair grade 0: κ is undefined (sklearn returns nan),
+    and the text says so without nan."""
+    (tmp_path / "a.txt").write_text("1 0 d1 0\n1 0 d2 0\n2 0 d3 0\n")
+    (tmp_path / "b.txt").write_text("1 0 d1 0\n1 0 d2 0\n2 0 d3 0\n")
+    out = tmp_path / "u.json"
+    rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", tmp_path / "b.txt", "--resamples", "99",
+                            "--out", out)
+    assert rc == 0, err
+    with pytest.warns(Warning):  # sklearn: "undefined and set to ... nan"
+        assert math.isnan(cohen_kappa_score([0, 0, 0], [0, 0, 0]))
+    d = json.loads(out.read_text())
+    assert all(k["estimate"] is None and k["low"] is None for k in d["kappa"])
+    assert "undefined" in text and "no interval" in text
+    for word in ("nan", "None", "null"):
+        assert word not in text
+
+
+def test_markdown_and_the_dashboard_tables(cli_run, cran, tmp_path):
+    """``--format markdown`` holds the same tables; ``kernel.agreement_tables`` over a loaded
+    workspace (its lanes and qrels are A's side) gives the command's numbers."""
+    from rankscope_tui.kernel import agree, agreement_tables
+    from rankscope_tui.kernel.measures import parse_metrics
+    from rankscope_tui.kernel.settings import LoadSettings
+    from rankscope_tui.kernel.workspace.loaded import Workspace
+
+    rc, text, err = cli_run("agree", "--qrels", cran["qa"], "--qrels-b", cran["qb"], *_lanes(cran), "--format",
+                            "markdown", "--resamples", "199")
+    assert rc == 0, err
+    assert "| Cohen's kappa |" in text and "| lane | mean A | mean B |" in text
+    load = LoadSettings(metrics=tuple(parse_metrics("ndcg@10")), resamples=199)
+    lanes = [(n, str(cran["dir"] / "lanes" / f"{n}.run")) for n in ("bm25", "dense", "tfidf")]
+    ws = Workspace.load(lanes, str(cran["qa"]), load)
+    via_ws = agreement_tables(ws, str(cran["qb"])).as_dict()
+    direct = agree(str(cran["qa"]), str(cran["qb"]), load=load, lanes=lanes).as_dict()
+    assert via_ws == direct
