@@ -376,3 +376,50 @@ def test_markdown_and_the_dashboard_tables(cli_run, cran, tmp_path):
     via_ws = agreement_tables(ws, str(cran["qb"])).as_dict()
     direct = agree(str(cran["qa"]), str(cran["qb"]), load=load, lanes=lanes).as_dict()
     assert via_ws == direct
+
+
+def test_same_inputs_and_seed_give_the_same_bytes(cli_run, cran, tmp_path):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"r{i}.json"
+        rc, text, err = cli_run("agree", "--qrels", cran["qa"], "--qrels-b", cran["qb"], *_lanes(cran), "--strata",
+                                cran["dir"] / "strata.tsv", "--resamples", "499", "--seed", "7", "--out", out)
+        assert rc == 0, err
+        outs.append((out.read_bytes(), text))
+    assert outs[0] == outs[1]
+
+
+def test_a_pair_judged_twice_with_two_grades(cli_run, tmp_path):
+    (tmp_path / "a.txt").write_text("1 0 d1 1\n1 0 d2 0\n1 0 d1 2\n")
+    (tmp_path / "b.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
+    rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", tmp_path / "b.txt")
+    _one_line_error(rc, text, err, "a.txt:3", "judged twice with different grades (first at line 1)")
+
+
+def test_what_a_swap_changes():
+    """Means A: x 0.3 > y 0.2 > z 0.1. B swaps x and y: the top lane changes; B swapping
+    y and z keeps the top: the order changes below it. τ_AP by hand with three systems: top swap (y, x, z): position 2 (x) has y above, wrong: 0; position 3
+    (z): 2/2; τ_AP = 2/2 · (0 + 1) − 1 = 0. Bottom swap (x, z, y): 1/1, then y has x and z
+    above, one right: 1/2; τ_AP = (1 + 1/2) − 1 = 1/2."""
+    from rankscope_tui.kernel.instruments.agree import CHANGE_BELOW, CHANGE_TOP, SystemAgreement
+    from rankscope_tui.render.agree import render_agree
+
+    def system(mb):
+        ma = (0.3, 0.2, 0.1)
+        from rankscope_tui.kernel.instruments.agree import _order_swaps
+
+        return SystemAgreement("ndcg@10", ("x", "y", "z"), ma, mb, 10, kendall_tau_b(ma, mb), tau_ap(ma, mb), 0, 0,
+                               _order_swaps(("x", "y", "z"), ma, mb))
+
+    top, below = system((0.2, 0.3, 0.1)), system((0.3, 0.1, 0.2))
+    assert (top.swapped, top.change, top.tau_ap) == ((("x", "y"),), CHANGE_TOP, 0.0)
+    assert (below.swapped, below.change, below.tau_ap) == ((("y", "z"),), CHANGE_BELOW, 0.5)
+    d = {"settings": {"grades": None, "confidence": 0.95, "seed": 0, "weights": "linear"},
+         "inputs": [{"path": "a", "pairs": 1}, {"path": "b", "pairs": 1}],
+         "pairs": {"pairs": 1, "queries": 1, "scale": {"low": 0, "high": 1}}, "exact_agreement": 1.0,
+         "interval": "", "kappa": [{"weights": "none", "estimate": None, "low": None, "high": None, "resamples": 0}],
+         "binary_kappa": {"relevant": 1, "estimate": None, "low": None, "high": None},
+         "confusion": {"grades": [0, 1], "counts": [[1, 0], [0, 0]]}, "strata": [],
+         "systems": {"means": "rule", "measures": [top.as_dict()]}, "notes": []}
+    text = render_agree(d)
+    assert "swapped under B: x above y under A, below under B" in text and CHANGE_TOP in text

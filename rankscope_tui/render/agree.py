@@ -59,10 +59,10 @@ def agree_sections(d: dict[str, Any]) -> list[tuple[list[str], list[str], list[l
                  _interval(st["weighted"])] for st in d["strata"]]
         out.append((["agreement per stratum"], ["stratification", "label", "pairs", "queries", "exact", "kappa",
                                                 "interval", f"{w} weighted", "interval"], rows, 2))
-    for m in d["systems"]["measures"]:
-        lines = [f"{m['metric']}: mean of each lane under A and under B over {m['queries']:,} queries "
-                 f"({d['systems']['means']})",
-                 f"Kendall's tau {_num(m['kendall_tau'])}, tau_AP {_num(m['tau_ap'])} (A as the truth); {m['change']}"]
+    for i, m in enumerate(d["systems"]["measures"]):
+        lines = [f"means under A and under B: {d['systems']['means']}"] if i == 0 else []
+        lines += [f"{m['metric']}: mean of each lane under A and under B over {m['queries']:,} queries",
+                  f"Kendall's tau {_num(m['kendall_tau'])}, tau_AP {_num(m['tau_ap'])} (A as the truth); {m['change']}"]
         if m["swapped"]:
             lines.append("swapped under B: " + "; ".join(f"{x} above {y} under A, below under B" for x, y in m["swapped"]))
         rows = [[ln["lane"], f"{ln['mean_a']:.4f}", f"{ln['mean_b']:.4f}", f"{ln['mean_b'] - ln['mean_a']:+.4f}",

@@ -215,14 +215,15 @@ def _systems(ws_a: Workspace, ws_b: Workspace, qids: list[str], metrics: Sequenc
     for m in metrics:
         ma = tuple(float(_values(ws_a, n, m, qids).mean()) for n in lanes)
         mb = tuple(float(_values(ws_b, n, m, qids).mean()) for n in lanes)
-        oa, ob = order(ma), order(mb)
-        ra = {i: r for r, i in enumerate(oa)}
-        rb = {i: r for r, i in enumerate(ob)}
-        swapped = tuple((lanes[x], lanes[y]) for x in oa for y in oa
-                        if ra[x] < ra[y] and ma[x] != ma[y] and mb[x] != mb[y] and rb[x] > rb[y])
         out.append(SystemAgreement(m, lanes, ma, mb, len(qids), kendall_tau_b(ma, mb), tau_ap(ma, mb),
-                                   tied_pairs(ma), tied_pairs(mb), swapped))
+                                   tied_pairs(ma), tied_pairs(mb), _order_swaps(lanes, ma, mb)))
     return out
+
+
+def _order_swaps(lanes: Sequence[str], ma: Sequence[float], mb: Sequence[float]) -> tuple[tuple[str, str], ...]:
+    """(x, y) for each pair A puts strictly above and B strictly below, in A's order."""
+    oa = order(ma)
+    return tuple((lanes[x], lanes[y]) for i, x in enumerate(oa) for y in oa[i + 1:] if ma[x] > ma[y] and mb[x] < mb[y])
 
 
 def _check_subset(a: Judged, b: Judged) -> None:
