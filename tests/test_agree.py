@@ -417,8 +417,9 @@ def test_what_a_swap_changes():
     d = {"settings": {"grades": None, "confidence": 0.95, "seed": 0, "weights": "linear"},
          "inputs": [{"path": "a", "pairs": 1}, {"path": "b", "pairs": 1}],
          "pairs": {"pairs": 1, "queries": 1, "scale": {"low": 0, "high": 1}}, "exact_agreement": 1.0,
-         "interval": "", "kappa": [{"weights": "none", "estimate": None, "low": None, "high": None, "resamples": 0}],
-         "binary_kappa": {"relevant": 1, "estimate": None, "low": None, "high": None},
+         "interval": "", "kappa": [{"weights": "none", "label": "Cohen's kappa", "estimate": None, "low": None,
+                                     "high": None, "resamples": 0}],
+         "binary_kappa": {"relevant": 1, "label": "Cohen's kappa", "estimate": None, "low": None, "high": None},
          "confusion": {"grades": [0, 1], "counts": [[1, 0], [0, 0]]}, "strata": [],
          "systems": {"means": "rule", "measures": [top.as_dict()]}, "notes": []}
     text = render_agree(d)

@@ -8,8 +8,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-WEIGHT_NAMES = {"none": "Cohen's kappa", "linear": "weighted kappa, linear", "quadratic": "weighted kappa, quadratic"}
-
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "undefined" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
@@ -44,10 +42,10 @@ def agree_sections(d: dict[str, Any]) -> list[tuple[list[str], list[str], list[l
         head.append("intervals: none (--resamples 0 or a single query)")
     rows = []
     for k in d["kappa"]:
-        name = WEIGHT_NAMES[k["weights"]] + (" (the default weighting)" if k["weights"] == s["weights"] else "")
+        name = k["label"] + (" (the default weighting)" if k["weights"] == s["weights"] else "")
         rows.append([name, _num(k["estimate"]), _interval(k)])
     bk = d["binary_kappa"]
-    rows.append([f"Cohen's kappa, relevant (grade >= {bk['relevant']}) or not", _num(bk["estimate"]), _interval(bk)])
+    rows.append([f"{bk['label']}, relevant (grade >= {bk['relevant']}) or not", _num(bk["estimate"]), _interval(bk)])
     out.append((head, ["agreement", "estimate", "interval"], rows, 1))
     c = d["confusion"]
     out.append((["confusion of grades (rows: A, columns: B)"], ["A \\ B"] + [str(g) for g in c["grades"]],

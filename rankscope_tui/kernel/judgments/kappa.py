@@ -41,8 +41,9 @@ from ..statistics.intervals import finite_or_none, percentile_bounds
 
 #: The weightings, in the order tables list them; ``None`` is Cohen's unweighted κ.
 WEIGHTS: tuple[str, ...] = ("none", "linear", "quadratic")
-#: The weighted κ a summary line and the strata table show (``AgreeSettings.weights``).
-DEFAULT_WEIGHTS = "linear"
+#: Each weighting's name as every face shows it.
+LABELS: dict[str, str] = {"none": "Cohen's kappa", "linear": "weighted kappa, linear",
+                          "quadratic": "weighted kappa, quadratic"}
 #: Replicates drawn per block (memory flat in B).
 _BLOCK = 2048
 
@@ -104,7 +105,8 @@ class KappaInterval:
     undefined_replicates: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"weights": self.weights, "estimate": finite_or_none(self.estimate), "low": finite_or_none(self.low),
+        return {"weights": self.weights, "label": LABELS[self.weights], "estimate": finite_or_none(self.estimate),
+                "low": finite_or_none(self.low),
                 "high": finite_or_none(self.high), "resamples": self.resamples,
                 "undefined_replicates": self.undefined_replicates}
 
