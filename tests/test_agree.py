@@ -424,3 +424,15 @@ def test_what_a_swap_changes():
          "systems": {"means": "rule", "measures": [top.as_dict()]}, "notes": []}
     text = render_agree(d)
     assert "swapped under B: x above y under A, below under B" in text and CHANGE_TOP in text
+
+
+def test_an_output_onto_an_input_is_refused(cli_run, cran, tmp_path):
+    b = tmp_path / "b.txt"
+    b.write_bytes(cran["qb"].read_bytes())
+    strata = tmp_path / "s.tsv"
+    strata.write_bytes((cran["dir"] / "strata.tsv").read_bytes())
+    for target in (b, strata):
+        before = target.read_bytes()
+        rc, text, err = cli_run("agree", "--qrels", cran["qa"], "--qrels-b", b, "--strata", strata, "--out", target)
+        _one_line_error(rc, text, err, "input")
+        assert target.read_bytes() == before
