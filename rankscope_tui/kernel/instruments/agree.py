@@ -23,7 +23,7 @@ only, so its means can differ from these.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,9 +38,6 @@ from ..judgments.rank_correlation import kendall_tau_b, order, tau_ap, tied_pair
 from ..ranking import judgments as J
 from ..settings import AgreeSettings, LoadSettings
 from ..workspace.loaded import Workspace, check_read_once
-
-if TYPE_CHECKING:
-    from ..statistics.intervals import Interval  # noqa: F401
 
 SCHEMA = "rankscope.agree/1"
 MEANS_RULE = ("over every query of the set; a query with no relevant document under a qrels scores 0 there "
@@ -267,10 +264,10 @@ def agree(qrels_a: str, qrels_b: str, settings: AgreeSettings = AgreeSettings(),
     """The agreement of ``qrels_b`` with ``qrels_a`` (the reference), and with ``lanes``
     (``[(name or None, path)]``) their means under both. ``ws_a``: a workspace already
     loaded over ``lanes`` and ``qrels_a`` (the dashboard's), reused for A's side."""
-    check_read_once([("qrels", qrels_a), ("second qrels", qrels_b)] + [("strata", p) for p in strata])
-    raw_a, raw_b = read_qrels(qrels_a, load.inputs), read_qrels(qrels_b, load.inputs)
     if settings.ppi and not lanes:
         raise InputError("--ppi needs runs: it corrects a system's mean", "--ppi")
+    check_read_once([("qrels", qrels_a), ("second qrels", qrels_b)] + [("strata", p) for p in strata])
+    raw_a, raw_b = read_qrels(qrels_a, load.inputs), read_qrels(qrels_b, load.inputs)
     a, b = judged_pairs(raw_a), judged_pairs(raw_b)
     if settings.ppi:
         _check_subset(a, b)
