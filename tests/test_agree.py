@@ -436,3 +436,10 @@ def test_an_output_onto_an_input_is_refused(cli_run, cran, tmp_path):
         rc, text, err = cli_run("agree", "--qrels", cran["qa"], "--qrels-b", b, "--strata", strata, "--out", target)
         _one_line_error(rc, text, err, "input")
         assert target.read_bytes() == before
+
+
+def test_a_second_qrels_beyond_the_first_scale_is_named_at_its_line(cli_run, tmp_path):
+    (tmp_path / "a.txt").write_text("1 0 d1 0\n1 0 d2 1\n2 0 d3 1\n")
+    (tmp_path / "b.txt").write_text("1 0 d1 0\n1 0 d2 1\n2 0 d3 3\n")
+    rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", tmp_path / "b.txt")
+    _one_line_error(rc, text, err, "b.txt:3", "grades on different scales", "0..1", "0..3", "(grade 3 here)")
