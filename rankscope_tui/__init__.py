@@ -1,7 +1,7 @@
 """rankscope: an instrument for looking inside retrieval rankings.
 
 The Python API (``rankscope_tui.api``, Textual-free) is reachable from the package:
-``rankscope_tui.evaluate``, ``compare``, ``paired``, ``plan``, ``iter_calc``, ``calc_aggregate``,
+``rankscope_tui.evaluate``, ``compare``, ``paired``, ``plan``, ``agree``, ``iter_calc``, ``calc_aggregate``,
 ``canonical_key``.
 It is imported on first use, so ``import rankscope_tui`` (and the command line's start)
 loads nothing but this file.
@@ -11,7 +11,7 @@ loads nothing but this file.
 __version__ = "0.1.0"
 
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
-__all__ = ["evaluate", "compare", "paired", "plan", "iter_calc", "calc_aggregate", "canonical_key", "tables",
+__all__ = ["evaluate", "compare", "paired", "plan", "agree", "iter_calc", "calc_aggregate", "canonical_key", "tables",
            "Evaluation", "Comparison", "Paired", "Metric", "InputError"]
 
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
     from .kernel.workspace.per_query_tables import TableWorkspace
 
-__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
+__all__ = ["evaluate", "compare", "paired", "agree", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
            "Comparison", "Paired", "Metric", "InputError"]
 
 
@@ -214,7 +214,7 @@ def _looks_like_records(x) -> bool:
 
 #: The API's parameter for each setting whose name differs from it (every other setting
 #: is the parameter of its own name: ``min_delta``, ``relevant``, ``confidence``, ...).
-PARAMETERS = {"metrics": "measures"}
+PARAMETERS = {"metrics": "measures"}  # (the other settings' fields are the API's parameter names)
 #: The command line's options the kernel's name checks name (``measures.names``), as the
 #: API's parameters: an API error never tells the caller to use a flag.
 OPTION_PARAMETERS = {"--metrics": "measures", "--metric": "measures"}
@@ -557,6 +557,37 @@ def plan(qrels=None, runs=None, baseline: str | None = None, candidate: str | No
         ws, _ = prepare(workspace(qrels, runs, _settings(None, relevant, depth, None, DEFAULT_RESAMPLES, DEFAULT_SEED,
                                                          confidence)))
     return plan_queries(ws, settings).as_dict()
+
+
+# --------------------------------------------------------------------------- agree
+
+
+def agree(qrels_a, qrels_b, runs=None, measures=DEFAULT_METRIC, *, strata=(), weights: str = "linear",
+          grades: tuple[int, int] | None = None, ppi: bool = False, relevant: int = 1, depth: int | None = None,
+          resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> dict:
+    """``rankscope agree``: how far the labels of ``qrels_b`` agree with the reference
+    ``qrels_a`` (paths), and, with ``runs`` (a path, a list of paths or ``{name: path}``),
+    each run's mean of ``measures`` under both, Kendall's τ and τ_AP between the orders and,
+    with ``ppi``, prediction-powered means (``kernel.instruments.agree``). Returns the
+    ``agree --out`` dict. ``weights``: the weighted κ the strata table shows ("linear" or
+    "quadratic"); ``grades``: a declared common scale (lo, hi)."""
+    from .kernel import agree as run_agree
+    from .kernel.measures import parse_metrics
+    from .kernel.settings import AgreeSettings, LoadSettings
+
+    names = [measures] if isinstance(measures, str) else list(measures)
+    with _parameter_words():
+        settings = AgreeSettings(weights=weights, ppi=ppi, grades=grades, metrics=tuple(names))
+        load = LoadSettings(metrics=tuple(parse_metrics(",".join(settings.metrics), "measures")), relevant=relevant,
+                            depth=depth, resamples=resamples, seed=seed, confidence=confidence)
+    lanes: list[tuple[str | None, str]] = []
+    for name, run in ([] if runs is None else _named_runs(runs)):
+        if not isinstance(run, (str, bytes, os.PathLike)):
+            raise InputError("agree reads runs from files: give a path, a list of paths or {name: path}", "runs")
+        lanes.append((name, os.fsdecode(run)))
+    strata = [strata] if _is_path(strata) else list(strata or ())
+    return run_agree(os.fsdecode(qrels_a), os.fsdecode(qrels_b), settings, load, lanes,
+                     [os.fsdecode(s) for s in strata]).as_dict()
 
 
 # --------------------------------------------------------------------------- paired

@@ -28,6 +28,7 @@ EXPECTED = {
     "diff --out": "rankscope.diff/1",
     "verdict --out": "rankscope.verdict/1",
     "plan --out": "rankscope.plan/1",
+    "agree --out": "rankscope.agree/1",
 }
 
 
@@ -55,7 +56,10 @@ def payloads(demo_dir, tmp_path_factory) -> dict[str, Path]:
         "compare --all-pairs --out": ["compare", *lanes, *test_qrels, "--all-pairs", "--resamples", "999",
                                       "--out", d / "a.json"],
         "plan --out": ["plan", *lanes, *test_qrels, "--delta", "0.05", "--out", d / "p.json"],
+        "agree --out": ["agree", *test_qrels, "--qrels-b", d / "second-qrels.txt", *lanes, "--resamples", "99",
+                        "--out", d / "g.json"],
     }
+    (d / "second-qrels.txt").write_bytes((demo_dir / "qrels-test.txt").read_bytes())  # the same labels: kappa 1
     out = {}
     for name, argv in calls.items():
         rc = cli.main([str(a) for a in argv])

@@ -25,6 +25,7 @@ FLAGS = {
     "metrics": "--metrics", "objective": "--objective", "run_columns": "--run-columns",
     "qrels_columns": "--qrels-columns",
     "deltas": "--delta", "powers": "--power", "family_size": "--family-size",
+    "weights": "--weights", "grades": "--grades",
 }
 
 

@@ -319,6 +319,40 @@ class DiffSettings:
 
 
 @dataclass(frozen=True)
+class AgreeSettings:
+    """One ``agree`` call (``kernel.instruments.agree``) beside the workspace's
+    ``LoadSettings`` (metrics, relevant, seed, resamples, confidence).
+
+    ``weights``: the weighted κ the summary and the strata table show ("linear", the
+    default: a disagreement costs its grade distance; or "quadratic"); every weighting is
+    in the κ table either way. ``ppi``: A labels a random subset of B's pairs (the
+    prediction-powered means). ``grades``: a declared common scale (lo, hi), instead of
+    the rule that both qrels use the same lowest and highest grade. ``metrics``: the
+    measures the system tables show (canonical keys; the workspace computes them)."""
+
+    weights: str = "linear"
+    ppi: bool = False
+    grades: tuple[int, int] | None = None
+    metrics: tuple[str, ...] = (DEFAULT_METRIC,)
+
+    def __post_init__(self) -> None:
+        if not self.metrics:
+            raise InputError("no metric given", "--metrics")
+        object.__setattr__(self, "metrics", canonical_keys(self.metrics, "--metrics"))
+        if self.weights not in ("linear", "quadratic"):
+            raise SettingError("weights", f"must be linear or quadratic, got {self.weights!r}")
+        if self.grades is not None:
+            g = tuple(self.grades)
+            if len(g) != 2 or not (_is_int(g[0]) and _is_int(g[1])) or g[0] >= g[1]:
+                raise SettingError("grades", f"must be two integers LO:HI with LO < HI, got {self.grades!r}"[:200])
+            object.__setattr__(self, "grades", (int(g[0]), int(g[1])))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"weights": self.weights, "ppi": self.ppi,
+                "grades": None if self.grades is None else list(self.grades), "metrics": list(self.metrics)}
+
+
+@dataclass(frozen=True)
 class CalibrationSettings:
     """What ``calibrate`` fits besides the gate: the convex grid and its objective.
 
