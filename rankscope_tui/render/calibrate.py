@@ -81,7 +81,7 @@ def calibrate_text(data: dict, out_path: str) -> str:
 
 
 def _v(x, fmt: str = ".4f", reason: str | None = None) -> str:
-    """A fitted number, or the words for an infinite or undefined one."""
+    """A fitted number, or the words for an infinite or undefined one (its reason opens with ±inf)."""
     if x is None:
         r = reason or ""
         return "+inf" if r.startswith("+inf") else "-inf" if r.startswith("-inf") else "none"
@@ -89,10 +89,14 @@ def _v(x, fmt: str = ".4f", reason: str | None = None) -> str:
 
 
 def _spread(sp: dict, fmt: str = ".4f") -> str:
+    """min / median / max over the folds with a finite value, and the folds without one."""
+    others = [(sp[key], word) for key, word in (("folds_plus_inf", "+inf"), ("folds_minus_inf", "-inf"),
+                                                ("folds_undefined", "none")) if sp.get(key)]
+    counted = ", ".join(f"{n} {'fold' if n == 1 else 'folds'} {word}" for n, word in others)
+    if not sp.get("folds_finite"):
+        return f"{others[0][1]} in every fold" if len(others) == 1 else counted
     text = " / ".join(_v(sp[k], fmt) for k in ("min", "median", "max"))
-    if sp.get("folds_not_finite"):
-        text += f" ({sp['folds_not_finite']} folds infinite or none)"
-    return text
+    return text + (f" ({counted})" if others else "")
 
 
 def _rate(r: dict) -> str:

@@ -132,15 +132,18 @@ def assign_folds(cells: Sequence[str], k: int, seed: int) -> np.ndarray:
 
 
 def _spread(values: Sequence[float | None]) -> dict[str, Any]:
-    """min / median / max over the folds' finite values; the folds whose value is infinite
-    or undefined are counted beside them (strict JSON: no inf, no nan)."""
+    """min / median / max over the folds' finite values, and how many folds had +inf, -inf
+    or no value at all (strict JSON: no inf, no nan)."""
     finite = [float(v) for v in values if v is not None and math.isfinite(v)]
     d: dict[str, Any] = {}
     why = "no fold has a finite value"
     _put(d, "min", min(finite) if finite else None, why)
     _put(d, "median", float(np.median(finite)) if finite else None, why)
     _put(d, "max", max(finite) if finite else None, why)
-    d["folds_not_finite"] = len(values) - len(finite)
+    d["folds_finite"] = len(finite)
+    d["folds_plus_inf"] = sum(1 for v in values if v is not None and v == math.inf)
+    d["folds_minus_inf"] = sum(1 for v in values if v is not None and v == -math.inf)
+    d["folds_undefined"] = sum(1 for v in values if v is None or math.isnan(v))
     return d
 
 
@@ -311,12 +314,14 @@ def _cv_gate(ws: Workspace, gate: GateSettings, pos_of: list[np.ndarray], neg_of
         else:
             floor, reason = math.inf, "no negatives to pick a floor on: +inf (reject all)"
             margin, margin_reason = None, "no negatives to fit a margin on"
-        _put(d, "floor", floor, reason or ("+inf: reject all" if floor == math.inf else None))
+        if floor == math.inf:  # the reason opens with the value, as every infinite number's reason does
+            reason = "+inf (reject all)" + (f": {reason}" if reason else "")
+        _put(d, "floor", floor, reason)
         null = G.null_floors(top, negs, c)["in_domain"]
         _put(d, "null_floor", null.floor, null.reason)
         conf = G.conformal_floor(top, tp, gate.miss_rate, in_sample=False)
         _put(d, "conformal_floor", conf.floor, "-inf: accept every retrieved query" if conf.floor == -math.inf else None)
-        _put(d, "margin", margin, margin_reason)
+        _put(d, "margin", margin, "+inf: only lone hits pass" if margin == math.inf else margin_reason)
         for name, v in (("floor", floor), ("null_floor", null.floor), ("conformal_floor", conf.floor),
                         ("margin", margin)):
             fitted[name].append(v)
