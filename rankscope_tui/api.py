@@ -643,8 +643,10 @@ def operating_point(sweep, target_fpir: float = 0.05, conservative: bool = False
     from .kernel import gate as G
     from .kernel.settings import GateSettings
 
-    with _parameter_words():
-        GateSettings(fpir=target_fpir)  # the command line's range for --fpir, named fpir
+    try:
+        GateSettings(fpir=target_fpir)  # the command line's range for --fpir
+    except SettingError as exc:
+        raise exc.named({"fpir": "target_fpir"}) from None
     return G.operating_point(sweep, target_fpir, conservative, confidence)
 
 

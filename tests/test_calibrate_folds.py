@@ -227,6 +227,25 @@ def test_a_k_out_of_range_is_refused_in_one_line(cli_run, tmp_path, k, words):
     assert not out.exists()
 
 
+def test_folds_with_buckets_is_refused_in_one_line(cli_run, tmp_path):
+    out = tmp_path / "th.json"
+    rc, _, err = cli_run("calibrate", "--lane", CRAN / "lanes" / "bm25.run", "--lane", CRAN / "lanes" / "dense.run",
+                         "--qrels", CRAN / "qrels-dev.txt", "--folds", "5", "--buckets", "2", "--out", out)
+    assert rc == 2 and err.count("\n") == 1 and "--folds" in err and "--buckets" in err
+    assert not out.exists()
+
+
+def test_one_lane_without_a_gate_says_there_is_nothing_to_cross_validate(cli_run, tmp_path):
+    qrels = _read_qrels(CRAN / "qrels-dev.txt")
+    positives = tmp_path / "positives.txt"  # no negatives: no gate is asked for
+    positives.write_text("".join(f"{q} 0 {d} {g}\n" for q, j in qrels.items() if max(j.values()) >= 1
+                                 for d, g in j.items()))
+    rc, out, err = cli_run("calibrate", "--lane", CRAN / "lanes" / "bm25.run", "--qrels", positives,
+                           "--folds", "3", "--out", tmp_path / "th.json")
+    assert rc == 0, err
+    assert "nothing here is fitted (one lane and no gate)" in out
+
+
 def test_the_api_takes_folds_and_refuses_them_by_the_parameter_name():
     import rankscope_tui as rs
     from rankscope_tui.kernel.errors import SettingError

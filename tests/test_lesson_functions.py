@@ -77,7 +77,7 @@ def test_operating_point_is_the_lowest_floor_within_the_target():
     assert rs.operating_point(sw, 0.5).floor == 0.6  # FPIR 1/2 first at 0.6
     op = rs.operating_point(sw, 0.05, conservative=True)  # Wilson upper bound after 0/2 is far above 0.05
     assert op.floor == math.inf and not op.attainable and "73" in op.reason
-    with pytest.raises(ValueError, match="fpir"):
+    with pytest.raises(ValueError, match="^target_fpir must be between 0 and 1"):
         rs.operating_point(sw, 1.5)
 
 

@@ -112,6 +112,8 @@ def folds_lines(f: dict, fusion: dict) -> list[str]:
            f"by {by}; held out per fold, positives+negatives: {sizes}); each fold's values are fitted on the other "
            f"{f['k'] - 1} folds and scored on it alone:"]
     cv, rrf, gate = f.get("convex"), f.get("rrf"), f.get("gate")
+    if not (cv or rrf or gate):
+        return [out[0].rsplit(";", 1)[0] + "; nothing here is fitted (one lane and no gate), so there is nothing to score"]
     for d in f["per_fold"]:
         parts = [f"fold {d['fold']}:"]
         if cv:

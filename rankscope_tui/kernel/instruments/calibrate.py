@@ -339,4 +339,5 @@ def _cv_gate(ws: Workspace, gate: GateSettings, pos_of: list[np.ndarray], neg_of
     return {"lane": lane, "target_fpir": gate.fpir, "conservative": gate.conservative, "miss_rate": gate.miss_rate,
             "picked_on": "in_domain", "spread": {name: _spread(v) for name, v in fitted.items()},
             "held_out_pooled": {"fnir": G.Rate(misses, n_pos, c).as_dict(), "fpir": G.Rate(accepts, n_neg, c).as_dict()},
-            "note": "the floor is scored alone (no margin, no mutual condition); mutual r is a setting, not refitted"}
+            "note": "the floor is picked on the training folds' in-domain negatives (out-of-domain negatives are not "
+                    "folded) and scored alone (no margin, no mutual condition); mutual r is a setting, not refitted"}
