@@ -257,3 +257,12 @@ def test_the_api_takes_folds_and_refuses_them_by_the_parameter_name():
     for bad, words in ((1, "folds: must be an integer >= 2"), (92, "folds: K = 92 is more than")):
         with pytest.raises(SettingError, match=words):
             rs.calibrate(str(CRAN / "qrels-dev.txt"), runs, gate_on="dense", folds=bad)
+
+
+def test_the_api_and_the_command_line_write_the_same_fold_report(cranfield_folds):
+    import rankscope_tui as rs
+
+    data, _, _, _, _ = cranfield_folds
+    res = rs.calibrate(str(CRAN / "qrels-dev.txt"), {n: str(CRAN / "lanes" / f"{n}.run") for n in LANES},
+                       gate_on="dense", folds=5, strata=str(CRAN / "strata.tsv"))
+    assert res["folds"] == data["folds"]
