@@ -621,7 +621,7 @@ def sweep(qrels, run, *, relevant: int = 1, depth: int | None = None, margin: fl
 
 
 def margin_sweep(qrels, run, *, relevant: int = 1, depth: int | None = None, confidence: float = DEFAULT_CONFIDENCE):
-    """Lesson 11: the sweep of the margin alone (top score minus runner-up; no floor),
+    """Lesson 11 ("The gate: FNIR at a fixed FPIR"): the sweep of the margin alone (top score minus runner-up; no floor),
     ``kernel.gate.margin_sweep``. Candidates are the distinct finite margins of the
     positives and in-domain negatives, then +inf; a lone hit has an infinite margin and
     passes every candidate, +inf included, which is why a margin alone cannot drive FPIR
@@ -634,7 +634,7 @@ def margin_sweep(qrels, run, *, relevant: int = 1, depth: int | None = None, con
 
 def operating_point(sweep, target_fpir: float = 0.05, conservative: bool = False,
                     confidence: float = DEFAULT_CONFIDENCE):
-    """Lesson 11: the lowest floor of a :func:`sweep` whose FPIR is at most ``target_fpir``,
+    """Lesson 11 ("The gate: FNIR at a fixed FPIR"): the lowest floor of a :func:`sweep` whose FPIR is at most ``target_fpir``,
     on the point estimate or, ``conservative``, on the Wilson upper bound at
     ``confidence`` (``kernel.gate.operating_point``). FPIR does not increase with the
     floor, so the first qualifying candidate is the answer; none qualifying gives +inf

@@ -23,8 +23,9 @@ RUN = {"p1": {"r1": 0.9, "o1": 0.5}, "p2": {"o2": 0.6, "r2": 0.55}, "n1": {"a": 
 
 
 def test_the_lesson_functions_are_public_and_say_their_lesson():
-    for name, lesson in (("rank_of", "Lesson 02"), ("sweep", "Lesson 11"), ("margin_sweep", "Lesson 11"),
-                         ("operating_point", "Lesson 11"), ("calibrate", "lessons 08")):
+    gate = 'Lesson 11 ("The gate: FNIR at a fixed FPIR")'
+    for name, lesson in (("rank_of", 'Lesson 02 ("A rank has a level")'), ("sweep", gate), ("margin_sweep", gate),
+                         ("operating_point", gate), ("calibrate", 'lessons 08 "Convex fusion, and fitting weights')):
         assert name in rs.__all__
         assert lesson in getattr(rs, name).__doc__, name
 
