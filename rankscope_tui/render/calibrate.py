@@ -74,7 +74,7 @@ def calibrate_text(data: dict, out_path: str) -> str:
                        f"{ms.get('vacuous_queries', '—')} ({share})")
         lines += ["  " + s for s in sub]
     if data.get("folds"):
-        lines += folds_lines(data["folds"], fusion)
+        lines += folds_lines(data["folds"])
     lines.append(f"thresholds written to {out_path}" + (" (the values fitted on all calibration queries, the fold "
                                                           "report beside them)" if data.get("folds") else ""))
     return terminal_safe("".join(line + "\n" for line in lines))
@@ -103,7 +103,7 @@ def _rate(r: dict) -> str:
     return f"{r['k']}/{r['n']}" + (f" = {r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]" if r["n"] else " (none held out)")
 
 
-def folds_lines(f: dict, fusion: dict) -> list[str]:
+def folds_lines(f: dict) -> list[str]:
     """The fold report: per fold what was fitted on the other folds and its held-out score,
     the spread (min / median / max over folds) and the pooled held-out scores."""
     sizes = ", ".join(f"{d['held_out']['positives']}+{d['held_out']['negatives']}" for d in f["per_fold"])
@@ -112,8 +112,8 @@ def folds_lines(f: dict, fusion: dict) -> list[str]:
            f"by {by}; held out per fold, positives+negatives: {sizes}); each fold's values are fitted on the other "
            f"{f['k'] - 1} folds and scored on it alone:"]
     cv, rrf, gate = f.get("convex"), f.get("rrf"), f.get("gate")
-    if not (cv or rrf or gate):
-        return [out[0].rsplit(";", 1)[0] + "; nothing here is fitted (one lane and no gate), so there is nothing to score"]
+    if f.get("reason"):
+        return [out[0].rsplit(";", 1)[0] + f"; {f['reason']}"]
     for d in f["per_fold"]:
         parts = [f"fold {d['fold']}:"]
         if cv:
@@ -137,14 +137,13 @@ def folds_lines(f: dict, fusion: dict) -> list[str]:
     if rrf:
         out.append(f"  RRF k fitted per fold, min / median / max: {_spread(rrf['spread'], 'g')}; held-out {rrf['objective']} "
                    f"{rrf['held_out_pooled']:.4f} pooled (on all: k {rrf['all']['k']:g}, {rrf['all']['in_sample']:.4f}, "
-                   f"optimism {rrf['optimism']:+.4f}); thresholds.json keeps RRF k {fusion['rrf_k']:g}: calibrate "
-                   "records k, it does not fit it")
+                   f"optimism {rrf['optimism']:+.4f}); {rrf['note']}")
     if gate:
         sp = gate["spread"]
         out.append(f"  gate on {gate['lane']}, min / median / max over folds: operating floor {_spread(sp['floor'], 'g')}; "
                    f"null floor {_spread(sp['null_floor'], 'g')}; conformal floor {_spread(sp['conformal_floor'], 'g')}; "
                    f"operating margin {_spread(sp['margin'], 'g')}")
         p = gate["held_out_pooled"]
-        out.append(f"  gate held out, the floor alone, pooled over the folds: FNIR {_rate(p['fnir'])}; FPIR "
-                   f"{_rate(p['fpir'])} (target {gate['target_fpir']:g})")
+        out.append(f"  gate held out, pooled over the folds: FNIR {_rate(p['fnir'])}; FPIR {_rate(p['fpir'])} (target "
+                   f"{gate['target_fpir']:g}); {gate['note']}")
     return out

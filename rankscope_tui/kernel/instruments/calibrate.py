@@ -195,7 +195,8 @@ def cross_validate(ws: Workspace, gate: GateSettings, calibration: CalibrationSe
     objective (Efron 1986).
 
     References: Stone, M. (1974). Cross-validatory choice and assessment of statistical
-    predictions. *JRSS B* 36(2), 111-147.
+    predictions. *JRSS B* 36(2), 111-147. Efron, B. (1986). How biased is the apparent
+    error rate of a prediction rule? *JASA* 81(394), 461-470.
     """
     k = calibration.folds
     assert k is not None, "cross_validate needs calibration.folds"
@@ -219,6 +220,8 @@ def cross_validate(ws: Workspace, gate: GateSettings, calibration: CalibrationSe
     if gate_requested(ws, gate):
         neg_of = [h[~is_pos[h]] for h in held]
         out["gate"] = _cv_gate(ws, gate, pos_of, neg_of, per_fold)
+    if not any(key in out for key in ("convex", "rrf", "gate")):
+        out["reason"] = "nothing is fitted here (one lane and no gate), so there is nothing to score"
     return out
 
 
@@ -285,8 +288,9 @@ def _cv_rrf(ws: Workspace, calibration: CalibrationSettings, pos_of: list[np.nda
             "spread": _spread([d["rrf"]["k"] for d in per_fold]),
             "held_out_per_fold": _spread([d["rrf"]["held_out_objective"] for d in per_fold]),
             "held_out_pooled": cv, "all": {"k": ks[i_all], "in_sample": v_all}, "optimism": v_all - cv,
-            "note": "calibrate records the RRF k it was run with (thresholds.json's fusion.rrf_k); the k fitted here "
-                    "is not written there: it shows how a fitted k would vary across folds"}
+            "note": f"thresholds.json keeps RRF k {ws.settings.rrf_k:g} ({ws.settings.rrf_k_source}): calibrate "
+                    "records the k it was run with and does not fit it; the k fitted here shows how a fitted k would "
+                    "vary across folds"}
 
 
 def _cv_gate(ws: Workspace, gate: GateSettings, pos_of: list[np.ndarray], neg_of: list[np.ndarray],
