@@ -243,7 +243,7 @@ def test_one_lane_without_a_gate_says_there_is_nothing_to_cross_validate(cli_run
     rc, out, err = cli_run("calibrate", "--lane", CRAN / "lanes" / "bm25.run", "--qrels", positives,
                            "--folds", "3", "--out", tmp_path / "th.json")
     assert rc == 0, err
-    assert "nothing here is fitted (one lane and no gate)" in out
+    assert "nothing is fitted here (one lane and no gate), so there is nothing to score" in out
 
 
 def test_the_api_takes_folds_and_refuses_them_by_the_parameter_name():
