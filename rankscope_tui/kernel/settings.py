@@ -357,12 +357,24 @@ class CalibrationSettings:
     """What ``calibrate`` fits besides the gate: the convex grid and its objective.
 
     The grid holds the weight vectors with coordinates in multiples of ``step`` summing
-    to 1, so 1/step must be a whole number N (within 1e-9) and 0 < step <= 1."""
+    to 1, so 1/step must be a whole number N (within 1e-9) and 0 < step <= 1.
+
+    ``folds`` K (None: no cross-validation) asks for K-fold cross-validation of every
+    fitted value (``instruments.calibrate.cross_validate``): an integer K >= 2; that K is
+    at most the number of calibration queries is checked where they are known."""
 
     step: float = DEFAULT_STEP
     objective: str = DEFAULT_METRIC
+    folds: int | None = None
 
     def __post_init__(self) -> None:
+        if self.folds is not None:
+            import numbers
+
+            if isinstance(self.folds, bool) or not isinstance(self.folds, numbers.Integral) or self.folds < 2:
+                raise SettingError("folds", "must be an integer >= 2 (K-fold cross-validation needs a fold "
+                                   f"to fit on and one to score on), got {self.folds!r}")
+            object.__setattr__(self, "folds", int(self.folds))
         s = _real(self.step)
         if s is None or not (math.isfinite(s) and 0 < s <= 1):
             raise SettingError("step", f"step must be in (0, 1], got {self.step!r}")
