@@ -88,6 +88,8 @@ class RankscopeApp(DashboardApp):
     # ------------------------------------------------------------------ loading
 
     def on_mount(self) -> None:
+        if os.environ.get("RANKSCOPE_TASK_DUMP"):
+            self._dump_tasks_on_sigusr1(os.environ["RANKSCOPE_TASK_DUMP"])
         if self.state.base_workspace is None and self.state.has_inputs:
             pre = self.state.preload
             if (pre is not None and pre.done() and not pre.cancelled() and pre.exception() is None
@@ -301,6 +303,23 @@ class RankscopeApp(DashboardApp):
             self.exit()
             return True
         return False
+
+    def _dump_tasks_on_sigusr1(self, path: str) -> None:
+        """Troubleshooting a dashboard that stops answering keys: with ``RANKSCOPE_TASK_DUMP``
+        set to a file, SIGUSR1 appends the app's state and every asyncio task's stack there
+        (a thread dump shows only an idle event loop)."""
+        import asyncio
+        import signal
+
+        def dump() -> None:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"closing={self.closing} dialog_open={self.dialog_open} screen={self.screen!r} "
+                         f"focused={self.focused!r} stacks={ {m: len(s) for m, s in screen_stacks(self).items()} }\n")
+                for task in asyncio.all_tasks():
+                    fh.write(f"--- {task!r}\n")
+                    task.print_stack(file=fh)
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
 
     def _q_will_quit(self) -> bool:
         """`q` quits unless it is typed into a field, an open select list (type to search) or a
