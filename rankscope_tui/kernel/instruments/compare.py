@@ -211,10 +211,12 @@ def _residual_notes(ws: PerQuery, plan: ComparePlan, keys: Sequence[str]) -> tup
     without the most it could rise. Inputs without the companion (a per-query table holding
     rbp only) say so."""
     out = []
-    kinds = {m.key: m for m in ws.settings.metrics}
     q = ws.positives
     for key in keys:
-        mk = kinds.get(key) or M.parse_metrics(key)[0]
+        try:
+            mk = M.parse_name(key)
+        except InputError:  # a measure a per-query table holds that rankscope does not compute
+            continue
         if not mk.measure.companion:
             continue
         mate = M.MetricKey(mk.measure.companion, mk.k, mk.rel, mk.param)

@@ -98,6 +98,8 @@ class Measure:
     # recall level / multiple of R trec_eval writes after the name, ``iprec_at_recall_0.10``
     # (style "suffix", printed with two decimals as trec_eval prints it)
     param: Param | None = None
+    # values lie in [0, 1] (every measure but the counts num_ret, num_rel, num_rel_ret)
+    unit_interval: bool = True
     # a measure always reported beside this one (RBP's residual): its kind; the companion
     # gets the same cutoff, level and parameter and is listed right after it
     companion: str | None = None

@@ -79,7 +79,8 @@ def residual(cols: Columns, k: int | None, rel: int | None, p: float = 0.9) -> N
     n = cols.n_ret(k)
     out = np.zeros(cols.n)
     out[any_unj] = np.power(p, n[any_unj]) + (1.0 - p) * tail[any_unj]
-    return out
+    # an all-unjudged list sums to 1 exactly in arithmetic; float rounding may land a hair above
+    return np.minimum(out, 1.0)
 
 
 _RBP_NAMES = (Name("rbp", "rankscope", "rbp"), Name("rbp", "rankscope", "rbp(p=0.8)"), Name("rbp", "rankscope", "rbp@k"),

@@ -66,14 +66,14 @@ def set_f(cols: Columns, k: int | None, rel: int | None) -> NDArray[np.float64]:
 
 
 NUM_RET = Measure(
-    kind="num_ret", cutoff=NONE, takes_rel=False, per_query=num_ret, needs_relevant=False, ranks_lanes=False,
+    kind="num_ret", cutoff=NONE, unit_interval=False, takes_rel=False, per_query=num_ret, needs_relevant=False, ranks_lanes=False,
     definition="{key}: hits retrieved for the query, within depth (trec_eval num_ret; the mean, not trec_eval's sum)",
     formula="hits retrieved", peers="trec_eval num_ret; ir_measures NumRet",
     names=(Name("num_ret", "rankscope", "num_ret"), Name("num_ret", "trec_eval", "num_ret"),
            Name("NumRet", "ir_measures", "NumRet")),
 )
 NUM_REL = Measure(
-    kind="num_rel", cutoff=NONE, takes_rel=True, per_query=num_rel, needs_relevant=False, ranks_lanes=False,
+    kind="num_rel", cutoff=NONE, unit_interval=False, takes_rel=True, per_query=num_rel, needs_relevant=False, ranks_lanes=False,
     definition=("{key}: relevant docs judged for the query, R (trec_eval num_rel; the mean, not trec_eval's sum); "
                 "relevant = grade >= {rel}"),
     formula="R", peers="trec_eval num_rel; ir_measures NumRel",
@@ -81,7 +81,7 @@ NUM_REL = Measure(
            Name("NumRel", "ir_measures", "NumRel")),
 )
 NUM_REL_RET = Measure(
-    kind="num_rel_ret", cutoff=NONE, takes_rel=True, per_query=num_rel_ret, needs_relevant=False,
+    kind="num_rel_ret", cutoff=NONE, unit_interval=False, takes_rel=True, per_query=num_rel_ret, needs_relevant=False,
     definition=("{key}: relevant docs retrieved, within depth (trec_eval num_rel_ret; the mean, not trec_eval's sum); "
                 "relevant = grade >= {rel}"),
     formula="relevant retrieved", peers="trec_eval num_rel_ret; ir_measures NumRelRet",
