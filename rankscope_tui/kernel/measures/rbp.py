@@ -10,7 +10,8 @@ RBP is a lower bound when hits are unjudged. The residual is trec_eval's: when a
 one retrieved hit is unjudged (not in the qrels, or a negative grade), residual =
 p^n + (1 - p) * sum over unjudged hits at rank i of p^(i-1), n = hits retrieved (within
 k); the value could rise by at most that much. When every retrieved hit is judged it is
-0, as trec_eval prints it (the tail past the list then counts for nothing). Requesting
+0, as trec_eval prints it (the tail past the list then counts for nothing), and so is a
+query missing from the lane (trec_eval ``-c`` sets it to 0). Requesting
 ``rbp`` brings ``rbp_resid`` beside it, at the same p, level and cutoff.
 
 The default persistence is trec_eval's p = 0.9; ir_measures' ``RBP`` defaults to 0.8,
