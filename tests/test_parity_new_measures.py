@@ -302,3 +302,29 @@ def test_err_above_grade_four_uses_the_highest_grade():
     out = compute(hits, ideal, 1, [MetricKey("err", 2)], 1)
     r5, r1 = 31 / 32, 1 / 32
     assert math.isclose(out["err@2"][0], r5 + (1 - r5) * r1 / 2, abs_tol=1e-15)
+
+
+# --------------------------------------------------------------------------- F1@k: ranx
+
+
+@pytest.mark.parametrize("lane", ["bm25", "dense"])
+def test_f1_at_k_matches_ranx(lane):
+    """ranx's f1@k per query. ranx orders tied scores by input order, trec_eval by doc id: the
+    run handed to ranx carries trec_eval's order as strictly falling scores (1/rank)."""
+    from ranx import Qrels, Run, evaluate
+
+    qrels, run = CRAN / "qrels-test.txt", CRAN / "lanes" / f"{lane}.run"
+    grades = _qrels(qrels)
+    ranked = {q: docs for q, docs in _ranked(run).items() if q in grades}
+    names = [f"f1@{k}" for k in (1, 5, 10, 100)]
+    per = evaluate(Qrels(grades), Run({q: {d: 1.0 / (i + 1) for i, d in enumerate(docs)} for q, docs in ranked.items()}),
+                   names, return_mean=False)
+    ws = Workspace.load(lanes=[("run", str(run))], qrels=str(qrels),
+                        settings=LoadSettings(metrics=tuple(parse_metrics(",".join(names))), relevant=1))
+    pq, index = ws.per_query("run", "doc"), ws.qid_index
+    order = list(Qrels(grades).keys())
+    for name in names:
+        want = dict(zip(order, per[name]))
+        for qid, value in want.items():
+            assert abs(float(pq[name][index[qid]]) - value) <= TOL, (name, qid)
+    assert len(order) == 134
