@@ -145,10 +145,10 @@ def test_trec_eval_suite_every_new_measure_per_query(trec_eval, qrels, run, rele
     count = compare(trec_eval, SUITE / qrels, SUITE / run, relevant, *ALL)
     _covers_every_new_measure(count)
     # Topic 302 is absent from results.trunc. trec_eval -c scores an absent topic on a stand-in
-    # ranking, then sets "rbp_resid" back to 0 by its exact name (trec_eval.c, "clean up
-    # leftovers"); the parameterised name "rbp_resid_p=0.8" misses that clean-up and keeps a
-    # leftover 1. rankscope gives 0 at every p, as trec_eval does for the default name
-    # (compared above) and as its clean-up intends.
+    # ranking and afterwards resets a few measures to 0, matching them by exact name
+    # (trec_eval.c): "rbp_resid" is reset, the parameterised "rbp_resid_p=0.8" is not and
+    # keeps the stand-in's 1. rankscope gives 0 at every p, as trec_eval does for the default
+    # name (compared above) and as that reset intends.
     leave_out = frozenset({("rbp_resid_p=0.8", "302")}) if run == "results.trunc" else frozenset()
     compare(trec_eval, SUITE / qrels, SUITE / run, relevant, *P08, leave_out=leave_out)
 
