@@ -14,14 +14,10 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    pass
-
 
 REQUIRED, OPTIONAL, NONE = "required", "optional", "none"
 
