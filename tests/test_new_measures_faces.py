@@ -130,3 +130,19 @@ async def test_dashboard_overview_shows_the_residual_beside_rbp(tmp_path):
         labels = [str(c.label) for c in table.columns.values()]
         at = next(i for i, lab in enumerate(labels) if "rbp(p=0.9)" in lab and "resid" not in lab)
         assert "rbp_resid(p=0.9)" in labels[at + 1]
+
+
+def test_compare_on_per_query_tables_without_the_residual_says_so(tmp_path, capsys):
+    """Tables holding rbp but not rbp_resid: the note says the residual is not in the inputs
+    (it printed "averages a nan, b nan" before)."""
+    lines_a = ["rbp\t1\t0.5\n", "rbp\t2\t0.25\n", "rbp\t3\t0.125\n"]
+    lines_b = ["rbp\t1\t0.4\n", "rbp\t2\t0.35\n", "rbp\t3\t0.1\n"]
+    (tmp_path / "a.q").write_text("".join(lines_a))
+    (tmp_path / "b.q").write_text("".join(lines_b))
+    out = tmp_path / "c.json"
+    assert main(["compare", "--per-query-in", f"a={tmp_path / 'a.q'}", "--per-query-in", f"b={tmp_path / 'b.q'}",
+                 "--metric", "rbp", "--resamples", "0", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "nan" not in text.lower()
+    note = next(w for w in json.loads(out.read_text())["warnings"] if "rbp_resid(p=0.9)" in w)
+    assert "not in the inputs" in note

@@ -224,6 +224,9 @@ def _residual_notes(ws: PerQuery, plan: ComparePlan, keys: Sequence[str]) -> tup
         try:
             means = {n: float(np.mean(ws.per_query(n, plan.level, ws.metric_set([mate.key]))[mate.key][q])) for n in lanes}
         except (InputError, KeyError):
+            means = {}
+        # a per-query table without the column gives no values (NaN) rather than an error
+        if not means or not all(np.isfinite(v) for v in means.values()):
             out.append(f"{key} is a lower bound (unjudged hits gain 0) and its residual {mate.key} is not in the inputs")
             continue
         shown = ", ".join(f"{n} {v:.4f}" for n, v in means.items())
