@@ -189,6 +189,8 @@ def metric_value(kind: str, units, judged_grades, k, relevant: int, repeats=None
 def metric_answer(kind: str, a: dict):
     relevant = a.get("rel", a.get("relevant", 1))  # a measure's own rel=N overrides the call's level
     k = None if kind in ("rprec", "bpref") else a.get("k")
+    if kind in NEW_KINDS:
+        return [new_measure(kind, a, q) for q in qrels_qids(a["qrels"])]
     out = []
     for q in qrels_qids(a["qrels"]):
         hits = ranked(a["run"].get(q, []), a.get("depth"))
@@ -196,6 +198,147 @@ def metric_answer(kind: str, a: dict):
         units, judged_grades = judged_units(hits, a["qrels"][q], a.get("level", "doc"), a.get("sep"), repeats)
         out.append(metric_value(kind, units, judged_grades, k, relevant, repeats))
     return out
+
+
+# --------------------------------------------------------------------------- issue 33's measures
+# Written from trec_eval 10.0's definitions (m_rbp.c, m_rbp_resid.c, m_infap.c, m_iprec_at_recall.c,
+# m_11pt_avg.c, m_Rprec_mult.c, m_set_*.c, m_num_*.c), Chapelle et al. 2009 (ERR with gdeval's
+# g_max = 4) and ranx's f1@k, one query at a time, walking the ranked list as those programs do.
+
+NEW_KINDS = ("rbp", "rbp_resid", "err", "nerr", "infap", "iprec_at_recall", "11pt_avg", "rprec_mult", "num_ret",
+             "num_rel", "num_rel_ret", "set_p", "set_recall", "set_f", "f1")
+CUT_KINDS = ("rbp", "rbp_resid", "err", "nerr", "f1")  # the others take no cutoff
+
+
+def c_lround(x: float) -> int:
+    """C's lround for x >= 0 (half away from zero), on the exact value of the double."""
+    f = Fraction(x)
+    whole = math.floor(f)
+    return whole + (1 if f - whole >= Fraction(1, 2) else 0)
+
+
+def interpolated(units, n_rel: int, x: float, is_rel) -> float:
+    """trec_eval's loop: from the bottom of the list up, keep the best precision seen; when the
+    count of relevant docs at or above a relevant doc equals the cut, that best is the value."""
+    cut = c_lround(x * n_rel)
+    n_ret = len(units)
+    rel_ret = sum(1 for g in units if is_rel(g))
+    if cut > rel_ret or n_ret == 0:
+        return 0.0
+    best = rel_ret / n_ret
+    so_far = rel_ret
+    for i in range(n_ret, 0, -1):
+        if so_far == 0:
+            break
+        best = max(best, so_far / i)
+        if is_rel(units[i - 1]):
+            if so_far == cut:
+                return best
+            so_far -= 1
+    return best  # cut = 0: the best precision over the whole list
+
+
+def new_measure(kind: str, a: dict, q: str) -> float:
+    relevant = a.get("rel", a.get("relevant", 1))
+    level = a.get("level", "doc")
+    k = a.get("k") if kind in CUT_KINDS else None
+    raw = a["qrels"][q]
+    hits = ranked(a["run"].get(q, []), a.get("depth"))
+    units, judged_grades = judged_units(hits, raw, level, a.get("sep"))
+    # doc level: a doc in the qrels with a negative grade is pooled but unjudged (infAP);
+    # group level: a group's grade comes from its judged docs only, so none is
+    pooled = [level == "doc" and d in raw and raw[d] < 0 for d, _ in hits]
+    if k is not None:
+        units, pooled = units[:k], pooled[:k]
+
+    def is_rel(g):
+        return g is not None and g >= relevant
+
+    n_rel = sum(1 for g in judged_grades if g >= relevant)
+    rel_ret = sum(1 for g in units if is_rel(g))
+    n_ret = len(units)
+    if kind in ("rbp", "rbp_resid"):
+        p = a.get("p", 0.9)
+        if kind == "rbp":
+            top = max([1] + judged_grades)
+            total, weight = 0.0, 1.0
+            for g in units:
+                if "rel" in a:
+                    gain = 1.0 if is_rel(g) else 0.0
+                else:
+                    gain = g / top if g is not None and g > 0 else 0.0
+                total += gain * weight
+                weight *= p
+            return (1 - p) * total
+        total, weight, unjudged = 0.0, 1.0, 0
+        for g in units:
+            if g is None:
+                unjudged += 1
+                total += weight
+            weight *= p
+        return weight + (1 - p) * total if unjudged else 0.0
+    if kind in ("err", "nerr"):
+        all_grades = [g for docs in a["qrels"].values() for g in docs.values()]
+        scale = 2.0 ** max([4] + all_grades)
+
+        def err(grades):
+            total, reach = 0.0, 1.0
+            for i, g in enumerate(grades, start=1):
+                r = (2.0 ** g - 1) / scale if g is not None and g > 0 else 0.0
+                total += reach * r / i
+                reach *= 1 - r
+            return total
+
+        value = err(units)
+        if kind == "err":
+            return value
+        best = err(sorted((g for g in judged_grades if g > 0), reverse=True)[:k])
+        return value / best if best > 0 else 0.0
+    if kind == "infap":
+        total = 0.0
+        rel_above = nonrel_above = unj_above = 0
+        for j, (g, pool) in enumerate(zip(units, pooled)):
+            if pool:
+                unj_above += 1
+            elif g is None:
+                continue
+            elif g < relevant:
+                nonrel_above += 1
+            else:
+                if j == 0:
+                    total += 1.0
+                else:
+                    eps = 0.00001
+                    total += (1 / (j + 1) + j / (j + 1) * ((rel_above + nonrel_above + unj_above) / j)
+                              * ((rel_above + eps) / (rel_above + nonrel_above + 2 * eps)))
+                rel_above += 1
+        return total / n_rel if n_rel else 0.0
+    if kind == "iprec_at_recall":
+        return interpolated(units, n_rel, a.get("x", 0.5), is_rel)
+    if kind == "11pt_avg":
+        return sum(interpolated(units, n_rel, x / 10, is_rel) for x in range(10, -1, -1)) / 11
+    if kind == "rprec_mult":
+        cut = math.floor(a.get("x", 0.5) * n_rel + 0.9)
+        return sum(1 for g in units[:cut] if is_rel(g)) / cut if cut else 0.0
+    if kind == "num_ret":
+        return n_ret
+    if kind == "num_rel":
+        return n_rel
+    if kind == "num_rel_ret":
+        return rel_ret
+    set_p = rel_ret / n_ret if n_ret else 0.0
+    set_recall = rel_ret / n_rel if n_rel else 0.0
+    if kind == "set_p":
+        return set_p
+    if kind == "set_recall":
+        return set_recall
+    if kind == "set_f":
+        return 2 * set_p * set_recall / (set_p + set_recall) if rel_ret else 0.0
+    if kind == "f1":
+        p_k = rel_ret / k
+        r_k = rel_ret / n_rel if n_rel else 0.0
+        return 2 * p_k * r_k / (p_k + r_k) if rel_ret else 0.0
+    raise KeyError(kind)
 
 
 def doc_index(runs) -> dict:
@@ -648,7 +791,7 @@ def stats_answer(kind: str, a: dict):
 
 def answer(kind: str, a: dict):
     if kind in ("rank_of", "hit", "recall", "p", "rr", "ndcg", "judged", "ap", "rprec", "bpref", "ndcg_exp",
-                "calibrated_recall"):
+                "calibrated_recall", *NEW_KINDS):
         return metric_answer(kind, a)
     if kind == "trec_order":
         index = doc_index([a["run"]])

@@ -25,6 +25,12 @@ File format
   runs read as descending indices: doc id descending as bytes, trec_eval's rule).
 
 Kinds (answer):
+  rbp, rbp_resid, err, nerr, infap, iprec_at_recall, 11pt_avg, rprec_mult, num_ret, num_rel,
+  num_rel_ret, set_p, set_recall, set_f, f1   per-query values of issue 33's measures; ``k``
+                    for rbp, rbp_resid (optional), err, nerr, f1; ``p`` RBP's persistence
+                    (0.9 when absent); ``x`` the recall level of iprec_at_recall and the
+                    multiple of R of rprec_mult (0.5 when absent); the hand-worked cases
+                    carry their arithmetic in the comment lines above them
   rank_of, hit, recall, p, rr, ndcg, judged   per-query values; ``level`` doc|group
                                                (group needs ``sep``); ``k`` except rr/rank_of
   ap, rprec, bpref, ndcg_exp, calibrated_recall  per-query values of the issue-15 measures;
@@ -242,7 +248,10 @@ def _metric(kind: str, args: dict[str, Any]) -> list[float]:
         measure = M.REGISTRY[kind]
         k = args.get("k")
         k = None if k is None or measure.cutoff == "none" else int(k)
-        mk = M.MetricKey(kind, k, args.get("rel"))
+        spec = measure.param
+        param = None if spec is None else float(args.get("p" if spec.style == "paren" else "x",
+                                                          spec.default if spec.default is not None else 0.5))
+        mk = M.MetricKey(kind, k, args.get("rel"), param)
         key, keys = mk.key, [mk]
     values = M.compute(hits, ideal, su.n_queries, keys, rel)[key]
     return [values[c].item() for c in su.qrels_codes()]
@@ -514,7 +523,63 @@ def _metric_cases() -> list[tuple[str, dict[str, Any]]]:
     out.append(("bpref", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "rel": 2}))
     out.append(("calibrated_recall", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "k": 1, "relevant": 2}))
     out.append(("ndcg_exp", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 2, "depth": 3}))
+    # issue 33: every new measure at doc and group level on the shared fixtures, and its variants
+    new: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("rbp", {}), ("rbp", {"k": 3, "p": 0.8}), ("rbp_resid", {}), ("rbp_resid", {"k": 3, "p": 0.8}),
+        ("err", {"k": 3}), ("nerr", {"k": 3}), ("infap", {}), ("iprec_at_recall", {"x": 0.3}),
+        ("11pt_avg", {}), ("rprec_mult", {"x": 0.6}), ("num_ret", {}), ("num_rel", {}),
+        ("num_rel_ret", {}), ("set_p", {}), ("set_recall", {}), ("set_f", {}), ("f1", {"k": 3}))
+    for level, run, qrels, sep in fixtures + g_fixtures:
+        for kind, extra in new:
+            out.append((kind, base(level, run, qrels, sep, **extra)))
+    out.append(("rbp", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "rel": 2, "p": 0.7}))
+    out.append(("infap", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "relevant": 2, "depth": 4}))
+    out.append(("iprec_at_recall", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "x": 0.0}))
+    out.append(("11pt_avg", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "rel": 2}))
+    out.append(("set_f", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "depth": 2}))
+    out.append(("nerr", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 2}))
     return out
+
+
+# Hand-worked fixture for issue 33's measures. q1 ranks d1 (grade 2), d2 (grade -1: pooled,
+# unjudged), d3 (grade 0), d4 (not in the qrels), d5 (grade 1); R = 2 at level 1, highest
+# grade 2. q2 ranks d8 (not in the qrels), d6 (grade 1); R = 2 (d7 is never retrieved).
+_RUN_H = {"q1": [["d1", 0.9], ["d2", 0.8], ["d3", 0.7], ["d4", 0.6], ["d5", 0.5]], "q2": [["d8", 0.9], ["d6", 0.5]]}
+_QRELS_H = {"q1": {"d1": 2, "d2": -1, "d3": 0, "d5": 1}, "q2": {"d6": 1, "d7": 1}}
+
+#: (the arithmetic, kind, extra args) of each hand-worked case; answers are over [q1, q2]
+_HAND: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("rbp p=0.5: q1 gains 2/2 at rank 1, 1/2 at rank 5: 0.5*(1 + 0.5*0.5^4) = 33/64 = 0.515625; "
+     "q2 gain 1 at rank 2: 0.5*0.5 = 0.25", "rbp", {"p": 0.5}),
+    ("rbp_resid p=0.5: q1 unjudged at ranks 2, 4, n = 5: 0.5^5 + 0.5*(0.5 + 0.125) = 11/32 = 0.34375; "
+     "q2 unjudged at rank 1, n = 2: 0.25 + 0.5*1 = 0.75", "rbp_resid", {"p": 0.5}),
+    ("err@5: R(g) = (2^g - 1)/16; q1 3/16 at rank 1, then 1/16 at rank 5 reached with 13/16: "
+     "3/16 + 13/1280 = 0.19765625; q2 1/16 at rank 2: 1/32 = 0.03125", "err", {"k": 5}),
+    ("nerr@5: ideal q1 [2, 1]: 3/16 + 13/512 = 109/512, 0.19765625 / (109/512) = 506/545 = 0.928440366972477; "
+     "ideal q2 [1, 1]: 1/16 + 15/512 = 47/512, (1/32) / (47/512) = 16/47 = 0.3404255319148936", "nerr", {"k": 5}),
+    ("infap: q1 d1 at j = 0 gives 1; d5 at j = 4 with r = 1, n = 1 (d3), u = 1 (d2), d4 outside the pool: "
+     "1/5 + 4/5 * 3/4 * (1 + eps)/(2 + 2 eps) = 0.2 + 0.6 * 0.5 = 0.5; (1 + 0.5)/2 = 0.75; "
+     "q2 d6 at j = 1, nothing judged above: 1/2 + 1/2 * 0/1 * ... = 0.5; 0.5/2 = 0.25", "infap", {}),
+    ("iprec_at_recall_1.00: c = 2; q1 precision at the 2nd relevant (rank 5) 2/5 = 0.4; "
+     "q2 retrieves 1 relevant < c: 0", "iprec_at_recall", {"x": 1.0}),
+    ("iprec_at_recall_0.50: c = 1; q1 max(1/1, 2/5) = 1.0; q2 1/2 = 0.5", "iprec_at_recall", {"x": 0.5}),
+    ("11pt_avg: c = round(2x) is 0 or 1 for x <= 0.7 (8 levels), 2 for x >= 0.8 (3 levels); "
+     "q1 (8*1 + 3*0.4)/11 = 9.2/11 = 0.8363636363636363; q2 (8*0.5 + 3*0)/11 = 4/11 = 0.36363636363636365",
+     "11pt_avg", {}),
+    ("rprec_mult_1.50: c = floor(1.5*2 + 0.9) = 3; q1 top 3 holds d1: 1/3; q2 (2 hits, padded) holds d6: 1/3",
+     "rprec_mult", {"x": 1.5}),
+    ("num_ret: q1 5, q2 2", "num_ret", {}),
+    ("num_rel: q1 2 (d1, d5), q2 2 (d6, d7)", "num_rel", {}),
+    ("num_rel_ret: q1 2, q2 1", "num_rel_ret", {}),
+    ("set_p: q1 2/5 = 0.4; q2 1/2 = 0.5", "set_p", {}),
+    ("set_recall: q1 2/2 = 1.0; q2 1/2 = 0.5", "set_recall", {}),
+    ("set_f: q1 2*0.4*1/(0.4 + 1) = 4/7 = 0.5714285714285714; q2 2*0.5*0.5/1 = 0.5", "set_f", {}),
+    ("f1@3: q1 P 1/3, R 1/2: 2*(1/6)/(5/6) = 0.4; q2 P 1/3, R 1/2: 0.4", "f1", {"k": 3}),
+)
+
+
+def _hand_cases() -> list[tuple[str, dict[str, Any]]]:
+    return [(kind, {"level": "doc", "run": _RUN_H, "qrels": _QRELS_H, **extra}) for _, kind, extra in _HAND]
 
 
 def _order_cases() -> list[tuple[str, dict[str, Any]]]:
@@ -707,12 +772,21 @@ def _stat_cases() -> list[tuple[str, dict[str, Any]]]:
 
 def cases() -> list[tuple[str, dict[str, Any]]]:
     """Every golden case, in file order (deterministic)."""
-    return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases()
+    return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases() + _hand_cases()
 
 
 def write_lines() -> str:
-    """The whole goldens file: header comments, then one ``kind args -> answer`` line per case."""
-    lines = [format_line(k, a, answer(k, a)) for k, a in cases()]
+    """The whole goldens file: header comments, then one ``kind args -> answer`` line per case;
+    each hand-worked case is preceded by its arithmetic as comment lines."""
+    every = cases()
+    n_plain = len(every) - len(_HAND)
+    lines = [format_line(k, a, answer(k, a)) for k, a in every[:n_plain]]
+    lines.append("# Hand-worked cases (issue 33's measures) on one fixture: q1 ranks d1 (grade 2), d2 (grade -1:")
+    lines.append("# pooled, unjudged), d3 (grade 0), d4 (not in the qrels), d5 (grade 1); q2 ranks d8 (not in")
+    lines.append("# the qrels), d6 (grade 1), with d7 (grade 1) never retrieved. Answers over [q1, q2].")
+    for (why, _, _), (k, a) in zip(_HAND, every[n_plain:]):
+        lines.append(f"# {why}")
+        lines.append(format_line(k, a, answer(k, a)))
     return HEADER + "\n".join(lines) + "\n"
 
 
