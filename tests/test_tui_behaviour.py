@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from rankscope_tui.app import RankscopeApp, exit_status
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import FILES
-from rankscope_tui.screens import VIEWS
+from rankscope_tui.screens import VIEW_KEYS
 from rankscope_tui.screens.palette import RankscopePalette
 from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
@@ -36,7 +36,7 @@ from rankscope_tui.widgets.viewbar import ViewBar
 
 SIZE = (120, 36)
 FAST = ["--resamples", "999"]
-KEY = {mode: str(i) for i, (mode, _) in enumerate(VIEWS, 1)}
+KEY = VIEW_KEYS  # 1–9, then 0
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
 

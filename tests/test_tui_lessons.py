@@ -1,0 +1,143 @@
+"""The lessons' last instruments in the dashboard (issue 31 item 10, issue 32 item 1), as Pilot
+tests on app state:
+
+- the Goldens view (lesson 14): every golden case computed live by the kernel and by the
+  installed independent implementation; a disagreement seeded by monkeypatching the
+  reference shows ✗ on exactly the cases it touches (the oracle: the cases of that kind
+  in the committed goldens file);
+- the Overview's edit-and-reparse box (lesson 01);
+- tie groups in the Query view and the tie-order flag in the Compare view.
+
+Snapshots of the new views at 80×24 and 200×60 go through ``snap_compare`` as the other
+views' do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import picture_ready, settle
+from test_tui import KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build the app)
+from textual.widgets import Static
+
+from rankscope_tui.kernel.instruments import goldens_reference as REF
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDENS = ROOT / "goldens" / "reference.txt"
+SMALL, LARGE = (80, 24), (200, 60)
+
+
+def plain(widget: Static) -> str:
+    return str(widget.render())
+
+
+def table_rows(table) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def golden_cases() -> list[tuple[int, str]]:
+    """(line, kind) of every case line of the committed goldens file."""
+    out = []
+    for i, line in enumerate(GOLDENS.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip() and not line.startswith("#"):
+            out.append((i, line.split(" ", 1)[0]))
+    return out
+
+
+# ----------------------------------------------------------------------------- 0 Goldens
+
+
+async def test_goldens_view_lists_every_case_agreeing(demo_options, loaded):
+    cases = golden_cases()
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(KEY["goldens"])
+        await settle(app, pilot)
+        screen = app.screen
+        assert app.current_mode == "goldens" and screen.title == "0 Goldens"
+        rows = table_rows(screen.query_one("#gd-table"))
+        assert [(int(r[0]), r[2].split("@")[0].split(" ")[0]) for r in rows] == cases
+        assert {r[1] for r in rows} == {"✓"}
+        assert plain(screen.query_one("#gd-summary")).startswith(f"✓ all {len(cases)} cases agree")
+        await pilot.press("d")  # disagreements only: none
+        await pilot.pause()
+        assert screen.query_one("#gd-table").row_count == 0
+        assert "no case disagrees" in plain(screen.query_one("#gd-detail"))
+
+
+async def test_goldens_view_shows_a_seeded_disagreement(demo_options, loaded, monkeypatch):
+    """One implementation is changed (the reference's Wilson interval nudged by 1e-6, beyond
+    the 1e-9 tolerance): those cases, and only those, are ✗; the summary says how many and
+    names the first; `d` lists exactly them; the detail line gives both answers."""
+    real = REF.answer
+
+    def nudged(kind, args):
+        out = real(kind, args)
+        return [out[0] + 1e-6, out[1]] if kind == "wilson" else out
+
+    monkeypatch.setattr(REF, "answer", nudged)
+    wilson = [line for line, kind in golden_cases() if kind == "wilson"]
+    assert wilson
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(KEY["goldens"])
+        await settle(app, pilot)
+        screen = app.screen
+        rows = table_rows(screen.query_one("#gd-table"))
+        bad = [int(r[0]) for r in rows if r[1] == "✗"]
+        assert bad == wilson
+        first = next(r for r in rows if r[1] == "✗")
+        assert first[3] != first[4] and first[3].startswith("[0/2] ") and first[4].startswith("[0/2] ")
+        summary = plain(screen.query_one("#gd-summary"))
+        assert summary.startswith(f"✗ {len(wilson)} of {len(rows)} cases disagree") and f"line {wilson[0]} wilson" in summary
+        await pilot.press("d")
+        await pilot.pause()
+        assert [int(r[0]) for r in table_rows(screen.query_one("#gd-table"))] == wilson
+        detail = plain(screen.query_one("#gd-detail"))
+        assert f"line {wilson[0]} wilson" in detail and "|difference| = 1e-06" in detail
+        assert detail.splitlines()[1].startswith("kernel    [") and detail.splitlines()[2].startswith("reference [")
+        monkeypatch.setattr(REF, "answer", real)  # `r` computes again: all agree
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert screen.query_one("#gd-table").row_count == 0
+        assert plain(screen.query_one("#gd-summary")).startswith("✓ all")
+
+
+async def test_goldens_view_from_the_palette(demo_options, loaded):
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "view: 0 Goldens":
+            await pilot.press("space" if ch == " " else ch)
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.current_mode == "goldens"
+        keys = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show}
+        assert {"d", "r"} <= keys
+
+
+def test_goldens_view_snapshot_200x60(snap_compare, demo_options, loaded):
+    async def run_before(pilot):
+        app = pilot.app
+        await settle(app, pilot)
+        await pilot.press(KEY["goldens"])
+        await settle(app, pilot)
+        app.screen.set_focus(None)
+        await picture_ready(app, pilot)
+
+    assert snap_compare(make_app(demo_options, loaded), terminal_size=LARGE, run_before=run_before)
+
+
+def test_answer_cells_read_as_the_file_writes_them():
+    from rankscope_tui.screens.goldens import answer_cell
+
+    assert answer_cell(None, None) == "undefined"
+    assert answer_cell("inf", None) == "+∞" and answer_cell([1.0, "-inf"], 1) == "[1/2] −∞"
+    assert answer_cell(0.1 + 1e-9, None) == "0.100000001"  # a 1e-9 difference stays visible
+    assert answer_cell([3, 1], None) == "[0/2] 3"
+    assert answer_cell([], None) == "[] (empty)"
