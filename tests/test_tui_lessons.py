@@ -141,3 +141,101 @@ def test_answer_cells_read_as_the_file_writes_them():
     assert answer_cell(0.1 + 1e-9, None) == "0.100000001"  # a 1e-9 difference stays visible
     assert answer_cell([3, 1], None) == "[0/2] 3"
     assert answer_cell([], None) == "[] (empty)"
+
+
+# ----------------------------------------------------------------------------- ties (issue 32 item 1)
+
+
+def hand_tie_marks(run_path: str, qid: str, cutoffs: list[int]) -> list[tuple[str, str]]:
+    """(doc, mark) of one query's list worked out from the run file by hand: score
+    descending, ties by doc id descending as bytes (trec_eval); a run of equal scores is a
+    group, numbered down the list; ``✂k`` on the place after which an @k cutoff falls inside
+    a group."""
+    hits = []
+    for line in open(run_path, encoding="utf-8"):
+        f = line.split()
+        if len(f) >= 6 and f[0] == qid:
+            hits.append((f[2], float(f[4])))
+    hits.sort(key=lambda h: h[0].encode(), reverse=True)
+    hits.sort(key=lambda h: -h[1])
+    marks = [""] * len(hits)
+    number, i = 0, 0
+    while i < len(hits):
+        j = i
+        while j + 1 < len(hits) and hits[j + 1][1] == hits[i][1]:
+            j += 1
+        if j > i:
+            number += 1
+            for p in range(i, j + 1):
+                marks[p] = f"{'┬' if p == i else '└' if p == j else '│'} {number}"
+            for k in cutoffs:
+                if i + 1 <= k < j + 1:  # places i+1..j+1 (1-based) hold the group; the cut after place k
+                    marks[k - 1] += f" ✂{k}"
+        i = j + 1
+    return [(d, m) for (d, _), m in zip(hits, marks)]
+
+
+async def test_query_view_marks_tie_groups(demo_options, loaded):
+    """The demo's tie lesson (a relevant doc tied at rank 1 and ordered second): each lane's
+    list marks its tie groups exactly as worked out by hand from the run file, the cut of
+    hit@1 inside the first group included; the lane title counts the tie-dependent
+    positives (the report's own ties block: the union over measures is at least its largest
+    per-measure count)."""
+    from rankscope_tui.demo import SHOWCASE
+
+    ws, report = loaded
+    qid = SHOWCASE["tie"]
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(app, pilot)
+        app.open_query(qid)
+        await settle(app, pilot)
+        screen = app.screen
+        cutoffs = screen._cutoffs()
+        assert 1 in cutoffs and 10 in cutoffs
+        seen_group = False
+        for (name, path), table, title in zip(demo_options.lanes, screen._tables, screen._titles):
+            lane = screen.lanes_shown[[p for _, p in demo_options.lanes].index(path)]
+            rows = table_rows(table)
+            want = hand_tie_marks(path, qid, cutoffs)[: len(rows)]
+            assert [(r[1], r[3]) for r in rows] == want, lane
+            seen_group |= any(m for _, m in want)
+            counts = report["ties"]["lanes"][lane]["metrics"]
+            n = int(str(title.render()).split("tie-dependent ")[1].split("/")[0])
+            assert max(c["dependent"] for c in counts.values()) <= n <= report["ties"]["queries"]
+        assert seen_group
+        lexical = table_rows(screen._tables[0])
+        assert lexical[0][3] == "┬ 1 ✂1" and lexical[1][4] == "3"  # the relevant doc, tied at the top, placed second
+
+
+async def test_compare_view_shows_the_tie_order_flag_and_power(demo_options, loaded):
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(KEY["compare"])
+        await settle(app, pilot)
+        screen = app.screen
+        row = screen.row
+        tf = row.tie_order
+        assert tf is not None and tf.dependent_queries > 0
+        panel = plain(screen.query_one("#cmp-verdict"))
+        flag = next(line for line in panel.splitlines() if line.startswith("tie order"))
+        assert f"over {tf.dependent_queries} tie-dependent queries" in flag
+        assert f"{tf.delta_low:+.4f} to {tf.delta_high:+.4f}" in flag
+        assert ("could flip" in flag) == tf.could_flip and ("holds" in flag) == (not tf.could_flip)
+        power = next(line for line in panel.splitlines() if line.startswith("power: "))
+        assert f"Δ ≥ {row.power.mde:.4f}" in power and f"about {row.power.needed:,} queries" in power
+
+
+def test_the_tie_flag_says_when_the_verdict_could_flip():
+    from rankscope_tui.kernel.statistics.verdict import TieFlip
+    from rankscope_tui.screens.compare import CompareScreen
+
+    class Row:
+        tie_order = TieFlip(3, -0.01, 0.02, "[b]worse[/]", "better", True)
+
+    line = CompareScreen.tie_order_line(Row)
+    assert "a different tie order could flip the verdict" in line and "over 3 tie-dependent queries" in line
+    assert "\\[b]worse\\[/]" in line  # a verdict word reaches the markup escaped
+    Row.tie_order = None
+    assert CompareScreen.tie_order_line(Row).startswith("tie order: not assessed")

@@ -21,6 +21,7 @@ from textual_plotext import PlotextPlot
 from ..kernel.settings import CompareSettings
 from ..kernel.statistics.randomization import format_p
 from ..kernel.statistics.verdict import CAPTION
+from ..render.power import row_line
 from ..widgets import fmt
 from ..widgets.numbers import number_input
 from ..widgets.safe import escape
@@ -492,12 +493,32 @@ loss or gain). Intervals are per comparison, not simultaneous.
         L.append(f"effect size {fmt.num(row.effect_size, 3)} (mean Δ / sd Δ, paired; not Cohen's d)")
         flags = (("t-test", row.t_agrees), ("BCa interval", row.interval_agrees), ("p_superiority", row.bootstrap_agrees))
         L.append("agreement: " + " · ".join(f"{n} {self._flag(v)}" for n, v in flags))
+        L.append(self.tie_order_line(row))
+        power = row_line(row)  # the kernel's MDE, randomization floor and queries needed, in the text's words
+        if power:
+            # the panel's first line names the pair already
+            L.append(f"power: {escape(power.removeprefix(f'{row.candidate} vs {row.baseline} on {row.metric}: '))}")
         sentence = r.sentence(row)
         if sentence:
             L.append(f"[i]{escape(sentence)}[/]")
         L += [f"[$warning]✗ {escape(d)}[/]" for d in row.disagreements]
         L += [f"[$warning]⚠ {escape(w)}[/]" for w in row.warnings]
         return "\n".join(L)
+
+    @staticmethod
+    def tie_order_line(row) -> str:
+        """The row's tie-order flag (``verdict.TieFlip``): whether another order of tied
+        scores could flip the verdict, and the Δ range over the extreme orders."""
+        tf = row.tie_order
+        if tf is None:
+            return "tie order: not assessed (doc level and ranked lanes only, for the measures ties covers)"
+        if not tf.dependent_queries:
+            return "tie order [b]✓[/]: no positive's value depends on the order of tied scores"
+        span = (f"over {tf.dependent_queries} tie-dependent queries Δ runs from {tf.delta_low:+.4f} to "
+                f"{tf.delta_high:+.4f} (verdicts {escape(tf.verdict_low)} / {escape(tf.verdict_high)})")
+        if tf.could_flip:
+            return f"[b $warning]tie order ✗: a different tie order could flip the verdict[/] — {span}"
+        return f"tie order [b]✓[/]: the verdict holds under every tie order — {span}"
 
     @staticmethod
     def _flag(v) -> str:
