@@ -27,7 +27,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.screen import ModalScreen
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from .render.exploratory import exploratory_text
@@ -243,7 +243,7 @@ class RankscopeApp(DashboardApp):
         if action == "switch_mode" and parameters and parameters[0] == self.current_mode:
             return None
         if action == "leave_input":
-            return isinstance(self.focused, Input)  # shown in the footer only while typing
+            return isinstance(self.focused, (Input, TextArea))  # shown in the footer only while typing
         return True
 
     @property
@@ -306,8 +306,6 @@ class RankscopeApp(DashboardApp):
         """`q` quits unless it is typed into a field, an open select list (type to search) or a
         dialog on top (there it is text or the dialog's own key); the same test the binding
         would pass after bubbling."""
-        from textual.widgets import TextArea
-
         return not self.dialog_open and not isinstance(self.focused, (Input, TextArea, SelectOverlay))
 
     async def run_action(self, action: str | tuple[str, str, tuple[object, ...]], default_namespace: DOMNode | None = None,
@@ -348,11 +346,12 @@ class RankscopeApp(DashboardApp):
     def action_leave_input(self) -> None:
         """Esc in a text field: leave it (the value stays); the view's keys work again."""
         focused = self.focused
-        if isinstance(focused, Input):
+        if isinstance(focused, (Input, TextArea)):
             name = focused.id or "the field"
+            value = focused.value if isinstance(focused, Input) else f"{focused.document.line_count} lines"
             self.screen.set_focus(None)
             self.refresh_bindings()
-            self.notify(safe_escape(f"left {name} (value {focused.value or 'blank'}): view keys 0–9 and letters work again"),
+            self.notify(safe_escape(f"left {name} (value {value or 'blank'}): view keys 0–9 and letters work again"),
                         title="input", timeout=3)
 
     def on_descendant_focus(self, event) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support import picture_ready, settle
 from test_tui import KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build the app)
 from textual.widgets import Static
@@ -239,3 +240,129 @@ def test_the_tie_flag_says_when_the_verdict_could_flip():
     assert "\\[b]worse\\[/]" in line  # a verdict word reaches the markup escaped
     Row.tie_order = None
     assert CompareScreen.tie_order_line(Row).startswith("tie order: not assessed")
+
+
+# ----------------------------------------------------------------------------- 1 Overview: edit and re-parse (lesson 01)
+
+
+async def open_edit_box(app, pilot, monkeypatch):
+    from rankscope_tui.screens import overview
+
+    monkeypatch.setattr(overview, "DEBOUNCE", 0.03)
+    await settle(app, pilot)
+    await pilot.press(KEY["overview"], "p")
+    await settle(app, pilot)
+    return app.screen
+
+
+async def edited(app, pilot, run: str | None = None, qrels: str | None = None):
+    """Replace the boxes' text (a paste), wait out the quiet period and the parse."""
+    screen = app.screen
+    if run is not None:
+        screen.query_one("#ov-edit-run").load_text(run)
+    if qrels is not None:
+        screen.query_one("#ov-edit-qrels").load_text(qrels)
+    await settle(app, pilot, extra=0.1)
+    return screen
+
+
+async def test_edit_box_parses_the_example_and_a_paste(demo_options, loaded, monkeypatch):
+    """The box opens on its example (the file's rank column says d1 is second; the scores put
+    it third, tied with d2 and ordered after it by doc id descending); a pasted run and
+    qrels replace it; typed keys (a `q` among them) go into the box, not to the app."""
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_edit_box(app, pilot, monkeypatch)
+        assert screen.editing and not screen.query_one("#ov-bottom").display
+        assert isinstance(app.focused, type(screen.query_one("#ov-edit-run")))
+        rows = table_rows(screen.query_one("#ov-edit-parsed"))
+        assert [(r[0], r[1], r[2], r[4], r[5]) for r in rows] == [
+            ("q1", "1", "d3", "", "0"), ("q1", "2", "d2", "┬ 1", "·"), ("q1", "3", "d1", "└ 1", "1"), ("q2", "1", "d5", "", "2")]
+        status = plain(screen.query_one("#ov-edit-status"))
+        assert "q1: first relevant at rank 3" in status and "q2: first relevant at rank 1" in status
+        assert "ties broken on the doc id descending as bytes" in status
+        # a paste: three hits, two tied at the top; the relevant one (grade 2) is 'a', ordered after 'b'
+        await edited(app, pilot, "x Q0 a 9 5.0 r\nx Q0 b 1 5.0 r\nx Q0 c 2 7.5 r\n", "x 0 a 2\nx 0 c 0\n")
+        rows = table_rows(screen.query_one("#ov-edit-parsed"))
+        assert [(r[1], r[2], r[3], r[4]) for r in rows] == [("1", "c", "7.5", ""), ("2", "b", "5.0", "┬ 1"), ("3", "a", "5.0", "└ 1")]
+        assert "x: first relevant at rank 3" in plain(screen.query_one("#ov-edit-status"))
+        # typing: the keys reach the box (q does not quit, digits do not switch views)
+        area = screen.query_one("#ov-edit-run")
+        area.move_cursor(area.document.end)
+        await pilot.press(*"x Q0 q 3 9 r")
+        await settle(app, pilot, extra=0.1)
+        assert app.is_running and app.current_mode == "overview"
+        rows = table_rows(screen.query_one("#ov-edit-parsed"))
+        assert [r[2] for r in rows] == ["q", "c", "b", "a"]
+        await pilot.press("escape", "p")  # leave the box, close it: the parsed order is back
+        await pilot.pause()
+        assert not screen.editing and screen.query_one("#ov-bottom").display
+
+
+async def test_edit_box_shows_the_command_lines_error(demo_options, loaded, monkeypatch, tmp_path, capsys):
+    """A bad line: the box shows the one line `rankscope evaluate` prints for a file with
+    the same content (its path read as `pasted run` / `pasted qrels`), and the app runs on."""
+    from rankscope_tui import cli
+
+    good_run, good_qrels = "q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 0.4 r\n", "q1 0 d1 1\n"
+    cases = [("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 high r\n", good_qrels, "pasted run"),
+             ("q1 Q0 d1 1 0.5 r\nq1 Q0 d2\n", good_qrels, "pasted run"),
+             (good_run, "q1 0 d1 1\nq1 0 d2 x\n", "pasted qrels")]
+    wanted = []
+    for i, (run, qrels, label) in enumerate(cases):  # the command line first (the app holds stdout later)
+        f_run, f_qrels = tmp_path / f"run{i}.txt", tmp_path / f"qrels{i}.txt"
+        f_run.write_text(run, encoding="utf-8")
+        f_qrels.write_text(qrels, encoding="utf-8")
+        assert cli.main(["evaluate", "--lane", str(f_run), "--qrels", str(f_qrels)]) == 2
+        cli_line = capsys.readouterr().err.strip()
+        assert cli_line.startswith("rankscope: error: ") and "\n" not in cli_line
+        wanted.append(cli_line.replace(str(f_run if label == "pasted run" else f_qrels), label))
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_edit_box(app, pilot, monkeypatch)
+        for (run, qrels, label), want in zip(cases, wanted):
+            assert label in want
+            await edited(app, pilot, run, qrels)
+            assert screen.edit_error == want, (screen.edit_error, want)
+            assert plain(screen.query_one("#ov-edit-status")) == f"✗ {want}"
+            assert screen.query_one("#ov-edit-parsed").row_count == 0
+        await edited(app, pilot, good_run, good_qrels)
+        assert screen.edit_error is None and screen.query_one("#ov-edit-parsed").row_count == 2
+        assert app.is_running and app.screen is screen  # no error dialog on top
+
+
+async def test_edit_box_shows_markup_in_ids_literally(demo_options, loaded, monkeypatch):
+    hostile_q, hostile_d = "[b]q[/]", "[@click=app.quit]d[/]"
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_edit_box(app, pilot, monkeypatch)
+        await edited(app, pilot, f"{hostile_q} Q0 {hostile_d} 1 1 r\n{hostile_q} Q0 [red]x 2 0.5 r\n",
+                     f"{hostile_q} 0 [red]x 1\n")
+        rows = table_rows(screen.query_one("#ov-edit-parsed"))
+        assert [(r[0], r[2]) for r in rows] == [(hostile_q, hostile_d), (hostile_q, "[red]x")]
+        assert f"{hostile_q}: first relevant at rank 2" in plain(screen.query_one("#ov-edit-status"))
+        assert app.is_running
+
+
+def _edit_box_snapshot(size):
+    async def run_before(pilot):
+        from rankscope_tui.screens import overview
+
+        app = pilot.app
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(overview, "DEBOUNCE", 0.03)
+            await settle(app, pilot)
+            await pilot.press(KEY["overview"], "p")
+            await settle(app, pilot, extra=0.1)
+        app.screen.set_focus(None)  # no blinking cursor in the picture
+        await picture_ready(app, pilot)
+
+    return run_before
+
+
+def test_edit_box_snapshot_80x24(snap_compare, demo_options, loaded):
+    assert snap_compare(make_app(demo_options, loaded), terminal_size=SMALL, run_before=_edit_box_snapshot(SMALL))
+
+
+def test_edit_box_snapshot_200x60(snap_compare, demo_options, loaded):
+    assert snap_compare(make_app(demo_options, loaded), terminal_size=LARGE, run_before=_edit_box_snapshot(LARGE))

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .instruments.goldens import side_by_side as goldens_side_by_side
     from .instruments.goldens import write_lines as write_goldens
     from .instruments.plan import plan_queries
+    from .instruments.reparse import reparse
     from .instruments.rules import git_state, read_rules
     from .instruments.rules import judge as judge_rule
     from .instruments.rules import judge_gates as judge
@@ -92,12 +93,13 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "check_goldens": ("instruments.goldens", "check"),
     "goldens_side_by_side": ("instruments.goldens", "side_by_side"),
     "plan_queries": ("instruments.plan", "plan_queries"),
+    "reparse": ("instruments.reparse", "reparse"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "goldens_side_by_side", "judge", "judge_rule", "load", "load_tables", "plan_compare",
-    "plan_queries", "prepare", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
+    "plan_queries", "prepare", "query_deltas", "reparse", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
     "tally_rules", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"

@@ -16,7 +16,7 @@ from ..kernel import measures as M
 from ..kernel.attribution import misses as A
 from ..widgets import fmt
 from ..widgets.safe import escape
-from ..widgets.tables import PlainTable
+from ..widgets.tables import PlainTable, tie_marks
 from .base import ViewScreen
 
 SHOW_ROWS = 100
@@ -199,21 +199,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
 
         return sorted({m.k for m in self.ws.settings.metrics if m.kind in SUPPORTED and m.k is not None})
 
-    @staticmethod
-    def tie_marks(scores, cutoffs: list[int]) -> list[str]:
-        """Per place of a ranked list: its tie group's mark (``┬ 1``, ``│ 1``, ``└ 1``; '' off
-        any group; groups numbered down the list) and ``✂k`` where an @k cutoff falls inside
-        the group right after the place (``measures.ties``: ``tie_groups``, ``straddles``)."""
-        from ..kernel.measures.ties import straddles, tie_groups
 
-        marks = [""] * len(scores)
-        for number, (s, e) in enumerate(tie_groups(scores), start=1):
-            for i in range(s, e):
-                marks[i] = f"{'┬' if i == s else ('└' if i == e - 1 else '│')} {number}"
-            for k in cutoffs:
-                if straddles([(s, e)], k):
-                    marks[k - 1] += f" ✂{k}"
-        return marks
 
     def _fill_lanes(self, q: int) -> None:
         from ..kernel.ranking.judgments import NO_JUDGMENT
@@ -229,7 +215,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
             rows = L.rows_of(q)
             doc = L.doc[rows][:SHOW_ROWS]
             score, rank = L.score[rows][:SHOW_ROWS], L.rank[rows][:SHOW_ROWS]
-            marks = self.tie_marks(L.score[rows], cutoffs)  # the whole list: a group may run past the rows shown
+            marks = tie_marks(L.score[rows], cutoffs)  # the whole list: a group may run past the rows shown
             grades = ws.judgments.grade_of(np.full(doc.size, q), doc)
             for i in range(doc.size):
                 g = int(grades[i])
