@@ -351,8 +351,10 @@ error the command line gives for such a file (`pasted run:LINE: …`). Escape le
         if editing:
             if self.edit_generation == 0:  # first opened: parse what the boxes hold
                 self._reparse_now()
-            self.query_one("#ov-edit-run", TextArea).focus()
-            self.query_one("#ov-edit-title").scroll_visible(animate=False, top=True)
+            self.query_one("#ov-edit-run", TextArea).focus(scroll_visible=False)
+            # on a short screen that scrolls: the boxes are the view's last part, so its end shows
+            # them with the parse under them (once they are laid out: two frames after the show)
+            self.call_after_refresh(self.call_after_refresh, self.scroll_end, animate=False)
 
     @on(TextArea.Changed, "#ov-edit-run, #ov-edit-qrels")
     def _edited(self) -> None:
