@@ -219,7 +219,7 @@ async def test_compare_view_shows_the_tie_order_flag_and_power(demo_options, loa
         row = screen.row
         tf = row.tie_order
         assert tf is not None and tf.dependent_queries > 0
-        panel = plain(screen.query_one("#cmp-verdict"))
+        panel = plain(screen.query_one("#cmp-ties"))
         flag = next(line for line in panel.splitlines() if line.startswith("tie order"))
         assert f"over {tf.dependent_queries} tie-dependent queries" in flag
         assert f"{tf.delta_low:+.4f} to {tf.delta_high:+.4f}" in flag
@@ -366,3 +366,22 @@ def test_edit_box_snapshot_80x24(snap_compare, demo_options, loaded):
 
 def test_edit_box_snapshot_200x60(snap_compare, demo_options, loaded):
     assert snap_compare(make_app(demo_options, loaded), terminal_size=LARGE, run_before=_edit_box_snapshot(LARGE))
+
+
+async def test_query_lane_titles_show_markup_in_lane_names_literally(demo_options):
+    """A lane named like markup keeps its name in the Query view's lane title (with its tie
+    count), never read as a tag."""
+    from dataclasses import replace
+
+    from rankscope_tui.demo import SHOWCASE
+
+    hostile = "[b]lex[/]"
+    lanes = ((hostile, demo_options.lanes[0][1]), demo_options.lanes[1])
+    app = make_app(replace(demo_options, lanes=lanes))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(app, pilot)
+        app.open_query(SHOWCASE["tie"])
+        await settle(app, pilot)
+        titles = [str(t.render()) for t in app.screen._titles]
+        assert titles[0].startswith(f"{hostile} · tie-dependent "), titles
+        assert app.is_running

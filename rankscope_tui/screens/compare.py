@@ -159,6 +159,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
                 yield Static(self.waiting("loading"), id="cmp-verdict", classes="panel")
                 yield PlotextPlot(id="cmp-plot")
                 yield Static("", id="cmp-plot-key", classes="caption")
+                yield Static("", id="cmp-ties", classes="panel")
                 yield Label("Largest losses and gains (share of the total loss / gain)", classes="section-title")
                 yield QidTable(id="cmp-extremes")
                 yield Static("", id="cmp-caption", classes="caption")
@@ -347,6 +348,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if why:
             self.message = why
             verdict.update(why)
+            self.query_one("#cmp-ties", Static).update("")  # no row: no tie flag, no power
             return
         was_message, self.message = self.message is not None, None
         if self.result is not None and self.result.params == p and self.result.ws is self.ws:
@@ -440,6 +442,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if row is None or r is None:
             return
         self.query_one("#cmp-verdict", Static).update(self._panel(row, r))
+        self.query_one("#cmp-ties", Static).update(self._ties_and_power(row))
         self._fill_extremes(row)
         self._plot(row)
         # the per-query list (every positive query) in the next frame: rendering its rows in
@@ -493,17 +496,21 @@ loss or gain). Intervals are per comparison, not simultaneous.
         L.append(f"effect size {fmt.num(row.effect_size, 3)} (mean Δ / sd Δ, paired; not Cohen's d)")
         flags = (("t-test", row.t_agrees), ("BCa interval", row.interval_agrees), ("p_superiority", row.bootstrap_agrees))
         L.append("agreement: " + " · ".join(f"{n} {self._flag(v)}" for n, v in flags))
-        L.append(self.tie_order_line(row))
-        power = row_line(row)  # the kernel's MDE, randomization floor and queries needed, in the text's words
-        if power:
-            # the panel's first line names the pair already
-            L.append(f"power: {escape(power.removeprefix(f'{row.candidate} vs {row.baseline} on {row.metric}: '))}")
         sentence = r.sentence(row)
         if sentence:
             L.append(f"[i]{escape(sentence)}[/]")
         L += [f"[$warning]✗ {escape(d)}[/]" for d in row.disagreements]
         L += [f"[$warning]⚠ {escape(w)}[/]" for w in row.warnings]
         return "\n".join(L)
+
+    def _ties_and_power(self, row) -> str:
+        """Under the plot (the panel above it stays short enough for the plot to be on
+        screen at 140×45): the row's tie-order flag, then its power line."""
+        lines = [self.tie_order_line(row)]
+        power = row_line(row)  # the kernel's MDE, randomization floor and queries needed, in the text's words
+        if power:  # the panel names the pair already
+            lines.append(f"power: {escape(power.removeprefix(f'{row.candidate} vs {row.baseline} on {row.metric}: '))}")
+        return "\n".join(lines)
 
     @staticmethod
     def tie_order_line(row) -> str:
