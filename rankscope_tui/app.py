@@ -27,11 +27,11 @@ from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.screen import ModalScreen
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from .render.exploratory import exploratory_text
-from .screens import VIEWS, screen_class, view_screens
+from .screens import VIEW_KEYS, VIEWS, screen_class, view_screens
 from .screens.base import DashboardApp
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 
 class RankscopeApp(DashboardApp):
-    """``rankscope tui``: nine views, switched with 1–9."""
+    """``rankscope tui``: ten views, switched with 1–9 and 0."""
 
     CSS_PATH = "app.tcss"
     TITLE = "rankscope"
@@ -55,9 +55,9 @@ class RankscopeApp(DashboardApp):
     COMMANDS = App.COMMANDS | {RankscopeCommands}
     BINDINGS = [
         *[
-            Binding(str(i), f"app.switch_mode('{mode}')", title, show=False, id=f"view.{mode}",
+            Binding(VIEW_KEYS[mode], f"app.switch_mode('{mode}')", title, show=False, id=f"view.{mode}",
                     tooltip=f"Switch to the {title} view")
-            for i, (mode, title) in enumerate(VIEWS, 1)
+            for mode, title in VIEWS
         ],
         Binding("e", "export", "Export", id="app.export", tooltip="Write report.json (same as evaluate --out)"),
         Binding("slash", "search", "Find query", id="app.search", tooltip="Go to a query by qid or text"),
@@ -245,7 +245,7 @@ class RankscopeApp(DashboardApp):
         if action == "switch_mode" and parameters and parameters[0] == self.current_mode:
             return None
         if action == "leave_input":
-            return isinstance(self.focused, Input)  # shown in the footer only while typing
+            return isinstance(self.focused, (Input, TextArea))  # shown in the footer only while typing
         return True
 
     @property
@@ -325,8 +325,6 @@ class RankscopeApp(DashboardApp):
         """`q` quits unless it is typed into a field, an open select list (type to search) or a
         dialog on top (there it is text or the dialog's own key); the same test the binding
         would pass after bubbling."""
-        from textual.widgets import TextArea
-
         return not self.dialog_open and not isinstance(self.focused, (Input, TextArea, SelectOverlay))
 
     async def run_action(self, action: str | tuple[str, str, tuple[object, ...]], default_namespace: DOMNode | None = None,
@@ -367,11 +365,12 @@ class RankscopeApp(DashboardApp):
     def action_leave_input(self) -> None:
         """Esc in a text field: leave it (the value stays); the view's keys work again."""
         focused = self.focused
-        if isinstance(focused, Input):
+        if isinstance(focused, (Input, TextArea)):
             name = focused.id or "the field"
+            value = focused.value if isinstance(focused, Input) else f"{focused.document.line_count} lines"
             self.screen.set_focus(None)
             self.refresh_bindings()
-            self.notify(safe_escape(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again"),
+            self.notify(safe_escape(f"left {name} (value {value or 'blank'}): view keys 0–9 and letters work again"),
                         title="input", timeout=3)
 
     def on_descendant_focus(self, event) -> None:
@@ -454,7 +453,7 @@ class RankscopeApp(DashboardApp):
         lines = [doc, "", "## Keys", "", "| keys | action | from |", "|---|---|---|"]
         for (where, desc), keys in rows:
             lines.append(f"| {' '.join(f'`{k}`' for k in dict.fromkeys(keys))} | {desc} | {where} |")
-        lines.append("| `1`–`9` | switch view | app |")
+        lines.append("| `1`–`9`, `0` | switch view | app |")
         lines.append("| `ctrl+p` | command palette: views, go to query, set k, open, export | app |")
         lines.append("| `escape` | leave a text field (its value stays) | app |")
         self.push_screen(HelpScreen("\n".join(lines)))

@@ -1,4 +1,5 @@
-"""One Textual screen per instrument; each is a mode of the app, reached by its number key."""
+"""One Textual screen per instrument; each is a mode of the app, reached by its number key
+(1–9, then 0 for the tenth)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ VIEWS: list[tuple[str, str]] = [
     ("compare", "Compare"),
     ("verdicts", "Verdicts"),
     ("query", "Query"),
+    ("goldens", "Goldens"),
 ]
+
+#: mode -> the key that shows it: the digits in key order, 0 for the tenth view
+VIEW_KEYS: dict[str, str] = {mode: str(i % 10) for i, (mode, _) in enumerate(VIEWS, 1)}
+assert len(VIEWS) <= 10, "ten views have a digit each; another view needs a key of its own"
 
 
 #: mode -> (module, class) of its screen; a module is imported when its view is first shown
@@ -29,6 +35,7 @@ SCREEN_CLASSES: dict[str, tuple[str, str]] = {
     "compare": ("compare", "CompareScreen"),
     "verdicts": ("verdicts", "VerdictsScreen"),
     "query": ("query", "QueryScreen"),
+    "goldens": ("goldens", "GoldensScreen"),
 }
 
 

@@ -2,9 +2,11 @@
 
 Every answer is computed through the kernel's public functions (ranking, judgments,
 metrics, intervals, compare, fusion, gate); no Workspace is needed. A second,
-independent implementation (``tests/goldens_reference.py``) reads the same lines and
-prints its own answers; ``check`` recomputes a file and reports every line whose
-answer differs by more than 1e-9.
+independent implementation (``goldens_reference``, installed beside this module and
+sharing no code with the kernel) reads the same lines and prints its own answers;
+``check`` recomputes a file and reports every line whose answer differs by more than
+1e-9; ``side_by_side`` computes every case with both implementations (the dashboard's
+Goldens view).
 
 File format
 -----------
@@ -65,6 +67,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
@@ -775,18 +778,26 @@ def cases() -> list[tuple[str, dict[str, Any]]]:
     return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases() + _hand_cases()
 
 
+def _layout(every: list[tuple[str, dict[str, Any]]]) -> list[str | int]:
+    """The goldens file's body, a line at a time: a comment line's text, or the index in
+    ``every`` of the case written there (the plain cases, then each hand-worked case after
+    its arithmetic). One layout for the writer and for the line numbers the Goldens view shows."""
+    n_plain = len(every) - len(_HAND)
+    out: list[str | int] = list(range(n_plain))
+    out.append("# Hand-worked cases (issue 33's measures) on one fixture: q1 ranks d1 (grade 2), d2 (grade -1:")
+    out.append("# pooled, unjudged), d3 (grade 0), d4 (not in the qrels), d5 (grade 1); q2 ranks d8 (not in")
+    out.append("# the qrels), d6 (grade 1), with d7 (grade 1) never retrieved. Answers over [q1, q2].")
+    for j, (why, _, _) in enumerate(_HAND):
+        out.append(f"# {why}")
+        out.append(n_plain + j)
+    return out
+
+
 def write_lines() -> str:
     """The whole goldens file: header comments, then one ``kind args -> answer`` line per case;
     each hand-worked case is preceded by its arithmetic as comment lines."""
     every = cases()
-    n_plain = len(every) - len(_HAND)
-    lines = [format_line(k, a, answer(k, a)) for k, a in every[:n_plain]]
-    lines.append("# Hand-worked cases (issue 33's measures) on one fixture: q1 ranks d1 (grade 2), d2 (grade -1:")
-    lines.append("# pooled, unjudged), d3 (grade 0), d4 (not in the qrels), d5 (grade 1); q2 ranks d8 (not in")
-    lines.append("# the qrels), d6 (grade 1), with d7 (grade 1) never retrieved. Answers over [q1, q2].")
-    for (why, _, _), (k, a) in zip(_HAND, every[n_plain:]):
-        lines.append(f"# {why}")
-        lines.append(format_line(k, a, answer(k, a)))
+    lines = [e if isinstance(e, str) else format_line(*every[e], answer(*every[e])) for e in _layout(every)]
     return HEADER + "\n".join(lines) + "\n"
 
 
@@ -826,26 +837,33 @@ def _flat(x: Any) -> list[float | None] | None:
 
 def differs(expected: Any, got: Any, tol: float = TOLERANCE) -> str | None:
     """Why two encoded answers disagree (None when they agree within ``tol``)."""
+    return _mismatch(expected, got, tol)[0]
+
+
+def _mismatch(expected: Any, got: Any, tol: float = TOLERANCE) -> tuple[str | None, int | None]:
+    """(why two encoded answers disagree or None, the index of the first differing entry
+    of a list answer or None)."""
     a, b = _flat(expected), _flat(got)
     if a is None:
-        return "the file's answer is not a number or a list of numbers"
+        return "the file's answer is not a number or a list of numbers", None
     if b is None:
-        return "the recomputed answer is not a number or a list of numbers"
+        return "the recomputed answer is not a number or a list of numbers", None
     if isinstance(expected, list) != isinstance(got, list):
-        return "one answer is a list, the other a number"
+        return "one answer is a list, the other a number", None
     if len(a) != len(b):
-        return f"list lengths differ ({len(a)} in the file, {len(b)} recomputed)"
+        return f"list lengths differ ({len(a)} in the file, {len(b)} recomputed)", None
     for i, (x, y) in enumerate(zip(a, b)):
         where = f" at index {i}" if isinstance(expected, list) else ""
+        at = i if isinstance(expected, list) else None
         if x is None or y is None:
             if x is not y:
-                return f"null vs number{where}"
+                return f"null vs number{where}", at
         elif math.isinf(x) or math.isinf(y):
             if x != y:
-                return f"infinite vs different value{where}"
+                return f"infinite vs different value{where}", at
         elif abs(x - y) > tol:
-            return f"|difference| = {abs(x - y):.3g} > {tol:g}{where}"
-    return None
+            return f"|difference| = {abs(x - y):.3g} > {tol:g}{where}", at
+    return None, None
 
 
 def check_parsable(text: str, path: str = "<goldens>") -> None:
@@ -902,3 +920,97 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
 
 def count_cases(text: str) -> int:
     return sum(1 for raw in text.split("\n") if raw.strip() and not raw.strip().startswith("#"))
+
+
+# ---------------------------------------------------------------------------
+# both implementations, case by case (the dashboard's Goldens view)
+
+
+@dataclass(frozen=True)
+class GoldenRow:
+    """One case computed by both implementations. Answers are encoded as in the file
+    (numbers, lists of numbers, ``"inf"``/``"-inf"``, None for undefined); an answer that
+    could not be computed is None and ``problem`` says why."""
+
+    line: int  # the case's line in the file ``rankscope goldens`` writes
+    kind: str
+    label: str  # what the case measures: the kind, its cutoff and level
+    kernel: Any
+    reference: Any
+    problem: str | None  # why the two disagree; None when they agree within the tolerance
+    position: int | None  # the first differing entry of a list answer
+
+    @property
+    def agree(self) -> bool:
+        return self.problem is None
+
+
+@dataclass(frozen=True)
+class GoldensSideBySide:
+    """Every golden case computed by the kernel and by ``goldens_reference``."""
+
+    rows: tuple[GoldenRow, ...]
+    tolerance: float
+
+    @property
+    def disagreeing(self) -> tuple[GoldenRow, ...]:
+        return tuple(r for r in self.rows if not r.agree)
+
+    @property
+    def summary(self) -> str:
+        """One line: how many cases agree, or which disagree (the first three named)."""
+        n, bad = len(self.rows), self.disagreeing
+        if not bad:
+            return (f"all {n} cases agree: the kernel and the independent implementation give the same answers "
+                    f"within {self.tolerance:g}")
+        named = ", ".join(f"line {r.line} {r.label}" for r in bad[:3]) + (", …" if len(bad) > 3 else "")
+        return f"{len(bad)} of {n} cases disagree beyond {self.tolerance:g} between the kernel and the independent implementation: {named}"
+
+
+def case_label(kind: str, args: dict[str, Any]) -> str:
+    """What a case measures, for a person: ``ndcg@3 group``, ``rrf k=60``, ``wilson``."""
+    label = kind
+    if kind in METRIC_KINDS and args.get("k") is not None:
+        label += f"@{args['k']}"
+    if kind in ("rrf", "rrf_order") and "k" in args:
+        label += f" k={args['k']}"
+    if args.get("level") == "group":
+        label += " group"
+    if args.get("depth") is not None:
+        label += f" depth {args['depth']}"
+    return label
+
+
+def _answer_or_why(compute: Any, kind: str, args: dict[str, Any]) -> tuple[Any, str | None]:
+    try:
+        return compute(kind, args), None
+    except Exception as exc:  # a case one implementation cannot compute is a disagreement, not a crash
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def side_by_side(cases_: list[tuple[str, dict[str, Any]]] | None = None) -> GoldensSideBySide:
+    """Every case (default: ``cases()``, the lines ``rankscope goldens`` writes) answered by
+    this kernel and by the independent ``goldens_reference``, compared as ``check``
+    compares a file with the kernel (``differs``, tolerance 1e-9)."""
+    from . import goldens_reference as R
+
+    todo = cases() if cases_ is None else cases_
+    first = HEADER.count("\n") + 1  # the first body line of the written file
+    if cases_ is None:  # each case's line in the file `rankscope goldens` writes
+        where = {e: first + n for n, e in enumerate(_layout(todo)) if isinstance(e, int)}
+    else:
+        where = {i: first + i for i in range(len(todo))}
+    rows = []
+    for i, (kind, args) in enumerate(todo):
+        args = json.loads(dumps(args))  # exactly what a line carries (the reference reads JSON)
+        mine, my_err = _answer_or_why(lambda k, a: _enc(answer(k, a)), kind, args)
+        ref, ref_err = _answer_or_why(lambda k, a: R.encode(R.answer(k, a)), kind, args)
+        problem: str | None
+        position: int | None
+        if my_err or ref_err:
+            problem = "; ".join(f"{who} cannot compute it ({err})" for who, err in (("kernel", my_err), ("reference", ref_err)) if err)
+            position = None
+        else:
+            problem, position = _mismatch(ref, mine)
+        rows.append(GoldenRow(where[i], kind, case_label(kind, args), mine, ref, problem, position))
+    return GoldensSideBySide(tuple(rows), TOLERANCE)
