@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--on", choices=["interval", "point"], default="interval", help="the column that decides the exit status")
     p.add_argument("--strict", action="store_true", help="an undecided rule fails too")
     p.add_argument("--out", metavar="FILE.json")
+    p.add_argument("--step-summary", metavar="FILE",
+                   help="append the verdict as markdown to FILE (a CI job summary: $GITHUB_STEP_SUMMARY)")
     p.set_defaults(func=run)
 
 
@@ -44,8 +46,9 @@ def run(args) -> int:
                                       ("--per-query-format", args.per_query_format)) if v]
         if given:
             raise InputError(f"{given[0]} is for per-query tables (--per-query-in); a report carries its own", given[0])
-    if args.out:
-        check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
+    for out in (args.out, args.step_summary):
+        if out:
+            check_output_path(out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
     if tables:
         from ..kernel import load_tables, table_report
         from ..kernel.settings import LoadSettings
@@ -61,5 +64,10 @@ def run(args) -> int:
         write_with_text([], render_verdict(verdict))
         raise InputError(verdict.errors[0][1] + (f" (and {len(verdict.errors) - 1} more rule(s) not judged)"
                                                  if len(verdict.errors) > 1 else ""))
-    write_with_text([(args.out, dumps_strict(verdict.as_dict()))] if args.out else [], render_verdict(verdict))
+    outputs: list[tuple[str, str | bytes]] = [(args.out, dumps_strict(verdict.as_dict()))] if args.out else []
+    if args.step_summary:
+        from ..render.github import appended, verdict_summary
+
+        outputs.append((args.step_summary, appended(args.step_summary, verdict_summary(verdict))))
+    write_with_text(outputs, render_verdict(verdict))
     return 1 if verdict.failures else 0
