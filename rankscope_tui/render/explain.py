@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .escaping import escape_markdown, terminal_safe
-from .markdown import md_prose, md_table
+from .markdown import md_prose, md_row, md_table
 
 #: The rows of each lane's ranking shown by default (the view shows up to 100).
 DEFAULT_ROWS = 10
@@ -219,8 +219,9 @@ def render_markdown(e: Explanation) -> str:
     out += ["", f"**{md_prose(e.gate[0])}**"] + [f"- {md_prose(line.strip())}" for line in e.gate[1:]]
     for r in e.lanes:
         out += ["", f"**Lane {escape_markdown(r.lane)}** (relevant grades in bold)", ""]
-        rows = [[row[0], row[1], row[2], f"**{row[3]}**" if rel else row[3], *row[4:]] for row, rel in zip(r.rows, r.relevant)]
-        out += md_table(list(r.columns), rows, 2) if rows else ["(query absent from lane)"]
+        rows = [[escape_markdown(row[0]), escape_markdown(row[1]), row[2], f"**{row[3]}**" if rel else row[3],
+                 *[escape_markdown(c) for c in row[4:]]] for row, rel in zip(r.rows, r.relevant)]
+        out += _escaped_table(list(r.columns), rows) if rows else ["(query absent from lane)"]
     cols = list(e.judged_columns) if e.docs_given else list(e.judged_columns[:-1])
     out += ["", "**Judged docs of this query**", ""]
     if e.judged_rows:
@@ -229,6 +230,12 @@ def render_markdown(e: Explanation) -> str:
     else:
         out.append("(no judged doc: the query is not in the qrels)")
     return "\n".join(out) + "\n"
+
+
+def _escaped_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A pipe table of cells escaped already (names by ``escape_markdown``, marks of ours)."""
+    return [md_row([escape_markdown(h) for h in header]), "|" + "|".join("---" for _ in header) + "|",
+            *[md_row(r) for r in rows]]
 
 
 def render(e: Explanation, fmt: str) -> str:
