@@ -163,3 +163,19 @@ def test_largest_losses_are_pytrec_evals(tmp_path):
     for q, b, d in listed:
         assert (float(b), float(d)) == (round(bm25[q], 4), round(dense[q], 4))
     assert res.stdout.count("\nQuery ") + res.stdout.startswith("Query ") == 3  # each loss explained
+
+
+def test_hostile_names_print_as_themselves(tmp_path):
+    """A qid or doc id holding a table bar, emphasis or a terminal escape: escaped in
+    markdown, shown as a visible escape in text, never a control sequence."""
+    qid, doc = "q|*\x1b[31m", "d_1|x"
+    (tmp_path / "qrels").write_text(f"{qid} 0 {doc} 1\n{qid} 0 d2 0\n", encoding="utf-8")
+    (tmp_path / "a.run").write_text(f"{qid} Q0 {doc} 1 2.0 a\n{qid} Q0 d2 2 1.0 a\n", encoding="utf-8")
+    for fmt in ("text", "markdown"):
+        res = run_cli("explain", qid, "--lane", tmp_path / "a.run", "--qrels", tmp_path / "qrels", "--format", fmt)
+        assert res.returncode == 0, res.stderr
+        assert "\x1b" not in res.stdout and "\\x1b" in res.stdout
+        if fmt == "markdown":
+            assert res.stdout.startswith("### Query q\\|\\*\\\\x1b\\[31m  positive")  # renders as q|*\\x1b[31m
+            row = next(line for line in res.stdout.splitlines() if line.startswith("| 1 |"))
+            assert _cells(row)[:2] == ["1", doc]  # the bar inside the doc id stays inside its cell

@@ -89,8 +89,8 @@ def gate_lines(ws: Any, q: int, gate: Any, thresholds: Any) -> tuple[str, ...]:
 
     try:
         analysis = analyse_gate(ws, gate, thresholds)
-    except InputError as exc:  # the gate cannot be analysed on these inputs: said, not fatal
-        return (f"Gate: not available — {' '.join(str(exc).split())}",)
+    except InputError as exc:  # the gate cannot be analysed on these inputs: said as the view says it, not fatal
+        return (f"Gate: not available — rankscope: error: {' '.join(str(exc).split())}",)
     if analysis.skipped:
         return (f"Gate: not applied — {analysis.skipped_reason}",)
     d = analysis.decision(q)
