@@ -281,3 +281,14 @@ def test_step_summary_appends_and_bad_input_leaves_it_as_it_was(cran, baseline, 
     assert summary.read_bytes() == before
     res = run_cli("diff", "--before", baseline, "--after", baseline, "--losses", "-1", "--step-summary", summary)
     assert res.returncode == 2 and "--losses" in res.stderr and summary.read_bytes() == before
+
+
+def test_format_github_prints_the_summary_the_file_gets(baseline, tmp_path):
+    from support import run_cli
+
+    summary = tmp_path / "summary.md"
+    res = run_cli("diff", "--before", baseline, "--after", baseline, "--resamples", "999", "--step-summary", summary,
+                  "--format", "github")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == summary.read_text(encoding="utf-8")
+    assert res.stdout.startswith("### rankscope diff: no established regression")

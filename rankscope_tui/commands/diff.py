@@ -25,6 +25,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--confidence", type=float, default=d.confidence)
     p.add_argument("--out", metavar="FILE.json")
+    p.add_argument("--format", choices=["text", "github"], default="text",
+                   help="github: print the markdown of --step-summary instead of the text")
     p.add_argument("--step-summary", metavar="FILE",
                    help="append the diff as markdown to FILE (a CI job summary: $GITHUB_STEP_SUMMARY)")
     p.add_argument("--losses", type=int, default=5, metavar="N",
@@ -38,6 +40,7 @@ def run(args) -> int:
     from ..kernel.report.output import check_output_path, dumps_strict
     from ..kernel.settings import DiffSettings
     from ..render.diff import render_diff
+    from ..render.escaping import terminal_safe
     from .options import CliError, write_with_text
 
     # first, as a setting out of range (--resamples 5) was always named before anything else
@@ -66,7 +69,13 @@ def run(args) -> int:
         from ..render.github import appended, diff_summary
 
         outputs.append((args.step_summary, appended(args.step_summary, diff_summary(result, before, after, args.losses))))
-    write_with_text(outputs, render_diff(result))
+    if args.format == "github":
+        from ..render.github import diff_summary
+
+        text = terminal_safe(diff_summary(result, before, after, args.losses))
+    else:
+        text = render_diff(result)
+    write_with_text(outputs, text)
     return 1 if (result.regressions and args.fail_on_regression) else 0
 
 

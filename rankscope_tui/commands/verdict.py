@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--on", choices=["interval", "point"], default="interval", help="the column that decides the exit status")
     p.add_argument("--strict", action="store_true", help="an undecided rule fails too")
     p.add_argument("--out", metavar="FILE.json")
+    p.add_argument("--format", choices=["text", "github"], default="text",
+                   help="github: print the markdown of --step-summary instead of the text")
     p.add_argument("--step-summary", metavar="FILE",
                    help="append the verdict as markdown to FILE (a CI job summary: $GITHUB_STEP_SUMMARY)")
     p.set_defaults(func=run)
@@ -33,6 +35,7 @@ def run(args) -> int:
     from ..kernel.errors import InputError
     from ..kernel.report.output import check_output_path, dumps_strict
     from ..kernel.report.payload import read_report
+    from ..render.escaping import terminal_safe
     from ..render.rules import render_verdict
     from .options import CliError, write_with_text
 
@@ -69,5 +72,11 @@ def run(args) -> int:
         from ..render.github import appended, verdict_summary
 
         outputs.append((args.step_summary, appended(args.step_summary, verdict_summary(verdict))))
-    write_with_text(outputs, render_verdict(verdict))
+    if args.format == "github":
+        from ..render.github import verdict_summary
+
+        text = terminal_safe(verdict_summary(verdict))
+    else:
+        text = render_verdict(verdict)
+    write_with_text(outputs, text)
     return 1 if verdict.failures else 0
