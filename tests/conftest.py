@@ -64,3 +64,11 @@ def _signal_dispositions_put_back():
                 sys.stderr.write(f"conftest: {os.environ.get('PYTEST_CURRENT_TEST', '?')} left "
                                  f"{signal.Signals(n).name} ignored; put back\n")
             signal.signal(n, handler)
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path_factory, monkeypatch):
+    """Every test's per-user cache (``compare``'s comparison log) in a temporary directory
+    of its own: the suite never writes to the real home, and no test sees another's log.
+    Set in ``os.environ``, so the command lines the tests start in children inherit it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

@@ -131,6 +131,40 @@ def compare_text(comparison: Any) -> str:
 
 
 def log_reuse_line(earlier: int, qrels_sha256: str) -> str:
-    """Printed after the table when ``--log`` already held comparisons on these test queries."""
+    """Printed after the table when the call is logged: how many comparisons were logged
+    on these test queries before it."""
     return (f"{earlier} earlier comparison call(s) were logged on these test queries (qrels sha256 {qrels_sha256[:12]}…); "
             "reusing test queries is multiple testing\n")
+
+
+def log_lines(fmt: str, *, sha: str | None, path: str | None, before: int | None, written: bool, explicit: bool,
+              problem: str | None, folded: int, reuse_correct: bool) -> tuple[str, str]:
+    """What ``compare`` says about the comparison log, as (lines for stdout, lines for
+    stderr): the earlier calls counted (and where the log is), that nothing was logged and
+    why, a cache that could not be used, the earlier rows ``--reuse-correct`` folded in.
+
+    An explicit ``--log FILE``'s count and the ``--reuse-correct`` line (it changes the
+    results) go with the output; what the per-user cache says goes to stderr, so that the
+    output's bytes stay a function of the inputs and settings alone. In LaTeX a stdout
+    line is a comment, so the document still compiles."""
+    out, err = [], []
+    if sha is None:
+        err.append("nothing was logged: per-query tables without --qrels have no qrels fingerprint to count "
+                   "test-set reuse by (give --qrels)")
+    elif before is not None:
+        line = log_reuse_line(before, sha).rstrip("\n")
+        out.append(line) if explicit else err.append(f"{line} (log: {path}; --no-log turns logging off)")
+    elif not written:
+        err.append("nothing was logged (--no-log): this comparison is not counted as a reuse of these test queries")
+    if problem:
+        err.append(f"warning: {problem}")
+    if reuse_correct:
+        out.append(f"--reuse-correct: {folded} earlier logged comparison row(s) on these test queries were adjusted "
+                   "together with this call's family")
+    if fmt == "latex":
+        text = "".join(f"% {x}\n" for x in out)
+    elif fmt == "markdown":
+        text = ("\n" + "".join(f"- {x}\n" for x in out)) if out else ""
+    else:
+        text = "".join(f"{x}\n" for x in out)
+    return text, "".join(f"rankscope: {x}\n" for x in err)
