@@ -292,3 +292,25 @@ def test_per_query_tables_without_qrels_say_nothing_was_logged(cli_run, cran, tm
     assert _cache_files() == []
     rc, _, stderr = cli_run("compare", "--per-query-in", csv, "--resamples", B, "--qrels", cran["qrels"])
     assert rc == 0 and "0 earlier comparison call(s)" in stderr and len(_cache_files()) == 1
+
+
+def test_a_gates_file_committed_after_the_report_is_warned_about(cli_run, cran, repo, tmp_path):
+    report = tmp_path / "report.json"
+    rc, _, stderr = cli_run("evaluate", "--lane", f"bm25={cran['lanes'] / 'bm25.run'}", "--qrels", cran["qrels"],
+                            "--resamples", "0", "--metrics", "ndcg@10", "--out", report)
+    assert rc == 0, stderr
+    os.utime(report, (JAN_2, JAN_2))
+    gates = repo / "gates.json"
+    gates.write_text(json.dumps([{"path": "lanes.bm25.doc.ndcg@10", "op": ">=", "threshold": 0.1}]))
+    _git(repo, "add", "gates.json")
+    _git(repo, "commit", "-q", "-m", "gates", when="2021-01-03T00:00:00+00:00")
+    out = tmp_path / "verdict.json"
+    rc, stdout, stderr = cli_run("verdict", "--report", report, "--gates", gates, "--on", "point", "--out", out)
+    assert rc == 0, stderr
+    (late,) = json.loads(out.read_text())["gates"]["committed_after"]
+    assert f"the gates file {gates} was last committed 2021-01-03 00:00:00 UTC, after the report {report} " \
+           "(written 2021-01-02 00:00:00 UTC)" in late
+    assert f"warning: {late}" in stdout
+    _git(repo, "commit", "-q", "--amend", "-m", "gates", when="2021-01-01T00:00:00+00:00")  # before the report
+    rc, stdout, _ = cli_run("verdict", "--report", report, "--gates", gates, "--on", "point", "--out", out)
+    assert json.loads(out.read_text())["gates"]["committed_after"] == [] and "last committed" not in stdout

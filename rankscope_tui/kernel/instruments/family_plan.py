@@ -182,6 +182,16 @@ def commit_warnings(path: str, what: str, inputs: Sequence[str] = (), report: st
     if state == "modified":
         out.append(f"the {what} {path} has changes not committed in git: the committed version is not the one used")
     assert when is not None
+    return out + committed_after(path, what, when, inputs, report)
+
+
+def committed_after(path: str, what: str, when: float | None, inputs: Sequence[str] = (),
+                    report: str | None = None) -> list[str]:
+    """The warning of :func:`commit_warnings` for a last commit (committer time ``when``)
+    later than an input's or the report's modification time; nothing when ``when`` is None."""
+    if when is None:
+        return []
+    out = []
     later = []
     if report and os.path.exists(report):
         t = os.stat(report).st_mtime
