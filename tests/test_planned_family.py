@@ -39,7 +39,7 @@ CHAIN = [{"candidate": "dense", "baseline": "bm25"}, {"candidate": "rrf", "basel
 
 def _plan(tmp_path: Path, pairs=CHAIN, **extra) -> Path:
     p = tmp_path / "plan.json"
-    p.write_text(json.dumps({"schema": "rankscope.plan/1", "pairs": pairs, **extra}), encoding="utf-8")
+    p.write_text(json.dumps({"pairs": pairs, **extra}), encoding="utf-8")
     return p
 
 
@@ -114,7 +114,9 @@ def test_a_plan_file_is_read_strictly(cli_run, cran, tmp_path):
         '{"pairs": []}': '"pairs" must be a non-empty list',
         '{"pairs": ["dense-bm25"]}': "pairs[0]: a pair is CANDIDATE:BASELINE",
         '{"pairs": ["dense:bm25", {"candidate": "dense", "baseline": "bm25"}]}': "listed twice",
-        '{"schema": "rankscope.plan/9", "pairs": ["dense:bm25"]}': "schema must be 'rankscope.plan/1'",
+        '{"schema": "x", "pairs": ["dense:bm25"]}': "unknown key 'schema'",
+        '{"pairs": ["dense:bm25"], "metrics": [3]}': '"metrics" must be a list of metric names',
+        '{"pairs": ["dense:bm25"], "metrics": ["nosuch@3"]}': "nosuch",
         '{"pairs": ["dense:nosuch"]}': "unknown lane 'nosuch'",
         '[1, 2': "invalid JSON",
     }

@@ -1,10 +1,9 @@
 """A planned family: the comparisons a study commits to before its runs, tested as one
 corrected family whatever their baselines (``compare --plan plan.json`` / ``--pair``).
 
-The plan file (schema ``rankscope.plan/1``) is one JSON object::
+The plan file is one JSON object written by hand (like gates.json, it has no schema key)::
 
-    {"schema": "rankscope.plan/1",            # optional; when present, exactly this
-     "metrics": ["ndcg@10"],                  # optional; default: compare's --metric (ndcg@10)
+    {"metrics": ["ndcg@10"],                  # optional; default: compare's --metric (ndcg@10)
      "pairs": [{"candidate": "dense", "baseline": "bm25"},
                "rrf:dense"],                  # CANDIDATE:BASELINE, as --pair writes it
      "note": "why these pairs"}               # optional free text
@@ -32,8 +31,7 @@ from typing import Any, Sequence
 
 from ..errors import InputError
 
-PLAN_SCHEMA = "rankscope.plan/1"
-_KEYS = ("schema", "metrics", "pairs", "note")
+_KEYS = ("pairs", "metrics", "note")
 
 
 @dataclass(frozen=True)
@@ -95,8 +93,6 @@ def read_plan(path: str) -> FamilyPlan:
     if unknown:
         raise InputError(f"unknown key {unknown[0]!r} (a plan holds {', '.join(_KEYS)})"[:200], path,
                          _line_of(text, f'"{unknown[0]}"'))
-    if "schema" in data and data["schema"] != PLAN_SCHEMA:
-        raise InputError(f"schema must be {PLAN_SCHEMA!r}, got {data['schema']!r}"[:200], path, _line_of(text, '"schema"'))
     if "note" in data and not isinstance(data["note"], str):
         raise InputError("note must be a string", path, _line_of(text, '"note"'))
     raw = data.get("pairs")
@@ -128,6 +124,9 @@ def read_plan(path: str) -> FamilyPlan:
         metrics = [metrics]
     if not isinstance(metrics, list) or not all(isinstance(m, str) and m for m in metrics):
         raise InputError("\"metrics\" must be a list of metric names", path, _line_of(text, '"metrics"'))
+    from ..settings import canonical_keys
+
+    canonical_keys(metrics, path)  # an unknown measure is named with the plan file
     return FamilyPlan(path, tuple(pairs), tuple(metrics), sha256_of(path))
 
 
