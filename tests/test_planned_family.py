@@ -316,3 +316,28 @@ def test_a_gates_file_committed_after_the_report_is_warned_about(cli_run, cran, 
     _git(repo, "commit", "-q", "--amend", "-m", "gates", when="2021-01-01T00:00:00+00:00")  # before the report
     rc, stdout, _ = cli_run("verdict", "--report", report, "--gates", gates, "--on", "point", "--out", out)
     assert json.loads(out.read_text())["gates"]["committed_after"] == [] and "last committed" not in stdout
+
+
+def test_the_family_chance_is_said_beside_j_in_every_face(cli_run, cran, tmp_path):
+    """Issue 31.3: 1 − (1 − α)^J beside J (0.143 for three tests at 0.05, by hand) and what
+    the correction holds it to, wherever J is shown."""
+    chance = f"{1 - (1 - 0.05) ** 3:.3f}"
+    assert chance == "0.143"
+    plan = _plan(tmp_path)
+    payload, text, _ = _run(cli_run, cran, tmp_path, "--plan", plan)
+    assert f"family of J = 3 tests at α = 0.05: uncorrected, the chance of at least one false \"established\" is " \
+           f"1 − (1 − α)^J = {chance}; Holm holds the family-wise error rate at ≤ α = 0.05" in text
+    assert f"over a family of 3 (uncorrected chance of a false positive 1 − (1 − α)^J = {chance}, held to ≤ 0.05)" \
+        in payload["checklist"][4]
+    assert f"with probability 1 − (1 − α)^J = {chance}; the correction holds that to at most 0.05" in payload["methods"]
+    rc, md, _ = cli_run("compare", *cran["args"], "--plan", plan, "--format", "markdown", "--no-log")
+    assert rc == 0 and f"1 − (1 − α)^J = {chance}" in md
+    rc, tex, _ = cli_run("compare", *cran["args"], "--plan", plan, "--format", "latex", "--no-log")
+    assert rc == 0 and "(J = 3) the chance of at least one false established row is 1 - (1 - $\\alpha$)" in tex
+    assert f"J = {chance} uncorrected" in tex
+    out = tmp_path / "plan-out.json"
+    rc, ptext, _ = cli_run("plan", "--qrels", cran["qrels"], "--lane", f"bm25={cran['lanes'] / 'bm25.run'}",
+                           "--lane", f"dense={cran['lanes'] / 'dense.run'}", "--family-size", "3", "--out", out)
+    assert rc == 0 and f"1 - (1 - alpha)^J = {chance}" in ptext
+    fam = json.loads(out.read_text())["settings"]["family_false_positive"]
+    assert fam["family_size"] == 3 and fam["uncorrected"] == pytest.approx(1 - 0.95 ** 3) and fam["corrected"] == pytest.approx(0.05)

@@ -153,7 +153,10 @@ def log_lines(fmt: str, *, sha: str | None, path: str | None, before: int | None
                    "test-set reuse by (give --qrels)")
     elif before is not None:
         line = log_reuse_line(before, sha).rstrip("\n")
-        out.append(line) if explicit else err.append(f"{line} (log: {path}; --no-log turns logging off)")
+        if explicit:
+            out.append(line)
+        else:
+            err.append(f"{line} (log: {path}; --no-log turns logging off)")
     elif not written:
         err.append("nothing was logged (--no-log): this comparison is not counted as a reuse of these test queries")
     if problem:

@@ -288,7 +288,11 @@ def checklist(payload: dict) -> list[str]:
     if s.get("test") != "t" and not s["resamples"]:
         test = "missing — no randomization test was run (resamples = 0)"
     J = s.get("family_size", 0)
-    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}" if J
+    fam = s.get("family_false_positive") or {}
+    chance = ("" if not fam.get("family_size") else
+              f" (uncorrected chance of a false positive 1 − (1 − α)^J = {fam['uncorrected']:.3f}, "
+              f"held to ≤ {fam['corrected']:.3g})")
+    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}{chance}" if J
               else "no row was tested (every row exploratory or descriptive)")
     out.append(f"5. test: {test}; {family}")
     if any(r.get("retraining") for r in rows):
