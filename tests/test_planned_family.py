@@ -272,12 +272,27 @@ def test_an_explicit_log_file_stays_and_the_cache_is_not_written(cli_run, cran, 
     assert _cache_files() == []
 
 
-def test_planned_latex_compiles(cli_run, cran, tmp_path):
+def test_planned_latex_compiles_with_its_power_table(cli_run, cran, tmp_path):
+    """Issue 31.1 in LaTeX: a power table whose cells are the rows' ``power`` blocks, and the
+    whole compiles with pdflatex."""
+    import re
+
     from tests.test_latex_paper import compile_tex
 
+    out = tmp_path / "c.json"
     rc, stdout, stderr = cli_run("compare", *cran["args"], "--plan", _plan(tmp_path), "--pair", "tfidf:bm25",
-                                 "--format", "latex")
+                                 "--format", "latex", "--out", out)
     assert rc == 0, stderr
+    (table,) = [t for t in re.findall(r"\\begin\{table\}.*?\\end\{table\}", stdout, flags=re.S)
+                if "tab:rankscope-compare-power" in t]
+    cells = [[c.strip() for c in ln.rstrip(" \\").split("&")] for ln in table.splitlines() if ln.startswith("ndcg@10 &")]
+    rows = json.loads(out.read_text())["comparisons"]
+    assert len(cells) == len(rows) == 4
+    for c, r in zip(cells, rows):
+        pw = r["power"]
+        assert c[1] == f"{r['candidate']} vs {r['baseline']}"
+        assert c[2:] == [str(pw["n"]), f"{pw['sd']:.4f}", f"{pw['mde']:.4f}", f"{pw['alpha']:.4g}",
+                         f"{pw['randomization_floor']:.4g}", f"{pw['target_delta']:.4f}", f"{pw['needed']:,}"]
     assert "tab:rankscope-compare-power" in stdout and "1 − (1 − α)^J" not in stdout
     assert r"1 - (1 - $\alpha$)\textasciicircum{}J = 0.143" in stdout
     compile_tex(stdout, tmp_path)

@@ -84,8 +84,11 @@ def compare_footnotes(result) -> list[str]:
     if len(levels) > 1:
         # the level matches the test's threshold, but the interval and the test are different
         # procedures and can still disagree (each disagreement is a note of its row)
+        apart = any(r.verdict == "exploratory" and r.adjusted_p is not None for r in result.rows)
         out.append("BCa (level): each row's BCa interval is at 1 minus the threshold its adjusted test uses "
-                   f"({result.rows[0].correction} step-down over the tested family; rows outside the family at the "
+                   f"({result.rows[0].correction} step-down over the tested family"
+                   + ("; the rows beyond the plan over their own family" if apart else "")
+                   + "; rows outside the family at the "
                    "nominal level), so the interval and the test are read at the same level; where the interval "
                    "and the test still disagree, the row's note says so")
     floors = [r for r in result.rows if r.randomization_p is not None and r.resamples

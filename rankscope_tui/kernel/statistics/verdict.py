@@ -562,7 +562,8 @@ def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, a
     if bca is None:
         reasons["interval_agrees"] = "BCa interval undefined (degenerate)"
     decision = p.decision
-    what = _TEST_WORDS[test] + (" (adjusted)" if p.in_family else "")
+    # adjusted in the family, or in a planned call's exploratory family (corrected apart)
+    what = _TEST_WORDS[test] + (" (adjusted)" if p.adjusted is not None else "")
     disagreements: list[str] = []
     check_agrees = interval_agrees = boot_agrees = None
     if p.check_decision is not None:
@@ -571,7 +572,7 @@ def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, a
             head = (f"the paired t-test disagrees: t p = {s.t_p:.4g}" if other == "t"
                     else f"the randomization test disagrees: p = {s.randomization_p:.4g}")
             disagreements.append(
-                head + (f" (adjusted {p.check_adjusted:.4g})" if p.in_family else "")
+                head + (f" (adjusted {p.check_adjusted:.4g})" if p.check_adjusted is not None else "")
                 + f" is {_decision_words(p.check_decision)} at α = {alpha:.4g}, {what} is {_decision_words(decision)}"
             )
     if bca is not None:
