@@ -184,7 +184,7 @@ def test_a_plan_committed_after_the_report_and_the_runs_is_warned_about(cli_run,
     w = warned[0]
     assert "2021-01-03 12:00:00 UTC" in w  # the commit time git recorded
     assert f"after the report {report} (written 2021-01-02 00:00:00 UTC)" in w
-    assert "(written 2021-01-01 00:00:00 UTC)" in w and "4 inputs" in w
+    assert "(written 2021-01-01 00:00:00 UTC)" in w and "3 inputs" in w  # the runs; the qrels are not compared
     assert "committer time" in w  # says what was compared
     assert w in stdout
 
@@ -356,3 +356,18 @@ def test_the_family_chance_is_said_beside_j_in_every_face(cli_run, cran, tmp_pat
     assert rc == 0 and f"1 - (1 - alpha)^J = {chance}" in ptext
     fam = json.loads(out.read_text())["settings"]["family_false_positive"]
     assert fam["family_size"] == 3 and fam["uncorrected"] == pytest.approx(1 - 0.95 ** 3) and fam["corrected"] == pytest.approx(0.05)
+
+
+def test_a_cache_that_cannot_be_read_warns_and_folds_nothing(cli_run, cran, tmp_path):
+    import hashlib
+
+    sha = hashlib.sha256(Path(cran["qrels"]).read_bytes()).hexdigest()
+    d = Path(os.environ["XDG_CACHE_HOME"]) / "rankscope" / "comparisons"
+    d.mkdir(parents=True)
+    (d / f"{sha}.jsonl").write_text("not a log line\n")
+    payload, stdout, stderr = _run(cli_run, cran, tmp_path, "--reuse-correct")
+    assert "warning: the comparison cache could not be read" in stderr and "no earlier comparison was folded" in stderr
+    assert "this call was not logged" in stderr
+    raw = [r["randomization_p"] for r in payload["comparisons"]]
+    assert [r["adjusted_p"] for r in payload["comparisons"]] == pytest.approx(_holm(raw), abs=1e-12)
+    assert "earlier_tests" not in payload["settings"]

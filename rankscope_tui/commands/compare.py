@@ -96,9 +96,12 @@ def run(args) -> int:
         settings = replace(settings, earlier_p=reuse.earlier_p())
     comparison = compare(ws, th, settings)
     if args.plan:  # a plan is evidence only when committed before the runs and any earlier report
+        from ..kernel.inputs.formats import shard_paths
         from ..kernel.instruments.family_plan import commit_warnings
 
-        said = tuple(commit_warnings(args.plan, "plan", inputs, args.out))
+        # the runs (not the qrels: a test collection's judgments predate any plan made for it)
+        runs = [p for _, spec in args.lane for p in shard_paths(spec)] + [p for _, p in args.per_query_in]
+        said = tuple(commit_warnings(args.plan, "plan", runs, args.out))
         comparison = replace(comparison, result=replace(comparison.result, warnings=comparison.result.warnings + said))
     payload = with_engine(with_sentences(comparison.as_dict()), engine)
     text = render_compare(comparison, args.format)
@@ -155,7 +158,7 @@ class ReuseLog:
         self.explicit = bool(args.log)
         self.write = not args.no_log and qrels_sha is not None
         self.path = args.log or (default_log_path(qrels_sha) if qrels_sha else None)
-        self.problem: str | None = None
+        self.problems: list[str] = []
         self.folded = 0
         self.reuse_correct = bool(args.reuse_correct)
 
@@ -171,7 +174,7 @@ class ReuseLog:
         except InputError as exc:
             if self.explicit:
                 raise
-            self.problem = f"the comparison cache could not be read ({exc}); no earlier comparison was folded in"
+            self.problems.append(f"the comparison cache could not be read ({exc}); no earlier comparison was folded in")
             return ()
         p = earlier_p(entries, self.sha)
         self.folded = len(p)
@@ -185,16 +188,16 @@ class ReuseLog:
         from ..render.compare import log_lines
 
         before = None
-        if self.sha is not None and self.write and self.problem is None:
+        if self.sha is not None and self.write:
             assert self.path is not None
             try:
                 before = append_comparison_log(self.path, self.sha, payload, create_dirs=not self.explicit)
             except InputError as exc:
                 if self.explicit:
                     raise
-                self.problem = f"the comparison cache could not be written ({exc}); this call was not logged"
+                self.problems.append(f"the comparison cache could not be written ({exc}); this call was not logged")
         out, err = log_lines(fmt, sha=self.sha, path=self.path, before=before, written=self.write,
-                             explicit=self.explicit, problem=self.problem, folded=self.folded,
+                             explicit=self.explicit, problems=self.problems, folded=self.folded,
                              reuse_correct=self.reuse_correct)
         if err:
             from ..render.escaping import terminal_safe

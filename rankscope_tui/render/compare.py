@@ -141,7 +141,7 @@ def log_reuse_line(earlier: int, qrels_sha256: str) -> str:
 
 
 def log_lines(fmt: str, *, sha: str | None, path: str | None, before: int | None, written: bool, explicit: bool,
-              problem: str | None, folded: int, reuse_correct: bool) -> tuple[str, str]:
+              problems: list[str], folded: int, reuse_correct: bool) -> tuple[str, str]:
     """What ``compare`` says about the comparison log, as (lines for stdout, lines for
     stderr): the earlier calls counted (and where the log is), that nothing was logged and
     why, a cache that could not be used, the earlier rows ``--reuse-correct`` folded in.
@@ -162,8 +162,7 @@ def log_lines(fmt: str, *, sha: str | None, path: str | None, before: int | None
             err.append(f"{line} (log: {path}; --no-log turns logging off)")
     elif not written:
         err.append("nothing was logged (--no-log): this comparison is not counted as a reuse of these test queries")
-    if problem:
-        err.append(f"warning: {problem}")
+    err += [f"warning: {x}" for x in problems]
     if reuse_correct:
         out.append(f"--reuse-correct: {folded} earlier logged comparison row(s) on these test queries were adjusted "
                    "together with this call's family")

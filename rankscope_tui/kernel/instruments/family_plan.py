@@ -16,7 +16,7 @@ apart, in a family of its own (``statistics.verdict.decide``).
 A plan only protects against choosing comparisons after the results when it was written
 before them. Like a gates file it is expected committed in git before the run:
 :func:`commit_warnings` says when it is not committed, and when its last commit is later
-than the inputs (runs, qrels) or an earlier report were written — the committer time of
+than the runs or an earlier report were written — the committer time of
 the last commit touching the file (``git log -1 --format=%ct``) against each file's
 modification time.
 """
@@ -168,7 +168,7 @@ def commit_warnings(path: str, what: str, inputs: Sequence[str] = (), report: st
     committed, and that its last commit came before the inputs and the report were written.
 
     Compared: the committer time of the last commit touching ``path`` against the
-    modification time of each of ``inputs`` (runs, qrels, tables) and of ``report`` when it
+    modification time of each of ``inputs`` (the runs or per-query tables) and of ``report`` when it
     exists (an earlier report it may have been adapted to). Each warning names the times."""
     state, when = commit_time(path)
     if state == "no-git":
