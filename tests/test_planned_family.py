@@ -263,6 +263,8 @@ def test_reuse_correct_folds_the_earlier_logged_rows_into_the_family(cli_run, cr
     assert s["family_false_positive"]["family_size"] == 6
     assert "--reuse-correct: 3 earlier logged comparison row(s)" in stdout
     assert "J = 6 (3 in this call + 3 logged earlier)" in stdout
+    assert "over a family of 3 with 3 earlier logged rows (J = 6) (uncorrected chance of a false positive " \
+           f"1 − (1 − α)^J = {1 - 0.95 ** 6:.3f}" in third["checklist"][4]
 
 
 def test_an_explicit_log_file_stays_and_the_cache_is_not_written(cli_run, cran, tmp_path):

@@ -292,7 +292,8 @@ def checklist(payload: dict) -> list[str]:
     chance = ("" if not fam.get("family_size") else
               f" (uncorrected chance of a false positive 1 − (1 − α)^J = {fam['uncorrected']:.3f}, "
               f"held to ≤ {fam['corrected']:.3g})")
-    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}{chance}" if J
+    earlier = f" with {s['earlier_tests']} earlier logged rows (J = {J + s['earlier_tests']})" if s.get("earlier_tests") else ""
+    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}{earlier}{chance}" if J
               else "no row was tested (every row exploratory or descriptive)")
     out.append(f"5. test: {test}; {family}")
     if any(r.get("retraining") for r in rows):
