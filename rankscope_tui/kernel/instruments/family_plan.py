@@ -149,7 +149,8 @@ def commit_time(path: str) -> tuple[str, float | None]:
     if inside is None or inside.returncode != 0 or inside.stdout.strip() != "true":
         return "no-git", None
     full = os.path.abspath(path)
-    if (_git(path, "ls-files", "--error-unmatch", "--", full) or inside).returncode != 0:
+    tracked = _git(path, "ls-files", "--error-unmatch", "--", full)
+    if tracked is None or tracked.returncode != 0:
         return "untracked", None
     log = _git(path, "log", "-1", "--format=%ct", "--", full)
     when = float(log.stdout.strip()) if log is not None and log.returncode == 0 and log.stdout.strip().isdigit() else None
