@@ -373,3 +373,22 @@ def test_a_cache_that_cannot_be_read_warns_and_folds_nothing(cli_run, cran, tmp_
     raw = [r["randomization_p"] for r in payload["comparisons"]]
     assert [r["adjusted_p"] for r in payload["comparisons"]] == pytest.approx(_holm(raw), abs=1e-12)
     assert "earlier_tests" not in payload["settings"]
+
+
+@pytest.fixture(scope="module")
+def _module_scoped_compare(cran, tmp_path_factory):
+    """A compare run by a module-scoped fixture, set up before any per-test fixture."""
+    from rankscope_tui import cli
+
+    d = tmp_path_factory.mktemp("module-scoped")
+    assert cli.main(["compare", *cran["args"], "--out", str(d / "c.json")]) == 0
+    return os.environ.get("XDG_CACHE_HOME", "")
+
+
+def test_the_suite_never_logs_to_the_real_home(_module_scoped_compare):
+    home_cache = os.path.join(os.path.expanduser("~"), ".cache")
+    assert _module_scoped_compare and not _module_scoped_compare.startswith(home_cache)
+    from rankscope_tui.kernel.instruments.comparison_log import default_log_path
+
+    assert default_log_path("0" * 64, {"XDG_CACHE_HOME": "/x"}) == "/x/rankscope/comparisons/" + "0" * 64 + ".jsonl"
+    assert default_log_path("0" * 64, {"XDG_CACHE_HOME": "rel"}).startswith(home_cache)  # relative: ignored (XDG)
