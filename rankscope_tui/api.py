@@ -218,7 +218,7 @@ def _looks_like_records(x) -> bool:
 PARAMETERS = {"metrics": "measures"}  # (the other settings' fields are the API's parameter names)
 #: The command line's options the kernel's name checks name (``measures.names``), as the
 #: API's parameters: an API error never tells the caller to use a flag.
-OPTION_PARAMETERS = {"--metrics": "measures", "--metric": "measures"}
+OPTION_PARAMETERS = {"--metrics": "measures", "--metric": "measures", "--pair": "pairs"}
 
 
 @contextmanager
@@ -505,22 +505,36 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
             group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
-            qrels_columns=None, test: str = "randomization") -> Comparison:
+            qrels_columns=None, test: str = "randomization", plan=None, pairs=()) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other run; a derived lane such as ``rrf`` only when named in
     ``candidates``), statistics and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
     per-query tables (:func:`tables`), as ``compare --per-query-in``. ``test``: the deciding
-    test, as ``--test`` (``randomization``, ``t`` or ``bootstrap``)."""
+    test, as ``--test`` (``randomization``, ``t`` or ``bootstrap``).
+
+    ``plan`` (a plan.json path, as ``--plan``) and ``pairs`` (``"CANDIDATE:BASELINE"``
+    strings or (candidate, baseline) tuples, as repeated ``--pair``): a planned family whose
+    pairs may have different baselines, corrected as one family; rows beyond the plan are
+    exploratory and corrected apart (``kernel.instruments.family_plan``). ``measures`` left
+    at its default takes the plan's metrics when the plan names some. The library does not
+    log to the per-user comparison log (the command line does)."""
     from .kernel import compare as kernel_compare
     from .kernel import prepare
+    from .kernel.instruments.family_plan import family_settings
     from .kernel.settings import CompareSettings
 
     metrics = tuple(measures.split(",")) if isinstance(measures, str) else tuple(measures)
     candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
+    pairs = (pairs,) if isinstance(pairs, str) else tuple(pairs)
     with _parameter_words():  # checked before any input is read
+        planned: dict = {}
+        if plan is not None or pairs:
+            given = () if measures == DEFAULT_METRIC else metrics
+            planned = family_settings(None if plan is None else os.fspath(plan), pairs, given)
+            metrics = planned.pop("metrics")
         settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
                                    min_delta=min_delta, correction=correction, alternative=alternative,
-                                   exploratory=exploratory, primary=primary, test=test)
+                                   exploratory=exploratory, primary=primary, test=test, **planned)
     if per_query is not None:  # values computed elsewhere: compare --per-query-in
         _no_runs(runs, None, depth, group_sep)
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,

@@ -65,3 +65,21 @@ def _signal_dispositions_put_back():
                 warnings.warn(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')} left "
                               f"{signal.Signals(n).name} ignored; put back", stacklevel=1)
             signal.signal(n, handler)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache_in_tmp(tmp_path_factory):
+    """The per-user cache (``compare``'s comparison log) of the whole session in a temporary
+    directory, set before any fixture runs: a module- or session-scoped fixture that runs
+    ``compare`` is set up before the per-test fixture below, and must not write to the
+    real home either. Set in ``os.environ``, so children inherit it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache-session")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(_session_cache_in_tmp, tmp_path_factory, monkeypatch):
+    """Every test's per-user cache in a temporary directory of its own: no test sees
+    another's comparison log (the counts it prints start at 0)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

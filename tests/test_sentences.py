@@ -19,7 +19,10 @@ CRANFIELD_SENTENCE = re.compile(
     r"\((?P<level>[\d.]+)% paired-bootstrap confidence interval \[(?P<lo>-?[\d.]+), (?P<hi>-?[\d.]+)\], "
     r"a relative change of (?P<rel>-?[\d.]+)%; paired two-sided randomization test with (?P<B>[\d,]+) resamples, "
     r"Holm-adjusted p = (?P<p>[\d.]+); n = (?P<n>[\d,]+) queries, of which (?P<nz>[\d,]+) scored differently "
-    r"under the two systems; verdict: established worse\)\.$")
+    r"under the two systems; verdict: established worse\)\. "
+    r"With n = (?P<pn>\d+) queries and this spread, Δ ≥ (?P<mde>[\d.]+) would be established "
+    r"\((?P<power>\d+)% power at α = (?P<alpha>[\d.]+), paired t approximation: noncentral t, df = n − 1\); "
+    r"Δ = (?P<target>[\d.]+) needs about (?P<needed>[\d,]+) queries\.$")
 
 
 def same_float(text: str, value: float, decimals: int) -> None:
@@ -55,8 +58,17 @@ def test_every_number_of_the_cranfield_sentence_is_its_json_field(cranfield):
     same_float(m["p"], row["adjusted_p"], 4)
     assert int(m["n"].replace(",", "")) == row["n"] and int(m["nz"].replace(",", "")) == row["n_nonzero"]
     assert row["relative_gain"] == row["difference"] / row["baseline_mean"]
-    # no number in the sentence that the parse did not account for (ndcg@10's 10 is part of a name)
-    assert len(NUMBER.findall(sentence)) == 9
+    # the power clause (issue 31.1): what this n and spread could establish, what the observed Δ needs
+    pw = row["power"]
+    assert int(m["pn"]) == pw["n"] == row["n"]
+    same_float(m["mde"], pw["mde"], 3)
+    same_float(m["power"], pw["power"] * 100, 0)
+    assert float(m["alpha"]) == pw["alpha"]
+    same_float(m["target"], abs(row["difference"]), 3)
+    assert int(m["needed"].replace(",", "")) == pw["needed"]
+    # no number in the sentence that the parse did not account for (ndcg@10's 10 is part of a name;
+    # the 1 of "df = n − 1" is the approximation's name)
+    assert len(NUMBER.findall(sentence)) == 16
 
 
 def test_the_readme_shows_the_cranfield_sentence(cranfield):

@@ -133,7 +133,10 @@ def test_each_state_is_said_in_one_vocabulary(faces, candidate, face):
         assert cells[-1] == words
     else:
         sentence = row["sentence"]
-        assert sentence.endswith(f"verdict: {words}).") or sentence.endswith(f"verdict: {words}, at least min-delta 0.4).")
+        # the results sentence ends with the verdict; the power clause follows as a sentence of its own
+        results, power = sentence.split(").", 1)[0] + ").", sentence.split(").", 1)[1]
+        assert results.endswith(f"verdict: {words}).") or results.endswith(f"verdict: {words}, at least min-delta 0.4).")
+        assert power == (" " + row["power"]["sentence"][0].upper() + row["power"]["sentence"][1:] + ".")
         assert sentence in faces["text"]
         directional = {"better": "improved", "worse": "scored lower than"}
         if state in directional:

@@ -62,7 +62,7 @@ def run(args) -> int:
         where = ", ".join(tables)
     else:
         report, where = read_report(args.report), args.report
-    verdict = judge(report, where, args.gates, on=args.on, strict=args.strict)
+    verdict = judge(report, where, args.gates, on=args.on, strict=args.strict, written=tables or [args.report])
     if verdict.errors:  # a rule the report cannot answer is bad input: exit 2, no --out written
         write_with_text([], render_verdict(verdict))
         raise InputError(verdict.errors[0][1] + (f" (and {len(verdict.errors) - 1} more rule(s) not judged)"

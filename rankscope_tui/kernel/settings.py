@@ -264,6 +264,14 @@ class CompareSettings:
     units: str | None = None  # a qid<TAB>unit file: every paired statistic runs on unit means
     seed_runs: bool = False  # lanes named SYSTEM@SEED are retraining runs of SYSTEM
     shared_seeds: bool = False  # both systems' seeds control something shared: pair runs by seed
+    # a planned family (compare --plan / --pair): the (candidate, baseline, metric) rows tested
+    # together whatever their baselines; every other row asked for is exploratory, corrected apart
+    planned: tuple[tuple[str, str, str], ...] = ()
+    plan_source: str | None = None  # the plan file's path, or "--pair" (None: no plan)
+    pairs: tuple[tuple[str, str], ...] = ()  # (candidate, baseline) asked for beyond the plan: exploratory
+    # compare --reuse-correct: the raw p of earlier comparisons logged on these qrels, adjusted
+    # together with this call's tested family (each one more hypothesis on the same test queries)
+    earlier_p: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         d = _real(self.min_delta)
@@ -283,11 +291,24 @@ class CompareSettings:
         object.__setattr__(self, "metrics", canonical_keys(self.metrics))
         if self.primary is not None:
             object.__setattr__(self, "primary", canonical_keys([self.primary], "--primary")[0])
+        if self.planned:  # the plan's metric names as the rows carry them
+            key = {m: canonical_keys([m], "--plan")[0] for m in dict.fromkeys(m for _, _, m in self.planned)}
+            object.__setattr__(self, "planned", tuple(dict.fromkeys(
+                (str(c), str(b), key[m]) for c, b, m in self.planned)))
+        if self.pairs and not self.planned:
+            raise InputError("pairs beyond a plan need the plan (--plan)", "--pair")
+        for p in self.earlier_p:
+            r = _real(p)
+            if r is None or not (0.0 <= r <= 1.0):
+                raise SettingError("earlier_p", f"an earlier comparison's p must be in [0, 1], got {p!r}")
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["candidates"] = list(self.candidates)
         d["metrics"] = list(self.metrics)
+        d["planned"] = [list(r) for r in self.planned]
+        d["pairs"] = [list(r) for r in self.pairs]
+        d["earlier_p"] = list(self.earlier_p)
         return d
 
 

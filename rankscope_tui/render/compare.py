@@ -84,8 +84,11 @@ def compare_footnotes(result) -> list[str]:
     if len(levels) > 1:
         # the level matches the test's threshold, but the interval and the test are different
         # procedures and can still disagree (each disagreement is a note of its row)
+        apart = any(r.verdict == "exploratory" and r.adjusted_p is not None for r in result.rows)
         out.append("BCa (level): each row's BCa interval is at 1 minus the threshold its adjusted test uses "
-                   f"({result.rows[0].correction} step-down over the tested family; rows outside the family at the "
+                   f"({result.rows[0].correction} step-down over the tested family"
+                   + ("; the rows beyond the plan over their own family" if apart else "")
+                   + "; rows outside the family at the "
                    "nominal level), so the interval and the test are read at the same level; where the interval "
                    "and the test still disagree, the row's note says so")
     floors = [r for r in result.rows if r.randomization_p is not None and r.resamples
@@ -131,6 +134,42 @@ def compare_text(comparison: Any) -> str:
 
 
 def log_reuse_line(earlier: int, qrels_sha256: str) -> str:
-    """Printed after the table when ``--log`` already held comparisons on these test queries."""
+    """Printed after the table when the call is logged: how many comparisons were logged
+    on these test queries before it."""
     return (f"{earlier} earlier comparison call(s) were logged on these test queries (qrels sha256 {qrels_sha256[:12]}…); "
             "reusing test queries is multiple testing\n")
+
+
+def log_lines(fmt: str, *, sha: str | None, path: str | None, before: int | None, written: bool, explicit: bool,
+              problems: list[str], folded: int, reuse_correct: bool) -> tuple[str, str]:
+    """What ``compare`` says about the comparison log, as (lines for stdout, lines for
+    stderr): the earlier calls counted (and where the log is), that nothing was logged and
+    why, a cache that could not be used, the earlier rows ``--reuse-correct`` folded in.
+
+    An explicit ``--log FILE``'s count and the ``--reuse-correct`` line (it changes the
+    results) go with the output; what the per-user cache says goes to stderr, so that the
+    output's bytes stay a function of the inputs and settings alone. In LaTeX a stdout
+    line is a comment, so the document still compiles."""
+    out, err = [], []
+    if sha is None:
+        err.append("nothing was logged: per-query tables without --qrels have no qrels fingerprint to count "
+                   "test-set reuse by (give --qrels)")
+    elif before is not None:
+        line = log_reuse_line(before, sha).rstrip("\n")
+        if explicit:
+            out.append(line)
+        else:
+            err.append(f"{line} (log: {path}; --no-log turns logging off)")
+    elif not written:
+        err.append("nothing was logged (--no-log): this comparison is not counted as a reuse of these test queries")
+    err += [f"warning: {x}" for x in problems]
+    if reuse_correct:
+        out.append(f"--reuse-correct: {folded} earlier logged comparison row(s) on these test queries were adjusted "
+                   "together with this call's family")
+    if fmt == "latex":
+        text = "".join(f"% {x}\n" for x in out)
+    elif fmt == "markdown":
+        text = ("\n" + "".join(f"- {x}\n" for x in out)) if out else ""
+    else:
+        text = "".join(f"{x}\n" for x in out)
+    return text, "".join(f"rankscope: {x}\n" for x in err)

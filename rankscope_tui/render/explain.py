@@ -69,6 +69,42 @@ class Explanation:
     docs_given: bool
 
 
+def tie_marks(scores: Sequence[float], cutoffs: Sequence[int] = ()) -> list[str]:
+    """Per place of a ranked list (scores in rank order): its tie group's mark (``┬ 1``,
+    ``│ 1``, ``└ 1``; '' off any group; groups numbered down the list) and ``✂k`` where an
+    @k cutoff falls inside the group right after the place. The groups and the straddle
+    test are the kernel's (``measures.ties``: ``tie_groups``, ``straddles``)."""
+    from ..kernel.measures.ties import straddles, tie_groups
+
+    marks = [""] * len(scores)
+    for number, (s, e) in enumerate(tie_groups(scores), start=1):
+        for i in range(s, e):
+            marks[i] = f"{'┬' if i == s else ('└' if i == e - 1 else '│')} {number}"
+        for k in cutoffs:
+            if straddles([(s, e)], k):
+                marks[k - 1] += f" ✂{k}"
+    return marks
+
+
+def tie_order_cell(ws: Any, lane: str, q: int) -> str:
+    """Query ``q``'s measures whose value in ``lane`` changes with the tie order, as
+    ``key worst–best`` (the kernel's ``Workspace.ties``); "—" where the workspace has no
+    ranked rows (per-query tables)."""
+    ties_of = getattr(ws, "ties", None)
+    t = None if ties_of is None else ties_of(lane)
+    if t is None:
+        return "—"
+    parts = [f"{key} {num(t.worst[key][q])}–{num(t.best[key][q])}" for key in t.depends if t.depends[key][q]]
+    return ", ".join(parts) if parts else ("tied, no value moves" if t.tied[q] else "no ties")
+
+
+def tie_cutoffs(ws: Any) -> list[int]:
+    """The cutoffs k of the measures whose tie exposure the kernel computes."""
+    from ..kernel.measures.ties import SUPPORTED
+
+    return sorted({m.k for m in ws.settings.metrics if m.kind in SUPPORTED and m.k is not None})
+
+
 def shown_lanes(ws: Any) -> list[str]:
     """The lanes the view shows by default: every lane but the cap / document-first variants."""
     return [n for n in ws.lanes if ws.lane_origin.get(n) != "variant"]
@@ -131,8 +167,9 @@ def explain(ws: Any, qid: str, gate: Any, thresholds: Any = None, rows: int = DE
         pq = ws.per_query(lane, "doc")
         span = ws.lanes[lane].rows_of(q)
         first.append((lane, str(span.stop - span.start), *ranks,
-                      *[num(pq[m.key][q]) if defined[m.key][q] else "—" for m in keys]))
+                      *[num(pq[m.key][q]) if defined[m.key][q] else "—" for m in keys], tie_order_cell(ws, lane, q)))
     rel = ws.settings.relevant
+    cutoffs = tie_cutoffs(ws)
     rankings = []
     for lane in lanes:
         L = ws.lanes[lane]
@@ -140,15 +177,17 @@ def explain(ws: Any, qid: str, gate: Any, thresholds: Any = None, rows: int = DE
         doc = L.doc[span][:rows]
         score, rank = L.score[span][:rows], L.rank[span][:rows]
         grades = ws.judgments.grade_of(np.full(doc.size, q), doc)
+        ties = tie_marks(L.score[span], cutoffs)  # the whole list: a group may run past the rows shown
         out, marks = [], []
         for i in range(doc.size):
             g = int(grades[i])
-            row = [str(int(rank[i])), str(ws.doc_id(doc[i])), f"{float(score[i]):.6g}", UNJUDGED if g == NO_JUDGMENT else str(g)]
+            row = [str(int(rank[i])), str(ws.doc_id(doc[i])), f"{float(score[i]):.6g}", ties[i],
+                   UNJUDGED if g == NO_JUDGMENT else str(g)]
             if ws.group_of is not None:
                 row.append(str(ws.groups[int(ws.group_of[int(doc[i])])]))
             out.append(tuple(row))
             marks.append(g != NO_JUDGMENT and g >= rel)
-        rankings.append(LaneRanking(lane, ("#", "doc", "score", "g") + (("group",) if ws.group_of is not None else ()),
+        rankings.append(LaneRanking(lane, ("#", "doc", "score", "tie", "g") + (("group",) if ws.group_of is not None else ()),
                                     tuple(out), tuple(marks)))
     inputs = list(ws.input_lanes)
     judged = []
@@ -165,7 +204,7 @@ def explain(ws: Any, qid: str, gate: Any, thresholds: Any = None, rows: int = DE
         qid=qid, kind=kind, relevant_judged=nrel,
         strata=tuple((name, str(labels[q])) for name, labels in ws.strata.items()),
         attribution=attribution_label(ws, q), window=int(ws.settings.window), text=ws.query_text.get(qid, ""),
-        first_columns=("lane", "hits", *[f"first relevant ({lv})" for lv in levels], *[m.key for m in keys]),
+        first_columns=("lane", "hits", *[f"first relevant ({lv})" for lv in levels], *[m.key for m in keys], "tie order"),
         first_rows=tuple(first), gate=gate_lines(ws, q, gate, thresholds), lanes=tuple(rankings),
         judged_columns=("doc", "grade", *inputs, "retrieved", "text"), judged_rows=tuple(judged),
         docs_given=bool(ws.doc_text),

@@ -293,8 +293,59 @@ def render_compare_latex(payload: dict) -> str:
                 f"({conf:.4g}) below; p from the {test}; adj. p after {correction} correction; W/L/T: queries won, lost, "
                 f"tied; {VERDICT_KEY} " + payload.get("caption", "")))
     spec = ("l" if not one_base else "") + "ll" + ("" if one_n else "r") + "rrrrl"
+    fam = _family_words(s)
+    if fam:
+        cap2 += " " + escape_latex(fam)
     out += _open(spec) + body + _close(cap2, "tab:rankscope-compare-rows")
+    out += _power_table(rows, one_base)
     return "\n".join(out)
+
+
+def _family_words(s: dict) -> str:
+    """The family's false-positive chance beside J (and the exploratory rows' own family
+    of a planned call), for the rows table's caption."""
+    out = []
+    for key, what in (("family_false_positive", "the tested family"),
+                      ("exploratory_family_false_positive", "the exploratory rows, corrected apart")):
+        fam = s.get(key)
+        if not fam or not fam.get("family_size"):
+            continue
+        out.append(f"For {what} (J = {fam['family_size']}) the chance of at least one false established row is "
+                   f"1 − (1 − α)^J = {fam['uncorrected']:.3f} uncorrected; {fam['holds']}.")
+    return " ".join(out)
+
+
+def _power_table(rows: list[dict], one_base: bool) -> list[str]:
+    """What each row could establish (``statistics.power``): the sd of its differences, the
+    minimum detectable effect at its power and α, the randomization test's floor, and the
+    queries (units) its target difference needs. Nothing when no row has a power block."""
+    rows = [r for r in rows if r.get("power")]
+    if not rows:
+        return []
+    # the metric leads (the rows table is the one a row is found in by its candidate)
+    head = ["metric", "comparison", "n", "sd", "MDE", "alpha", "floor p", "target", "needed"]
+    body = [" & ".join(head) + r" \\", r"\midrule"]
+    for r in rows:
+        pw = r["power"]
+        lead = [escape_latex(r["metric"]), escape_latex(r["candidate"] if one_base else
+                                                        f"{r['candidate']} vs {r['baseline']}")]
+        floor = "n/a" if pw.get("randomization_floor") is None else f"{pw['randomization_floor']:.4g}"
+        if pw.get("resolvable") is False:
+            floor += " (unresolvable)"
+        target = "n/a" if pw.get("target_delta") is None else f"{pw['target_delta']:.4f}"
+        needed = "n/a" if pw.get("needed") is None else f"{pw['needed']:,}"
+        body.append(" & ".join(lead + [str(pw["n"]), f"{pw['sd']:.4f}", _num(pw.get("mde")), f"{pw['alpha']:.4g}",
+                                       floor, target, needed]) + r" \\")
+    first = rows[0]["power"]
+    what = "--min-delta" if first.get("target_from") == "min_delta" else "the observed mean difference"
+    cap = escape_latex(
+        f"What each comparison could establish ({first['approximation']}): MDE, the smallest mean difference "
+        f"established with {first['power']:.0%} power at the row's alpha (after the family's correction) given the sd "
+        f"of its paired differences and n; floor p, the randomization test's p for a perfect result with these "
+        f"non-zero differences and resamples (unresolvable: above alpha); needed, the {first['sampled']} that detect "
+        f"the target ({what}) with that power.")
+    spec = "ll" + "rrrrrrr"
+    return _open(spec) + body + _close(cap, "tab:rankscope-compare-power")
 
 
 

@@ -21,6 +21,9 @@ def plan_lines(plan: Any) -> tuple[list[str], list[str], list[list[str]], list[s
         + f"; mean delta {plan.observed:+.4f}, sd of the differences {plan.sd:.4f}",
         f"alpha = {s['alpha']:.4g} over a family of J = {s['family_size']}: each test planned at alpha/J = "
         f"{s['alpha_per_test']:.4g} (Bonferroni, for planning), {s['alternative']}",
+        f"uncorrected, {s['family_size']} independent tests at alpha would give at least one false \"established\" "
+        f"with probability 1 - (1 - alpha)^J = {s['family_false_positive']['uncorrected']:.3f}; "
+        f"{s['family_false_positive']['holds']}",
         f"{unit} needed = the smallest n >= 2 with power(delta/sd, n, alpha/J) >= the target power "
         f"({d['approximation']}; topic set size design, Sakai 2016)",
     ]

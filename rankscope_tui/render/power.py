@@ -12,13 +12,28 @@ def _p(x: float) -> str:
 
 
 def family_line(result: Any) -> str | None:
-    """The family's false-positive chance beside J; None without a tested family."""
-    fam = result.settings_dict()["family_false_positive"]
+    """The family's false-positive chance beside J; None without a tested family. With
+    ``--reuse-correct`` J counts the earlier logged rows folded in."""
+    settings = result.settings_dict()
+    fam = settings["family_false_positive"]
     J = fam["family_size"]
     if not J:
         return None
-    return (f"family of J = {J} test{'s' if J != 1 else ''} at α = {_p(fam['alpha'])}: uncorrected, the chance of at least "
+    earlier = settings.get("earlier_tests", 0)
+    size = f"J = {J}" if not earlier else f"J = {J} ({result.family_size} in this call + {earlier} logged earlier)"
+    return (f"family of {size} test{'s' if J != 1 else ''} at α = {_p(fam['alpha'])}: uncorrected, the chance of at least "
             f"one false \"established\" is 1 − (1 − α)^J = {fam['uncorrected']:.3f}; {fam['holds']}")
+
+
+def exploratory_family_line(result: Any) -> str | None:
+    """A planned call's exploratory rows, corrected apart: their own J and false-positive chance."""
+    fam = result.settings_dict().get("exploratory_family_false_positive")
+    if not fam or not fam["family_size"]:
+        return None
+    J = fam["family_size"]
+    return (f"exploratory rows (beyond the plan), corrected apart as their own family of J = {J} at "
+            f"α = {_p(fam['alpha'])}: uncorrected 1 − (1 − α)^J = {fam['uncorrected']:.3f}; {fam['holds']}; "
+            "never called established")
 
 
 def row_line(row: Any) -> str | None:
@@ -52,5 +67,5 @@ def row_line(row: Any) -> str | None:
 
 def power_lines(result: Any) -> list[str]:
     """The family line, then one line per row (``result``: a ``verdict.CompareResult``)."""
-    lines = [family_line(result)] + [row_line(r) for r in result.rows]
+    lines = [family_line(result), exploratory_family_line(result)] + [row_line(r) for r in result.rows]
     return [x for x in lines if x]

@@ -46,6 +46,7 @@ def render_verdict(v) -> str:
     lines = [f"gates {v.gates} sha256 {v.sha256}\n"]
     if v.git:
         lines.append(f"warning: the gates file is {v.git} in git; write the rules before the run and commit them\n")
+    lines += [f"warning: {w}\n" for w in v.late]
     header = ["rule", "value [interval]", "threshold or against-value [interval]", "point", "interval"]
     rows = [rule_cells(r) for r in results]
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]

@@ -65,7 +65,11 @@ def _test_words(row: dict, settings: dict) -> str:
     if raw is None:
         return ("paired t-test: no p-value (sd of the differences is 0)" if decides_t
                 else "no randomization test was run (resamples = 0)")
-    if row["verdict"] == "exploratory":
+    if row["verdict"] == "exploratory" and row.get("adjusted_p") is not None:  # a planned call's unplanned row
+        text = (f"{name}, raw p = {_p(raw, row, decides_t)}, {_CORRECTION[row['correction']]} p = "
+                f"{_p(row['adjusted_p'], row, decides_t)} among the rows beyond the plan (exploratory: corrected apart, "
+                "never established)")
+    elif row["verdict"] == "exploratory":
         text = f"{name}, raw p = {_p(raw, row, decides_t)} (exploratory: not adjusted, never established)"
     elif row["verdict"] == "descriptive":
         text = f"{name}, raw p = {_p(raw, row, decides_t)} (descriptive: outside the primary family)"
@@ -139,7 +143,15 @@ def results_sentence(row: dict, settings: dict) -> str:
     rel = row.get("relative_gain")
     gain = "" if rel is None else f", a relative {'gain' if verdict == 'better' else 'change'} of {rel * 100:.1f}%"
     return (f"{head} ({interval_words(row, settings)}{gain}; {_test_words(row, settings)}; "
-            f"{_counts_words(row, settings)}{_seed_words(row)}; {verdict_clause(row, settings)}).")
+            f"{_counts_words(row, settings)}{_seed_words(row)}; {verdict_clause(row, settings)})."
+            + _power_words(row))
+
+
+def _power_words(row: dict) -> str:
+    """The row's power clause as a sentence of its own (``statistics.power.RowPower.sentence``,
+    the kernel's words): what this n and spread could establish, and what the target needs."""
+    said = (row.get("power") or {}).get("sentence")
+    return f" {said[0].upper()}{said[1:]}." if said else ""
 
 
 def methods_paragraph(payload: dict) -> str:
@@ -185,14 +197,30 @@ def methods_paragraph(payload: dict) -> str:
                      f"from a paired bootstrap over {sampled} with {_count(B)} replicates (Efron, 1979).")
     J = s.get("family_size", 0)
     primary = f" (the rows of the primary metric {s['primary']})" if s.get("primary") else ""
+    plan = s.get("plan")
     if J:
         what = "The one tested comparison" if J == 1 else f"The {J} tested comparisons"
+        if plan:
+            source = "given as --pair options" if plan["source"] == "--pair" else f"pre-registered in {plan['source']}"
+            what += f" ({source}, each against its own baseline)"
         parts.append(f"{what}{primary} form{'s' if J == 1 else ''} one family; {'its p-value was' if J == 1 else 'their p-values were'} "
                      f"{_CORRECTION_METHOD[s['correction']]}, and significance was assessed at the family-wise level "
                      f"{s['alpha']:.4g}.")
+        if s.get("earlier_tests"):
+            parts.append(f"Because the same test queries had been used before, the {s['earlier_tests']} comparisons "
+                         f"logged earlier on them were adjusted together with this family (J = "
+                         f"{s['earlier_tests'] + J}).")
+        fam = s.get("family_false_positive")
+        if fam and fam["family_size"] > 1:
+            parts.append(f"Uncorrected, {fam['family_size']} independent tests at {fam['alpha']:.4g} would give at "
+                         f"least one false positive with probability 1 − (1 − α)^J = {fam['uncorrected']:.3f}; "
+                         f"the correction holds that to at most {fam['corrected']:.3g}.")
     if J and _min_delta(s):
         parts.append(_min_delta_words(s, rows))
-    if any(r["verdict"] == "exploratory" for r in rows):
+    if plan and any(r["verdict"] == "exploratory" for r in rows):
+        parts.append("Comparisons beyond the plan are labelled exploratory: their p-values were adjusted apart, as a "
+                     "family of their own, and none is called established.")
+    elif any(r["verdict"] == "exploratory" for r in rows):
         parts.append("Comparisons chosen after seeing these results are labelled exploratory and were not tested.")
     parts.append("These intervals are per comparison, not simultaneous, and quantify variation across evaluation "
                  f"{sampled} conditional on the fixed runs (one trained model each); "
@@ -260,7 +288,12 @@ def checklist(payload: dict) -> list[str]:
     if s.get("test") != "t" and not s["resamples"]:
         test = "missing — no randomization test was run (resamples = 0)"
     J = s.get("family_size", 0)
-    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}" if J
+    fam = s.get("family_false_positive") or {}
+    chance = ("" if not fam.get("family_size") else
+              f" (uncorrected chance of a false positive 1 − (1 − α)^J = {fam['uncorrected']:.3f}, "
+              f"held to ≤ {fam['corrected']:.3g})")
+    earlier = f" with {s['earlier_tests']} earlier logged rows (J = {J + s['earlier_tests']})" if s.get("earlier_tests") else ""
+    family = (f"p-values {_CORRECTION[s['correction']]} over a family of {J}{earlier}{chance}" if J
               else "no row was tested (every row exploratory or descriptive)")
     out.append(f"5. test: {test}; {family}")
     if any(r.get("retraining") for r in rows):

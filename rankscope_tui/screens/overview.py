@@ -16,9 +16,10 @@ from textual.widgets import DataTable, Label, Static, TextArea
 
 from ..kernel.ranking.judgments import NO_JUDGMENT
 from ..kernel.ranking.ranks import tied_queries
+from ..render.explain import tie_marks
 from ..widgets import fmt
 from ..widgets.safe import escape
-from ..widgets.tables import PlainTable, tie_marks
+from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded
 
 if TYPE_CHECKING:

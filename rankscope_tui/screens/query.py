@@ -14,9 +14,10 @@ from textual.widgets import DataTable, Label, Static
 
 from ..kernel import measures as M
 from ..kernel.attribution import misses as A
+from ..render.explain import tie_cutoffs, tie_marks, tie_order_cell
 from ..widgets import fmt
 from ..widgets.safe import escape
-from ..widgets.tables import PlainTable, tie_marks
+from ..widgets.tables import PlainTable
 from .base import ViewScreen
 
 SHOW_ROWS = 100
@@ -161,12 +162,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         return None if ties_of is None else ties_of(lane)
 
     def _tie_ranges(self, lane: str, q: int) -> str:
-        """This query's measures whose value changes with the tie order: ``key worst–best``."""
-        t = self._lane_ties(lane)
-        if t is None:
-            return "—"
-        parts = [f"{key} {fmt.num(t.worst[key][q])}–{fmt.num(t.best[key][q])}" for key in t.depends if t.depends[key][q]]
-        return ", ".join(parts) if parts else ("tied, no value moves" if t.tied[q] else "no ties")
+        return tie_order_cell(self.ws, lane, q)
 
     def _lane_title(self, lane: str) -> str:
         """The lane's name and its count of tie-dependent positives (any covered measure)."""
@@ -194,12 +190,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         self._fill_lanes(q)
 
     def _cutoffs(self) -> list[int]:
-        """The cutoffs k of the measures whose tie exposure the kernel computes."""
-        from ..kernel.measures.ties import SUPPORTED
-
-        return sorted({m.k for m in self.ws.settings.metrics if m.kind in SUPPORTED and m.k is not None})
-
-
+        return tie_cutoffs(self.ws)
 
     def _fill_lanes(self, q: int) -> None:
         from ..kernel.ranking.judgments import NO_JUDGMENT

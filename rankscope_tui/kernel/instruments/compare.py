@@ -45,6 +45,19 @@ class ComparePlan:
     level: str = "doc"
     exploratory_reasons: dict[str, str] = field(default_factory=dict)  # candidate or "*" -> reason
     seed_runs: dict[str, dict[int, str]] = field(default_factory=dict)  # system -> {seed: lane} (with --seed-runs)
+    # a planned call (--plan / --pair): every (candidate, baseline) pair compared, in order,
+    # and the planned (candidate, baseline, metric) rows; () and None without a plan
+    pairs: tuple[tuple[str, str], ...] = ()
+    planned: frozenset[tuple[str, str, str]] | None = None
+    plan_source: str | None = None
+
+    def row_pairs(self) -> tuple[tuple[str, str], ...]:
+        """(candidate, baseline) of every compared pair, in row order within a metric."""
+        return self.pairs or tuple((c, self.baseline) for c in self.candidates)
+
+    def is_planned(self, candidate: str, baseline: str, metric: str) -> bool:
+        """Whether the row is in the plan (every row is, without a plan)."""
+        return self.planned is None or (candidate, baseline, metric) in self.planned
 
     def runs_of(self, lane: str) -> dict[int, str]:
         """{seed: lane} of the system whose representative ``lane`` is, or {} for a plain lane."""
@@ -75,6 +88,8 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
     through its smallest seed's run (the one trained model the interval describes); its
     other runs feed the retraining column, never rows of their own.
     """
+    if settings.planned:
+        return _planned_compare(ws, th, settings)
     baseline, candidates, metrics, level = settings.baseline, settings.candidates, settings.metrics, settings.level
     groups: dict[str, dict[int, str]] = {}
     hidden: set[str] = set()
@@ -129,10 +144,62 @@ def plan_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings)
     return ComparePlan(base, tuple(cands), tuple(metrics), level, reasons, groups)
 
 
-def _known_lane(ws: PerQuery, name: str) -> None:
+def _known_lane(ws: PerQuery, name: str, option: str = "--candidate") -> None:
     if name not in ws.lanes:
         hint = " (convex needs --thresholds)" if name == "convex" else ""
-        raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", "--candidate")
+        raise InputError(f"unknown lane {name!r}{hint}; loaded: {', '.join(ws.lanes)}", option)
+
+
+def _planned_compare(ws: PerQuery, th: Thresholds | None, settings: CompareSettings) -> ComparePlan:
+    """The plan of a planned call (``settings.planned``, ``instruments.family_plan``): the
+    planned pairs first, then the pairs asked for beyond them (``--candidate`` against
+    ``--baseline`` or the first lane); the metrics the plan's, then ``--metric``'s others.
+    Every row not in the plan is exploratory (its reason says so). ``--seed-runs`` and
+    ``--baseline best`` do not combine with a plan (a plan names its baselines)."""
+    source = settings.plan_source or "the plan"
+    if settings.seed_runs:
+        raise InputError("does not combine with a planned family (--plan / --pair)", "--seed-runs")
+    if settings.baseline == "best":
+        raise InputError("a planned family names its baselines: 'best' is chosen after the results", "--baseline")
+    if settings.baseline not in (None, "") and not settings.candidates:
+        raise InputError("with a plan, name the extra rows' candidates with --candidate", "--baseline")
+    option = "--pair" if source == "--pair" else source
+    planned = tuple((c, b, ws.metric_key(m)) for c, b, m in settings.planned)  # as the rows name them
+    pairs = list(dict.fromkeys((c, b) for c, b, _ in planned))
+    for c, b in pairs:
+        _known_lane(ws, c, option)
+        _known_lane(ws, b, option)
+    metrics = list(dict.fromkeys([m for _, _, m in planned] + [ws.metric_key(m) for m in settings.metrics]))
+    for c, b in settings.pairs:  # --pair beside --plan: asked for beyond the plan
+        _known_lane(ws, c, "--pair")
+        _known_lane(ws, b, "--pair")
+        if (c, b) not in pairs:
+            pairs.append((c, b))
+    if settings.candidates:
+        base = settings.baseline or ws.input_lanes[0]
+        _known_lane(ws, base, "--baseline")
+        for c in settings.candidates:
+            _known_lane(ws, c)
+            if c == base:
+                raise InputError(f"{c} is the baseline; a lane is not compared with itself", "--candidate")
+        pairs += [(c, base) for c in settings.candidates if (c, base) not in pairs]
+    reasons: dict[str, str] = {}
+    if settings.exploratory:
+        reasons["*"] = "labelled exploratory on the command line"
+    planned_set = frozenset(planned)
+    for m in metrics:
+        for c, b in pairs:
+            if (c, b, m) not in planned_set:
+                reasons[f"{c} vs {b} on {m}"] = f"not in the plan ({source}): corrected apart, with the other unplanned rows"
+    lanes = list(dict.fromkeys(x for pair in pairs for x in pair))
+    for c in lanes:
+        if c == "convex" and th is not None and in_sample_overlap(ws, th, ws.positives):
+            reasons[c] = "convex weights were fitted on the compared queries"
+    if settings.level not in ws.levels():
+        raise InputError(ws.missing_level(settings.level), "--level")
+    cands = tuple(dict.fromkeys(c for c, _ in pairs))
+    return ComparePlan(pairs[0][1], cands, tuple(metrics), settings.level, reasons, {}, tuple(pairs), planned_set,
+                       settings.plan_source)
 
 
 def resolve_settings(ws: PerQuery, settings: CompareSettings) -> CompareSettings:
@@ -179,21 +246,20 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
         unit_means(units, np.zeros(len(qids)))  # fewer than two units: refused before any resampling
     rows = []
     needed = ws.metric_set(keys + [JUDGED])
-    base_pq = ws.per_query(plan.baseline, plan.level, needed)
     reasons = plan.exploratory_reasons
     for metric in keys:
-        base_v = base_pq[metric][q]
-        for cand in plan.candidates:
+        for cand, base in plan.row_pairs():
+            base_pq = ws.per_query(base, plan.level, needed)
             cand_pq = ws.per_query(cand, plan.level, needed)
-            stats = paired_statistics(base_v, cand_pq[metric][q], qids, resamples=resamples,
+            stats = paired_statistics(base_pq[metric][q], cand_pq[metric][q], qids, resamples=resamples,
                                       seed=seed, confidence=confidence,
                                       alternative=settings.alternative,
                                       judged=(base_pq[JUDGED][q], cand_pq[JUDGED][q]), units=units)
-            expl = "*" in reasons or cand in reasons or plan.baseline in reasons
+            expl = ("*" in reasons or cand in reasons or base in reasons
+                    or not plan.is_planned(cand, base, metric))
             spread = _retraining(ws, plan, settings, cand, metric, needed, qids, units)
-            rows.append(RowInput(plan.baseline, cand, metric, stats, expl, spread))
-    result = decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
-                    test=settings.test)
+            rows.append(RowInput(base, cand, metric, stats, expl, spread))
+    result = _decide(rows, settings, primary, plan)
     result = _tie_flips(ws, plan, settings, rows, result, qids, units)
     result = replace(result, warnings=result.warnings + _residual_notes(ws, plan, keys))
     fused = [n for n in dict.fromkeys([plan.baseline, *plan.candidates]) if ws.lane_origin.get(n) == "fused"]
@@ -235,6 +301,13 @@ def _residual_notes(ws: PerQuery, plan: ComparePlan, keys: Sequence[str]) -> tup
     return tuple(out)
 
 
+def _decide(rows: Sequence[RowInput], settings: CompareSettings, primary: str | None, plan: ComparePlan) -> CompareResult:
+    """``decide`` with the call's settings: a planned call corrects its unplanned rows apart;
+    ``--reuse-correct``'s earlier p join the tested family."""
+    return decide(rows, correction=settings.correction, primary=primary, min_delta=settings.min_delta,
+                  test=settings.test, planned=plan.planned is not None, earlier_p=settings.earlier_p)
+
+
 def _tie_flips(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, rows: list[RowInput], result: CompareResult,
                qids: Sequence[str], units: Sequence[str] | None) -> CompareResult:
     """Each row with its :class:`~..statistics.verdict.TieFlip`: the family decided again at
@@ -269,8 +342,7 @@ def _tie_flips(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, rows:
             stats = paired_statistics(base[r.metric][q], cand[r.metric][q], qids, resamples=resamples, seed=seed,
                                       confidence=confidence, alternative=settings.alternative, units=units)
             extremes[side].append(replace(r, stats=stats))
-    decided = {side: decide(extremes[side], correction=settings.correction, primary=result.primary,
-                            min_delta=settings.min_delta, test=settings.test) for side in extremes}
+    decided = {side: _decide(extremes[side], settings, result.primary, plan) for side in extremes}
     out = []
     for i, row in enumerate(result.rows):
         if moved[i] < 0:
@@ -338,6 +410,10 @@ class Comparison:
             "queries": self.queries,
             "qrels_sha256": self.qrels_sha256,
             "definitions": dict(self.definitions),
+            **({} if self.plan.planned is None else {"plan": {
+                "source": self.plan.plan_source,
+                "rows": [{"candidate": c, "baseline": b, "metric": m} for c, b, m in sorted(
+                    self.plan.planned, key=lambda r: (self.plan.metrics.index(r[2]), self.plan.pairs.index(r[:2])))]}}),
         }
 
     def as_dict(self) -> dict[str, Any]:

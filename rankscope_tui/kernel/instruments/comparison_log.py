@@ -69,6 +69,37 @@ def _parse_log(raw: bytes, path: str) -> list[dict[str, Any]]:
     return entries
 
 
+def default_log_path(qrels_sha: str, environ: dict[str, str] | None = None) -> str:
+    """The per-user log of the comparisons on the qrels of ``qrels_sha`` (compare logs there
+    unless ``--log FILE`` or ``--no-log``): ``$XDG_CACHE_HOME/rankscope/comparisons/<sha256>.jsonl``,
+    with ``~/.cache`` when ``XDG_CACHE_HOME`` is unset, empty or relative (the XDG base
+    directory rule)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME", "")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rankscope", "comparisons", f"{qrels_sha}.jsonl")
+
+
+def earlier_p(entries: list[dict[str, Any]], qrels_sha: str) -> tuple[float, ...]:
+    """The raw p of every row of the logged calls on these qrels, in log order, for
+    ``--reuse-correct``: each logged row is one more hypothesis tested on the same test
+    queries. A row logged without a usable p (no test ran) enters as p = 1: it still
+    counts in J, and p = 1 never lowers another row's adjusted p below what J alone gives."""
+    out: list[float] = []
+    for e in entries:
+        if e.get("qrels_sha256") != qrels_sha:
+            continue
+        rows = e.get("rows")
+        for r in rows if isinstance(rows, list) else []:
+            p = r.get("randomization_p") if isinstance(r, dict) else None
+            if isinstance(p, (int, float)) and not isinstance(p, bool) and 0.0 <= float(p) <= 1.0:
+                out.append(float(p))
+            else:
+                out.append(1.0)
+    return tuple(out)
+
+
 def log_count(entries: list[dict[str, Any]], qrels_sha: str) -> int:
     """How many logged calls were on the qrels of this sha256."""
     return sum(1 for e in entries if e.get("qrels_sha256") == qrels_sha)
@@ -80,13 +111,19 @@ def log_entry(qrels_sha: str, payload: dict[str, Any]) -> dict[str, Any]:
             "rows": [{k: r[k] for k in LOG_KEYS} for r in payload["comparisons"]]}
 
 
-def append_log(path: str, qrels_sha: str, payload: dict[str, Any]) -> int:
+def append_log(path: str, qrels_sha: str, payload: dict[str, Any], create_dirs: bool = False) -> int:
     """Append this call's entry (``payload``: the ``compare --out`` dict) to the log as one
     whole line, under an exclusive lock (``flock``) held while the log is re-read, counted
-    and appended to. Returns how many calls on these qrels were logged before this one."""
+    and appended to. Returns how many calls on these qrels were logged before this one.
+    ``create_dirs``: make the log's directory first (the per-user cache)."""
     import fcntl
 
     line = json.dumps(log_entry(qrels_sha, payload), allow_nan=False, ensure_ascii=False).encode("utf-8") + b"\n"
+    if create_dirs:
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot write the log: {exc.strerror or exc}", path) from None
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
     except OSError as exc:

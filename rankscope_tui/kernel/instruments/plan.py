@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..settings import PlanSettings
-from ..statistics.power import APPROXIMATION, MAX_QUERIES, detectable_effect, queries_needed
+from ..statistics.power import APPROXIMATION, MAX_QUERIES, detectable_effect, family_false_positive, queries_needed
 
 if TYPE_CHECKING:
     from ..workspace.contract import PerQuery
@@ -87,7 +87,10 @@ class QueryPlan:
             "settings": {"confidence": s.confidence, "family_size": s.family_size, "alpha": 1.0 - s.confidence,
                          "alpha_per_test": self.alpha, "correction": "bonferroni (α/J, for planning)",
                          "alternative": s.alternative, "units": s.units,
-                         "deltas_from": "given" if s.deltas else "observed"},
+                         "deltas_from": "given" if s.deltas else "observed",
+                         # the family's chance of a false "established": 1 − (1 − α)^J uncorrected, α corrected
+                         "family_false_positive": family_false_positive(1.0 - s.confidence, s.family_size,
+                                                                        "bonferroni")},
             "approximation": APPROXIMATION,
             "formula": "smallest n >= 2 with power(delta/sd, n, alpha/J) >= power; power of the paired t-test "
                        "through the noncentral t, df = n - 1, noncentrality (delta/sd)*sqrt(n)",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import InputError
 from ..inputs.files import as_finite_number, load_json
@@ -356,6 +356,8 @@ class RuleVerdicts:
     results: tuple[RuleResult, ...]
     #: rules that could not be judged: (rule, the one-line error naming the gates file's line)
     errors: tuple[tuple[Rule, str], ...] = ()
+    #: the gates file committed after the report (or the tables) was written (``family_plan.committed_after``)
+    late: tuple[str, ...] = ()
 
     @property
     def failures(self) -> list[RuleResult]:
@@ -367,7 +369,8 @@ class RuleVerdicts:
 
     def as_dict(self) -> dict[str, Any]:
         failures = self.failures
-        return {"schema": SCHEMA, "report": self.report, "gates": {"path": self.gates, "sha256": self.sha256, "git": self.git},
+        return {"schema": SCHEMA, "report": self.report,
+                "gates": {"path": self.gates, "sha256": self.sha256, "git": self.git, "committed_after": list(self.late)},
                 "on": self.on, "strict": self.strict, "rules": [r.as_dict() for r in self.results],
                 "failed": len(failures), "passed": not failures and not self.errors,
                 "undecided": self.tally.undecided_on_interval if self.on == "interval" else self.tally.undecided_on_point,
@@ -375,9 +378,13 @@ class RuleVerdicts:
                 "summary": self.tally.summary(self.on, self.strict)}
 
 
-def judge_gates(report: dict[str, Any], report_path: str, gates_path: str, *, on: str = "interval", strict: bool = False) -> RuleVerdicts:
-    """The rules entry point: parse the gates file, judge every rule on ``report``, fingerprint the file."""
+def judge_gates(report: dict[str, Any], report_path: str, gates_path: str, *, on: str = "interval", strict: bool = False,
+                written: Sequence[str] = ()) -> RuleVerdicts:
+    """The rules entry point: parse the gates file, judge every rule on ``report``, fingerprint the file.
+    ``written``: the files the report is (the report.json, or the per-query tables); a gates
+    file whose last commit is later than any of them is said (``late``)."""
     from ..inputs.files import read_text, sha256_of
+    from .family_plan import commit_time, committed_after
 
     rules = parse_rules(read_text(gates_path), gates_path)
     results: list[RuleResult] = []
@@ -387,5 +394,8 @@ def judge_gates(report: dict[str, Any], report_path: str, gates_path: str, *, on
             results.append(judge(r, report, gates_path))
         except InputError as exc:
             errors.append((r, str(exc)))
+    late = () if not written else tuple(committed_after(
+        gates_path, "gates file", commit_time(gates_path)[1], [w for w in written if w != report_path],
+        report_path if report_path in written else None))
     return RuleVerdicts(report_path, gates_path, sha256_of(gates_path), git_state(gates_path), on, strict,
-                        tuple(results), tuple(errors))
+                        tuple(results), tuple(errors), late)

@@ -266,10 +266,15 @@ class CompareResult:
     warnings: tuple[str, ...]
     caption: str = CAPTION
     test: str = "randomization"
+    # --reuse-correct: earlier comparisons' rows on these qrels adjusted with the family
+    earlier_tests: int = 0
+    # a planned call: the exploratory rows' own family (None: not a planned call, or none)
+    exploratory_family_size: int | None = None
 
     def settings_dict(self) -> dict[str, Any]:
-        """The family's settings as ``compare --out`` records them."""
-        return {
+        """The family's settings as ``compare --out`` records them. ``family_false_positive``
+        is of the whole adjusted family: this call's rows plus ``earlier_tests``."""
+        out = {
             "test": self.test,
             "alpha": self.alpha,
             "confidence": alpha_of(self.alpha),  # 1 − α in decimal, as α is
@@ -277,8 +282,16 @@ class CompareResult:
             "primary": self.primary,
             "min_delta": self.min_delta,
             "family_size": self.family_size,
-            "family_false_positive": family_false_positive(self.alpha, self.family_size, self.correction),
+            "family_false_positive": family_false_positive(self.alpha, self.family_size + self.earlier_tests,
+                                                           self.correction),
         }
+        if self.earlier_tests:
+            out["earlier_tests"] = self.earlier_tests
+        if self.exploratory_family_size is not None:
+            out["exploratory_family_size"] = self.exploratory_family_size
+            out["exploratory_family_false_positive"] = family_false_positive(
+                self.alpha, self.exploratory_family_size, self.correction)
+        return out
 
     def as_dict(self, reasons: bool = False) -> dict[str, Any]:
         return {
@@ -359,13 +372,22 @@ def _exact_p(s: PairedStats) -> Fraction | None:
 
 
 def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, correction: str, B: int,
-            test: str = "randomization") -> _Family:
-    """Family = non-exploratory rows (of the primary metric when given), in call order.
-    adjusted p of the deciding test by ``correction``; threshold_i = α/J (Bonferroni) or
-    α/(J − j_i + 1) (Holm), α/max(J, 1) without a test; the other test's p adjusted the
-    same way. An undefined t p (sd = 0) counts as 1 in either role (it still counts in J)."""
-    members = [i for i, r in enumerate(inputs) if not r.exploratory and (primary is None or r.metric == primary)]
+            test: str = "randomization", members: Sequence[int] | None = None,
+            earlier: Sequence[float] = ()) -> _Family:
+    """Family = non-exploratory rows (of the primary metric when given), in call order
+    (or the rows ``members``). adjusted p of the deciding test by ``correction``;
+    threshold_i = α/J (Bonferroni) or α/(J − j_i + 1) (Holm), α/max(J, 1) without a test;
+    the other test's p adjusted the same way. An undefined t p (sd = 0) counts as 1 in
+    either role (it still counts in J).
+
+    ``earlier``: raw p of earlier comparisons on the same test queries (``--reuse-correct``),
+    adjusted together with the family's: J = len(earlier) + the family's rows, the earlier
+    p taking their places in Holm's order like any other; only the family's rows get
+    verdicts. With earlier p the adjustment runs on doubles (they are not the rationals)."""
+    if members is None:
+        members = [i for i, r in enumerate(inputs) if not r.exploratory and (primary is None or r.metric == primary)]
     J = len(members)
+    extra = [float(x) for x in earlier] if J else []
     other = _other(test)
 
     def raws(which: str) -> list[float]:
@@ -373,18 +395,18 @@ def _family(inputs: Sequence[RowInput], primary: str | None, alpha: float, corre
 
     tested = J > 0 and (not _resampling_test(test) or B > 0)
     raw = raws(test)
-    exact = [_exact_p(inputs[i].stats) for i in members] if test == "randomization" else []
+    exact = [_exact_p(inputs[i].stats) for i in members] if test == "randomization" and not extra else []
     if tested and exact and all(x is not None for x in exact):  # the rationals, adjusted exactly
         adj = adjust_p_exact([x for x in exact if x is not None], correction)
     else:
-        adj = adjust_p(raw, correction) if tested else np.full(J, np.nan)
-    thr = thresholds(raw, alpha, correction) if tested else np.full(J, alpha / max(J, 1))
+        adj = adjust_p(raw + extra, correction)[:J] if tested else np.full(J, np.nan)
+    thr = thresholds(raw + extra, alpha, correction)[:J] if tested else np.full(J, alpha / max(J + len(extra), 1))
     other_ran = J > 0 and (other == "t" or B > 0)
-    other_exact = [_exact_p(inputs[i].stats) for i in members] if other == "randomization" else []
+    other_exact = [_exact_p(inputs[i].stats) for i in members] if other == "randomization" and not extra else []
     if other_ran and other_exact and all(x is not None for x in other_exact):
         other_adj = adjust_p_exact([x for x in other_exact if x is not None], correction)
     else:
-        other_adj = adjust_p(raws(other), correction) if other_ran else np.full(J, np.nan)
+        other_adj = adjust_p(raws(other) + extra, correction)[:J] if other_ran else np.full(J, np.nan)
     return _Family({i: k for k, i in enumerate(members)}, adj, thr, other_adj, tested)
 
 
@@ -436,12 +458,26 @@ def _verdict(adjusted: float, alpha: float, difference: float, min_delta: float)
 
 
 def _place(i: int, r: RowInput, fam: _Family, alpha: float, conf: float, min_delta: float, primary: str | None,
-           test: str = "randomization") -> _Placement:
+           test: str = "randomization", apart: _Family | None = None) -> _Placement:
     """In the family: threshold, adjusted p, bca_level = 1 − threshold and the verdict.
-    Outside: no adjusted p, bca_level = 1 − α, verdict ``exploratory`` or ``descriptive``."""
+    Outside: no adjusted p, bca_level = 1 − α, verdict ``exploratory`` or ``descriptive``.
+    An exploratory row of a planned call (``apart``, the exploratory rows' own family) has
+    its adjusted p and threshold in that family, and stays ``exploratory``: never established."""
     s = r.stats
     other = _other(test)
     raw, other_raw = _raw(s, test), _raw(s, other)
+    if apart is not None and i in apart.position:
+        k = apart.position[i]
+        threshold = float(apart.threshold[k])
+        adjusted = None if not apart.tested or raw is None else float(apart.adjusted[k])
+        other_adj = None if other_raw is None else finite_or_none(apart.other_adjusted[k])
+        return _Placement(
+            in_family=False, threshold=threshold, adjusted=adjusted, level=1.0 - threshold,
+            decision=None if adjusted is None else adjusted <= alpha,
+            check_decision=None if other_adj is None else bool(other_adj <= alpha),
+            check_adjusted=other_adj, verdict="exploratory",
+            adjusted_reason=None if adjusted is not None else "exploratory: no test to adjust",
+        )
     if i in fam.position:
         k = fam.position[i]
         threshold = float(fam.threshold[k])
@@ -526,7 +562,8 @@ def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, a
     if bca is None:
         reasons["interval_agrees"] = "BCa interval undefined (degenerate)"
     decision = p.decision
-    what = _TEST_WORDS[test] + (" (adjusted)" if p.in_family else "")
+    # adjusted in the family, or in a planned call's exploratory family (corrected apart)
+    what = _TEST_WORDS[test] + (" (adjusted)" if p.adjusted is not None else "")
     disagreements: list[str] = []
     check_agrees = interval_agrees = boot_agrees = None
     if p.check_decision is not None:
@@ -535,7 +572,7 @@ def _agreement(s: PairedStats, p: _Placement, bca: tuple[float, float] | None, a
             head = (f"the paired t-test disagrees: t p = {s.t_p:.4g}" if other == "t"
                     else f"the randomization test disagrees: p = {s.randomization_p:.4g}")
             disagreements.append(
-                head + (f" (adjusted {p.check_adjusted:.4g})" if p.in_family else "")
+                head + (f" (adjusted {p.check_adjusted:.4g})" if p.check_adjusted is not None else "")
                 + f" is {_decision_words(p.check_decision)} at α = {alpha:.4g}, {what} is {_decision_words(decision)}"
             )
     if bca is not None:
@@ -589,6 +626,8 @@ def decide(
     primary: str | None = None,
     min_delta: float = 0.0,
     test: str = "randomization",
+    planned: bool = False,
+    earlier_p: Sequence[float] = (),
 ) -> CompareResult:
     """The verdict algorithm of SPEC §7 over the rows of one ``compare`` call.
 
@@ -599,6 +638,11 @@ def decide(
     then per row: its place and verdict (``_place``), the BCa interval at its
     ``bca_level``, the agreement flags (``_agreement``), the reasons for null numbers
     and the warnings.
+
+    ``planned`` (a planned family, ``compare --plan``): the exploratory rows — asked for
+    beyond the plan — are adjusted apart, as a family of their own by the same
+    correction; they keep the verdict ``exploratory``. ``earlier_p`` (``--reuse-correct``):
+    earlier comparisons' raw p adjusted together with the tested family (``_family``).
     """
     check_correction(correction)
     check_test(test)
@@ -609,11 +653,15 @@ def decide(
     alpha = alpha_of(conf)
     B = first.resamples
     min_delta = float(min_delta)
-    fam = _family(inputs, primary, alpha, correction, B, test)
+    fam = _family(inputs, primary, alpha, correction, B, test, earlier=earlier_p)
+    apart = None
+    if planned:
+        expl = [i for i, r in enumerate(inputs) if r.exploratory]
+        apart = _family(inputs, None, alpha, correction, B, test, members=expl) if expl else None
     rows = []
     for i, r in enumerate(inputs):
         s = r.stats
-        place = _place(i, r, fam, alpha, conf, min_delta, primary, test)
+        place = _place(i, r, fam, alpha, conf, min_delta, primary, test, apart)
         bca = s.bca_interval(place.level) if B else None
         agree = _agreement(s, place, bca, alpha, conf, test)
         if test == "randomization":
@@ -637,5 +685,7 @@ def decide(
             threshold=place.threshold, in_family=place.in_family, disagreements=agree.disagreements,
             warnings=_row_warnings(s, place, B, test) + (() if r.retraining is None else r.retraining.warnings), reasons=tuple(sorted(reasons.items())),
         ))
+    earlier = len(earlier_p) if fam.size else 0
     return CompareResult(tuple(rows), fam.size, alpha, correction, primary, min_delta,
-                         _call_warnings(B, fam.size, alpha, test), test=test)
+                         _call_warnings(B, fam.size + earlier, alpha, test), test=test, earlier_tests=earlier,
+                         exploratory_family_size=None if apart is None else apart.size)
