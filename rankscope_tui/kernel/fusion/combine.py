@@ -1,0 +1,348 @@
+"""Fusion methods beyond RRF and convex min-max, with their score normalisations.
+
+A method is named ``METHOD`` or ``METHOD:NORM`` (the fused lane's name, the
+``--fuse`` value and the API's spelling alike): ``combmnz:zmuv``, ``isr``,
+``wrrf``. Rank methods read each lane's ranks and take no normalisation; score
+methods combine normalised scores, min-max when no ``:NORM`` is given (the lane is
+then still named with it: ``combsum`` -> ``combsum:minmax``).
+
+Common conventions
+------------------
+Ranks and lists
+    ``r_l(d)`` is d's rank in lane l after the lane's own ordering (score
+    descending, doc id descending as bytes) and depth cut; ``n_l`` is lane l's list
+    length for the query; ``m`` is the number of candidates, the docs of the union
+    of the lanes for the query. A lane holding none of the query's docs has
+    ``n_l = 0``.
+Absent documents
+    A doc is *absent* from a lane that does not list it for the query. Each method
+    says what an absent doc contributes; the count ``|L(d)|`` is the number of lanes
+    listing d. Normalisation ``borda`` gives every absent doc a value (see below),
+    after which no doc is absent from any lane (so ``|L(d)|`` is the number of lanes).
+Arithmetic
+    Terms are added in lane order in float64, starting from the first lane's term
+    (``x + 0.0 == x``, so absent terms change nothing); weights multiply a lane's
+    term before it is added.
+Tie rule (one for every method)
+    The fused lane is ordered like any lane: fused score descending, then doc id
+    descending as bytes (trec_eval's rule), then cut to ``depth`` per query. Two
+    docs with equal fused floats are tied whatever produced them.
+
+Normalisations (per lane and per query, over the lane's own list)
+    ``minmax``  ``(s - min) / (max - min)``; a constant list -> all 1.0.
+    ``max``     ``s / |max|``; a list whose maximum is 0 is left as it is (dividing
+                by ``|max|`` keeps the order of an all-negative list).
+    ``sum``     ``(s - min) / Σ(s - min)``; a constant list -> ``1 / n_l`` each.
+    ``zmuv``    ``(s - mean) / sd`` with the population sd (ddof 0); a constant
+                list -> all 0.0 (every score is the mean).
+    ``rank``    ``1 - (r - 1) / n_l``.
+    ``borda``   ``1 - (r - 1) / m``; an absent doc gets the mean of the positions
+                ``n_l + 1 .. m`` it could take: ``1/2 - (n_l - 1) / (2m)``.
+    ``none``    the raw scores.
+
+Methods (``w_l`` are weights, ``k`` the RRF constant; sums run over the lanes
+listing d unless normalisation ``borda`` filled the absent docs in)
+    ``wrrf``     ``Σ w_l / (k + r_l(d))``; absent: adds nothing. With every
+                 ``w_l = 1`` this is RRF.
+    ``wsum``     ``Σ w_l · n_l(d)``; absent: adds nothing (score 0).
+                 ``wsum:minmax`` is the convex lane.
+    ``combsum``  ``Σ n_l(d)``; absent: adds nothing.
+    ``combmnz``  ``|L(d)| · Σ n_l(d)``; absent: not counted.
+    ``combanz``  ``Σ n_l(d) / |L(d)|``; absent: not counted.
+    ``combmax``  ``max n_l(d)`` over the lanes listing d.
+    ``combmin``  ``min n_l(d)`` over the lanes listing d.
+    ``combmed``  the median of ``n_l(d)`` over the lanes listing d (the mean of the
+                 two middle values for an even count).
+    ``borda``    ``Σ (m - r_l(d) + 1)``; an absent doc gets the mean of the points
+                 left, ``(m - n_l + 1) / 2``.
+    ``isr``      ``|L(d)| · Σ 1 / r_l(d)²``; absent: not counted.
+    ``logisr``   ``ln |L(d)| · Σ 1 / r_l(d)²``; a doc listed by one lane scores 0.
+
+Where ranx (``ranx.fuse``) differs
+    ranx floors the min-max, sum, max and z-score denominators at 1e-9, so a constant
+    list normalises to 0 under min-max and sum (here 1 and ``1/n_l``: a lane that
+    cannot tell its docs apart gives each the same, full or equal, share) and an
+    all-negative list is scaled by 1e9 under max (here divided by ``|max|``). ranx's
+    CombMAX and CombMIN give an absent doc -1e9 and 1e9 rather than leaving it out
+    (the same unless scores pass those values). ranx has no tie rule: its sort may
+    leave a lane's tied docs in any order; here they are ordered by the tie rule
+    before ranks are read, so a lane means one ranking whatever its file's order.
+
+References
+----------
+- Fox, E. A. & Shaw, J. A. (1994). Combination of multiple searches. *TREC-2*, NIST
+  SP 500-215, 243-252. (CombSUM, CombMNZ, CombANZ, CombMAX, CombMIN, CombMED)
+- Aslam, J. A. & Montague, M. (2001). Models for metasearch. *SIGIR 2001*, 276-284.
+  (Borda fusion)
+- Cormack, G. V., Clarke, C. L. A. & Büttcher, S. (2009). Reciprocal rank fusion
+  outperforms Condorcet and individual rank learning methods. *SIGIR 2009*, 758-759.
+  (RRF; weighted RRF weights its terms)
+- Mourão, A., Martins, F. & Magalhães, J. (2015). Multimodal medical information
+  retrieval with unsupervised rank fusion. *Computerized Medical Imaging and
+  Graphics* 39, 35-45. (ISR and log-ISR)
+- Montague, M. & Aslam, J. A. (2001). Relevance score normalization for metasearch.
+  *CIKM 2001*, 427-433. (min-max, sum and z-score normalisation)
+- Renda, M. E. & Straccia, U. (2003). Web metasearch: rank vs. score based rank
+  aggregation methods. *SAC 2003*, 841-846. (rank and Borda normalisation)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import InputError
+from ..ranking.ranks import RankedLane
+
+__all__ = ["METHODS", "NORMS", "RANK_METHODS", "WEIGHTED", "FuseSpec", "parse_fuse", "normalise", "fused_scores",
+           "check_weights", "weighted_sum"]
+
+
+class Union(Protocol):
+    """The union of the lanes' docs per query (``methods._Union``): qid-grouped rows."""
+
+    @property
+    def qid(self) -> NDArray[np.int32]: ...
+
+    @property
+    def offsets(self) -> NDArray[np.int64]: ...
+
+    @property
+    def size(self) -> int: ...
+
+    def column(self, lane_index: int, values: np.ndarray, fill: float, dtype: type[np.generic]) -> np.ndarray: ...
+
+#: Methods that read ranks only (no normalisation).
+RANK_METHODS = ("rrf", "wrrf", "borda", "isr", "logisr")
+#: Methods that combine normalised scores.
+SCORE_METHODS = ("wsum", "combsum", "combmnz", "combanz", "combmax", "combmin", "combmed")
+METHODS = RANK_METHODS + SCORE_METHODS
+#: Methods with one weight per lane.
+WEIGHTED = ("wrrf", "wsum")
+NORMS = ("minmax", "max", "sum", "zmuv", "rank", "borda", "none")
+DEFAULT_NORM = "minmax"
+
+_METHOD_ALIASES = {
+    "comb_sum": "combsum", "comb_mnz": "combmnz", "comb_anz": "combanz", "comb_max": "combmax",
+    "comb_min": "combmin", "comb_med": "combmed", "bordafuse": "borda", "log_isr": "logisr", "log-isr": "logisr",
+    "weighted_rrf": "wrrf", "weighted-rrf": "wrrf",
+}
+_NORM_ALIASES = {"min-max": "minmax", "min_max": "minmax", "z-score": "zmuv", "zscore": "zmuv", "z": "zmuv"}
+
+
+@dataclass(frozen=True)
+class FuseSpec:
+    """One fusion method and its normalisation (``None`` for a rank method)."""
+
+    method: str
+    norm: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown fusion method {self.method!r}")
+        if (self.norm is None) != (self.method in RANK_METHODS) or (self.norm is not None and self.norm not in NORMS):
+            raise ValueError(f"fusion method {self.method!r} with normalisation {self.norm!r}")
+
+    @property
+    def name(self) -> str:
+        """The fused lane's name: ``METHOD`` or ``METHOD:NORM``."""
+        return self.method if self.norm is None else f"{self.method}:{self.norm}"
+
+    @property
+    def weighted(self) -> bool:
+        return self.method in WEIGHTED
+
+
+def parse_fuse(text: str, option: str = "--fuse") -> FuseSpec:
+    """``METHOD[:NORM]`` (case-insensitive; ranx's spellings ``comb_mnz``, ``min-max``,
+    ``log_isr`` are accepted) as a :class:`FuseSpec`; one-line ``InputError`` otherwise."""
+    raw = str(text).strip().lower()
+    method, sep, norm = raw.partition(":")
+    method = _METHOD_ALIASES.get(method, method)
+    if method not in METHODS:
+        raise InputError(f"unknown fusion method {method!r} in {text!r}; known: {', '.join(METHODS)}", option)
+    if method in RANK_METHODS:
+        if sep:
+            raise InputError(f"{method} reads ranks and takes no normalisation (got {text!r})", option)
+        return FuseSpec(method)
+    norm = _NORM_ALIASES.get(norm, norm) if sep else DEFAULT_NORM
+    if norm not in NORMS:
+        raise InputError(f"unknown normalisation {norm!r} in {text!r}; known: {', '.join(NORMS)}", option)
+    return FuseSpec(method, norm)
+
+
+# ----------------------------------------------------------------------- normalisation
+
+
+def _segments(lane: RankedLane) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(row counts of the non-empty queries, their first rows, count of each row's query)."""
+    counts = np.diff(lane.offsets)
+    nz = np.flatnonzero(counts)
+    return counts[nz], lane.offsets[nz], np.repeat(counts[nz], counts[nz])
+
+
+def normalise(lane: RankedLane, norm: str, candidates: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+    """The normalised score of every row of ``lane`` (module conventions).
+
+    ``candidates`` (per query code, ``m``) is needed by ``borda`` only; the value of an
+    absent doc under ``borda`` is :func:`borda_absent`."""
+    n = lane.n_rows
+    if n == 0:
+        return np.zeros(0)
+    s = lane.score
+    counts, starts, n_r = _segments(lane)
+    if norm == "none":
+        return s.astype(np.float64, copy=True)
+    if norm == "rank":
+        out: NDArray[np.float64] = 1.0 - (lane.rank - 1) / n_r
+        return out
+    if norm == "borda":
+        assert candidates is not None  # the union's size per query
+        m = candidates[lane.qid].astype(np.float64)
+        out = 1.0 - (lane.rank - 1) / m
+        return out
+    if norm in ("minmax", "sum"):
+        lo = np.repeat(np.minimum.reduceat(s, starts), counts)
+        d = s - lo
+        if norm == "minmax":
+            span = np.repeat(np.maximum.reduceat(s, starts), counts) - lo
+        else:
+            span = np.repeat(np.add.reduceat(d, starts), counts)
+        out = np.ones(n) if norm == "minmax" else 1.0 / n_r  # a constant list (span 0)
+        var = span > 0
+        out[var] = d[var] / span[var]
+        return out
+    if norm == "max":
+        hi = np.abs(np.repeat(np.maximum.reduceat(s, starts), counts))
+        out = s.astype(np.float64, copy=True)
+        var = hi > 0
+        out[var] = s[var] / hi[var]
+        return out
+    if norm == "zmuv":
+        mean = np.repeat(np.add.reduceat(s, starts) / counts, counts)
+        d = s - mean
+        sd = np.sqrt(np.repeat(np.add.reduceat(d * d, starts) / counts, counts))
+        out = np.zeros(n)
+        var = sd > 0
+        out[var] = d[var] / sd[var]
+        return out
+    raise ValueError(f"unknown normalisation {norm!r}")
+
+
+def borda_absent(n_listed: NDArray[np.int64], candidates: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Normalisation ``borda``'s value of a doc absent from a lane of ``n_listed`` docs
+    among ``candidates``: the mean of ``1 - (i - 1)/m`` over ``i = n_l + 1 .. m``."""
+    m = np.maximum(candidates, 1).astype(np.float64)
+    out: NDArray[np.float64] = 0.5 - (n_listed - 1) / (2.0 * m)
+    return out
+
+
+# ---------------------------------------------------------------------------- methods
+
+
+def check_weights(weights: Sequence[float], n_lanes: int) -> tuple[float, ...]:
+    """One finite weight >= 0 per lane, not all 0."""
+    w = tuple(float(x) for x in weights)
+    if len(w) != n_lanes:
+        raise ValueError(f"{len(w)} weights for {n_lanes} lanes")
+    if not all(math.isfinite(x) and x >= 0 for x in w) or not any(x > 0 for x in w):
+        raise ValueError(f"weights must be finite, >= 0 and not all 0: {w}")
+    return w
+
+
+def weighted_sum(columns: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    """Σ w_l · n_l in lane order, zero weights skipped (exact); the one formula for
+    convex fusion and every weighted method, used by the calibration grid alike."""
+    out = None
+    for col, w in zip(columns, weights):
+        if w == 0.0:
+            continue
+        if out is None:
+            out = col * w
+        else:
+            out += col * w
+    assert out is not None  # check_weights: some weight is > 0
+    return out
+
+
+def _weights_of(weights: Sequence[float] | None, n_lanes: int, spec: FuseSpec) -> tuple[float, ...]:
+    if weights is None:
+        return tuple(1.0 / n_lanes for _ in range(n_lanes)) if spec.weighted else tuple(1.0 for _ in range(n_lanes))
+    if not spec.weighted:
+        raise ValueError(f"{spec.name} takes no weights")
+    return check_weights(weights, n_lanes)
+
+
+def fused_scores(u: Union, lanes: Sequence[RankedLane], spec: FuseSpec, weights: Sequence[float] | None = None,
+                 k: float = 60) -> NDArray[np.float64]:
+    """The fused score of every row of the union ``u`` of ``lanes`` (module conventions).
+
+    ``weights`` (one per lane, >= 0, not all 0) only for a weighted method; None gives
+    each lane ``1/L``."""
+    L = len(lanes)
+    w = _weights_of(weights, L, spec)
+    if spec.method in ("rrf", "wrrf") and not (k >= 0 and math.isfinite(k)):
+        raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
+    m = np.diff(u.offsets)  # candidates per query code
+    present = [u.column(i, np.ones(lane.n_rows, dtype=bool), False, np.bool_) for i, lane in enumerate(lanes)]
+    method, norm = spec.method, spec.norm
+    if method in RANK_METHODS:
+        if method in ("rrf", "wrrf"):
+            vals = [1.0 / (k + lane.rank.astype(np.float64)) for lane in lanes]
+        elif method == "borda":
+            vals = [(m[lane.qid] - lane.rank + 1).astype(np.float64) for lane in lanes]
+        else:  # isr, logisr
+            vals = [1.0 / lane.rank.astype(np.float64) ** 2 for lane in lanes]
+    else:
+        assert norm is not None
+        vals = [normalise(lane, norm, m) for lane in lanes]
+    cols = [u.column(i, v, 0.0, np.float64) for i, v in enumerate(vals)]
+    if method == "borda" or norm == "borda":  # absent docs get the mean of the points (positions) left
+        for i, lane in enumerate(lanes):
+            listed = np.diff(lane.offsets)
+            absent = ~present[i]
+            q = u.qid[absent]
+            if method == "borda":
+                cols[i][absent] = (m[q] - listed[q] + 1) / 2.0
+            else:
+                cols[i][absent] = borda_absent(listed[q], m[q])
+            present[i] = np.ones(u.size, dtype=bool)
+    if method in ("rrf", "wrrf", "wsum", "combsum", "borda", "combmnz", "combanz", "isr", "logisr"):
+        s = _lane_order_sum(cols, w if spec.weighted else None)
+        if method in ("combmnz", "combanz", "isr", "logisr"):
+            cnt = np.zeros(u.size)
+            for p in present:
+                cnt += p
+            if method in ("combmnz", "isr"):
+                s *= cnt
+            elif method == "combanz":
+                s /= cnt
+            else:
+                s *= np.log(cnt)
+        return s
+    stack = np.stack(cols, axis=1) if cols else np.zeros((u.size, 0))
+    held = np.stack(present, axis=1) if present else np.zeros((u.size, 0), dtype=bool)
+    if method == "combmax":
+        out: NDArray[np.float64] = np.where(held, stack, -np.inf).max(axis=1)
+    elif method == "combmin":
+        out = np.where(held, stack, np.inf).min(axis=1)
+    elif method == "combmed":
+        out = np.nanmedian(np.where(held, stack, np.nan), axis=1) if stack.shape[1] > 1 else stack[:, 0].copy()
+    else:
+        raise ValueError(f"unknown fusion method {method!r}")
+    return out
+
+
+def _lane_order_sum(cols: Sequence[NDArray[np.float64]], weights: Sequence[float] | None) -> NDArray[np.float64]:
+    """``Σ (w_l ·) col_l`` in lane order; a zero weight's term is skipped (exact: ``x + 0 == x``),
+    the arithmetic of the convex lane."""
+    if weights is not None:
+        return weighted_sum(cols, weights)
+    out = cols[0].copy()
+    for c in cols[1:]:
+        out += c
+    return out
