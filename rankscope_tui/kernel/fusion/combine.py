@@ -98,7 +98,8 @@ from numpy.typing import NDArray
 from ..errors import InputError
 from ..ranking.ranks import RankedLane
 
-__all__ = ["METHODS", "NORMS", "RANK_METHODS", "WEIGHTED", "FuseSpec", "parse_fuse", "normalise", "fused_scores",
+__all__ = ["METHODS", "NORMS", "RANK_METHODS", "WEIGHTED", "FuseSpec", "parse_fuse", "parse_fuse_list", "normalise",
+           "fused_scores",
            "check_weights", "weighted_sum"]
 
 
@@ -125,6 +126,31 @@ METHODS = RANK_METHODS + SCORE_METHODS
 WEIGHTED = ("wrrf", "wsum")
 NORMS = ("minmax", "max", "sum", "zmuv", "rank", "borda", "none")
 DEFAULT_NORM = "minmax"
+
+#: One line per method: its formula and what an absent doc contributes (the module docstring says more).
+DEFINITIONS = {
+    "rrf": "sum over lanes of 1/(k + rank); an absent doc adds nothing",
+    "wrrf": "sum over lanes of w/(k + rank); an absent doc adds nothing",
+    "wsum": "sum over lanes of w * normalised score; an absent doc adds nothing",
+    "combsum": "sum of normalised scores; an absent doc adds nothing",
+    "combmnz": "sum of normalised scores times the number of lanes listing the doc",
+    "combanz": "sum of normalised scores divided by the number of lanes listing the doc",
+    "combmax": "largest normalised score among the lanes listing the doc",
+    "combmin": "smallest normalised score among the lanes listing the doc",
+    "combmed": "median normalised score among the lanes listing the doc",
+    "borda": "sum over lanes of m - rank + 1 (m candidates); an absent doc gets the mean of the points left",
+    "isr": "sum of 1/rank^2 times the number of lanes listing the doc",
+    "logisr": "sum of 1/rank^2 times ln(number of lanes listing the doc); one lane alone scores 0",
+}
+NORM_DEFINITIONS = {
+    "minmax": "(s - min)/(max - min) per lane and query; a constant list gives 1",
+    "max": "s/|max| per lane and query; a maximum of 0 leaves the list as it is",
+    "sum": "(s - min)/sum(s - min) per lane and query; a constant list gives 1/n",
+    "zmuv": "(s - mean)/sd (population sd) per lane and query; a constant list gives 0",
+    "rank": "1 - (rank - 1)/n per lane and query",
+    "borda": "1 - (rank - 1)/m over the query's m candidates; an absent doc gets the mean of the positions left",
+    "none": "the raw scores",
+}
 
 _METHOD_ALIASES = {
     "comb_sum": "combsum", "comb_mnz": "combmnz", "comb_anz": "combanz", "comb_max": "combmax",
@@ -153,6 +179,12 @@ class FuseSpec:
         return self.method if self.norm is None else f"{self.method}:{self.norm}"
 
     @property
+    def definition(self) -> str:
+        """The method's one-line definition, with its normalisation's."""
+        text = DEFINITIONS[self.method]
+        return text if self.norm is None else f"{text}; normalised by {self.norm}: {NORM_DEFINITIONS[self.norm]}"
+
+    @property
     def weighted(self) -> bool:
         return self.method in WEIGHTED
 
@@ -173,6 +205,22 @@ def parse_fuse(text: str, option: str = "--fuse") -> FuseSpec:
     if norm not in NORMS:
         raise InputError(f"unknown normalisation {norm!r} in {text!r}; known: {', '.join(NORMS)}", option)
     return FuseSpec(method, norm)
+
+
+def parse_fuse_list(texts: Sequence[str], option: str = "--fuse") -> tuple[str, ...]:
+    """The canonical names of several ``METHOD[:NORM]`` (in order, each once): what
+    ``LoadSettings.fuse`` holds. ``rrf`` is refused: the rrf lane is added whenever two
+    or more lanes are loaded, unchanged."""
+    out: list[str] = []
+    for text in texts:
+        spec = parse_fuse(text, option)
+        if spec.method == "rrf":
+            raise InputError("the rrf lane is added whenever two or more lanes are loaded; "
+                             "--fuse names the other methods (wrrf for weighted RRF)", option)
+        if spec.name in out:
+            raise InputError(f"{spec.name} given twice", option)
+        out.append(spec.name)
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------- normalisation
