@@ -189,3 +189,57 @@ def test_ignore_self_refused_where_it_cannot_apply(tmp_path):
     pq = _write(tmp_path, "pq.csv", "run,query_id,measure,value\na,q1,rr,1\n")
     p = run_cli("evaluate", "--qrels", qrels, f"--per-query-in={pq}", "--ignore-self")
     assert p.returncode == 2 and "--ignore-self cannot be used with --per-query-in" in p.stderr
+
+
+# ------------------------------------------------------------ calibrate with several methods
+
+
+def _ranx_mean(runs, qrels, method: str, norm: str | None, **params) -> float:
+    """The objective (ndcg@10 mean over the positive queries) of ranx's fused run, by pytrec_eval."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fused = ranx.fuse(runs, norm=norm, method=method, params=params or None).to_dict()
+    positives = {q for q, d in qrels.items() if any(g >= 1 for g in d.values())}
+    got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10"}).evaluate({q: dict(fused.get(q, {})) for q in positives})
+    return sum(got[q]["ndcg_cut_10"] for q in positives) / len(positives)
+
+
+def test_calibrate_compares_methods_on_dev_and_held_out_test(tmp_path):
+    # two lanes (an 11-point grid at step 0.1): the oracle fits wsum:zmuv by brute force
+    # over ranx's weighted sums scored by pytrec_eval, first best point as rankscope's rule
+    lanes = {n: LANES[n] for n in ("bm25", "dense")}
+    dev_path, test_path = str(C / "qrels-dev.txt"), QRELS
+    out = tmp_path / "th.json"
+    p = run_cli("calibrate", "--qrels", dev_path, "--held-out", test_path, *[f"--lane={n}={v}" for n, v in lanes.items()],
+                "--fuse", "wsum:zmuv", "--fuse", "combmnz:zmuv", "--fuse", "isr", "--gate-on", "bm25",
+                "--resamples", "0", "--out", out)
+    assert p.returncode == 0, p.stderr
+    m = json.loads(out.read_text())["fusion"]["methods"]
+    assert list(m["methods"]) == ["wsum:zmuv", "combmnz:zmuv", "isr"]
+    runs = [ranx.Run.from_dict(read_trec(v)) for v in lanes.values()]
+    dev, test = read_qrels(dev_path), read_qrels(test_path)
+    grid = [(i / 10, 1 - i / 10) for i in range(11)]
+    values = [_ranx_mean(runs, dev, "wsum", "zmuv", weights=list(w)) for w in grid]
+    best = values.index(max(values))  # the first maximum
+    w = m["methods"]["wsum:zmuv"]
+    assert (w["weights"]["bm25"], w["weights"]["dense"]) == pytest.approx(grid[best], abs=1e-12)
+    assert w["grid_points"] == 11
+    assert w["dev"] == pytest.approx(values[best], abs=1e-12)
+    assert w["test"] == pytest.approx(_ranx_mean(runs, test, "wsum", "zmuv", weights=list(grid[best])), abs=1e-12)
+    for name, method in (("combmnz:zmuv", "mnz"), ("isr", "isr")):
+        norm = "zmuv" if method == "mnz" else None
+        assert m["methods"][name]["dev"] == pytest.approx(_ranx_mean(runs, dev, method, norm), abs=1e-12)
+        assert m["methods"][name]["test"] == pytest.approx(_ranx_mean(runs, test, method, norm), abs=1e-12)
+        assert "weights" not in m["methods"][name]
+    devs = {k: v["dev"] for k, v in m["methods"].items()}
+    tests = {k: v["test"] for k, v in m["methods"].items()}
+    chosen = max(devs, key=lambda k: devs[k])
+    assert m["chosen_on_dev"] == chosen and m["best_on_test"] == max(tests, key=lambda k: tests[k])
+    assert m["optimism"] == max(tests.values()) - tests[chosen] >= 0
+    assert "optimism of choosing on dev" in p.stdout and "wsum:zmuv" in p.stdout
+
+
+def test_calibrate_held_out_needs_fuse(tmp_path):
+    p = run_cli("calibrate", "--qrels", str(C / "qrels-dev.txt"), "--held-out", QRELS, f"--lane=bm25={LANES['bm25']}",
+                "--out", tmp_path / "th.json")
+    assert p.returncode == 2 and "--held-out needs --fuse" in p.stderr and not (tmp_path / "th.json").exists()
