@@ -243,3 +243,24 @@ def test_calibrate_held_out_needs_fuse(tmp_path):
     p = run_cli("calibrate", "--qrels", str(C / "qrels-dev.txt"), "--held-out", QRELS, f"--lane=bm25={LANES['bm25']}",
                 "--out", tmp_path / "th.json")
     assert p.returncode == 2 and "--held-out needs --fuse" in p.stderr and not (tmp_path / "th.json").exists()
+
+
+def test_evaluate_applies_the_calibrated_method_weights(tmp_path):
+    lanes = [f"--lane={n}={LANES[n]}" for n in ("bm25", "dense")]
+    th = tmp_path / "th.json"
+    p = run_cli("calibrate", "--qrels", str(C / "qrels-dev.txt"), "--held-out", QRELS, *lanes, "--fuse", "wrrf",
+                "--gate-on", "bm25", "--resamples", "0", "--out", th)
+    assert p.returncode == 0, p.stderr
+    fitted = json.loads(th.read_text())["fusion"]["methods"]["methods"]["wrrf"]
+    out = tmp_path / "r.json"
+    p = run_cli("evaluate", "--qrels", QRELS, *lanes, "--thresholds", th, "--fuse", "wrrf", "--fuse", "wsum:zmuv",
+                "--metrics", "ndcg@10", "--resamples", "0", "--out", out)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(out.read_text())
+    m = r["fusion"]["methods"]
+    assert m["wrrf"]["weights"] == fitted["weights"] and m["wrrf"]["weights_source"].startswith("calibration")
+    assert m["wrrf"]["label"] == "held-out" and m["wrrf"]["overlap_queries"] == 0
+    # the lane evaluate adds is the lane calibrate scored on the held-out queries
+    assert r["lanes"]["wrrf"]["doc"]["ndcg@10"]["value"] == fitted["test"]
+    # a weighted method calibrate did not fit: 1/L each, said so
+    assert m["wsum:zmuv"]["weights"] == {"bm25": 0.5, "dense": 0.5} and m["wsum:zmuv"]["weights_source"].startswith("equal")

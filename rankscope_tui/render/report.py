@@ -293,7 +293,8 @@ def _fusion_lines(report: dict) -> list[str]:
     for name, m in f.get("methods", {}).items():  # the --fuse lanes
         line = f"{name}: {m['definition']}"
         if "weights" in m:
-            line += "; weights " + ", ".join(f"{k} {v:.4g}" for k, v in m["weights"].items()) + f" ({m['weights_source']})"
+            line += "; weights " + ", ".join(f"{k} {v:.4g}" for k, v in m["weights"].items()) + f" ({m['weights_source']}"
+            line += f", {m['label']})" if "label" in m else ")"
         out.append(line)
     return out
 
