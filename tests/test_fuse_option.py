@@ -264,3 +264,24 @@ def test_evaluate_applies_the_calibrated_method_weights(tmp_path):
     assert r["lanes"]["wrrf"]["doc"]["ndcg@10"]["value"] == fitted["test"]
     # a weighted method calibrate did not fit: 1/L each, said so
     assert m["wsum:zmuv"]["weights"] == {"bm25": 0.5, "dense": 0.5} and m["wsum:zmuv"]["weights_source"].startswith("equal")
+
+
+def test_the_readme_method_table_is_what_calibrate_prints(tmp_path):
+    """The README's Fusion table (three Cranfield lanes, dev/test, step 0.1) as calibrate writes it."""
+    from support import REPO
+
+    th = tmp_path / "th.json"
+    methods = ["wsum:minmax", "wsum:zmuv", "wrrf", "combmnz:zmuv", "borda", "isr"]
+    p = run_cli("calibrate", "--qrels", str(C / "qrels-dev.txt"), "--held-out", QRELS,
+                *[f"--lane={n}={v}" for n, v in LANES.items()], *[a for m in methods for a in ("--fuse", m)],
+                "--gate-on", "bm25", "--resamples", "0", "--out", th)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(th.read_text())["fusion"]["methods"]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for name, r in got["methods"].items():
+        row = f"| `{name}`" + (" (the convex lane)" if name == "wsum:minmax" else "") + f" | {r['dev']:.4f} | {r['test']:.4f} |"
+        if "weights" in r:
+            row += " " + " / ".join(f"{r['weights'][n]:g}" for n in LANES) + " |"
+        assert row in readme, row
+    assert got["chosen_on_dev"] == got["best_on_test"] == "wrrf" and got["optimism"] == 0
+    assert "There `wrrf` is chosen on dev and is also best on test (optimism 0)" in readme
