@@ -285,3 +285,12 @@ def test_the_readme_method_table_is_what_calibrate_prints(tmp_path):
         assert row in readme, row
     assert got["chosen_on_dev"] == got["best_on_test"] == "wrrf" and got["optimism"] == 0
     assert "There `wrrf` is chosen on dev and is also best on test (optimism 0)" in readme
+
+
+def test_ignore_self_cannot_change_on_a_loaded_workspace(tmp_path):
+    # it shapes the loaded lanes (like depth): a copy under other settings must reload instead
+    qrels = _write(tmp_path, "qrels", "q1 0 d2 1\n")
+    run = _write(tmp_path, "a.run", "q1 Q0 q1 1 9 a\nq1 Q0 d2 2 8 a\n")
+    ws = api.evaluate(qrels, {"a": run}, measures="rr", resamples=0).ws
+    with pytest.raises(ValueError, match="cannot change ignore_self"):
+        ws.with_settings(ignore_self=True)

@@ -686,7 +686,7 @@ class Workspace(WorkspaceBase):
 
     def with_settings(self, **changes: Any) -> "Workspace":
         """A workspace over the same loaded inputs with other settings (fresh cache)."""
-        fixed = {"depth", "relevant", "group_sep"} & set(changes)
+        fixed = {"depth", "relevant", "group_sep", "ignore_self"} & set(changes)
         if fixed:  # these shape the loaded lanes, classes and groups: reload instead
             raise ValueError(f"cannot change {', '.join(sorted(fixed))} on a loaded workspace")
         s = replace(self.settings, **changes)
