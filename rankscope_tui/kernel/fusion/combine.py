@@ -72,6 +72,8 @@ References
 ----------
 - Fox, E. A. & Shaw, J. A. (1994). Combination of multiple searches. *TREC-2*, NIST
   SP 500-215, 243-252. (CombSUM, CombMNZ, CombANZ, CombMAX, CombMIN, CombMED)
+- Bruch, S., Gai, S. & Ingber, A. (2023). An analysis of fusion functions for hybrid
+  retrieval. *ACM TOIS* 42(1), article 20. (weighted sums of normalised scores)
 - Aslam, J. A. & Montague, M. (2001). Models for metasearch. *SIGIR 2001*, 276-284.
   (Borda fusion)
 - Cormack, G. V., Clarke, C. L. A. & Büttcher, S. (2009). Reciprocal rank fusion
@@ -90,7 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -317,80 +319,191 @@ def weighted_sum(columns: Sequence[np.ndarray], weights: Sequence[float]) -> np.
     return out
 
 
-def _weights_of(weights: Sequence[float] | None, n_lanes: int, spec: FuseSpec) -> tuple[float, ...]:
+def _weights_of(weights: Sequence[float] | None, n_lanes: int, spec: FuseSpec) -> tuple[float, ...] | None:
     if weights is None:
-        return tuple(1.0 / n_lanes for _ in range(n_lanes)) if spec.weighted else tuple(1.0 for _ in range(n_lanes))
+        return tuple(1.0 / n_lanes for _ in range(n_lanes)) if spec.weighted else None
     if not spec.weighted:
         raise ValueError(f"{spec.name} takes no weights")
     return check_weights(weights, n_lanes)
 
 
+@dataclass(frozen=True)
+class _Terms:
+    """Every lane's term of every union row: ``cols[l]`` (0.0 where lane l does not list
+    the doc, unless a Borda rule filled it in) and ``present[l]`` (lane l lists it, or was
+    filled in)."""
+
+    cols: tuple[NDArray[np.float64], ...]
+    present: tuple[NDArray[np.bool_], ...]
+
+    def count(self) -> NDArray[np.float64]:
+        """|L(d)|: the number of lanes listing each row's doc."""
+        out = np.zeros(self.cols[0].shape[0])
+        for p in self.present:
+            out += p
+        return out
+
+    def total(self, weights: Sequence[float] | None = None) -> NDArray[np.float64]:
+        """``Σ (w_l ·) term_l`` in lane order; a zero weight's term is skipped (exact:
+        ``x + 0 == x``), the arithmetic of the convex lane."""
+        if weights is not None:
+            return weighted_sum(self.cols, weights)
+        out = self.cols[0].copy()
+        for c in self.cols[1:]:
+            out += c
+        return out
+
+    def among_listed(self, reduce: str) -> NDArray[np.float64]:
+        """max, min or median of the terms of the lanes listing each row's doc."""
+        stack = np.stack(self.cols, axis=1)
+        held = np.stack(self.present, axis=1)
+        if reduce == "max":
+            out: NDArray[np.float64] = np.where(held, stack, -np.inf).max(axis=1)
+        elif reduce == "min":
+            out = np.where(held, stack, np.inf).min(axis=1)
+        else:
+            out = np.nanmedian(np.where(held, stack, np.nan), axis=1) if stack.shape[1] > 1 else stack[:, 0].copy()
+        return out
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What a method reads: the union ``u`` of ``lanes``, the candidates per query ``m``,
+    RRF's ``k``, the weights (a weighted method) and the normalisation (a score method)."""
+
+    u: Union
+    lanes: tuple[RankedLane, ...]
+    m: NDArray[np.int64]
+    k: float
+    weights: tuple[float, ...] | None
+    norm: str | None
+
+    def _present(self) -> list[NDArray[np.bool_]]:
+        return [self.u.column(i, np.ones(lane.n_rows, dtype=bool), False, np.bool_) for i, lane in enumerate(self.lanes)]
+
+    def _fill(self, cols: list[NDArray[np.float64]], present: list[NDArray[np.bool_]],
+              absent_value: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.float64]]) -> None:
+        """Give each doc absent from a lane ``absent_value(n_l, m)`` there; it then counts as listed."""
+        for i, lane in enumerate(self.lanes):
+            listed = np.diff(lane.offsets)
+            absent = ~present[i]
+            q = self.u.qid[absent]
+            cols[i][absent] = absent_value(listed[q], self.m[q])
+            present[i] = np.ones(self.u.size, dtype=bool)
+
+    def rank_terms(self, term: Callable[[NDArray[np.float64], NDArray[np.int32]], NDArray[np.float64]],
+                   absent_value: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.float64]] | None = None
+                   ) -> _Terms:
+        """``term(rank, query code)`` of every listed doc (``absent_value`` fills the others in)."""
+        cols = [self.u.column(i, term(lane.rank.astype(np.float64), lane.qid), 0.0, np.float64)
+                for i, lane in enumerate(self.lanes)]
+        present = self._present()
+        if absent_value is not None:
+            self._fill(cols, present, absent_value)
+        return _Terms(tuple(cols), tuple(present))
+
+    def score_terms(self) -> _Terms:
+        """Every listed doc's normalised score (:func:`normalise`; ``borda`` fills the others in)."""
+        assert self.norm is not None  # a score method
+        cols = [self.u.column(i, normalise(lane, self.norm, self.m), 0.0, np.float64) for i, lane in enumerate(self.lanes)]
+        present = self._present()
+        if self.norm == "borda":
+            self._fill(cols, present, borda_absent)
+        return _Terms(tuple(cols), tuple(present))
+
+
+# Each method below: its definition, what a doc absent from a lane contributes, and its source.
+
+
+def _wrrf(x: _Inputs) -> NDArray[np.float64]:
+    """Weighted reciprocal rank fusion, ``Σ_l w_l / (k + r_l(d))``; an absent doc adds
+    nothing. With equal weights it orders as RRF. Cormack, Clarke & Büttcher (2009),
+    SIGIR 758-759, each lane's term weighted."""
+    return x.rank_terms(lambda r, q: 1.0 / (x.k + r)).total(x.weights)
+
+
+def _rrf(x: _Inputs) -> NDArray[np.float64]:
+    """Reciprocal rank fusion, ``Σ_l 1 / (k + r_l(d))`` added in lane order; an absent doc
+    adds nothing. Cormack, Clarke & Büttcher (2009). (``methods.rrf`` is the rrf lane.)"""
+    return x.rank_terms(lambda r, q: 1.0 / (x.k + r)).total()
+
+
+def _wsum(x: _Inputs) -> NDArray[np.float64]:
+    """Weighted sum of normalised scores, ``Σ_l w_l · n_l(d)``; an absent doc adds nothing
+    (``wsum:minmax`` is the convex lane). Bruch, Gai & Ingber (2023), ACM TOIS 42(1)."""
+    return x.score_terms().total(x.weights)
+
+
+def _combsum(x: _Inputs) -> NDArray[np.float64]:
+    """CombSUM, ``Σ_l n_l(d)``; an absent doc adds nothing. Fox & Shaw (1994), TREC-2."""
+    return x.score_terms().total()
+
+
+def _combmnz(x: _Inputs) -> NDArray[np.float64]:
+    """CombMNZ, ``|L(d)| · Σ_l n_l(d)``; an absent lane neither adds nor counts. Fox & Shaw (1994)."""
+    t = x.score_terms()
+    return t.total() * t.count()
+
+
+def _combanz(x: _Inputs) -> NDArray[np.float64]:
+    """CombANZ, ``Σ_l n_l(d) / |L(d)|`` (the mean over the lanes listing d); an absent lane
+    neither adds nor counts. Fox & Shaw (1994)."""
+    t = x.score_terms()
+    return t.total() / t.count()
+
+
+def _combmax(x: _Inputs) -> NDArray[np.float64]:
+    """CombMAX, ``max_l n_l(d)`` over the lanes listing d (absent lanes left out). Fox & Shaw (1994)."""
+    return x.score_terms().among_listed("max")
+
+
+def _combmin(x: _Inputs) -> NDArray[np.float64]:
+    """CombMIN, ``min_l n_l(d)`` over the lanes listing d (absent lanes left out). Fox & Shaw (1994)."""
+    return x.score_terms().among_listed("min")
+
+
+def _combmed(x: _Inputs) -> NDArray[np.float64]:
+    """CombMED, the median of ``n_l(d)`` over the lanes listing d (the mean of the two middle
+    values for an even count; absent lanes left out). Fox & Shaw (1994)."""
+    return x.score_terms().among_listed("median")
+
+
+def _borda(x: _Inputs) -> NDArray[np.float64]:
+    """Borda fusion, ``Σ_l (m - r_l(d) + 1)`` over the m candidates; a doc absent from a lane
+    of n_l docs gets the mean of the points left there, ``(m - n_l + 1) / 2``. Aslam &
+    Montague (2001), SIGIR 276-284."""
+    return x.rank_terms(lambda r, q: x.m[q] - r + 1.0, lambda n, m: (m - n + 1) / 2.0).total()
+
+
+def _isr(x: _Inputs) -> NDArray[np.float64]:
+    """Inverse square rank, ``|L(d)| · Σ_l 1 / r_l(d)²``; an absent lane neither adds nor
+    counts. Mourão, Martins & Magalhães (2015), Comput. Med. Imaging Graph. 39, 35-45."""
+    t = x.rank_terms(lambda r, q: 1.0 / r**2)
+    return t.total() * t.count()
+
+
+def _logisr(x: _Inputs) -> NDArray[np.float64]:
+    """Log inverse square rank, ``ln|L(d)| · Σ_l 1 / r_l(d)²``; an absent lane neither adds
+    nor counts, so a doc listed by one lane scores 0. Mourão, Martins & Magalhães (2015)."""
+    t = x.rank_terms(lambda r, q: 1.0 / r**2)
+    return t.total() * np.log(t.count())
+
+
+_METHOD_FUNCTIONS: dict[str, Callable[[_Inputs], NDArray[np.float64]]] = {
+    "rrf": _rrf, "wrrf": _wrrf, "wsum": _wsum, "combsum": _combsum, "combmnz": _combmnz, "combanz": _combanz,
+    "combmax": _combmax, "combmin": _combmin, "combmed": _combmed, "borda": _borda, "isr": _isr, "logisr": _logisr,
+}
+
+
 def fused_scores(u: Union, lanes: Sequence[RankedLane], spec: FuseSpec, weights: Sequence[float] | None = None,
                  k: float = 60) -> NDArray[np.float64]:
-    """The fused score of every row of the union ``u`` of ``lanes`` (module conventions).
+    """The fused score of every row of the union ``u`` of ``lanes`` by ``spec``'s method
+    (each method's function states its definition, absent-doc rule and source).
 
     ``weights`` (one per lane, >= 0, not all 0) only for a weighted method; None gives
     each lane ``1/L``."""
-    L = len(lanes)
-    w = _weights_of(weights, L, spec)
+    w = _weights_of(weights, len(lanes), spec)
     if spec.method in ("rrf", "wrrf") and not (k >= 0 and math.isfinite(k)):
         raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
-    m = np.diff(u.offsets)  # candidates per query code
-    present = [u.column(i, np.ones(lane.n_rows, dtype=bool), False, np.bool_) for i, lane in enumerate(lanes)]
-    method, norm = spec.method, spec.norm
-    if method in RANK_METHODS:
-        if method in ("rrf", "wrrf"):
-            vals = [1.0 / (k + lane.rank.astype(np.float64)) for lane in lanes]
-        elif method == "borda":
-            vals = [(m[lane.qid] - lane.rank + 1).astype(np.float64) for lane in lanes]
-        else:  # isr, logisr
-            vals = [1.0 / lane.rank.astype(np.float64) ** 2 for lane in lanes]
-    else:
-        assert norm is not None
-        vals = [normalise(lane, norm, m) for lane in lanes]
-    cols = [u.column(i, v, 0.0, np.float64) for i, v in enumerate(vals)]
-    if method == "borda" or norm == "borda":  # absent docs get the mean of the points (positions) left
-        for i, lane in enumerate(lanes):
-            listed = np.diff(lane.offsets)
-            absent = ~present[i]
-            q = u.qid[absent]
-            if method == "borda":
-                cols[i][absent] = (m[q] - listed[q] + 1) / 2.0
-            else:
-                cols[i][absent] = borda_absent(listed[q], m[q])
-            present[i] = np.ones(u.size, dtype=bool)
-    if method in ("rrf", "wrrf", "wsum", "combsum", "borda", "combmnz", "combanz", "isr", "logisr"):
-        s = _lane_order_sum(cols, w if spec.weighted else None)
-        if method in ("combmnz", "combanz", "isr", "logisr"):
-            cnt = np.zeros(u.size)
-            for p in present:
-                cnt += p
-            if method in ("combmnz", "isr"):
-                s *= cnt
-            elif method == "combanz":
-                s /= cnt
-            else:
-                s *= np.log(cnt)
-        return s
-    stack = np.stack(cols, axis=1) if cols else np.zeros((u.size, 0))
-    held = np.stack(present, axis=1) if present else np.zeros((u.size, 0), dtype=bool)
-    if method == "combmax":
-        out: NDArray[np.float64] = np.where(held, stack, -np.inf).max(axis=1)
-    elif method == "combmin":
-        out = np.where(held, stack, np.inf).min(axis=1)
-    elif method == "combmed":
-        out = np.nanmedian(np.where(held, stack, np.nan), axis=1) if stack.shape[1] > 1 else stack[:, 0].copy()
-    else:
-        raise ValueError(f"unknown fusion method {method!r}")
-    return out
-
-
-def _lane_order_sum(cols: Sequence[NDArray[np.float64]], weights: Sequence[float] | None) -> NDArray[np.float64]:
-    """``Σ (w_l ·) col_l`` in lane order; a zero weight's term is skipped (exact: ``x + 0 == x``),
-    the arithmetic of the convex lane."""
-    if weights is not None:
-        return weighted_sum(cols, weights)
-    out = cols[0].copy()
-    for c in cols[1:]:
-        out += c
-    return out
+    x = _Inputs(u, tuple(lanes), np.diff(u.offsets), float(k), w, spec.norm)
+    return _METHOD_FUNCTIONS[spec.method](x)
