@@ -294,3 +294,20 @@ def test_ignore_self_cannot_change_on_a_loaded_workspace(tmp_path):
     ws = api.evaluate(qrels, {"a": run}, measures="rr", resamples=0).ws
     with pytest.raises(ValueError, match="cannot change ignore_self"):
         ws.with_settings(ignore_self=True)
+
+
+def test_thresholds_fitted_with_ignore_self_warn_when_applied_without(tmp_path):
+    qrels = _write(tmp_path, "qrels", "q1 0 d2 1\nq2 0 d3 1\n")
+    a = _write(tmp_path, "a.run", "q1 Q0 q1 1 9 a\nq1 Q0 d2 2 8 a\nq2 Q0 d3 1 5 a\n")
+    b = _write(tmp_path, "b.run", "q1 Q0 d2 1 9 b\nq2 Q0 q2 1 5 b\nq2 Q0 d3 2 4 b\n")
+    th = tmp_path / "th.json"
+    p = run_cli("calibrate", "--qrels", qrels, f"--lane=a={a}", f"--lane=b={b}", "--ignore-self", "--gate-on", "a",
+                "--out", th)
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "r.json"
+    p = run_cli("evaluate", "--qrels", qrels, f"--lane=a={a}", f"--lane=b={b}", "--thresholds", th, "--resamples", "0",
+                "--out", out)
+    assert p.returncode == 0, p.stderr
+    msgs = [w["message"] for w in json.loads(out.read_text())["summary"]["warnings"] if w["kind"] == "thresholds_settings"]
+    assert msgs == ["thresholds fitted with --ignore-self are applied with no --ignore-self: the fitted floors and "
+                    "weights may not hold under these settings"]

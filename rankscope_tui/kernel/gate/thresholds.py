@@ -218,19 +218,22 @@ FITTED_UNDER = (
     ("relevant", "--relevant", None),
     ("group_sep", "--group-sep", "no --group-sep"),
     ("confidence", "--confidence", None),
+    ("ignore_self", "--ignore-self", None),  # the fit saw other lists
 )
 
 
 def _setting_words(flag: str, value: object, unset: str | None) -> str:
-    if value is None:
+    if value is None or value is False:
         return unset or f"no {flag}"
+    if value is True:
+        return flag
     return f"{flag} {value!r}" if isinstance(value, str) else f"{flag} {value:g}"
 
 
 def settings_warnings(settings: LoadSettings, th: Thresholds) -> list[InputWarning]:
     """Warnings (``InputWarning``) when ``th`` is applied under other settings than it was
     fitted with: depth, relevant level, group separator, confidence (the conservative
-    floor's Wilson bound), and a convex objective metric the report does not compute."""
+    floor's Wilson bound), ignore_self (the lists the fit saw), and a convex objective metric the report does not compute."""
     fitted = th.fitted_settings
     now = settings.as_dict()
     out = []
