@@ -335,3 +335,15 @@ def test_weights_only_for_weighted_methods():
         F.fuse(v.lanes, "combsum", weights=(0.5, 0.5))
     with pytest.raises(ValueError):
         F.fuse(v.lanes, "wsum", weights=(1.0,))
+
+
+def test_fusion_table_keeps_terms_across_weights_and_k(cranfield):
+    # one table, many fusions (a calibration grid): each lane equals a fresh fuse()
+    table = F.FusionTable.build(cranfield.lanes, doc_ids=cranfield.tie, by_best_rank=False)
+    calls = [("wsum:zmuv", (0.2, 0.3, 0.5), 60), ("wsum:zmuv", (1.0, 0.0, 0.0), 60), ("combmnz:zmuv", None, 60),
+             ("wsum:max", (0.5, 0.5, 0.0), 60), ("wrrf", (0.6, 0.2, 0.2), 10), ("wrrf", (0.6, 0.2, 0.2), 60),
+             ("isr", None, 60), ("logisr", None, 60)]
+    for spec, w, k in calls:
+        a = table.fuse(spec, w, k=k, depth=20)
+        b = F.fuse(cranfield.lanes, spec, w, k=k, doc_ids=cranfield.tie, depth=20)
+        assert a.doc.tobytes() == b.doc.tobytes() and a.score.tobytes() == b.score.tobytes(), (spec, w, k)

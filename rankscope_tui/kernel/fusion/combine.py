@@ -377,6 +377,8 @@ class _Inputs:
     k: float
     weights: tuple[float, ...] | None
     norm: str | None
+    method: str = ""
+    cache: dict[tuple[str, str | None, float], _Terms] | None = None  # terms do not depend on the weights
 
     def _present(self) -> list[NDArray[np.bool_]]:
         return [self.u.column(i, np.ones(lane.n_rows, dtype=bool), False, np.bool_) for i, lane in enumerate(self.lanes)]
@@ -395,21 +397,32 @@ class _Inputs:
                    absent_value: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.float64]] | None = None
                    ) -> _Terms:
         """``term(rank, query code)`` of every listed doc (``absent_value`` fills the others in)."""
+        key = (self.method, None, self.k)
+        if self.cache is not None and key in self.cache:
+            return self.cache[key]
         cols = [self.u.column(i, term(lane.rank.astype(np.float64), lane.qid), 0.0, np.float64)
                 for i, lane in enumerate(self.lanes)]
         present = self._present()
         if absent_value is not None:
             self._fill(cols, present, absent_value)
-        return _Terms(tuple(cols), tuple(present))
+        return self._keep(key, _Terms(tuple(cols), tuple(present)))
+
+    def _keep(self, key: tuple[str, str | None, float], terms: _Terms) -> _Terms:
+        if self.cache is not None:
+            self.cache[key] = terms
+        return terms
 
     def score_terms(self) -> _Terms:
         """Every listed doc's normalised score (:func:`normalise`; ``borda`` fills the others in)."""
         assert self.norm is not None  # a score method
+        key = ("", self.norm, 0.0)
+        if self.cache is not None and key in self.cache:
+            return self.cache[key]
         cols = [self.u.column(i, normalise(lane, self.norm, self.m), 0.0, np.float64) for i, lane in enumerate(self.lanes)]
         present = self._present()
         if self.norm == "borda":
             self._fill(cols, present, borda_absent)
-        return _Terms(tuple(cols), tuple(present))
+        return self._keep(key, _Terms(tuple(cols), tuple(present)))
 
 
 # Each method below: its definition, what a doc absent from a lane contributes, and its source.
@@ -496,14 +509,16 @@ _METHOD_FUNCTIONS: dict[str, Callable[[_Inputs], NDArray[np.float64]]] = {
 
 
 def fused_scores(u: Union, lanes: Sequence[RankedLane], spec: FuseSpec, weights: Sequence[float] | None = None,
-                 k: float = 60) -> NDArray[np.float64]:
+                 k: float = 60, cache: dict[tuple[str, str | None, float], _Terms] | None = None
+                 ) -> NDArray[np.float64]:
     """The fused score of every row of the union ``u`` of ``lanes`` by ``spec``'s method
     (each method's function states its definition, absent-doc rule and source).
 
     ``weights`` (one per lane, >= 0, not all 0) only for a weighted method; None gives
-    each lane ``1/L``."""
+    each lane ``1/L``. ``cache`` (a dict kept by the caller for the same ``u`` and
+    ``lanes``) keeps each lane's terms across calls with other weights."""
     w = _weights_of(weights, len(lanes), spec)
     if spec.method in ("rrf", "wrrf") and not (k >= 0 and math.isfinite(k)):
         raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
-    x = _Inputs(u, tuple(lanes), np.diff(u.offsets), float(k), w, spec.norm)
+    x = _Inputs(u, tuple(lanes), np.diff(u.offsets), float(k), w, spec.norm, spec.method, cache)
     return _METHOD_FUNCTIONS[spec.method](x)

@@ -634,9 +634,11 @@ def fuse(
 
 
 def _fused_lane(u: _Union, lanes: Sequence[RankedLane], spec: FuseSpec, weights: Sequence[float] | None, k: float,
-                n_queries: int, depth: int | None, name: str, doc_ids: DocIds) -> RankedLane:
-    """The lane of :func:`~.combine.fused_scores` on a prepared union (``FusionTable.fuse`` shares it)."""
-    score = fused_scores(u, lanes, spec, weights, k)
+                n_queries: int, depth: int | None, name: str, doc_ids: DocIds, cache: dict[Any, Any] | None = None
+                ) -> RankedLane:
+    """The lane of :func:`~.combine.fused_scores` on a prepared union (``FusionTable.fuse`` shares it,
+    with its cache of the lanes' terms)."""
+    score = fused_scores(u, lanes, spec, weights, k, cache)
     perm = _order_union(u, score, n_queries, doc_ids)
     return _lane(name, u.qid[perm], u.doc[perm], score[perm], n_queries, depth)
 
@@ -779,6 +781,7 @@ class FusionTable:
     by_best_rank: bool = False
     inputs: tuple[RankedLane, ...] = ()  # the (selected) lanes themselves, for the other fusion methods
     _scratch: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _terms: dict[Any, Any] = field(default_factory=dict, repr=False)  # each lane's terms per method (fuse)
 
     @classmethod
     def build(cls, lanes: Sequence[RankedLane], n_queries: int | None = None, doc_ids: DocIds = None,
@@ -882,7 +885,7 @@ class FusionTable:
         if spec.method == "rrf":
             return self.rrf(k, depth, name or spec.name)
         return _fused_lane(self.union, self.inputs, spec, weights, k, self.n_queries, depth, name or spec.name,
-                          self.doc_ids)
+                           self.doc_ids, self._terms)
 
     def _buffer(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
         buf = self._scratch.get(key)
