@@ -311,3 +311,18 @@ def test_thresholds_fitted_with_ignore_self_warn_when_applied_without(tmp_path):
     msgs = [w["message"] for w in json.loads(out.read_text())["summary"]["warnings"] if w["kind"] == "thresholds_settings"]
     assert msgs == ["thresholds fitted with --ignore-self are applied with no --ignore-self: the fitted floors and "
                     "weights may not hold under these settings"]
+
+
+def test_plot_reloads_a_report_with_its_ignore_self(tmp_path):
+    # plot's figures reload the report's lanes: with the lists the report saw, not the raw files
+    from rankscope_tui.commands.plot import workspace_of_report
+
+    qrels = _write(tmp_path, "qrels", "q1 0 d2 1\n")
+    run = _write(tmp_path, "a.run", "q1 Q0 q1 1 9 a\nq1 Q0 d2 2 8 a\n")
+    out = tmp_path / "r.json"
+    p = run_cli("evaluate", "--qrels", qrels, f"--lane=a={run}", "--ignore-self", "--metrics", "rr", "--resamples", "0",
+                "--out", out)
+    assert p.returncode == 0, p.stderr
+    ws = workspace_of_report(json.loads(out.read_text()), str(out))
+    assert ws.settings.ignore_self and ws.lanes["a"].n_rows == 1
+    assert list(ws.per_query("a")["rr"]) == [1.0]
