@@ -326,3 +326,14 @@ def test_plot_reloads_a_report_with_its_ignore_self(tmp_path):
     ws = workspace_of_report(json.loads(out.read_text()), str(out))
     assert ws.settings.ignore_self and ws.lanes["a"].n_rows == 1
     assert list(ws.per_query("a")["rr"]) == [1.0]
+
+
+def test_fuse_in_query_buckets_is_the_in_memory_report(tmp_path):
+    from support import without_engine
+
+    base = ["evaluate", "--qrels", QRELS, *[f"--lane={n}={LANES[n]}" for n in ("bm25", "dense")], "--fuse",
+            "combmnz:zmuv", "--fuse", "wrrf", "--metrics", "ndcg@10", "--resamples", "0"]
+    mem = run_cli(*base, "--out", tmp_path / "m.json")
+    buck = run_cli(*base, "--buckets", "2", "--out", tmp_path / "b.json")
+    assert mem.returncode == 0 and buck.returncode == 0, buck.stderr
+    assert without_engine((tmp_path / "b.json").read_bytes(), "local", 2) == (tmp_path / "m.json").read_bytes()
