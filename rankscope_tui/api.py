@@ -263,6 +263,22 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
     return replace(checked, metrics=tuple(metrics), inputs=inputs)
 
 
+def _with_fusion(settings, fuse=(), ignore_self: bool = False, per_query=None):
+    """``settings`` with the fused lanes ``fuse`` (``METHOD[:NORM]`` strings, as ``--fuse``)
+    and ``ignore_self`` (as ``--ignore-self``); both need runs, not per-query tables."""
+    from dataclasses import replace
+
+    fuse = (fuse,) if isinstance(fuse, str) else tuple(fuse or ())
+    if per_query is not None and (fuse or ignore_self):
+        raise InputError(f"{'fuse' if fuse else 'ignore_self'} cannot be used with per_query tables (it needs rankings)",
+                         "per_query")
+    if fuse:
+        from .kernel.fusion.combine import parse_fuse_list
+
+        fuse = parse_fuse_list(fuse, "fuse")
+    return replace(settings, fuse=fuse, ignore_self=bool(ignore_self)) if settings is not None else None
+
+
 def workspace(qrels, runs, settings=None, strata=()):
     """The kernel's :class:`~rankscope_tui.kernel.workspace.loaded.Workspace` over in-memory or file inputs."""
     from .kernel.settings import LoadSettings
@@ -357,7 +373,7 @@ class Evaluation:
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
              group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
              *, per_query=None, per_query_format: str | None = None, run_columns=None,
-             qrels_columns=None) -> Evaluation:
+             qrels_columns=None, fuse=(), ignore_self: bool = False) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
     more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
     (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``.
@@ -366,15 +382,18 @@ def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int
     :func:`tables`; ``qrels`` is then optional (its positives are the queries).
     ``run_columns`` / ``qrels_columns``: the columns of a table in no known convention,
     ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
-    ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``."""
+    ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``. ``fuse``: more fused
+    lanes, ``METHOD[:NORM]`` as ``--fuse`` (``["combmnz:zmuv", "isr"]``; README: Fusion);
+    ``ignore_self``: drop hits whose doc id is the query id, as ``--ignore-self``."""
     from .kernel import prepare
 
+    _with_fusion(None, fuse, ignore_self, per_query)
     if per_query is not None:
         _no_runs(runs, measures, depth, group_sep)
         return Evaluation(tables(per_query, qrels, strata=strata, relevant=relevant, resamples=resamples, seed=seed,
                                  confidence=confidence, fmt=per_query_format))
-    ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns,
-                                          qrels_columns), strata)
+    ws = workspace(qrels, runs, _with_fusion(_settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
+                                                       run_columns, qrels_columns), fuse, ignore_self), strata)
     ws, _ = prepare(ws)
     return Evaluation(ws)
 
@@ -505,7 +524,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
             group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
-            qrels_columns=None, test: str = "randomization", plan=None, pairs=()) -> Comparison:
+            qrels_columns=None, test: str = "randomization", plan=None, pairs=(), fuse=(),
+            ignore_self: bool = False) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other run; a derived lane such as ``rrf`` only when named in
     ``candidates``), statistics and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
@@ -517,7 +537,8 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
     pairs may have different baselines, corrected as one family; rows beyond the plan are
     exploratory and corrected apart (``kernel.instruments.family_plan``). ``measures`` left
     at its default takes the plan's metrics when the plan names some. The library does not
-    log to the per-user comparison log (the command line does)."""
+    log to the per-user comparison log (the command line does). ``fuse`` and ``ignore_self``
+    as in :func:`evaluate` (a fused lane is compared when named in ``candidates``)."""
     from .kernel import compare as kernel_compare
     from .kernel import prepare
     from .kernel.instruments.family_plan import family_settings
@@ -535,13 +556,14 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
         settings = CompareSettings(baseline=baseline, candidates=candidates, metrics=metrics, level=level,
                                    min_delta=min_delta, correction=correction, alternative=alternative,
                                    exploratory=exploratory, primary=primary, test=test, **planned)
+    _with_fusion(None, fuse, ignore_self, per_query)
     if per_query is not None:  # values computed elsewhere: compare --per-query-in
         _no_runs(runs, None, depth, group_sep)
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
                         fmt=per_query_format), None
     else:
-        ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence,
-                                              run_columns, qrels_columns))
+        ws = workspace(qrels, runs, _with_fusion(_settings(None, relevant, depth, group_sep, resamples, seed, confidence,
+                                                           run_columns, qrels_columns), fuse, ignore_self))
         ws, th = prepare(ws)
     with _parameter_words():  # a measure name is checked as the comparison reads it
         return Comparison(kernel_compare(ws, th, settings))

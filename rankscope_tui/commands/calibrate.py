@@ -6,11 +6,14 @@ from ..kernel.settings import CalibrationSettings
 
 
 def register(sub) -> None:
-    from .options import add_engine_options, add_loading_options
+    from .options import add_engine_options, add_fusion_options, add_loading_options
 
     p = sub.add_parser("calibrate", help="fit fusion weights and gate floors on calibration queries")
     add_loading_options(p)
+    add_fusion_options(p)
     add_engine_options(p)
+    p.add_argument("--held-out", metavar="QRELS", default=None,
+                   help="with --fuse: qrels of held-out queries on which every method is scored with its dev weights")
     p.add_argument("--step", type=float, default=CalibrationSettings.step, help="convex weight grid step (1/step must be an integer)")
     p.add_argument("--objective", default=CalibrationSettings.objective, help="metric the weights maximise (mean over calibration positives)")
     p.add_argument("--folds", type=int, default=None, metavar="K",
@@ -38,8 +41,24 @@ def run(args) -> int:
     else:
         ws = load_workspace(args)
     gate = gate_options(args)  # --alpha is --miss-rate
-    data = calibrate(ws, gate, cal)
+    data = calibrate(ws, gate, cal, held_out_workspace(args, engine))
     if engine.bucketed:
         data["settings"] = {**data["settings"], "engine": engine.as_dict()}
     write_with_text([(args.out, dumps_strict(data))], calibrate_text(data, args.out))
     return 0
+
+
+def held_out_workspace(args, engine):
+    """The lanes against ``--held-out`` (which needs ``--fuse``), or None."""
+    from ..kernel.errors import InputError
+
+    if args.fuse and engine.bucketed:
+        raise InputError("--fuse cannot be used with --buckets in calibrate yet", "--fuse")
+    if args.held_out is None:
+        return None
+    if not args.fuse:
+        raise InputError("--held-out needs --fuse (the methods it scores)", "--held-out")
+    from ..kernel.workspace.loaded import Workspace
+    from .options import settings_from
+
+    return Workspace.load(list(args.lane), args.held_out, settings_from(args))

@@ -8,11 +8,12 @@ from typing import Any
 
 def register(sub) -> None:
     from ..kernel.settings import CompareSettings
-    from .options import add_engine_options, add_loading_options
+    from .options import add_engine_options, add_fusion_options, add_loading_options
 
     d = CompareSettings()
     p = sub.add_parser("compare", help="paired tests: is the candidate better than the baseline?")
     add_loading_options(p, tables=True)
+    add_fusion_options(p)
     add_engine_options(p)
     p.add_argument("--baseline", default=None, help="a lane (default: the first --lane), or 'best' (exploratory)")
     p.add_argument("--candidate", action="append", default=[],

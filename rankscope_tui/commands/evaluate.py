@@ -8,6 +8,7 @@ from typing import Any
 from .options import (
     StageProgress,
     add_engine_options,
+    add_fusion_options,
     add_loading_options,
     engine_settings,
     gate_options,
@@ -22,6 +23,7 @@ from .options import (
 def register(sub) -> None:
     ev = sub.add_parser("evaluate", help="metrics with intervals, strata, attribution, fusion and the gate")
     add_loading_options(ev, tables=True)
+    add_fusion_options(ev)
     add_engine_options(ev)
     ev.add_argument("--out", metavar="report.json", help="write the report (strict JSON, atomic)")
     ev.add_argument("--format", choices=["text", "markdown", "latex"], default="text")

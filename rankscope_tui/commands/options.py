@@ -115,6 +115,9 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
                    help="docid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
     g.add_argument("--ood-negatives", metavar="PATH", help="qrels whose queries are all out-of-domain negatives")
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
+    g.add_argument("--ignore-self", action="store_true",
+                   help="drop every hit whose doc id equals its query id before anything is computed "
+                        "(BEIR/MTEB ignore_identical_ids, e.g. ArguAna, Quora)")
     from ..kernel.inputs.formats import QRELS_FORMATS, RUN_FORMATS
 
     f = p.add_argument_group("input formats", "told by content unless given (README: Input formats)")
@@ -153,6 +156,13 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
 
 
+def add_fusion_options(p: argparse.ArgumentParser) -> None:
+    """``--fuse METHOD[:NORM]`` (repeatable): more fused lanes beside rrf (README: Fusion)."""
+    p.add_argument("--fuse", action="append", default=[], metavar="METHOD[:NORM]",
+                   help="add a fused lane named METHOD[:NORM], e.g. combmnz:zmuv, wsum:zmuv, borda, isr, wrrf "
+                        "(README: Fusion); repeatable")
+
+
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """``--buckets``, ``--memory-limit``, ``--engine``, ``--scheduler``: per-query work in
     query-id buckets (``kernel.engine``; README: Out of core on one machine)."""
@@ -179,6 +189,9 @@ def engine_settings(args):
                             ("--scheduler", "scheduler")) if getattr(args, a, None) is not None]
     if not given:
         return EngineSettings()
+    if getattr(args, "ignore_self", False):
+        raise InputError(f"--ignore-self cannot be used with {given[0]} yet (its warnings are counted over the "
+                         "whole lane, not per bucket)", "--ignore-self")
     if getattr(args, "per_query_in", None):
         raise InputError(f"{given[0]} cannot be used with --per-query-in (the tables are per-query values already; "
                          "buckets split rankings)", given[0])
@@ -259,7 +272,13 @@ def settings_from(args):
     )
     # not given: the default set; given empty (--metrics ''), it names nothing and is refused
     metrics = parse_metrics(DEFAULT_METRICS if args.metrics is None else args.metrics)
-    return replace(checked, metrics=tuple(metrics), inputs=input_options(args))
+    fuse: tuple[str, ...] = ()
+    if getattr(args, "fuse", None):  # the fusion room loads only when a run asks for it (start-up time)
+        from ..kernel.fusion.combine import parse_fuse_list
+
+        fuse = parse_fuse_list(args.fuse)
+    return replace(checked, metrics=tuple(metrics), inputs=input_options(args), fuse=fuse,
+                   ignore_self=bool(getattr(args, "ignore_self", False)))
 
 
 def input_options(args):
@@ -292,7 +311,8 @@ RANKING_ONLY: tuple[tuple[str, str, object], ...] = (("--lane", "lane", []), ("-
                 ("--conservative", "conservative", None), ("--miss-rate", "miss_rate", None),
                 ("--margin", "margin", None), ("--mutual", "mutual", None), ("--metrics", "metrics", None),
                 ("--run-format", "run_format", "auto"), ("--run-columns", "run_columns", None),
-                ("--mteb-subset", "mteb_subset", None), ("--mteb-split", "mteb_split", None))
+                ("--mteb-subset", "mteb_subset", None), ("--mteb-split", "mteb_split", None),
+                ("--fuse", "fuse", []), ("--ignore-self", "ignore_self", False))
 
 
 def load_tables(args):

@@ -64,7 +64,8 @@ def workspace_of_report(report: dict, report_path: str):
     settings = LoadSettings(metrics=tuple(parse_metrics(",".join(s["metrics"]))), depth=s.get("depth"),
                             relevant=s.get("relevant", 1), group_sep=s.get("group_sep"), window=s.get("window", 10),
                             seed=s.get("seed", 0), resamples=0, confidence=s.get("confidence", 0.95),
-                            rrf_k=s.get("rrf_k", 60), rrf_k_source=s.get("rrf_k_source", "default"))
+                            rrf_k=s.get("rrf_k", 60), rrf_k_source=s.get("rrf_k_source", "default"),
+                            ignore_self=bool(s.get("ignore_self", False)))  # the lists the report saw
     return Workspace.load(lanes, checked(inp["qrels"]), settings)
 
 

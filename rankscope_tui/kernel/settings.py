@@ -172,6 +172,8 @@ class LoadSettings:
     cap: int | None = None
     document_first: bool = False
     inputs: InputOptions = field(default_factory=_default_inputs)  # how input files are read
+    fuse: tuple[str, ...] = ()  # more fused lanes, METHOD[:NORM] as fusion.combine.parse_fuse spells them
+    ignore_self: bool = False  # drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)
 
     def __post_init__(self) -> None:
         # grade 0 is judged non-relevant and a negative grade means "in the pool, not
@@ -215,6 +217,8 @@ class LoadSettings:
             "blind": self.blind,
             "cap": self.cap,
             "document_first": self.document_first,
+            "fuse": list(self.fuse),
+            "ignore_self": self.ignore_self,
         }
 
 

@@ -11,6 +11,31 @@ def _neg(name: str | None) -> str:
     return {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}.get(name or "", name or "no")
 
 
+def _method_lines(m: dict | None) -> list[str]:
+    """The fusion methods side by side (``fusion.methods``): dev, held-out test, weights."""
+    if not m:
+        return []
+    test = "test_positives" in m
+    head = f"fusion methods ({m['objective']}; dev: {m['dev_positives']} positives, in-sample where weights are fitted"
+    head += f"; test: {m['test_positives']} held-out positives, dev weights):" if test else "):"
+    out = [head]
+    width = max(len(name) for name in m["methods"])
+    for name, r in m["methods"].items():
+        line = f"  {name:<{width}}  dev {r['dev']:.4f}"
+        if test:
+            line += f"  test {r['test']:.4f}"
+        if "weights" in r:
+            line += "  weights " + ", ".join(f"{k} {v:g}" for k, v in r["weights"].items())
+            line += f" ({r['grid_points']} grid points)"
+        out.append(line)
+    chosen = f"chosen on dev: {m['chosen_on_dev']}"
+    if test:
+        chosen += (f"; best on test: {m['best_on_test']}; optimism of choosing on dev {m['optimism']:.4f} "
+                   "(best test mean minus the dev choice's test mean)")
+    out.append("  " + chosen)
+    return out
+
+
 def calibrate_text(data: dict, out_path: str) -> str:
     """The calibration queries, the convex weights with their objective, RRF k, and the
     gate: null floor per negative set with its empirical FPIR, conformal floor, operating
@@ -31,6 +56,7 @@ def calibrate_text(data: dict, out_path: str) -> str:
     elif fusion.get("convex_reason"):
         lines.append(f"convex weights: {fusion['convex_reason']}")
     lines.append(f"RRF k: {fusion['rrf_k']:g} ({fusion['rrf_k_source']})")
+    lines += _method_lines(fusion.get("methods"))
     g = data.get("gate")
     if g:
         basis = "Wilson upper bound, --conservative" if g["conservative"] else "point estimate"

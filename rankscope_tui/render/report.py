@@ -290,6 +290,12 @@ def _fusion_lines(report: dict) -> list[str]:
     if "convex" in f:
         c = f["convex"]
         out.append("convex weights " + ", ".join(f"{k} {v:g}" for k, v in c["weights"].items()) + f" ({c['label']})")
+    for name, m in f.get("methods", {}).items():  # the --fuse lanes
+        line = f"{name}: {m['definition']}"
+        if "weights" in m:
+            line += "; weights " + ", ".join(f"{k} {v:.4g}" for k, v in m["weights"].items()) + f" ({m['weights_source']}"
+            line += f", {m['label']})" if "label" in m else ")"
+        out.append(line)
     return out
 
 

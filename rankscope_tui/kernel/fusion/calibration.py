@@ -21,8 +21,9 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -146,3 +147,131 @@ def compare_calibration(test_ws: Workspace, dev_ws: Workspace | None = None,
         dev_at_dev = convex_means(dev_ws, fit_dev.weights)
     return CalibrationComparison(settings, lanes, fit_dev, fit_test, test_at_dev, test_at_test, dev_at_dev,
                                  int(dev_ws.positives.size) if dev_ws is not None else 0, int(test_ws.positives.size))
+
+
+# ------------------------------------------------------------ several fusion methods
+
+
+@dataclass(frozen=True)
+class MethodScore:
+    """One fusion method (``combine``'s ``METHOD[:NORM]``) fitted on dev and scored on test."""
+
+    name: str
+    weights: dict[str, float] | None  # fitted on dev on the integer simplex grid (a weighted method), else None
+    grid_points: int  # grid points tried (1 for a method without weights)
+    dev: float  # mean objective on the dev positives (in-sample for a fitted method)
+    test: float | None  # mean objective on the test positives, with the dev weights (held out); None without test
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"dev": self.dev, "grid_points": self.grid_points}
+        if self.weights is not None:
+            out["weights"] = dict(self.weights)
+        if self.test is not None:
+            out["test"] = self.test
+        return out
+
+
+@dataclass(frozen=True)
+class MethodComparison:
+    """Fusion methods side by side: each fitted (weights, where it has them) and scored on
+    dev, then scored on held-out test.
+
+    The method chosen on dev is the first with the highest dev mean (exact comparison,
+    methods in the order given). Choosing it on dev is a fit too, so its dev mean is
+    optimistic; ``optimism`` is the held-out price of choosing on dev: the best test mean
+    of any method minus the test mean of the method chosen on dev (>= 0)."""
+
+    objective: str
+    step: float
+    n_dev: int
+    n_test: int | None
+    methods: tuple[MethodScore, ...]
+
+    @property
+    def chosen_on_dev(self) -> MethodScore:
+        return self.methods[_first_max([m.dev for m in self.methods])]
+
+    @property
+    def best_on_test(self) -> MethodScore | None:
+        if self.n_test is None:
+            return None
+        return self.methods[_first_max([m.test if m.test is not None else -math.inf for m in self.methods])]
+
+    @property
+    def optimism(self) -> float | None:
+        best, chosen = self.best_on_test, self.chosen_on_dev
+        if best is None or best.test is None or chosen.test is None:
+            return None
+        return best.test - chosen.test
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "objective": self.objective, "step": self.step, "dev_positives": self.n_dev,
+            "methods": {m.name: m.as_dict() for m in self.methods},
+            "chosen_on_dev": self.chosen_on_dev.name,
+            "rule": "weights fitted on dev on the integer simplex grid (first best point); the method chosen on dev "
+                    "is the first with the highest dev mean",
+        }
+        if self.n_test is not None:
+            best = self.best_on_test
+            assert best is not None
+            out["test_positives"] = self.n_test
+            out["best_on_test"] = best.name
+            out["optimism"] = self.optimism
+            out["optimism_definition"] = ("best test mean of any method minus the test mean of the method chosen on "
+                                          "dev: what choosing the method on dev costs on held-out queries")
+        return out
+
+
+def _first_max(values: Sequence[float]) -> int:
+    best_i, best_v = 0, -math.inf
+    for i, v in enumerate(values):
+        if v > best_v:  # strict: the first maximum wins
+            best_i, best_v = i, v
+    return best_i
+
+
+def fit_method(ws: Workspace, spec: str, step: float, metric: str) -> tuple[tuple[float, ...] | None, float, int]:
+    """(weights, mean objective over ``ws``'s positives, grid points) of one fusion method on
+    ``ws``'s input lanes: a weighted method's weights are the first best point of the
+    integer simplex grid (``methods.grid_weights``, as the convex fit), each point scored at
+    the objective's depth; a method without weights is scored once."""
+    from . import methods as F
+    from .combine import parse_fuse
+
+    fs = parse_fuse(spec)
+    f, key = objective(ws, metric)
+    s = ws.settings
+    table = F.FusionTable.build([ws.lanes[n] for n in ws.input_lanes], ws.n_queries, ws.doc_order, None,
+                                by_best_rank=False)
+    depth = s.depth if key.k is None else key.k if s.depth is None else min(s.depth, key.k)
+    if not fs.weighted:
+        return None, f(table.fuse(fs, None, s.rrf_k, depth)), 1
+    grid = F.grid_weights(len(table.lanes), step)
+    best_i, best_v, _ = F._first_best(grid, lambda w: f(table.fuse(fs, w, s.rrf_k, depth)))
+    return grid[best_i][1], best_v, len(grid)
+
+
+def method_mean(ws: Workspace, spec: str, weights: Sequence[float] | None, metric: str) -> float:
+    """Mean objective over ``ws``'s positives of one fusion method's lane (weights given)."""
+    from . import methods as F
+
+    f, _ = objective(ws, metric)
+    lane = F.fuse([ws.lanes[n] for n in ws.input_lanes], spec, weights, ws.settings.rrf_k, ws.n_queries,
+                  ws.settings.depth, doc_ids=ws.doc_order)
+    return f(lane)
+
+
+def compare_methods(dev_ws: Workspace, specs: Sequence[str], test_ws: Workspace | None = None,
+                    settings: CalibrationSettings = CalibrationSettings()) -> MethodComparison:
+    """Each of ``specs`` fitted and scored on ``dev_ws`` (:func:`fit_method`), then scored on
+    ``test_ws`` with the dev weights. The workspaces must hold the same input lanes."""
+    if test_ws is not None and tuple(test_ws.input_lanes) != tuple(dev_ws.input_lanes):
+        raise ValueError("dev and test workspaces must hold the same lanes")
+    rows = []
+    for spec in specs:
+        w, dev, points = fit_method(dev_ws, spec, settings.step, settings.objective)
+        test = method_mean(test_ws, spec, w, settings.objective) if test_ws is not None else None
+        rows.append(MethodScore(spec, dict(zip(dev_ws.input_lanes, w)) if w is not None else None, points, dev, test))
+    return MethodComparison(settings.objective, settings.step, int(dev_ws.positives.size),
+                            int(test_ws.positives.size) if test_ws is not None else None, tuple(rows))

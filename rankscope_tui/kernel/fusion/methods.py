@@ -87,6 +87,9 @@ from ..errors import InputError
 from ..ranking.judgments import Judgments
 from ..ranking.ranks import RankedLane, offsets_for, ranks_within, tie_key
 from ..ranking.ranks import _fix_ties as _ranking_fix_ties
+from .combine import FuseSpec, fused_scores, parse_fuse
+from .combine import check_weights as _check_weights
+from .combine import weighted_sum as _weighted
 
 if TYPE_CHECKING:
     from ..ranking.ranks import DocIds
@@ -96,6 +99,7 @@ __all__ = [
     "rrf_score",
     "minmax",
     "convex",
+    "fuse",
     "compositions",
     "grid_size",
     "grid_weights",
@@ -580,30 +584,6 @@ def minmax(lane: RankedLane) -> np.ndarray:
     return out
 
 
-def _check_weights(weights: Sequence[float], n_lanes: int) -> tuple[float, ...]:
-    w = tuple(float(x) for x in weights)
-    if len(w) != n_lanes:
-        raise ValueError(f"{len(w)} weights for {n_lanes} lanes")
-    if not all(math.isfinite(x) and x >= 0 for x in w) or not any(x > 0 for x in w):
-        raise ValueError(f"weights must be finite, >= 0 and not all 0: {w}")
-    return w
-
-
-def _weighted(columns: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
-    """Σ w_l · n_l in lane order, zero weights skipped (exact); the one formula for
-    convex fusion, used by :func:`convex` and by the calibration grid alike."""
-    out = None
-    for col, w in zip(columns, weights):
-        if w == 0.0:
-            continue
-        if out is None:
-            out = col * w
-        else:
-            out += col * w
-    assert out is not None  # _check_weights: some weight is > 0
-    return out
-
-
 def convex(
     lanes: Sequence[RankedLane],
     weights: Sequence[float],
@@ -621,6 +601,44 @@ def convex(
     u = _union(lanes, n_queries)
     cols = [u.column(i, minmax(lane), 0.0, np.float64) for i, lane in enumerate(lanes)]
     score = _weighted(cols, w)
+    perm = _order_union(u, score, n_queries, doc_ids)
+    return _lane(name, u.qid[perm], u.doc[perm], score[perm], n_queries, depth)
+
+
+# ------------------------------------------------------------ the other fusion methods
+
+
+def fuse(
+    lanes: Sequence[RankedLane],
+    spec: FuseSpec | str,
+    weights: Sequence[float] | None = None,
+    k: float = 60,
+    n_queries: int | None = None,
+    depth: int | None = None,
+    name: str | None = None,
+    doc_ids: DocIds = None,
+) -> RankedLane:
+    """The fused lane of ``lanes`` by ``spec`` (a :class:`~.combine.FuseSpec` or its
+    ``METHOD[:NORM]`` spelling; definitions in :mod:`.combine`), ordered by the one tie
+    rule and cut to ``depth``, named ``spec.name`` unless ``name`` is given. ``rrf`` is
+    :func:`rrf` itself; ``weights`` only for a weighted method (None: ``1/L`` each)."""
+    spec = parse_fuse(spec) if isinstance(spec, str) else spec
+    if not lanes:
+        raise ValueError("fusion needs at least one lane")
+    _check_depth(depth)
+    n_queries = _n_queries(lanes) if n_queries is None else int(n_queries)
+    if spec.method == "rrf":
+        return rrf(lanes, k, n_queries, depth, name or spec.name, doc_ids)
+    u = _union(lanes, n_queries)
+    return _fused_lane(u, lanes, spec, weights, k, n_queries, depth, name or spec.name, doc_ids)
+
+
+def _fused_lane(u: _Union, lanes: Sequence[RankedLane], spec: FuseSpec, weights: Sequence[float] | None, k: float,
+                n_queries: int, depth: int | None, name: str, doc_ids: DocIds, cache: dict[Any, Any] | None = None
+                ) -> RankedLane:
+    """The lane of :func:`~.combine.fused_scores` on a prepared union (``FusionTable.fuse`` shares it,
+    with its cache of the lanes' terms)."""
+    score = fused_scores(u, lanes, spec, weights, k, cache)
     perm = _order_union(u, score, n_queries, doc_ids)
     return _lane(name, u.qid[perm], u.doc[perm], score[perm], n_queries, depth)
 
@@ -761,7 +779,9 @@ class FusionTable:
     doc: NDArray[np.int64]  # doc code, -1 = padding
     doc_ids: DocIds
     by_best_rank: bool = False
+    inputs: tuple[RankedLane, ...] = ()  # the (selected) lanes themselves, for the other fusion methods
     _scratch: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _terms: dict[Any, Any] = field(default_factory=dict, repr=False)  # each lane's terms per method (fuse)
 
     @classmethod
     def build(cls, lanes: Sequence[RankedLane], n_queries: int | None = None, doc_ids: DocIds = None,
@@ -780,7 +800,7 @@ class FusionTable:
         rows = np.flatnonzero(counts)
         width = -(-int(counts.max()) // _BLOCK) * _BLOCK if rows.size else 0  # whole blocks
         if rows.size * width > 2 * u.size + 64 * rows.size + 4096:
-            return cls(names, n_queries, u, None, tuple(rank), tuple(norm), u.doc, doc_ids)
+            return cls(names, n_queries, u, None, tuple(rank), tuple(norm), u.doc, doc_ids, inputs=tuple(lanes))
         row_of = np.zeros(n_queries, dtype=np.int64)
         row_of[rows] = np.arange(rows.size)
         r = row_of[u.qid]
@@ -805,7 +825,7 @@ class FusionTable:
 
         return cls(names, n_queries, u, rows, tuple(mat(x, np.int32(0)) for x in rank),
                    tuple(mat(x, -1.0) for x in norm), mat(u.doc, np.int64(-1)), doc_ids,
-                   by_best_rank and len(lanes) > 1)
+                   by_best_rank and len(lanes) > 1, tuple(lanes))
 
     # -- fusions
 
@@ -854,6 +874,18 @@ class FusionTable:
                 np.multiply(col, x, out=tmp)
                 np.add(s, tmp, out=s)
         return self._top(s, depth, name, None)
+
+    def fuse(self, spec: FuseSpec | str, weights: Sequence[float] | None = None, k: float = 60,
+             depth: int | None = None, name: str | None = None) -> RankedLane:
+        """Any method of :mod:`.combine` (``METHOD[:NORM]``) on the prepared lanes: the same
+        lane as :func:`.combine.fuse` (``rrf`` is :meth:`rrf`, ``wsum:minmax`` with weights
+        the same floats as :meth:`convex`)."""
+        spec = parse_fuse(spec) if isinstance(spec, str) else spec
+        _check_depth(depth)
+        if spec.method == "rrf":
+            return self.rrf(k, depth, name or spec.name)
+        return _fused_lane(self.union, self.inputs, spec, weights, k, self.n_queries, depth, name or spec.name,
+                           self.doc_ids, self._terms)
 
     def _buffer(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
         buf = self._scratch.get(key)

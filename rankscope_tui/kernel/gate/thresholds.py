@@ -57,6 +57,7 @@ class FusionBlock:
     rrf_k_source: str | None = None  # "default" | "chosen on the command line" | "calibration"
     convex_weights: dict[str, Any] | None = None  # {lane: weight >= 0}, not all zero
     convex_objective: str | None = None  # the metric the weights maximise
+    method_weights: dict[str, dict[str, float]] = field(default_factory=dict)  # fusion method -> {lane: weight}
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,22 @@ def read_thresholds(path: str) -> Thresholds:
             total += x
         if conv["weights"] and total <= 0:
             raise InputError("convex weights must not all be zero", path, 1)
+    method_weights: dict[str, dict[str, float]] = {}
+    methods = fusion.get("methods")
+    if methods is not None:  # calibrate --fuse: the weighted methods' dev weights
+        table = methods.get("methods") if isinstance(methods, dict) else None
+        if not isinstance(table, dict):
+            raise InputError("'fusion.methods.methods' must be an object {method: {...}}", path, 1)
+        for name, entry in table.items():
+            w = entry.get("weights") if isinstance(entry, dict) else None
+            if w is None:
+                continue
+            if not isinstance(w, dict) or not w:
+                raise InputError(f"'fusion.methods.methods.{name}.weights' must be an object {{lane: weight}}", path, 1)
+            ws = {str(lane): as_finite_number(x, f"{name} weight of {lane}", path, 1) for lane, x in w.items()}
+            if any(x < 0 for x in ws.values()) or sum(ws.values()) <= 0:
+                raise InputError(f"{name} weights must be >= 0 and not all zero", path, 1)
+            method_weights[str(name)] = ws
     gate = block("gate")
     for key in ("floor", "margin"):
         if gate.get(key) is not None:
@@ -175,7 +192,7 @@ def read_thresholds(path: str) -> Thresholds:
         calibration=CalibrationBlock(cal.get("qrels") if isinstance(cal.get("qrels"), str) else None, frozenset(qids),
                                      cal_sha),
         fusion=FusionBlock(fusion.get("rrf_k"), fusion.get("rrf_k_source"), conv["weights"] if conv else None,
-                           objective.get("name") if isinstance(objective, dict) else None),
+                           objective.get("name") if isinstance(objective, dict) else None, method_weights),
         gate=GateBlock(str(lane) if lane else None, gate.get("floor"), gate.get("floor_reason"), gate.get("margin"),
                        r, "mutual_r" in gate, gate) if gate else None,
         fitted_settings=fitted if isinstance(fitted, dict) else {},
@@ -201,19 +218,22 @@ FITTED_UNDER = (
     ("relevant", "--relevant", None),
     ("group_sep", "--group-sep", "no --group-sep"),
     ("confidence", "--confidence", None),
+    ("ignore_self", "--ignore-self", None),  # the fit saw other lists
 )
 
 
 def _setting_words(flag: str, value: object, unset: str | None) -> str:
-    if value is None:
+    if value is None or value is False:
         return unset or f"no {flag}"
+    if value is True:
+        return flag
     return f"{flag} {value!r}" if isinstance(value, str) else f"{flag} {value:g}"
 
 
 def settings_warnings(settings: LoadSettings, th: Thresholds) -> list[InputWarning]:
     """Warnings (``InputWarning``) when ``th`` is applied under other settings than it was
     fitted with: depth, relevant level, group separator, confidence (the conservative
-    floor's Wilson bound), and a convex objective metric the report does not compute."""
+    floor's Wilson bound), ignore_self (the lists the fit saw), and a convex objective metric the report does not compute."""
     fitted = th.fitted_settings
     now = settings.as_dict()
     out = []

@@ -29,9 +29,12 @@ if TYPE_CHECKING:
     from ..workspace.loaded import Workspace
 
 
-def calibrate(ws: Workspace, gate: GateSettings, calibration: CalibrationSettings = CalibrationSettings()) -> dict[str, Any]:
+def calibrate(ws: Workspace, gate: GateSettings, calibration: CalibrationSettings = CalibrationSettings(),
+              held_out: Workspace | None = None) -> dict[str, Any]:
     """thresholds.json content: fusion weights and RRF k, operating floor and margin,
-    conformal floor, mutual r, every setting, the calibration qids, input fingerprints."""
+    conformal floor, mutual r, every setting, the calibration qids, input fingerprints.
+    With ``settings.fuse``, the methods side by side (``fusion.calibration.compare_methods``,
+    scored on ``held_out`` too when given)."""
     s = ws.settings
     if calibration.folds is not None:  # refused before anything is fitted
         check_folds(ws, calibration.folds)
@@ -56,6 +59,10 @@ def calibrate(ws: Workspace, gate: GateSettings, calibration: CalibrationSetting
         if len({v for _, v in fit.points}) == 1:
             fusion["convex"]["tie"] = (f"every grid point scores {fit.objective:.4f}: the weights are the first point "
                                        "by the tie rule and carry no information")
+    if s.fuse and len(ws.input_lanes) >= 2 and ws.positives.size:
+        from ..fusion.calibration import compare_methods
+
+        fusion["methods"] = compare_methods(ws, s.fuse, held_out, calibration).as_dict()
     out["fusion"] = fusion
     if gate_requested(ws, gate):
         add_derived_lanes(ws)

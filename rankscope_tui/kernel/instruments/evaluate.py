@@ -45,6 +45,8 @@ def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
             raise InputError(f"calibrated weights are for lanes {sorted(weights)}, but the loaded lanes are {ws.input_lanes}", th.path)
         w = [float(weights[n]) for n in ws.input_lanes]
         ws.add_lane(F.convex(inputs, w, n_queries=ws.n_queries, depth=s.depth, doc_ids=ws.doc_order), "fused")
+    if s.fuse:
+        add_fused_lanes(ws, th)
     if ws.group_of is not None and (s.cap is not None or s.document_first):
         from ..fusion import methods as F
 
@@ -55,6 +57,69 @@ def add_derived_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
             if s.document_first and F.variant_name(name, s.cap, True) not in ws.lanes:
                 ws.add_lane(F.document_first(lane, ws.group_of, cap=s.cap), "variant")
     _order_lanes(ws)
+
+
+def method_weights(ws: RankedPerQuery, name: str, th: Thresholds | None) -> tuple[list[float], str]:
+    """A weighted ``--fuse`` method's weights in input-lane order, and where they come from:
+    ``calibrate --fuse``'s (in thresholds.json) when it fitted this method, else ``1/L`` each."""
+    fitted = th.fusion.method_weights.get(name) if th is not None else None
+    if fitted is None:
+        return [1.0 / len(ws.input_lanes)] * len(ws.input_lanes), "equal (1/L each)"
+    assert th is not None
+    if set(fitted) != set(ws.input_lanes):
+        raise InputError(f"calibrated {name} weights are for lanes {sorted(fitted)}, but the loaded lanes are "
+                         f"{ws.input_lanes}", th.path)
+    return [float(fitted[n]) for n in ws.input_lanes], f"calibration ({th.path})"
+
+
+def add_fused_lanes(ws: Workspace, th: Thresholds | None = None) -> None:
+    """The lanes of ``settings.fuse`` (``fusion.combine``; named ``METHOD[:NORM]``) over the
+    input lanes, at the workspace's depth and RRF k; a weighted method takes its calibrated
+    weights (:func:`method_weights`). Needs two or more input lanes; a name taken by an
+    input lane is refused."""
+    from ..fusion import methods as F
+    from ..fusion.combine import parse_fuse
+
+    inputs = [ws.lanes[n] for n in ws.input_lanes]
+    s = ws.settings
+    if len(inputs) < 2:
+        raise InputError(f"--fuse needs two or more lanes ({len(inputs)} loaded)", "--fuse")
+    for text in s.fuse:
+        spec = parse_fuse(text)
+        if spec.name in ws.lanes:
+            if ws.lane_origin.get(spec.name) == "input":
+                raise InputError(f"lane name {spec.name!r} is the name of the fused lane --fuse {spec.name} adds; "
+                                 "rename the input lane", "--fuse")
+            continue
+        weights = method_weights(ws, spec.name, th)[0] if spec.weighted else None
+        ws.add_lane(F.fuse(inputs, spec, weights, k=s.rrf_k, n_queries=ws.n_queries, depth=s.depth,
+                           doc_ids=ws.doc_order), "fused")
+
+
+def fused_lanes_block(ws: RankedPerQuery, th: Thresholds | None = None) -> dict[str, Any]:
+    """``{name: {method, normalisation, weights?, definition}}`` of the ``--fuse`` lanes;
+    calibrated weights are labelled in-sample or held-out as the convex lane's are."""
+    from ..fusion.combine import parse_fuse
+
+    out: dict[str, Any] = {}
+    for text in ws.settings.fuse:
+        spec = parse_fuse(text)
+        entry: dict[str, Any] = {"method": spec.method, "definition": spec.definition}
+        if spec.norm is not None:  # a rank method has none
+            entry["normalisation"] = spec.norm
+        if spec.weighted:
+            w, source = method_weights(ws, spec.name, th)
+            entry["weights"] = dict(zip(ws.input_lanes, w))
+            entry["weights_source"] = source
+            if th is not None and spec.name in th.fusion.method_weights:
+                from ..gate.thresholds import in_sample_overlap
+
+                overlap = in_sample_overlap(ws, th, ws.positives)
+                entry["label"], entry["overlap_queries"] = ("in-sample" if overlap else "held-out"), overlap
+        if spec.method == "wrrf":
+            entry["k"] = ws.settings.rrf_k
+        out[spec.name] = entry
+    return out
 
 
 def _order_lanes(ws: Workspace) -> None:
@@ -82,6 +147,11 @@ def fusion_block(ws: RankedPerQuery, th: Thresholds | None) -> dict[str, Any] | 
         out["convex"] = {"weights": th.convex_weights, "calibrated_on": th.path,
                          "label": "in-sample" if overlap else "held-out", "overlap_queries": overlap}
         out["convex"]["dilution"] = _dilution(ws, "convex").as_dict(ws.qids)
+    if s.fuse:
+        out["methods"] = fused_lanes_block(ws, th)
+        for name in out["methods"]:
+            if name in ws.lanes:
+                out["methods"][name]["dilution"] = _dilution(ws, name).as_dict(ws.qids)
     return out
 
 

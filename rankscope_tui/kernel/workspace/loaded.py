@@ -56,6 +56,7 @@ class InputFile:
     queries: int | None = None
     format: str | None = None  # the format a lane or qrels file was read as (formats.RUN_FORMATS)
     columns: dict[str, str] | None = None  # a table's columns read, by role (kernel/inputs/columns.py)
+    self_hits_removed: int | None = None  # hits dropped by ignore_self (None: the setting is off)
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
@@ -65,6 +66,8 @@ class InputFile:
             d["format"] = self.format
         if self.columns:
             d["columns"] = dict(self.columns)
+        if self.self_hits_removed is not None:
+            d["self_hits_removed"] = self.self_hits_removed
         return d
 
 
@@ -407,6 +410,9 @@ class Workspace(WorkspaceBase):
         if ood_neg is not None:
             in_qrels = in_qrels.copy()
             in_qrels[ood_neg] = True
+        # ignore_self: the doc code whose id equals each query id (-1: none), read before any lane is ordered
+        self_doc = _self_docs(qids, lazy.get()) if settings.ignore_self else None
+        removed: dict[str, int] = {}
         for i, (r, qc, dc, rows, st) in enumerate(zip(raw_lanes, qcodes, dcodes, lane_rows, qstarts)):
             warnings += r.warnings
             qc = np.asarray(qc, dtype=np.int32)
@@ -422,13 +428,21 @@ class Workspace(WorkspaceBase):
             # codes and the factorization's pairs: the tie fix may reorder the doc codes
             # (this load's own) in place meanwhile, so a duplicate's id is read from the
             # words of its row; a duplicate is an error before the lane is used.
-            beside = denc.pairs is not None and denc.words is not None and rows >= _SIDE_BY_SIDE_ROWS
+            beside = (denc.pairs is not None and denc.words is not None and rows >= _SIDE_BY_SIDE_ROWS
+                      and self_doc is None)
             with started(duplicate, background=beside) as dup_of:
                 if not beside:
                     dup = dup_of()
                     if dup is not None:
                         raise _duplicate_error(dup, lazy.get()[int(dc[dup[1]])].as_py(), qids, qc, r)
-                lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids, starts=st, overwrite=beside)
+                if self_doc is not None:  # the lane's rows without the hits of a query's own id
+                    keep = np.asarray(dc) != self_doc[qc]
+                    removed[r.name] = int(keep.size - np.count_nonzero(keep))
+                    lane = rank_lane(r.name, qc[keep], np.asarray(dc)[keep], np.asarray(r.score)[keep], nq,
+                                     settings.depth, tie_ids)
+                else:
+                    lane = rank_lane(r.name, qc, dc, r.score, nq, settings.depth, tie_ids, starts=st,
+                                     overwrite=beside)
                 dup = dup_of()
             if dup is not None:
                 row = np.array([denc.bounds[i][0] + dup[1]], dtype=np.int64)
@@ -437,7 +451,11 @@ class Workspace(WorkspaceBase):
             ranked[r.name] = lane
             present = lane.present()
             inputs.append(InputFile("lane", r.path, r.sha256(), rows, int(present.sum()), r.format or None,
-                                  r.columns))
+                                  r.columns, removed.get(r.name)))
+            if self_doc is not None and rows and removed[r.name] == rows:
+                warnings.append(InputWarning("ignore_self_removed_everything", rows,
+                                             f"lane {r.name}: --ignore-self removed every hit (each doc id equals "
+                                             "its query id)", r.path))
             extra_q = present & ~in_qrels
             if extra_q.any():
                 q, where = _first_place(qc, extra_q, r.line, r.path, r.shards)
@@ -449,6 +467,9 @@ class Workspace(WorkspaceBase):
                 warnings.append(InputWarning("positives_missing_from_lane", int(missing.sum()),
                                              f"lane {r.name}: positive queries absent from the lane "
                                              "(scored 0)", where))
+        if self_doc is not None and not any(removed.values()):
+            warnings.append(InputWarning("ignore_self_removed_nothing", 0, "--ignore-self removed no hit: no lane "
+                                         "lists a doc whose id equals its query id", ""))
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None,
                                   columns=raw_q.columns))
         if raw_ood is not None:
@@ -665,7 +686,7 @@ class Workspace(WorkspaceBase):
 
     def with_settings(self, **changes: Any) -> "Workspace":
         """A workspace over the same loaded inputs with other settings (fresh cache)."""
-        fixed = {"depth", "relevant", "group_sep"} & set(changes)
+        fixed = {"depth", "relevant", "group_sep", "ignore_self"} & set(changes)
         if fixed:  # these shape the loaded lanes, classes and groups: reload instead
             raise ValueError(f"cannot change {', '.join(sorted(fixed))} on a loaded workspace")
         s = replace(self.settings, **changes)
@@ -740,6 +761,19 @@ def _first_place(qc: NDArray[np.integer[Any]], mask: NDArray[np.bool_], lines: L
 
         return int(np.asarray(qc)[i]), shard_place(shards, lines, i, path)
     return int(np.asarray(qc)[i]), f"{path}:{int(lines[i])}"
+
+
+def _self_docs(qids: NDArray[np.object_], doc_ids: pa.Array) -> NDArray[np.int64]:
+    """Per query code, the doc code whose id is the query id, or -1 (``ignore_self``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(doc_ids, pa.ChunkedArray):
+        doc_ids = doc_ids.combine_chunks()
+    if len(qids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    found = pc.index_in(pa.array(list(qids), type=doc_ids.type), value_set=doc_ids)
+    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _judgments(raw: RawQrels, qc: NDArray[np.int32], dc: NDArray[np.int64], n_docs: int) -> tuple[J.Judgments, list[InputWarning]]:
