@@ -39,7 +39,7 @@ from .state import DashboardState, error_line, evaluate, start_loading
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
-from .widgets.textual_private import SelectOverlay, guard_paste_end, is_exiting, screen_stacks
+from .widgets.textual_private import SelectOverlay, guard_paste_end, input_parser_state, is_exiting, screen_stacks
 
 if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
@@ -315,6 +315,7 @@ class RankscopeApp(DashboardApp):
             with open(path, "a", encoding="utf-8") as fh:
                 fh.write(f"closing={self.closing} dialog_open={self.dialog_open} screen={self.screen!r} "
                          f"focused={self.focused!r} stacks={ {m: len(s) for m, s in screen_stacks(self).items()} }\n")
+                fh.write(input_parser_state() + "\n")
                 for task in asyncio.all_tasks():
                     fh.write(f"--- {task!r}\n")
                     task.print_stack(file=fh)

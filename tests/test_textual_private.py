@@ -35,6 +35,11 @@ def _instance(owner: type) -> object:
         return owner()
     if owner is Stylesheet:
         return Stylesheet()
+    from textual._parser import Parser
+    from textual._xterm_parser import XTermParser
+
+    if issubclass(owner, Parser):
+        return XTermParser()
     return Static()  # DOMNode's instance attributes: any widget has them
 
 

@@ -31,7 +31,8 @@ from textual.widgets._select import SelectOverlay  # an open Select's list: Text
 from textual.widgets.option_list import Option
 
 __all__ = [
-    "PRIVATE_NAMES", "FooterKey", "GuardedCommandPalette", "PasteSafeParser", "guard_paste_end", "SelectOverlay", "TunedApp", "adopt_current_styles",
+    "PRIVATE_NAMES", "FooterKey", "GuardedCommandPalette", "PasteSafeParser", "guard_paste_end", "input_parser_state",
+    "SelectOverlay", "TunedApp", "adopt_current_styles",
     "drop_buried_screen", "is_data_bound", "is_exiting", "screen_stacks", "styles_current", "unicode_name_of_key",
 ]
 
@@ -66,6 +67,7 @@ PRIVATE_NAMES: tuple[tuple[str, str, str], ...] = (
     ("textual._xterm_parser", "XTermParser", "module"),
     ("textual.drivers.linux_driver", "XTermParser", "module"),
     ("textual.drivers.linux_inline_driver", "XTermParser", "module"),
+    ("textual._parser.Parser", "_gen", "instance"),
 )
 
 
@@ -281,8 +283,12 @@ class PasteSafeParser(XTermParser):
     and a paste left open ``PASTE_IDLE_S`` with no input is finished by feeding the rest of
     its end marker."""
 
+    #: the parser the terminal driver made last (what a task dump reports)
+    latest: PasteSafeParser | None = None
+
     def __init__(self, debug: bool = False) -> None:
         super().__init__(debug)
+        PasteSafeParser.latest = self
         self.pasting = False
         self.stream_tail = ""  # the stream's last bytes: a marker may straddle two reads
         self.last_input = 0.0
@@ -309,6 +315,17 @@ class PasteSafeParser(XTermParser):
         # the end marker's part already fed (a proper prefix of it at the stream's end) is completed
         done = next((n for n in range(len(_PASTE_END) - 1, 0, -1) if self.stream_tail.endswith(_PASTE_END[:n])), 0)
         return self.feed(_PASTE_END[done:])
+
+
+def input_parser_state() -> str:
+    """The terminal input parser's state, for a task dump: whether the stream is inside a
+    paste, the stream's last bytes, and the state Textual's parser keeps in its generator."""
+    parser = PasteSafeParser.latest
+    if parser is None:
+        return "input parser: none made"
+    frame = getattr(getattr(parser, "_gen", None), "gi_frame", None)
+    inner = {k: frame.f_locals.get(k) for k in ("bracketed_paste", "sequence", "character")} if frame else {}
+    return f"input parser: pasting={parser.pasting} tail={parser.stream_tail!r} textual={inner!r}"
 
 
 def guard_paste_end() -> None:
