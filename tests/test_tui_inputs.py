@@ -35,15 +35,18 @@ async def test_pasting_forty_digits_then_x_finishes_promptly():
             field.post_message(events.Paste("1" * 40 + "x"))  # refused whole: x is no digit
             await pilot.press("x")  # and typed after the digits
             await pilot.pause()
-            assert time.perf_counter() - start < 5.0
+            # a hang guard, not a speed target: Textual's number regex took minutes at 26
+            # digits and doubles with each digit, so 40 never ends; a busy machine is far below
+            assert time.perf_counter() - start < 60.0
+            assert field.type == "text"  # not Textual's regex-validated type="number"/"integer"
             assert field.value == ""
             field.post_message(events.Paste("1" * 40))
             await pilot.pause()
             assert field.value == "1" * 40
             await pilot.press("x")
             await pilot.pause()
-            assert field.value == "1" * 40  # the x is refused, in no time
-            assert time.perf_counter() - start < 5.0
+            assert field.value == "1" * 40  # the x is refused
+            assert time.perf_counter() - start < 60.0
 
 
 async def test_number_fields_are_marked_invalid_until_they_parse():
