@@ -140,6 +140,8 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
+    s.add_argument("--condensed", action="store_true",
+                   help="condensed lists (trec_eval -J): every lane's unjudged hits removed before any cutoff")
     gate = p.add_argument_group("gate", "defaults: " + _gate_defaults())
     gate.add_argument("--gate-on", default=None, metavar="LANE",
                       help="the lane whose top score is gated (default: the lane recorded in --thresholds, or the only lane)")
@@ -255,6 +257,7 @@ def settings_from(args):
         metrics=(), depth=args.depth, relevant=args.relevant, group_sep=args.group_sep, window=args.window,
         seed=args.seed, resamples=args.resamples, confidence=args.confidence, rrf_k=rrf_k, rrf_k_source=rrf_src,
         blind=args.blind, cap=args.cap, document_first=args.document_first,
+        condensed=getattr(args, "condensed", False),
     )
     # not given: the default set; given empty (--metrics ''), it names nothing and is refused
     metrics = parse_metrics(DEFAULT_METRICS if args.metrics is None else args.metrics)
@@ -286,7 +289,7 @@ def input_paths(args) -> list[str]:
 RANKING_ONLY: tuple[tuple[str, str, object], ...] = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-sep", "group_sep", None),
                 ("--corpus", "corpus", None), ("--queries", "queries", []), ("--docs", "docs", []),
                 ("--ood-negatives", "ood_negatives", None), ("--thresholds", "thresholds", None),
-                ("--cap", "cap", None), ("--document-first", "document_first", False), ("--rrf-k", "rrf_k", None),
+                ("--cap", "cap", None), ("--document-first", "document_first", False), ("--condensed", "condensed", False), ("--rrf-k", "rrf_k", None),
                 ("--blind", "blind", None), ("--gate-on", "gate_on", None), ("--fpir", "fpir", None),
                 ("--conservative", "conservative", None), ("--miss-rate", "miss_rate", None),
                 ("--margin", "margin", None), ("--mutual", "mutual", None), ("--metrics", "metrics", None),

@@ -171,6 +171,8 @@ class LoadSettings:
     blind: str | None = None
     cap: int | None = None
     document_first: bool = False
+    # trec_eval -J: every lane's unjudged hits removed (after ordering and --depth) before any measure cuts
+    condensed: bool = False
     inputs: InputOptions = field(default_factory=_default_inputs)  # how input files are read
 
     def __post_init__(self) -> None:
@@ -215,6 +217,7 @@ class LoadSettings:
             "blind": self.blind,
             "cap": self.cap,
             "document_first": self.document_first,
+            "condensed": self.condensed,
         }
 
 

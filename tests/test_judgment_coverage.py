@@ -1,0 +1,208 @@
+"""Judgment coverage: holes, bounds, condensed lists (trec_eval -J) and ``pool``.
+
+Oracles: a trec_eval binary built from the shared source (``/work/shared/tools/trec_eval``)
+run with ``-J`` on its own test suite and on Cranfield; pytrec_eval on qrels modified by
+hand (every hole added as relevant / as non-relevant); hand-worked cases.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import shared_path
+
+from rankscope_tui.kernel.measures import parse_metrics
+from rankscope_tui.kernel.settings import LoadSettings
+from rankscope_tui.kernel.workspace.loaded import Workspace
+
+# trec_eval output name -> the rankscope key
+TREC_EVAL_MEASURES = {
+    "P_5": "p@5", "P_10": "p@10", "recall_10": "recall@10", "recall_100": "recall@100", "ndcg_cut_10": "ndcg@10",
+    "recip_rank": "rr", "map": "ap", "map_cut_10": "ap@10", "ndcg": "ndcg", "bpref": "bpref", "Rprec": "rprec",
+    "success_10": "hit@10",
+}
+# the -m arguments asking for them (one -m per measure: a second -m P.k replaces the first's cutoffs)
+TREC_EVAL_M = ("P.5,10", "recall.10,100", "ndcg_cut.10", "recip_rank", "map", "map_cut.10", "ndcg", "bpref", "Rprec",
+               "success.10")
+TOL = 1e-9
+
+
+@pytest.fixture(scope="session")
+def trec_eval_binary(tmp_path_factory) -> Path:
+    """trec_eval 10.0 built from the shared source into a temporary folder. Its printing
+    is changed from 4 to 12 decimals (``%6.4f`` -> ``%.12f`` in the two print files, nothing
+    else), so the comparison can be tight; skips, saying why, without the source or a C
+    compiler."""
+    src = Path("/work/shared/tools/trec_eval")
+    if not (src / "Makefile").is_file():
+        pytest.skip(f"trec_eval source not found at {src}")
+    if shutil.which("make") is None or (shutil.which("cc") is None and shutil.which("gcc") is None):
+        pytest.skip("no make or C compiler to build trec_eval")
+    build = tmp_path_factory.mktemp("trec_eval") / "src"
+    shutil.copytree(src, build)
+    for name in ("meas_print_single.c", "meas_print_final.c"):
+        p = build / name
+        p.write_text(p.read_text().replace("%6.4f", "%.12f"))
+    done = subprocess.run(["make"], cwd=build, capture_output=True, text=True)
+    if done.returncode != 0 or not (build / "trec_eval").is_file():
+        pytest.skip(f"trec_eval did not build: {done.stderr.strip()[-300:]}")
+    return build / "trec_eval"
+
+
+def run_trec_eval(binary: Path, qrels: Path, run: Path, *flags: str) -> dict[tuple[str, str], float]:
+    """``{(output name, qid): value}`` of ``trec_eval -q FLAGS -m ...`` (per-query lines)."""
+    args = [str(binary), "-q", *flags]
+    for spec in TREC_EVAL_M:
+        args += ["-m", spec]
+    done = subprocess.run(args + [str(qrels), str(run)], capture_output=True, text=True, check=True)
+    out = {}
+    for line in done.stdout.splitlines():
+        name, qid, value = (x.strip() for x in line.split("\t"))
+        if qid != "all":
+            out[(name, qid)] = float(value)
+    return out
+
+
+def condensed_mismatches(binary, qrels: Path, lanes: dict[str, Path], relevant: int) -> tuple[list[str], int]:
+    keys = list(TREC_EVAL_MEASURES.values())
+    ws = Workspace.load([(n, str(p)) for n, p in lanes.items()], str(qrels),
+                        LoadSettings(metrics=tuple(parse_metrics(",".join(keys))), relevant=relevant, condensed=True))
+    bad, checked = [], 0
+    for lane, path in lanes.items():
+        want = run_trec_eval(binary, qrels, path, "-J", f"-l{relevant}")
+        pq = ws.per_query(lane)
+        for code in ws.positives.tolist():
+            qid = ws.qids[code]
+            for name, key in TREC_EVAL_MEASURES.items():
+                if (name, qid) not in want:  # a query the run lacks: trec_eval skips it without -c
+                    continue
+                checked += 1
+                got = float(pq[key][code])
+                if abs(got - want[(name, qid)]) > TOL:
+                    bad.append(f"{lane} {name} {qid}: trec_eval -J {want[(name, qid)]:.12f}, rankscope {got:.12f}")
+    return bad, checked
+
+
+@pytest.mark.parametrize("qrels, relevant", [("qrels.test", 1), ("qrels.rel_level", 1), ("qrels.rel_level", 2)])
+def test_condensed_lists_equal_trec_eval_J_on_its_test_suite(trec_eval_binary, qrels, relevant):
+    """``condensed=True`` equals ``trec_eval -J`` on the suite's run, for every measure both
+    have, on binary and graded qrels (the graded file holds grade -1: in the pool, not judged,
+    removed like an unjudged doc) and at two relevance levels."""
+    suite = shared_path("trec_eval_test")
+    bad, checked = condensed_mismatches(trec_eval_binary, suite / qrels, {"run": suite / "results.test"}, relevant)
+    assert checked == 3 * len(TREC_EVAL_MEASURES)
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_condensed_lists_equal_trec_eval_J_on_cranfield(trec_eval_binary):
+    C = shared_path("cranfield")
+    lanes = {n: C / "lanes" / f"{n}.run" for n in ("bm25", "tfidf", "dense")}
+    bad, checked = condensed_mismatches(trec_eval_binary, C / "qrels-test.txt", lanes, 1)
+    assert checked > 3 * 100 * len(TREC_EVAL_MEASURES)
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_condensed_differs_from_the_plain_lists_on_cranfield(trec_eval_binary):
+    """The option does something: without it rankscope equals plain trec_eval, and the two
+    disagree on Cranfield (its qrels hold few judged docs per query)."""
+    C = shared_path("cranfield")
+    qrels, run = C / "qrels-test.txt", C / "lanes" / "bm25.run"
+    plain = run_trec_eval(trec_eval_binary, qrels, run)
+    cond = run_trec_eval(trec_eval_binary, qrels, run, "-J")
+    assert sum(abs(plain[k] - cond[k]) > 1e-6 for k in plain) > 100
+    ws = Workspace.load([("bm25", str(run))], str(qrels), LoadSettings(metrics=tuple(parse_metrics("p@10,ap"))))
+    pq = ws.per_query("bm25")
+    for code in ws.positives.tolist():
+        q = ws.qids[code]
+        assert pq["p@10"][code] == pytest.approx(plain[("P_10", q)], abs=TOL)
+        assert pq["ap"][code] == pytest.approx(plain[("map", q)], abs=TOL)
+
+
+def test_condense_by_hand(tmp_path):
+    """q1: d1 unjudged, d2 relevant, d3 grade -1 (pool, not judged), d4 non-relevant, d5
+    relevant. Condensed: d2 d4 d5 at ranks 1-3, so p@2 = 1/2, rr = 1, ap = (1 + 2/3) / 2;
+    plain: p@2 = 1/2, rr = 1/2, ap = (1/2 + 2/5) / 2. ``--depth 3`` cuts before condensing
+    (trec_eval -M before -J): d2 alone is left, p@2 = 1/2, ap = 1/2."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d2 1\nq1 0 d3 -1\nq1 0 d4 0\nq1 0 d5 1\n")
+    run = tmp_path / "run"
+    run.write_text("".join(f"q1 Q0 d{i} {i} {10 - i} r\n" for i in range(1, 6)))
+    metrics = tuple(parse_metrics("p@2,rr,ap"))
+    for condensed, depth, want in ((True, None, (0.5, 1.0, (1 + 2 / 3) / 2)), (False, None, (0.5, 0.5, (0.5 + 0.4) / 2)),
+                                   (True, 3, (0.5, 1.0, 0.5))):
+        ws = Workspace.load([("r", str(run))], str(qrels), LoadSettings(metrics=metrics, condensed=condensed, depth=depth))
+        pq = ws.per_query("r")
+        assert (pq["p@2"][0], pq["rr"][0], pq["ap"][0]) == pytest.approx(want), (condensed, depth)
+
+
+# --------------------------------------------------------------------------- bounds against pytrec_eval
+
+
+def _read(path: Path, cols: tuple[int, int]) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if parts:
+            out.setdefault(parts[0], []).append((parts[cols[0]], parts[cols[1]]))
+    return out
+
+
+def ordered(rows: list[tuple[str, str]]) -> list[str]:
+    """trec_eval's order: score descending, ties by doc id descending as bytes."""
+    by_doc = sorted(rows, key=lambda r: r[0].encode(), reverse=True)
+    return [d for d, _ in sorted(by_doc, key=lambda r: -float(r[1]))]
+
+
+PYTREC = {"p@10": "P_10", "recall@100": "recall_100", "ndcg@10": "ndcg_cut_10", "rr": "recip_rank", "ap": "map",
+          "ndcg": "ndcg", "bpref": "bpref", "hit@10": "success_10", "ap@10": "map_cut_10", "p@5": "P_5"}
+
+
+def test_bounds_equal_pytrec_eval_on_the_modified_qrels():
+    """On Cranfield's three lanes, each bound equals pytrec_eval on the qrels with the lane's
+    unjudged hits within the measure's cutoff (top k, or the whole list for an uncut measure)
+    added with grade 1 (``as_relevant``) or 0 (``as_nonrelevant``); the holes equal the count
+    of those hits, found here from the files alone."""
+    import pytrec_eval
+
+    C = shared_path("cranfield")
+    lanes = ("bm25", "tfidf", "dense")
+    ws = Workspace.load([(n, str(C / "lanes" / f"{n}.run")) for n in lanes], str(C / "qrels-test.txt"),
+                        LoadSettings(metrics=tuple(parse_metrics(",".join(PYTREC)))))
+    qrels = {q: {d: int(g) for d, g in rows} for q, rows in _read(C / "qrels-test.txt", (2, 3)).items()}
+    positives = [ws.qids[c] for c in ws.positives.tolist()]
+    for lane in lanes:
+        run = {q: ordered(rows) for q, rows in _read(C / "lanes" / f"{lane}.run", (2, 4)).items()}
+        scored = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in run.items()}
+        cov = ws.judgment_coverage(lane)
+        for key, name in PYTREC.items():
+            k = ws.settings.metrics[list(PYTREC).index(key)].k
+            holes = {q: [d for d in run.get(q, [])[:k] if qrels.get(q, {}).get(d, -1) < 0] for q in qrels}
+            for grade, got in ((1, cov.as_relevant[key]), (0, cov.as_nonrelevant[key])):
+                modified = {q: {**j, **{d: grade for d in holes[q]}} for q, j in qrels.items()}
+                want = pytrec_eval.RelevanceEvaluator(modified, {name}).evaluate(scored)
+                for q in positives:
+                    c = ws.qid_index[q]
+                    assert got[c] == pytest.approx(want[q][name], abs=TOL), (lane, key, grade, q)
+            for q in positives:
+                assert cov.holes[key][ws.qid_index[q]] == len(holes[q]), (lane, key, q)
+
+
+def test_bounds_by_hand(tmp_path):
+    """q1 ranks u1 (unjudged), r1 (relevant), u2, n1 (non-relevant); R = 2 (r1, r2).
+    p@2: 1/2 observed, 2/2 with u1 relevant; recall@4: 1/2 observed, with u1 and u2 relevant
+    3/4 (R grows to 4); rr: 1/2 and 1."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 r1 1\nq1 0 r2 1\nq1 0 n1 0\n")
+    run = tmp_path / "run"
+    run.write_text("".join(f"q1 Q0 {d} {i + 1} {10 - i} r\n" for i, d in enumerate(("u1", "r1", "u2", "n1"))))
+    ws = Workspace.load([("r", str(run))], str(qrels), LoadSettings(metrics=tuple(parse_metrics("p@2,recall@4,rr"))))
+    cov = ws.judgment_coverage("r")
+    assert [int(cov.holes[k][0]) for k in ("p@2", "recall@4", "rr")] == [1, 2, 2]
+    assert [float(cov.as_nonrelevant[k][0]) for k in ("p@2", "recall@4", "rr")] == pytest.approx([0.5, 0.5, 0.5])
+    assert [float(cov.as_relevant[k][0]) for k in ("p@2", "recall@4", "rr")] == pytest.approx([1.0, 0.75, 1.0])
+    assert float(cov.gap("recall@4")[0]) == pytest.approx(0.25)
+    np.testing.assert_array_equal(ws.judgment_coverage("r", tuple(parse_metrics("p@2"))).holes["p@2"], [1])
