@@ -141,4 +141,24 @@ def lane_coverage(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], 
     return LaneCoverage(holes, hi, lo)
 
 
-__all__ = ["LaneCoverage", "bounds", "hole_rows", "lane_coverage", "level_of", "values_with", "with_pairs"]
+#: the per-query columns a bucket stores for one measure key (``scale.bucket``)
+COLUMNS = ("holes", "as_relevant", "as_nonrelevant")
+
+
+def as_columns(c: LaneCoverage) -> dict[str, NDArray[np.float64]]:
+    """``{"cov:<part>:<key>": float64[n_queries]}``: a lane's coverage as per-query columns,
+    read back by :func:`from_columns`."""
+    return {f"cov:{part}:{key}": np.asarray(getattr(c, part)[key], dtype=np.float64)
+            for key in c.holes for part in COLUMNS}
+
+
+def from_columns(cols: dict[str, NDArray[np.float64]], keys: Sequence[str]) -> LaneCoverage:
+    """The inverse of :func:`as_columns` for the measure ``keys``."""
+    def part(name: str) -> dict[str, NDArray[np.float64]]:
+        return {k: np.asarray(cols[f"cov:{name}:{k}"], dtype=np.float64) for k in keys}
+
+    return LaneCoverage({k: v.astype(np.int64) for k, v in part("holes").items()}, part("as_relevant"),
+                        part("as_nonrelevant"))
+
+
+__all__ = ["COLUMNS", "LaneCoverage", "as_columns", "from_columns", "bounds", "hole_rows", "lane_coverage", "level_of", "values_with", "with_pairs"]
