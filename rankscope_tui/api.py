@@ -234,7 +234,8 @@ def _parameter_words() -> Iterator[None]:
         raise
 
 
-def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None):
+def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None,
+              condensed=False):
     """The ``LoadSettings`` of these arguments; every range is checked by ``LoadSettings``
     itself (the command line's checks and words, with the parameter's name in place of the
     option's: ``relevant: must be at least 1 ...``)."""
@@ -254,7 +255,7 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
 
     with _parameter_words():  # the ranges first, then the names read, as on the command line
         checked = LoadSettings(metrics=(), relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
-                               seed=seed, confidence=confidence)
+                               seed=seed, confidence=confidence, condensed=bool(condensed))
     inputs = InputOptions(run_columns=mapping(run_columns, "run_columns"),
                           qrels_columns=mapping(qrels_columns, "qrels_columns"))
     # None: the command line's default set; an empty list names nothing and is refused
@@ -322,6 +323,29 @@ class Evaluation:
         df = pd.DataFrame(summary_rows(self.report()), columns=list(SUMMARY_COLUMNS))
         return df.astype({"value": float, "low": float, "high": float})
 
+    def coverage(self):
+        """Judgment coverage per run, measure and positive query (the report's ``coverage``
+        block, per query): ``run, query_id, measure, holes, value, as_nonrelevant,
+        as_relevant`` -- the unjudged hits within the measure's cutoff and the value with
+        them added to the qrels as grade 0 / as relevant (``kernel.measures.coverage``).
+        Empty for per-query tables (no rankings)."""
+        import pandas as pd
+
+        cols = ["run", "query_id", "measure", "holes", "value", "as_nonrelevant", "as_relevant"]
+        cov_of = getattr(self.ws, "judgment_coverage", None)
+        if cov_of is None:
+            return pd.DataFrame(columns=cols)
+        pos = self.ws.positives
+        qids = self.ws.qids[pos].tolist()
+        rows: list[tuple] = []
+        for run in self.ws.lanes:
+            c, pq = cov_of(run), self.ws.per_query(run, "doc")
+            for m in self.ws.settings.metrics:
+                k = m.key
+                rows += zip([run] * len(qids), qids, [k] * len(qids), c.holes[k][pos].tolist(), pq[k][pos].tolist(),
+                            c.as_nonrelevant[k][pos].tolist(), c.as_relevant[k][pos].tolist())
+        return pd.DataFrame(rows, columns=cols)
+
     def to_markdown(self) -> str:
         from .render.formats import RENDERERS
 
@@ -356,7 +380,7 @@ class Evaluation:
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
              group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
              *, per_query=None, per_query_format: str | None = None, run_columns=None,
-             qrels_columns=None) -> Evaluation:
+             qrels_columns=None, condensed: bool = False) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
     more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
     (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``.
@@ -365,22 +389,25 @@ def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int
     :func:`tables`; ``qrels`` is then optional (its positives are the queries).
     ``run_columns`` / ``qrels_columns``: the columns of a table in no known convention,
     ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
-    ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``."""
+    ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``. ``condensed``:
+    every run's unjudged hits removed before any cutoff (trec_eval ``-J``, ``--condensed``).
+    The report's ``coverage`` block (also :meth:`Evaluation.coverage`) holds the unjudged
+    hits within each cutoff and the bounds with them counted non-relevant / relevant."""
     from .kernel import prepare
 
     if per_query is not None:
-        _no_runs(runs, measures, depth, group_sep)
+        _no_runs(runs, measures, depth, group_sep, condensed)
         return Evaluation(tables(per_query, qrels, strata=strata, relevant=relevant, resamples=resamples, seed=seed,
                                  confidence=confidence, fmt=per_query_format))
     ws = workspace(qrels, runs, _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns,
-                                          qrels_columns), strata)
+                                          qrels_columns, condensed), strata)
     ws, _ = prepare(ws)
     return Evaluation(ws)
 
 
-def _no_runs(runs, measures, depth, group_sep) -> None:
-    given = [name for name, v in (("runs", runs), ("measures", measures), ("depth", depth), ("group_sep", group_sep))
-             if v is not None]
+def _no_runs(runs, measures, depth, group_sep, condensed=False) -> None:
+    given = [name for name, v in (("runs", runs), ("measures", measures), ("depth", depth), ("group_sep", group_sep),
+                                  ("condensed", condensed or None)) if v is not None]
     if given:
         raise InputError(f"{given[0]} cannot be used with per_query tables (they hold metric values, not rankings; "
                          "their measures are what is reported)", "per_query")
@@ -504,7 +531,7 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             primary: str | None = None, exploratory: bool = False, relevant: int = 1, depth: int | None = None,
             group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
-            qrels_columns=None, test: str = "randomization") -> Comparison:
+            qrels_columns=None, test: str = "randomization", condensed: bool = False) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other run; a derived lane such as ``rrf`` only when named in
     ``candidates``), statistics and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
@@ -521,12 +548,12 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
                                    min_delta=min_delta, correction=correction, alternative=alternative,
                                    exploratory=exploratory, primary=primary, test=test)
     if per_query is not None:  # values computed elsewhere: compare --per-query-in
-        _no_runs(runs, None, depth, group_sep)
+        _no_runs(runs, None, depth, group_sep, condensed)
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
                         fmt=per_query_format), None
     else:
         ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, resamples, seed, confidence,
-                                              run_columns, qrels_columns))
+                                              run_columns, qrels_columns, condensed))
         ws, th = prepare(ws)
     with _parameter_words():  # a measure name is checked as the comparison reads it
         return Comparison(kernel_compare(ws, th, settings))

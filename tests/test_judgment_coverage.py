@@ -206,3 +206,103 @@ def test_bounds_by_hand(tmp_path):
     assert [float(cov.as_relevant[k][0]) for k in ("p@2", "recall@4", "rr")] == pytest.approx([1.0, 0.75, 1.0])
     assert float(cov.gap("recall@4")[0]) == pytest.approx(0.25)
     np.testing.assert_array_equal(ws.judgment_coverage("r", tuple(parse_metrics("p@2"))).holes["p@2"], [1])
+
+
+# --------------------------------------------------------------------------- faces
+
+
+def _write(path: Path, lines) -> str:
+    path.write_text("".join(line + "\n" for line in lines))
+    return str(path)
+
+
+def _hand_case(tmp_path):
+    """8 queries; r relevant, n judged non-relevant, u unjudged. The baseline ranks r first
+    (rr = 1); the candidate ranks u, then r (rr = 1/2). Observed Δrr = -1/2 on every query;
+    with u counted relevant the candidate's rr is 1 and Δ = 0."""
+    qs = [f"q{i}" for i in range(8)]
+    qrels = _write(tmp_path / "qrels", [f"{q} 0 {d} {g}" for q in qs for d, g in (("r", 1), ("n", 0))])
+    base = _write(tmp_path / "base", [f"{q} Q0 {d} {i + 1} {3 - i} b" for q in qs for i, d in enumerate(("r", "n"))])
+    cand = _write(tmp_path / "cand", [f"{q} Q0 {d} {i + 1} {3 - i} c" for q in qs for i, d in enumerate(("u", "r"))])
+    return qrels, base, cand
+
+
+def test_compare_warns_when_a_verdict_holds_under_one_bound_only(tmp_path):
+    """Hand-worked (``_hand_case``): at the non-relevant bound Δ = -1/2 on all 8 queries
+    (exact randomization p = 2/256, the candidate is worse); at the relevant bound Δ = 0 (no
+    difference): the verdict holds under one bound only, and the row says so."""
+    from rankscope_tui.kernel.instruments.compare import compare
+    from rankscope_tui.kernel.instruments.evaluate import prepare
+    from rankscope_tui.kernel.settings import CompareSettings
+
+    qrels, base, cand = _hand_case(tmp_path)
+    ws = Workspace.load([("base", base), ("cand", cand)], qrels, LoadSettings(metrics=tuple(parse_metrics("rr,p@2"))))
+    ws, th = prepare(ws)
+    rows = {r.metric: r for r in compare(ws, th, CompareSettings(baseline="base", candidates=("cand",),
+                                                                 metrics=("rr", "p@2"))).rows}
+    jb = rows["rr"].judgment_bounds
+    assert jb is not None and jb.holes_queries == 8
+    assert (jb.delta_nonrelevant, jb.delta_relevant) == pytest.approx((-0.5, 0.0))
+    assert jb.one_bound_only and jb.verdict_nonrelevant != jb.verdict_relevant
+    assert any(n.startswith("the verdict holds under one bound") for n in rows["rr"].notes)
+    assert rows["rr"].as_dict()["judgment_bounds"]["one_bound_only"] is True
+    # p@2: 1/2 for both lanes observed (Δ = 0); with u relevant the candidate has 2/2 (Δ = +1/2)
+    p2 = rows["p@2"].judgment_bounds
+    assert (p2.delta_nonrelevant, p2.delta_relevant) == pytest.approx((0.0, 0.5)) and p2.one_bound_only
+    # the baseline has no hole: its bounds are its observed values
+    bc = ws.judgment_coverage("base")
+    assert int(bc.holes["rr"].sum()) == 0 and np.array_equal(bc.as_relevant["rr"], ws.per_query("base")["rr"])
+
+
+def test_evaluate_prints_and_writes_the_coverage_block(tmp_path):
+    """The CLI: evaluate's text has the Judgment coverage lines, report.json the block (the
+    hand-worked numbers) and ``settings.condensed``; with ``--condensed`` the candidate's rr
+    is 1 (u removed) and the block says the lists are condensed."""
+    import json
+
+    from support import run_cli
+
+    qrels, base, cand = _hand_case(tmp_path)
+    out = tmp_path / "report.json"
+    p = run_cli("evaluate", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metrics", "rr,p@2",
+                "--resamples", "0", "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert "Judgment coverage (means over 8 positives" in p.stdout
+    assert "  cand: rr 1.00 holes, 0.5000..1.0000; p@2 1.00 holes, 0.5000..1.0000" in p.stdout
+    report = json.loads(out.read_text())
+    assert report["inputs"]["settings"]["condensed"] is False
+    cell = report["coverage"]["lanes"]["cand"]["rr"]
+    assert cell["holes"] == 1.0 and cell["as_relevant"] == 1.0 and cell["as_nonrelevant"] == 0.5 and cell["gap"] == 0.5
+    assert cell["holes_by_query"] == {f"q{i}": 1 for i in range(8)} and cell["cutoff"] == "list"
+    assert report["coverage"]["lanes"]["base"]["p@2"]["queries_with_holes"] == 0
+    p = run_cli("evaluate", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metrics", "rr,p@2",
+                "--resamples", "0", "--condensed", "--out", out)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(out.read_text())
+    assert report["inputs"]["settings"]["condensed"] is True and report["coverage"]["condensed"] is True
+    assert report["per_query"]["cand"]["doc"]["q0"]["rr"] == 1.0
+    assert "condensed lists (trec_eval -J)" in p.stdout
+
+
+def test_condensed_with_per_query_tables_is_refused(tmp_path):
+    from support import run_cli
+
+    table = _write(tmp_path / "t.tsv", ["p@10\tq1\t0.5"])
+    qrels = _write(tmp_path / "qrels", ["q1 0 d1 1"])
+    p = run_cli("evaluate", "--per-query-in", f"a={table}", "--qrels", qrels, "--condensed")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--condensed" in p.stderr
+
+
+def test_api_coverage_frame_and_condensed(tmp_path):
+    import rankscope_tui as rs
+
+    qrels, base, cand = _hand_case(tmp_path)
+    ev = rs.evaluate(qrels, {"base": base, "cand": cand}, measures="rr", resamples=0)
+    df = ev.coverage()
+    c = df[(df.run == "cand") & (df.measure == "rr")]
+    assert len(c) == 8 and (c.holes == 1).all() and (c.value == 0.5).all() and (c.as_relevant == 1.0).all()
+    assert ev.report()["coverage"]["lanes"]["cand"]["rr"]["gap"] == 0.5
+    cond = rs.evaluate(qrels, {"base": base, "cand": cand}, measures="rr", resamples=0, condensed=True)
+    assert cond.report()["per_query"]["cand"]["doc"]["q3"]["rr"] == 1.0
+    row = rs.compare(qrels, {"base": base, "cand": cand}, measures="rr").rows[0]
+    assert row.judgment_bounds.one_bound_only
