@@ -11,7 +11,7 @@ loads nothing but this file.
 __version__ = "0.1.0"
 
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
-__all__ = ["evaluate", "compare", "paired", "plan", "iter_calc", "calc_aggregate", "canonical_key", "tables",
+__all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "iter_calc", "calc_aggregate", "canonical_key", "tables",
            "Evaluation", "Comparison", "Paired", "Metric", "InputError"]
 
 

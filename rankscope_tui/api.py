@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
     from .kernel.workspace.per_query_tables import TableWorkspace
 
-__all__ = ["evaluate", "compare", "paired", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
+__all__ = ["evaluate", "compare", "paired", "pool", "pool_qrels", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
            "Comparison", "Paired", "Metric", "InputError"]
 
 
@@ -584,6 +584,34 @@ def plan(qrels=None, runs=None, baseline: str | None = None, candidate: str | No
         ws, _ = prepare(workspace(qrels, runs, _settings(None, relevant, depth, None, DEFAULT_RESAMPLES, DEFAULT_SEED,
                                                          confidence)))
     return plan_queries(ws, settings).as_dict()
+
+
+# --------------------------------------------------------------------------- pool
+
+
+def pool(qrels=None, runs=None, budget: int = 100, measures=None, pool_lanes=(), relevant: int = 1,
+         depth: int | None = None, *, run_columns=None, qrels_columns=None) -> dict:
+    """``rankscope pool``: the ``budget`` unjudged (query, doc) pairs whose judgment would
+    narrow the bounds most (the rule: ``kernel.instruments.pool``), inside the top k of the
+    runs (``pool_lanes``: only those) for the ``@k`` measures. Returns the ``pool --json``
+    dict (``pairs`` in priority order, ``changes`` per run and measure, ``candidates``: what
+    depth-k pooling would judge); ``rankscope_tui.api.pool_qrels(result)`` gives the file to
+    judge."""
+    from .kernel import suggest_pool
+    from .kernel.settings import PoolSettings
+
+    pool_lanes = (pool_lanes,) if isinstance(pool_lanes, str) else tuple(pool_lanes)
+    with _parameter_words():  # checked before any input is read
+        settings = PoolSettings(budget=budget, lanes=pool_lanes)
+    ws = workspace(qrels, runs, _settings(measures, relevant, depth, None, DEFAULT_RESAMPLES, DEFAULT_SEED,
+                                          DEFAULT_CONFIDENCE, run_columns, qrels_columns))
+    return suggest_pool(ws, settings).as_dict()
+
+
+def pool_qrels(result: dict) -> str:
+    """The file to judge of a :func:`pool` result: ``qid 0 docid -1`` per pair, in priority order."""
+    g = result["placeholder_grade"]
+    return "".join(f"{p['qid']} 0 {p['doc']} {g}\n" for p in result["pairs"])
 
 
 # --------------------------------------------------------------------------- paired

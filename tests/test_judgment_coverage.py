@@ -306,3 +306,148 @@ def test_api_coverage_frame_and_condensed(tmp_path):
     assert cond.report()["per_query"]["cand"]["doc"]["q3"]["rr"] == 1.0
     row = rs.compare(qrels, {"base": base, "cand": cand}, measures="rr").rows[0]
     assert row.judgment_bounds.one_bound_only
+
+
+# --------------------------------------------------------------------------- pool
+
+
+def test_pool_budget_200_on_cranfield_writes_valid_qrels_of_unjudged_top_k_pairs(tmp_path):
+    """``pool --budget 200``: 200 lines ``qid 0 docid -1``, distinct pairs, each unjudged in
+    the qrels and inside the top 10 (the largest cutoff asked) of some lane, on a positive
+    query (checked from the files alone); the file reads back as qrels through rankscope's
+    reader and adds no judged pair; ``--json`` holds the same pairs and a row per lane and
+    measure whose holes do not grow."""
+    import json
+
+    from support import run_cli
+
+    from rankscope_tui.kernel.inputs.readers import read_qrels
+
+    C = shared_path("cranfield")
+    lanes = ("bm25", "tfidf", "dense")
+    out, js = tmp_path / "judge.qrels", tmp_path / "pool.json"
+    args = ["pool", *[x for n in lanes for x in ("--lane", f"{n}={C / 'lanes' / f'{n}.run'}")],
+            "--qrels", str(C / "qrels-test.txt"), "--metrics", "p@10,ndcg@10,recall@5", "--budget", "200"]
+    p = run_cli(*args, "--out", out, "--json", js)
+    assert p.returncode == 0, p.stderr
+    lines = out.read_text().splitlines()
+    assert len(lines) == 200
+    qrels = {(q, d): int(g) for q, _, d, g in (x.split() for x in (C / "qrels-test.txt").read_text().splitlines())}
+    positive = {q for (q, _), g in qrels.items() if g >= 1}
+    top = {n: {q: ordered(rows)[:10] for q, rows in _read(C / "lanes" / f"{n}.run", (2, 4)).items()} for n in lanes}
+    pairs = []
+    for line in lines:
+        fields = line.split(" ")
+        assert len(fields) == 4 and fields[1] == "0" and fields[3] == "-1", line
+        q, d = fields[0], fields[2]
+        assert qrels.get((q, d), -1) < 0, line  # unjudged
+        assert q in positive, line
+        assert any(d in top[n].get(q, []) for n in lanes), line
+        pairs.append((q, d))
+    assert len(set(pairs)) == 200
+    raw = read_qrels(str(out))
+    assert len(raw.qid) == 200 and set(np.asarray(raw.grade).tolist()) == {-1}
+    ws = Workspace.load([("bm25", str(C / "lanes" / "bm25.run"))], str(out), LoadSettings())
+    assert int((ws.judgments.grade >= 0).sum()) == 0  # nothing in it counts as judged
+    d = json.loads(js.read_text())
+    assert [(x["qid"], x["doc"]) for x in d["pairs"]] == pairs and d["candidates"] >= 200
+    assert {"p@10", "ndcg@10", "recall@5"} <= set(d["metrics"]) and len(d["changes"]) == 3 * len(d["metrics"])
+    assert all(c["holes_after"] <= c["holes_before"] and c["gap_after"] <= c["gap_before"] + 1e-12 for c in d["changes"])
+    assert sum(c["holes_before"] - c["holes_after"] for c in d["changes"]) > 0
+    # the same inputs give the same bytes
+    p2 = run_cli(*args, "--out", tmp_path / "again.qrels")
+    assert p2.returncode == 0 and (tmp_path / "again.qrels").read_bytes() == out.read_bytes()
+
+
+def _judged(j, pairs, truth):
+    """``j`` with each (qid code, doc code) of ``pairs`` given its grade in ``truth`` (0 when
+    the full qrels do not hold it)."""
+    from rankscope_tui.kernel.measures.coverage import with_pairs
+
+    by_grade: dict[int, list[tuple[int, int]]] = {}
+    for p in pairs:
+        by_grade.setdefault(truth.get(p, 0), []).append(p)
+    for g, ps in sorted(by_grade.items()):
+        a = np.asarray(ps, dtype=np.int64)
+        j = with_pairs(j, a[:, 0], a[:, 1], g)
+    return j
+
+
+def test_judging_the_suggested_pairs_narrows_the_bounds_more_than_random_pairs(tmp_path):
+    """Simulation: half of Cranfield's test judgments (seed 7) are hidden and serve as the
+    truth. With the visible half, ``pool`` suggests 200 pairs; judging them from the truth
+    (a pair the full qrels lack is non-relevant) leaves a smaller total bound gap (sum over
+    lanes and measures of the mean gap over the visible positives) than judging 200 pairs
+    drawn at random from the same candidates (depth-k pooling's set), for each of 5 seeds."""
+    import random
+
+    from rankscope_tui.kernel.instruments.pool import suggest
+    from rankscope_tui.kernel.measures.coverage import hole_rows, lane_coverage
+    from rankscope_tui.kernel.settings import PoolSettings
+
+    C = shared_path("cranfield")
+    full = [x.split() for x in (C / "qrels-test.txt").read_text().splitlines()]
+    rng = random.Random(7)
+    visible = [x for x in full if rng.random() < 0.5]
+    qrels = tmp_path / "visible.qrels"
+    qrels.write_text("".join(" ".join(x) + "\n" for x in visible))
+    lanes = ("bm25", "tfidf", "dense")
+    metrics = tuple(parse_metrics("p@10,ndcg@10,recall@10,hit@10"))
+    ws = Workspace.load([(n, str(C / "lanes" / f"{n}.run")) for n in lanes], str(qrels), LoadSettings(metrics=metrics))
+    idx, docs = ws.qid_index, {str(d): i for i, d in enumerate(ws.docs)}
+    truth = {(idx[q], docs[d]): int(g) for q, _, d, g in full if q in idx and d in docs}
+    pos = ws.positives
+
+    def total_gap(j) -> float:
+        return sum(float(lane_coverage(ws.lanes[n], j, metrics, ws.n_queries, 1).gap(m.key)[pos].mean())
+                   for n in lanes for m in metrics)
+
+    result = suggest(ws, PoolSettings(budget=200))
+    chosen = [(idx[p.qid], docs[p.doc]) for p in result.pairs]
+    before, suggested = total_gap(ws.judgments), total_gap(_judged(ws.judgments, chosen, truth))
+    positive = np.zeros(ws.n_queries, dtype=bool)
+    positive[pos] = True
+    candidates = set()
+    for n in lanes:
+        L = ws.lanes[n]
+        rows = np.flatnonzero(hole_rows(L, ws.judgments.grade_of(L.qid, L.doc), 10) & positive[L.qid])
+        candidates |= set(zip(L.qid[rows].tolist(), L.doc[rows].tolist()))
+    assert set(chosen) <= candidates and len(candidates) == result.candidates
+    randoms = []
+    for seed in range(5):
+        picked = random.Random(seed).sample(sorted(candidates), 200)
+        randoms.append(total_gap(_judged(ws.judgments, picked, truth)))
+    print(f"total bound gap: before {before:.4f}, suggested {suggested:.4f}, random {[round(r, 4) for r in randoms]}")
+    assert suggested < min(randoms) < before
+
+
+def test_pool_bad_input_is_one_line_exit_2(tmp_path):
+    from support import run_cli
+
+    qrels, base, cand = _hand_case(tmp_path)
+    for extra, words in ((["--budget", "0"], "--budget"), (["--pool-lane", "nope"], "unknown lane 'nope'"),
+                         (["--metrics", "rr"], "cutoff")):
+        p = run_cli("pool", "--lane", f"base={base}", "--qrels", qrels, *extra, "--out", tmp_path / "x.qrels")
+        assert p.returncode == 2, (extra, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1 and words in p.stderr, p.stderr
+        assert not (tmp_path / "x.qrels").exists()
+
+
+def test_api_pool_equals_the_command_line(tmp_path):
+    """``rs.pool`` gives the pairs ``pool --json`` writes, and ``pool_qrels`` the --out file."""
+    import json
+
+    from support import run_cli
+
+    import rankscope_tui as rs
+
+    qrels, base, cand = _hand_case(tmp_path)
+    got = rs.pool(qrels, {"base": base, "cand": cand}, budget=5, measures="p@2,rr@2")
+    p = run_cli("pool", "--lane", f"base={base}", "--lane", f"cand={cand}", "--qrels", qrels, "--metrics", "p@2,rr@2",
+                "--budget", "5", "--json", tmp_path / "p.json", "--out", tmp_path / "p.qrels")
+    assert p.returncode == 0, p.stderr
+    assert got == json.loads((tmp_path / "p.json").read_text())
+    assert rs.pool_qrels(got) == (tmp_path / "p.qrels").read_text()
+    # every candidate's u is the only hole of its query (equal shares): ties by rank, then query id
+    assert [(x["qid"], x["doc"]) for x in got["pairs"]] == [(f"q{i}", "u") for i in range(5)]
+    assert got["candidates"] == 8

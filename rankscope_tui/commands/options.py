@@ -24,7 +24,7 @@ FLAGS = {
     "margin": "--margin", "mutual": "--mutual", "min_delta": "--min-delta", "step": "--step",
     "metrics": "--metrics", "objective": "--objective", "run_columns": "--run-columns",
     "qrels_columns": "--qrels-columns",
-    "deltas": "--delta", "powers": "--power", "family_size": "--family-size",
+    "deltas": "--delta", "powers": "--power", "family_size": "--family-size", "budget": "--budget",
 }
 
 

@@ -90,12 +90,13 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "write_goldens": ("instruments.goldens", "write_lines"),
     "check_goldens": ("instruments.goldens", "check"),
     "plan_queries": ("instruments.plan", "plan_queries"),
+    "suggest_pool": ("instruments.pool", "suggest"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "judge", "judge_rule", "load", "load_tables", "plan_compare",
-    "plan_queries", "prepare", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
+    "plan_queries", "prepare", "suggest_pool", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
     "tally_rules", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"

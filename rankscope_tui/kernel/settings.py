@@ -387,3 +387,19 @@ class PlanSettings:
     def alpha(self) -> float:
         """α per planned test: (1 − confidence)/family_size."""
         return (1.0 - self.confidence) / self.family_size
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """One ``pool`` call (``kernel.instruments.pool``): how many (query, doc) pairs to
+    suggest for judging, and the lanes whose top k they are drawn from (() = every input
+    lane)."""
+
+    budget: int = 100
+    lanes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _at_least_one("budget", self.budget)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"budget": self.budget, "lanes": list(self.lanes)}
