@@ -16,6 +16,23 @@ VIEWS: list[tuple[str, str]] = [
     ("query", "Query"),
 ]
 
+#: Views reached by a letter key rather than a number (not on the numbered bar): (mode, title, key).
+LETTER_VIEWS: list[tuple[str, str, str]] = [
+    ("judgments", "Judgments", "j"),
+]
+
+
+def view_key(mode: str) -> str:
+    """The key that shows view ``mode``: its number on the bar, or its letter."""
+    numbered = [m for m, _ in VIEWS]
+    if mode in numbered:
+        return str(numbered.index(mode) + 1)
+    return next(k for m, _, k in LETTER_VIEWS if m == mode)
+
+
+def view_title(mode: str) -> str:
+    return dict(VIEWS).get(mode) or next(t for m, t, _ in LETTER_VIEWS if m == mode)
+
 
 #: mode -> (module, class) of its screen; a module is imported when its view is first shown
 #: (the Compare view's statistics pull in scipy: a third of a second no start should pay)
@@ -29,6 +46,7 @@ SCREEN_CLASSES: dict[str, tuple[str, str]] = {
     "compare": ("compare", "CompareScreen"),
     "verdicts": ("verdicts", "VerdictsScreen"),
     "query": ("query", "QueryScreen"),
+    "judgments": ("judgments", "JudgmentsScreen"),
 }
 
 
@@ -43,7 +61,7 @@ def screen_class(mode: str) -> type:
 def view_screens() -> dict:
     """Mode name -> a factory of its screen, in key order (Textual's ``MODES`` accepts a
     callable): a view's module is imported when the view is first shown."""
-    return {mode: partial(_make_screen, mode) for mode, _ in VIEWS}
+    return {mode: partial(_make_screen, mode) for mode in [m for m, _ in VIEWS] + [m for m, _, _ in LETTER_VIEWS]}
 
 
 def _make_screen(mode: str):

@@ -17,7 +17,7 @@ from ..state import DashboardOptions, DashboardState
 from ..widgets.footer import ViewFooter
 from ..widgets.textual_private import TunedApp, adopt_current_styles, styles_current
 from ..widgets.viewbar import ViewBar
-from . import VIEWS
+from . import VIEWS, view_key, view_title
 
 
 class DashboardApp(TunedApp):
@@ -89,8 +89,7 @@ class ViewScreen(Screen):
         self._stale = True
         self._draws_pending = 0  # parts drawn in a later frame (``draw_after_refresh``)
         self.narrow = False
-        i = [m for m, _ in VIEWS].index(self.VIEW) + 1
-        self.title = f"{i} {dict(VIEWS)[self.VIEW]}"
+        self.title = f"{view_key(self.VIEW)} {view_title(self.VIEW)}"
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◎")

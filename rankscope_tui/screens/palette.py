@@ -11,7 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from ..widgets.dialogs import safe_dismiss
 from ..widgets.safe import text as plain_text
 from ..widgets.textual_private import GuardedCommandPalette
-from . import VIEWS
+from . import LETTER_VIEWS, VIEWS
 from .base import DashboardApp
 
 _K = re.compile(r"(?:^|\b)(?:set\s+)?k\s*=?\s*(\d+)\s*$", re.I)
@@ -24,6 +24,8 @@ class RankscopeCommands(Provider):
         app = cast(DashboardApp, self.app)  # the provider runs in the dashboard app
         for i, (mode, title) in enumerate(VIEWS, 1):
             yield f"view: {i} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {i})"
+        for mode, title, key in LETTER_VIEWS:
+            yield f"view: {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {key})"
         yield "export report…", app.action_export, "write report.json, markdown, LaTeX, text or per-query CSV (key e)"
         yield "go to query…", app.action_search, "find a query by qid or text (key /)"
         yield "open file…", app.action_open, "open a lane, qrels, strata, query or doc texts, corpus (key o)"
