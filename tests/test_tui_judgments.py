@@ -112,3 +112,32 @@ def test_snapshot_judgments(snap_compare, demo_options, loaded, size):
         await picture_ready(app, pilot)
 
     assert snap_compare(make_app(demo_options, loaded), terminal_size=size, run_before=run_before)
+
+
+async def test_judgments_view_shows_markup_in_names_and_texts_verbatim(tmp_path):
+    """A lane, doc ids and doc texts holding markup are shown as they are: the lane table,
+    the queries' title and the unjudged hits with their texts."""
+    from rankscope_tui.app import RankscopeApp
+    from rankscope_tui.commands.tui import parse_args, state_from_args
+    from rankscope_tui.state import DashboardState
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 r 1\nq2 0 r 1\n")
+    run = tmp_path / "run"
+    docs = {"[b]u1": "[@click=app.quit]press[/] now", "u[/]2": "a [citation needed] claim"}
+    run.write_text("".join(f"{q} Q0 {d} {i + 1} {9 - i} t\n" for q in ("q1", "q2")
+                           for i, d in enumerate(["[b]u1", "r", "u[/]2"])))
+    texts = tmp_path / "docs.tsv"
+    texts.write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()), encoding="utf-8")
+    options = state_from_args(parse_args(["--lane", f"[b]lane[i]={run}", "--qrels", str(qrels), "--docs", str(texts),
+                                          "--metrics", "p@3", "--resamples", "0"])).options
+    app = RankscopeApp(DashboardState(options, source_label="markup"))
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_judgments(app, pilot)
+        lane = "[b]lane[i]"
+        assert screen.lane == lane and lane in shown(screen.query_one("#jd-lanes"))
+        assert lane in str(screen.query_one("#jd-q-title").render())
+        hits = shown(screen.query_one("#jd-hits"))
+        for d, t in docs.items():
+            assert d in hits and t in hits, hits
+        assert app.is_running and app._exception is None
