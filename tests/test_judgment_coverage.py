@@ -451,3 +451,15 @@ def test_api_pool_equals_the_command_line(tmp_path):
     # every candidate's u is the only hole of its query (equal shares): ties by rank, then query id
     assert [(x["qid"], x["doc"]) for x in got["pairs"]] == [(f"q{i}", "u") for i in range(5)]
     assert got["candidates"] == 8
+
+
+def test_compare_bounds_cover_a_measure_outside_the_workspace_set(tmp_path):
+    """A compared measure the workspace was not loaded with (ap here) gets its bounds too."""
+    import rankscope_tui as rs
+
+    qrels, base, cand = _hand_case(tmp_path)
+    row = rs.compare(qrels, {"base": base, "cand": cand}, measures="ap").rows[0]
+    jb = row.judgment_bounds
+    # ap = rr here (one relevant doc): 1 vs 1/2 observed, 1 vs 1 with u relevant (R grows to 2:
+    # the candidate's ap is (1/1 + 2/2) / 2 = 1)
+    assert jb is not None and (jb.delta_nonrelevant, jb.delta_relevant) == pytest.approx((-0.5, 0.0))

@@ -262,7 +262,7 @@ def _judgment_bounds(ws: PerQuery, plan: ComparePlan, settings: CompareSettings,
     """Each row with its :class:`~..statistics.verdict.JudgmentBounds`: the family decided
     again with both lanes' unjudged hits (within each measure's cutoff) counted non-relevant
     and counted relevant (``measures.coverage``). Only at doc level on a workspace with
-    ranked rows, for the workspace's measures; other rows keep ``judgment_bounds=None``. A
+    ranked rows, for every compared measure; other rows keep ``judgment_bounds=None``. A
     row whose lanes have no hole on any positive keeps its statistics at both bounds."""
     from ..statistics.verdict import JudgmentBounds
 
@@ -271,7 +271,8 @@ def _judgment_bounds(ws: PerQuery, plan: ComparePlan, settings: CompareSettings,
         return result
     q = ws.positives
     resamples, seed, confidence = _resampling(settings)
-    known = {m.key for m in ws.settings.metrics}
+    mset = ws.metric_set(dict.fromkeys(r.metric for r in rows))  # the workspace's measures and the compared ones
+    known = {m.key for m in mset}
     bounds: dict[str, list[RowInput]] = {"nonrelevant": [], "relevant": []}
     holes: list[int] = []
     for r in rows:
@@ -280,13 +281,13 @@ def _judgment_bounds(ws: PerQuery, plan: ComparePlan, settings: CompareSettings,
             bounds["nonrelevant"].append(r)
             bounds["relevant"].append(r)
             continue
-        bc, cc = cov_of(r.baseline), cov_of(r.candidate)
+        bc, cc = cov_of(r.baseline, mset), cov_of(r.candidate, mset)
         n = int(((bc.holes[r.metric][q] > 0) | (cc.holes[r.metric][q] > 0)).sum())
         holes.append(n)
         for side in bounds:
             values = (getattr(bc, "as_" + side)[r.metric][q], getattr(cc, "as_" + side)[r.metric][q])
-            if not n or (np.array_equal(values[0], ws.per_query(r.baseline)[r.metric][q])
-                         and np.array_equal(values[1], ws.per_query(r.candidate)[r.metric][q])):
+            if not n or (np.array_equal(values[0], ws.per_query(r.baseline, "doc", mset)[r.metric][q])
+                         and np.array_equal(values[1], ws.per_query(r.candidate, "doc", mset)[r.metric][q])):
                 bounds[side].append(r)  # the bound is the observed value: the observed statistics
                 continue
             stats = paired_statistics(values[0], values[1], qids, resamples=resamples, seed=seed,
