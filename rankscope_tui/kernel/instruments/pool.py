@@ -59,6 +59,8 @@ from ..settings import PoolSettings
 if TYPE_CHECKING:
     from ..workspace.loaded import Workspace
 
+SCHEMA = "rankscope.pool/1"
+
 #: The grade written for every suggested pair: trec_eval's "in the pool, not judged".
 PLACEHOLDER_GRADE = -1
 
@@ -117,7 +119,7 @@ class PoolResult:
         return "".join(f"{p.qid} 0 {p.doc} {PLACEHOLDER_GRADE}\n" for p in self.pairs)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"rule": RULE, "placeholder_grade": PLACEHOLDER_GRADE, "settings": self.settings.as_dict(),
+        return {"schema": SCHEMA, "rule": RULE, "placeholder_grade": PLACEHOLDER_GRADE, "settings": self.settings.as_dict(),
                 "lanes": list(self.lanes), "metrics": list(self.metrics), "queries": self.queries,
                 "candidates": self.candidates, "suggested": len(self.pairs),
                 "pairs": [p.as_dict() for p in self.pairs], "changes": [c.as_dict() for c in self.changes]}
@@ -189,4 +191,4 @@ def suggest(ws: Workspace, settings: PoolSettings) -> PoolResult:
                       tuple(changes))
 
 
-__all__ = ["PLACEHOLDER_GRADE", "RULE", "LaneChange", "PoolPair", "PoolResult", "suggest"]
+__all__ = ["PLACEHOLDER_GRADE", "RULE", "SCHEMA", "LaneChange", "PoolPair", "PoolResult", "suggest"]
