@@ -47,6 +47,18 @@ def cranfield_args(c: Path) -> list[str]:
                    "--strata", str(c / "strata.tsv")]
 
 
+def stacks(session: str) -> str:
+    """The app's thread stacks, by py-spy when it is installed (what a stuck app is doing)."""
+    import shutil
+
+    if shutil.which("py-spy") is None:
+        return ""
+    shell = tmux("list-panes", "-t", session, "-F", "#{pane_pid}", check=False).strip()
+    kids = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True).stdout.split()
+    out = [subprocess.run(["py-spy", "dump", "--pid", k], capture_output=True, text=True).stdout for k in kids]
+    return "\n".join(["", "py-spy:", *out])
+
+
 def storm(seed: int, n_keys: int, argv: list[str], size: tuple[int, int], workdir: Path) -> str | None:
     """One storm; None when it passed, else what went wrong."""
     rng = random.Random(seed)
@@ -81,16 +93,28 @@ def storm(seed: int, n_keys: int, argv: list[str], size: tuple[int, int], workdi
                     return f"the app ended after action {i + 1}:\n{shown}"
                 if "Traceback" in shown:
                     return f"a traceback after action {i + 1}:\n{shown}"
-        for _ in range(6):  # close what the storm opened, then quit
+        # close what the storm opened, then quit. A palette command chosen by the storm
+        # (e.g. the theme picker) can open after the first Escapes were handled: Escape
+        # is sent until no search field is on screen
+        deadline = time.monotonic() + 20
+        for _ in range(6):
             tmux("send-keys", "-t", session, "Escape", check=False)
             time.sleep(0.2)
+        while "🔎" in screen(session) and time.monotonic() < deadline:
+            tmux("send-keys", "-t", session, "Escape", check=False)
+            time.sleep(0.5)
         tmux("send-keys", "-t", session, "1", check=False)
         time.sleep(0.5)
         tmux("send-keys", "-t", session, "q", check=False)
-        deadline = time.monotonic() + 20
+        asked = time.monotonic()
         while not status.exists():
-            if time.monotonic() > deadline:
-                return f"`q` did not end the app within 20 s:\n{screen(session)}"
+            if time.monotonic() > asked + 20:
+                shown = screen(session) + stacks(session)
+                while not status.exists() and time.monotonic() < asked + 90:  # slow, or stuck?
+                    time.sleep(0.5)
+                took = f"it ended {time.monotonic() - asked:.0f} s after `q`" if status.exists() else \
+                    "it had not ended 90 s after `q`"
+                return f"`q` did not end the app within 20 s ({took}):\n{shown}"
             time.sleep(0.2)
         code = status.read_text().strip()
         time.sleep(0.3)

@@ -1,8 +1,9 @@
 """rankscope: an instrument for looking inside retrieval rankings.
 
 The Python API (``rankscope_tui.api``, Textual-free) is reachable from the package:
-``rankscope_tui.evaluate``, ``compare``, ``paired``, ``plan``, ``iter_calc``, ``calc_aggregate``,
-``canonical_key``.
+``rankscope_tui.evaluate``, ``compare``, ``paired``, ``plan``, ``agree``, ``iter_calc``, ``calc_aggregate``,
+``canonical_key``, and the lesson page's functions ``rank_of`` (lesson 02), ``sweep``,
+``margin_sweep``, ``operating_point`` (lesson 11) and ``calibrate`` (lessons 08 and 11).
 It is imported on first use, so ``import rankscope_tui`` (and the command line's start)
 loads nothing but this file.
 """
@@ -11,8 +12,9 @@ loads nothing but this file.
 __version__ = "0.1.0"
 
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
-__all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "iter_calc", "calc_aggregate", "canonical_key", "tables",
-           "Evaluation", "Comparison", "Paired", "Metric", "InputError"]
+__all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
+           "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
+           "Paired", "Metric", "InputError"]
 
 
 def __getattr__(name: str):

@@ -44,8 +44,9 @@ if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
     from .kernel.workspace.per_query_tables import TableWorkspace
 
-__all__ = ["evaluate", "compare", "paired", "pool", "pool_qrels", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation",
-           "Comparison", "Paired", "Metric", "InputError"]
+__all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
+           "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
+           "Paired", "Metric", "InputError"]
 
 
 class Metric(NamedTuple):
@@ -214,7 +215,7 @@ def _looks_like_records(x) -> bool:
 
 #: The API's parameter for each setting whose name differs from it (every other setting
 #: is the parameter of its own name: ``min_delta``, ``relevant``, ``confidence``, ...).
-PARAMETERS = {"metrics": "measures"}
+PARAMETERS = {"metrics": "measures"}  # (the other settings' fields are the API's parameter names)
 #: The command line's options the kernel's name checks name (``measures.names``), as the
 #: API's parameters: an API error never tells the caller to use a flag.
 OPTION_PARAMETERS = {"--metrics": "measures", "--metric": "measures"}
@@ -612,6 +613,153 @@ def pool_qrels(result: dict) -> str:
     """The file to judge of a :func:`pool` result: ``qid 0 docid -1`` per pair, in priority order."""
     g = result["placeholder_grade"]
     return "".join(f"{p['qid']} 0 {p['doc']} {g}\n" for p in result["pairs"])
+# --------------------------------------------------------------------------- agree
+
+
+def agree(qrels_a, qrels_b, runs=None, measures=DEFAULT_METRIC, *, strata=(), weights: str = "linear",
+          grades: tuple[int, int] | None = None, ppi: bool = False, relevant: int = 1, depth: int | None = None,
+          resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> dict:
+    """``rankscope agree``: how far the labels of ``qrels_b`` agree with the reference
+    ``qrels_a`` (paths), and, with ``runs`` (a path, a list of paths or ``{name: path}``),
+    each run's mean of ``measures`` under both, Kendall's τ and τ_AP between the orders and,
+    with ``ppi``, prediction-powered means (``kernel.instruments.agree``). Returns the
+    ``agree --out`` dict. ``weights``: the weighted κ the strata table shows ("linear" or
+    "quadratic"); ``grades``: a declared common scale (lo, hi)."""
+    from .kernel import agree as run_agree
+    from .kernel.measures import parse_metrics
+    from .kernel.settings import AgreeSettings, LoadSettings
+
+    names = [measures] if isinstance(measures, str) else list(measures)
+    with _parameter_words():
+        settings = AgreeSettings(weights=weights, ppi=ppi, grades=grades, metrics=tuple(names))
+        load = LoadSettings(metrics=tuple(parse_metrics(",".join(settings.metrics), "measures")), relevant=relevant,
+                            depth=depth, resamples=resamples, seed=seed, confidence=confidence)
+    lanes: list[tuple[str | None, str]] = []
+    for name, run in ([] if runs is None else _named_runs(runs)):
+        if not isinstance(run, (str, bytes, os.PathLike)):
+            raise InputError("agree reads runs from files: give a path, a list of paths or {name: path}", "runs")
+        lanes.append((name, os.fsdecode(run)))
+    strata = [strata] if _is_path(strata) else list(strata or ())
+    return run_agree(os.fsdecode(qrels_a), os.fsdecode(qrels_b), settings, load, lanes,
+                     [os.fsdecode(s) for s in strata]).as_dict()
+
+
+# --------------------------------------------------------------------------- the lessons' functions
+# Thin fronts over the kernel for the functions the lesson page (seed 003) names; each
+# builds a workspace from API inputs exactly as ``evaluate`` does and returns the kernel's
+# own result, so the numbers are the command line's.
+
+
+def _one_run(qrels, run, relevant: int, depth: int | None, group_sep: str | None = None,
+             confidence: float = DEFAULT_CONFIDENCE, strata=()) -> tuple[Workspace, str]:
+    """A workspace over one run (any API input, or a ``{name: run}`` dict of one), and its lane name."""
+    ws = workspace(qrels, run, _settings(None, relevant, depth, group_sep, DEFAULT_RESAMPLES, DEFAULT_SEED,
+                                         confidence), strata)
+    if len(ws.input_lanes) != 1:
+        raise InputError(f"one run is needed here, got {len(ws.input_lanes)}", "run")
+    return ws, ws.input_lanes[0]
+
+
+def rank_of(qrels, run, level: str = "doc", *, relevant: int = 1, depth: int | None = None,
+            group_sep: str | None = None) -> dict[str, int]:
+    """Lesson 02 ("A rank has a level"): per judged query (positives and in-domain
+    negatives, ids as the qrels write them), the 1-based position of the first relevant
+    hit in ``run``, and 0 for a miss (a sentinel: test ``0 < r <= k``).
+
+    The run is ordered by score, descending, ties broken on the doc id descending (as
+    bytes), as trec_eval does; the rank column is not trusted (lesson 01). A hit is
+    relevant when its grade is at least ``relevant``. ``level="group"`` (with
+    ``group_sep``): the first hit whose group (the doc id up to ``group_sep``) holds a
+    relevant document, so "right document?" rather than "right passage?". Kernel:
+    ``measures.first_relevant_rank`` through ``Workspace.first_relevant_rank``."""
+    if level not in ("doc", "group"):
+        raise InputError(f"level must be 'doc' or 'group', not {level!r}", "level")
+    if level == "group" and not group_sep:
+        raise InputError("level='group' needs group_sep (the separator between a group and its passages)", "group_sep")
+    import numpy as np
+
+    ws, lane = _one_run(qrels, run, relevant, depth, group_sep)
+    ranks = ws.first_relevant_rank(lane, level)
+    judged = np.sort(np.concatenate([ws.positives, ws.negatives]))
+    return {str(ws.qids[q]): int(ranks[q]) for q in judged.tolist()}
+
+
+def sweep(qrels, run, *, relevant: int = 1, depth: int | None = None, margin: float | None = None,
+          confidence: float = DEFAULT_CONFIDENCE):
+    """Lesson 11 ("The gate: FNIR at a fixed FPIR"): the floor sweep of ``run``'s top scores
+    (``kernel.gate.sweep``, a ``Sweep``). Candidates are the distinct finite top scores of
+    the positives and in-domain negatives, then +inf. At floor x a query is accepted when
+    it is retrieved and its top score is >= x (and, with ``margin``, top minus runner-up
+    >= margin); FNIR = (rejected + wrong accepts) / positives (a wrong accept, a relevant
+    answer missing from position 1, counts as a miss: 1:N identification) and FPIR =
+    accepted negatives / negatives, each with a Wilson interval at ``confidence``. Each
+    outcome class is sorted once and each floor is one bisection: O((n + m) log(n + m))."""
+    from .kernel import gate as G
+
+    ws, lane = _one_run(qrels, run, relevant, depth, confidence=confidence)
+    with _parameter_words():
+        from .kernel.settings import GateSettings
+
+        GateSettings(margin=margin)  # the command line's check of a margin
+    return G.sweep(ws.top_scores(lane), ws.positives, {"in_domain": ws.negatives}, margin=margin, confidence=confidence)
+
+
+def margin_sweep(qrels, run, *, relevant: int = 1, depth: int | None = None, confidence: float = DEFAULT_CONFIDENCE):
+    """Lesson 11 ("The gate: FNIR at a fixed FPIR"): the sweep of the margin alone (top score minus runner-up; no floor),
+    ``kernel.gate.margin_sweep``. Candidates are the distinct finite margins of the
+    positives and in-domain negatives, then +inf; a lone hit has an infinite margin and
+    passes every candidate, +inf included, which is why a margin alone cannot drive FPIR
+    to zero."""
+    from .kernel import gate as G
+
+    ws, lane = _one_run(qrels, run, relevant, depth, confidence=confidence)
+    return G.margin_sweep(ws.top_scores(lane), ws.positives, {"in_domain": ws.negatives}, confidence=confidence)
+
+
+def operating_point(sweep, target_fpir: float = 0.05, conservative: bool = False,
+                    confidence: float = DEFAULT_CONFIDENCE):
+    """Lesson 11 ("The gate: FNIR at a fixed FPIR"): the lowest floor of a :func:`sweep` whose FPIR is at most ``target_fpir``,
+    on the point estimate or, ``conservative``, on the Wilson upper bound at
+    ``confidence`` (``kernel.gate.operating_point``). FPIR does not increase with the
+    floor, so the first qualifying candidate is the answer; none qualifying gives +inf
+    (reject all) with the reason. Picked on calibration negatives it is a threshold;
+    picked on the negatives reported, tuning."""
+    from .kernel import gate as G
+    from .kernel.settings import GateSettings
+
+    try:
+        GateSettings(fpir=target_fpir)  # the command line's range for --fpir
+    except SettingError as exc:
+        raise exc.named({"fpir": "target_fpir"}) from None
+    return G.operating_point(sweep, target_fpir, conservative, confidence)
+
+
+def calibrate(qrels=None, runs=None, *, gate_on: str | None = None, fpir: float = 0.05, conservative: bool = False,
+              miss_rate: float = 0.05, mutual: int | None = None, step: float = 0.1, objective: str = DEFAULT_METRIC,
+              folds: int | None = None, strata=(), relevant: int = 1, depth: int | None = None,
+              group_sep: str | None = None, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> dict:
+    """``rankscope calibrate`` (lessons 08 "Convex fusion, and fitting weights without
+    lying" and 11 "The gate"): the thresholds.json dict fitted on these calibration
+    queries: convex weights (the grid of weight vectors in multiples of ``step``, the
+    first with the best mean ``objective`` over the positives), the RRF k in force, and
+    with a gate (``gate_on``, or negatives in the qrels) the operating floor at
+    ``fpir``, the operating margin, the null and conformal floors, mutual r.
+
+    ``folds`` K: K-fold cross-validation of every fitted value (``calibrate --folds``):
+    the calibration queries are dealt into K folds from ``seed``, stratified by query
+    class and the ``strata`` labels; the result's ``folds`` block holds, per fold, the
+    values fitted on the other folds and their score on it, the spread over folds and
+    the pooled held-out scores. The values outside ``folds`` are always the fit on all
+    queries."""
+    from .kernel import calibrate as kernel_calibrate
+    from .kernel.settings import CalibrationSettings, GateSettings
+
+    with _parameter_words():  # checked before any input is read
+        gate = GateSettings(gate_on=gate_on, fpir=fpir, conservative=conservative, miss_rate=miss_rate, mutual=mutual)
+        cal = CalibrationSettings(step=step, objective=objective, folds=folds)
+    ws = workspace(qrels, runs, _settings(None, relevant, depth, group_sep, DEFAULT_RESAMPLES, seed, confidence), strata)
+    with _parameter_words():
+        return kernel_calibrate(ws, gate, cal)
 
 
 # --------------------------------------------------------------------------- paired

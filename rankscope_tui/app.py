@@ -39,7 +39,7 @@ from .state import DashboardState, error_line, evaluate, start_loading
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
-from .widgets.textual_private import SelectOverlay, is_exiting, screen_stacks
+from .widgets.textual_private import SelectOverlay, guard_paste_end, is_exiting, screen_stacks
 
 if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
@@ -562,6 +562,7 @@ def exit_status(app: RankscopeApp) -> int:
 
 
 def run(state: DashboardState) -> int:
+    guard_paste_end()
     app = RankscopeApp(state)
     try:
         app.run()

@@ -59,8 +59,9 @@ def _signal_dispositions_put_back():
         if now is not handler and handler is not None:
             if now is signal.SIG_IGN:
                 import os
-                import sys
+                import warnings
 
-                sys.stderr.write(f"conftest: {os.environ.get('PYTEST_CURRENT_TEST', '?')} left "
-                                 f"{signal.Signals(n).name} ignored; put back\n")
+                # a warning, so the summary at the end of the run names the test
+                warnings.warn(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')} left "
+                              f"{signal.Signals(n).name} ignored; put back", stacklevel=1)
             signal.signal(n, handler)

@@ -185,3 +185,79 @@ def test_no_undefined_value_in_any_format(lesson, fmt):
         p = run(tmp, *args)
         assert p.returncode == 0, p.stderr
         readable(p)
+
+
+# --------------------------------------------------------------------------- the README's walkthrough
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BEGIN, END = "<!-- lesson 15 walkthrough: begin -->", "<!-- lesson 15 walkthrough: end -->"
+
+
+def readme_commands() -> list[str]:
+    """The shell commands of the README's lesson-15 block, in order: comments and blank
+    lines dropped, continuation lines joined, a here-document kept whole."""
+    text = README.read_text(encoding="utf-8")
+    assert BEGIN in text and END in text, "README.md has lost its lesson-15 walkthrough markers"
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    lines = block.strip().removeprefix("```sh").removesuffix("```").strip("\n").splitlines()
+    commands: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if "<<'" in line:  # a here-document: up to its delimiter line
+            delim = line.split("<<'", 1)[1].split("'", 1)[0]
+            body = [line]
+            while lines[i] != delim:
+                body.append(lines[i])
+                i += 1
+            body.append(lines[i])
+            i += 1
+            commands.append("\n".join(body))
+            continue
+        while line.endswith("\\"):
+            line = line[:-1] + lines[i].strip()
+            i += 1
+        commands.append(line)
+    return commands
+
+
+def test_the_readme_walkthrough_is_the_lessons_commands():
+    cmds = readme_commands()
+    verbs = [c.split()[1] for c in cmds if c.startswith("rankscope ")]
+    assert verbs == ["evaluate", "calibrate", "evaluate", "verdict", "compare", "diff", "evaluate"]
+    assert any(c.startswith("cat > gates.json") for c in cmds)
+    # the lesson's own options are all there (step 1 adds --folds; the variants name the gate lane)
+    for words in ("--gate-on dense --depth 100 --conservative --folds 5 --out thresholds.json",
+                  "--thresholds thresholds.json --strata strata.tsv --blind no-overlap --format markdown --out report.json",
+                  "--candidate rrf --metric ndcg@10 --min-delta 0.02", "--fail-on-regression",
+                  "--group-sep '#' --cap 5 --document-first --mutual 3 --gate-on dense"):
+        assert any(words in c for c in cmds), words
+
+
+def test_the_readme_walkthrough_runs_as_printed(tmp_path):
+    """Each command of the README's block, run by a shell as printed (``rankscope`` being this
+    checkout's command line), in a directory of the Cranfield files under the lesson's names:
+    every command exits 0, prints nothing undefined, and the files it names are written."""
+    from support import cli_env
+
+    work = _cranfield(tmp_path)
+    env = cli_env()
+    shell_prelude = f'rankscope() {{ "{sys.executable}" -m rankscope_tui.cli "$@"; }}\n'
+    outputs = {}
+    for cmd in readme_commands():
+        p = subprocess.run(["bash", "-c", shell_prelude + cmd], cwd=work, capture_output=True, text=True, env=env,
+                           timeout=600)
+        assert p.returncode == 0, f"{cmd}\n{p.stderr}"
+        readable(p)
+        outputs[cmd.split("\n")[0]] = p.stdout
+    for name in ("gates.json", "baseline.json", "thresholds.json", "report.json"):
+        assert (work / name).stat().st_size > 0, name
+    th = json.loads((work / "thresholds.json").read_text())
+    assert th["folds"]["k"] == 5 and th["gate"]["floor"] is None  # +inf (reject all): 14 negatives, 73 needed
+    calibrate_text = next(v for k, v in outputs.items() if k.startswith("rankscope calibrate"))
+    assert "cross-validation: 5 folds" in calibrate_text and "operating floor +inf in every fold" in calibrate_text
+    compare_text = next(v for k, v in outputs.items() if k.startswith("rankscope compare"))
+    assert "inconclusive" in compare_text and "p_superiority = 0.9517" in compare_text  # the README's lesson-12 case

@@ -29,6 +29,7 @@ EXPECTED = {
     "verdict --out": "rankscope.verdict/1",
     "plan --out": "rankscope.plan/1",
     "pool --json": "rankscope.pool/1",
+    "agree --out": "rankscope.agree/1",
 }
 
 
@@ -57,7 +58,10 @@ def payloads(demo_dir, tmp_path_factory) -> dict[str, Path]:
                                       "--out", d / "a.json"],
         "plan --out": ["plan", *lanes, *test_qrels, "--delta", "0.05", "--out", d / "p.json"],
         "pool --json": ["pool", *lanes, *test_qrels, "--budget", "5", "--json", d / "pool.json"],
+        "agree --out": ["agree", *test_qrels, "--qrels-b", d / "second-qrels.txt", *lanes, "--resamples", "99",
+                        "--out", d / "g.json"],
     }
+    (d / "second-qrels.txt").write_bytes((demo_dir / "qrels-test.txt").read_bytes())  # the same labels: kappa 1
     out = {}
     for name, argv in calls.items():
         rc = cli.main([str(a) for a in argv])

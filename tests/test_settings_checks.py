@@ -150,6 +150,10 @@ REFUSED = [
     (CalibrationSettings, {"step": 1.5}, "step"),
     (CalibrationSettings, {"step": 0.3}, "step"),  # 1/0.3 is not a whole number of grid points
     (CalibrationSettings, {"step": NAN}, "step"),
+    (CalibrationSettings, {"folds": 1}, "folds"),  # K-fold needs a fold to fit on and one to score on
+    (CalibrationSettings, {"folds": 0}, "folds"),
+    (CalibrationSettings, {"folds": 2.5}, "folds"),
+    (CalibrationSettings, {"folds": True}, "folds"),  # a bool is no count
 ]
 
 
@@ -179,6 +183,7 @@ ACCEPTED = [
     (DiffSettings, {"min_delta": 1e300, "resamples": 0, "confidence": 0.99}),
     (CalibrationSettings, {"step": 1.0}),
     (CalibrationSettings, {"step": 0.05}),
+    (CalibrationSettings, {"folds": 2}),
 ]
 
 

@@ -121,3 +121,61 @@ def test_helpers_on_a_fresh_app():
     assert TP.unicode_name_of_key("exclamation_mark") == "EXCLAMATION MARK"
     screen = Screen()
     assert TP.styles_current(screen) is False  # no running app: never current
+
+
+# ----------------------------------------------------------------------------- a paste that always ends
+
+
+def _keys(events) -> list[str]:
+    return [f"key:{e.key}" if hasattr(e, "key") else f"{type(e).__name__}:{getattr(e, 'text', '')}" for e in events]
+
+
+def _parse(parser, steps) -> list[str]:
+    """Feed ``steps`` (text, or a float: seconds to wait, then a tick) and collect the events."""
+    import time
+
+    out = []
+    for step in steps:
+        if isinstance(step, float):
+            time.sleep(step)
+            out += _keys(parser.tick())
+        else:
+            out += _keys(parser.feed(step))
+    return out
+
+
+def test_a_paste_end_marker_split_across_slow_reads_does_not_swallow_later_keys():
+    """The end marker ``ESC[201~`` in two reads further apart than Textual's escape delay
+    (a busy machine, a slow link) left Textual's parser in paste mode for good: ``q`` and
+    every later key vanished and the dashboard looked frozen (a tmux key storm under load)."""
+    from textual import constants
+
+    wait = constants.ESCAPE_DELAY + 0.05
+    got = _parse(TP.PasteSafeParser(), ["\x1b[200~1234567890\x1b", wait, "[201~", "q", wait, "1"])
+    assert got == ["Paste:1234567890", "key:q", "key:1"], got
+
+
+def test_a_lone_escape_is_still_the_escape_key():
+    from textual import constants
+
+    got = _parse(TP.PasteSafeParser(), ["a", "\x1b", constants.ESCAPE_DELAY + 0.05, "b"])
+    assert got == ["key:a", "key:escape", "key:b"], got
+
+
+def test_a_paste_whose_end_never_comes_is_ended_after_the_idle_time(monkeypatch):
+    monkeypatch.setattr(TP, "PASTE_IDLE_S", 0.2)
+    for fed in ("\x1b[200~see [/] here", "\x1b[200~see [/] here\x1b[20"):
+        got = _parse(TP.PasteSafeParser(), [fed, 0.05, 0.3, "q"])
+        assert got == ["Paste:see [/] here", "key:q"], (fed, got)
+
+
+def test_the_dashboard_drivers_build_the_paste_safe_parser():
+    import textual.drivers.linux_driver as linux
+    import textual.drivers.linux_inline_driver as inline
+
+    before = (linux.XTermParser, inline.XTermParser)
+    try:
+        TP.guard_paste_end()
+        assert linux.XTermParser is TP.PasteSafeParser and inline.XTermParser is TP.PasteSafeParser
+    finally:
+        linux.XTermParser, inline.XTermParser = before

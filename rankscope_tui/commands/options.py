@@ -24,7 +24,8 @@ FLAGS = {
     "margin": "--margin", "mutual": "--mutual", "min_delta": "--min-delta", "step": "--step",
     "metrics": "--metrics", "objective": "--objective", "run_columns": "--run-columns",
     "qrels_columns": "--qrels-columns",
-    "deltas": "--delta", "powers": "--power", "family_size": "--family-size", "budget": "--budget",
+    "deltas": "--delta", "powers": "--power", "family_size": "--family-size", "folds": "--folds", "budget": "--budget",
+    "weights": "--weights", "grades": "--grades",
 }
 
 

@@ -14,6 +14,7 @@ before it; ``tests/test_architecture.py`` holds the order):
 - ``measures``: one module per measure, the registry and the names users type.
 - ``settings``: every setting that changes a number, checked where it is made.
 - ``statistics``: intervals, resampling, paired tests, multiplicity, the verdict.
+- ``judgments``: two sets of labels for the same pairs: κ, rank correlations, PPI.
 - ``fusion``: RRF and convex fusion, and their calibration.
 - ``gate``: score floors, FNIR and FPIR, thresholds.json, the gate analysis.
 - ``attribution``: which lane found each positive's answer.
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .gate.analysis import analyse_gate
+    from .instruments.agree import agree, agreement_tables
     from .instruments.calibrate import calibrate
     from .instruments.compare import compare, compare_all_pairs, default_candidates, plan_compare, query_deltas
     from .instruments.comparison_log import append_log as append_comparison_log
@@ -52,8 +54,8 @@ if TYPE_CHECKING:  # the real signatures, for the type checker only
 #: The rooms, bottom first: a room imports only rooms before it (``tests/test_architecture.py``).
 #: Each is a sub-package whose docstring says what it owns, or one loose module (named in
 #: ``LOOSE`` with the reason it stands alone).
-ROOMS: tuple[str, ...] = ("errors", "parallel", "inputs", "ranking", "measures", "settings", "statistics", "fusion",
-                          "gate", "attribution", "workspace", "report", "instruments", "scale")
+ROOMS: tuple[str, ...] = ("errors", "parallel", "inputs", "ranking", "measures", "settings", "statistics", "judgments",
+                          "fusion", "gate", "attribution", "workspace", "report", "instruments", "scale")
 
 #: The kernel's loose modules, and why each is not in a room of its own stage.
 LOOSE: dict[str, str] = {
@@ -91,9 +93,12 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "check_goldens": ("instruments.goldens", "check"),
     "plan_queries": ("instruments.plan", "plan_queries"),
     "suggest_pool": ("instruments.pool", "suggest"),
+    "agree": ("instruments.agree", "agree"),
+    "agreement_tables": ("instruments.agree", "agreement_tables"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
+    "agree", "agreement_tables",
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "judge", "judge_rule", "load", "load_tables", "plan_compare",
     "plan_queries", "prepare", "suggest_pool", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",

@@ -322,16 +322,62 @@ class DiffSettings:
 
 
 @dataclass(frozen=True)
+class AgreeSettings:
+    """One ``agree`` call (``kernel.instruments.agree``) beside the workspace's
+    ``LoadSettings`` (metrics, relevant, seed, resamples, confidence).
+
+    ``weights``: the weighted κ the summary and the strata table show ("linear", the
+    default: a disagreement costs its grade distance; or "quadratic"); every weighting is
+    in the κ table either way. ``ppi``: A labels a random subset of B's pairs (the
+    prediction-powered means). ``grades``: a declared common scale (lo, hi), instead of
+    the rule that both qrels use the same lowest and highest grade. ``metrics``: the
+    measures the system tables show (canonical keys; the workspace computes them)."""
+
+    weights: str = "linear"
+    ppi: bool = False
+    grades: tuple[int, int] | None = None
+    metrics: tuple[str, ...] = (DEFAULT_METRIC,)
+
+    def __post_init__(self) -> None:
+        if not self.metrics:
+            raise InputError("no metric given", "--metrics")
+        object.__setattr__(self, "metrics", canonical_keys(self.metrics, "--metrics"))
+        if self.weights not in ("linear", "quadratic"):
+            raise SettingError("weights", f"must be linear or quadratic, got {self.weights!r}")
+        if self.grades is not None:
+            g = tuple(self.grades)
+            if len(g) != 2 or not (_is_int(g[0]) and _is_int(g[1])) or g[0] >= g[1]:
+                raise SettingError("grades", f"must be two integers LO:HI with LO < HI, got {self.grades!r}"[:200])
+            object.__setattr__(self, "grades", (int(g[0]), int(g[1])))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"weights": self.weights, "ppi": self.ppi,
+                "grades": None if self.grades is None else list(self.grades), "metrics": list(self.metrics)}
+
+
+@dataclass(frozen=True)
 class CalibrationSettings:
     """What ``calibrate`` fits besides the gate: the convex grid and its objective.
 
     The grid holds the weight vectors with coordinates in multiples of ``step`` summing
-    to 1, so 1/step must be a whole number N (within 1e-9) and 0 < step <= 1."""
+    to 1, so 1/step must be a whole number N (within 1e-9) and 0 < step <= 1.
+
+    ``folds`` K (None: no cross-validation) asks for K-fold cross-validation of every
+    fitted value (``instruments.calibrate.cross_validate``): an integer K >= 2; that K is
+    at most the number of calibration queries is checked where they are known."""
 
     step: float = DEFAULT_STEP
     objective: str = DEFAULT_METRIC
+    folds: int | None = None
 
     def __post_init__(self) -> None:
+        if self.folds is not None:
+            import numbers
+
+            if isinstance(self.folds, bool) or not isinstance(self.folds, numbers.Integral) or self.folds < 2:
+                raise SettingError("folds", "must be an integer >= 2 (K-fold cross-validation needs a fold "
+                                   f"to fit on and one to score on), got {self.folds!r}")
+            object.__setattr__(self, "folds", int(self.folds))
         s = _real(self.step)
         if s is None or not (math.isfinite(s) and 0 < s <= 1):
             raise SettingError("step", f"step must be in (0, 1], got {self.step!r}")

@@ -73,5 +73,77 @@ def calibrate_text(data: dict, out_path: str) -> str:
                        f"from a batch of {ms.get('built_from', '—')} calibration queries, vacuous for "
                        f"{ms.get('vacuous_queries', '—')} ({share})")
         lines += ["  " + s for s in sub]
-    lines.append(f"thresholds written to {out_path}")
+    if data.get("folds"):
+        lines += folds_lines(data["folds"])
+    lines.append(f"thresholds written to {out_path}" + (" (the values fitted on all calibration queries, the fold "
+                                                          "report beside them)" if data.get("folds") else ""))
     return terminal_safe("".join(line + "\n" for line in lines))
+
+
+def _v(x, fmt: str = ".4f", reason: str | None = None) -> str:
+    """A fitted number, or the words for an infinite or undefined one (its reason opens with ±inf)."""
+    if x is None:
+        r = reason or ""
+        return "+inf" if r.startswith("+inf") else "-inf" if r.startswith("-inf") else "none"
+    return format(x, fmt)
+
+
+def _spread(sp: dict, fmt: str = ".4f") -> str:
+    """min / median / max over the folds with a finite value, and the folds without one."""
+    others = [(sp[key], word) for key, word in (("folds_plus_inf", "+inf"), ("folds_minus_inf", "-inf"),
+                                                ("folds_undefined", "none")) if sp.get(key)]
+    counted = ", ".join(f"{n} {'fold' if n == 1 else 'folds'} {word}" for n, word in others)
+    if not sp.get("folds_finite"):
+        return f"{others[0][1]} in every fold" if len(others) == 1 else counted
+    text = " / ".join(_v(sp[k], fmt) for k in ("min", "median", "max"))
+    return text + (f" ({counted})" if others else "")
+
+
+def _rate(r: dict) -> str:
+    return f"{r['k']}/{r['n']}" + (f" = {r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]" if r["n"] else " (none held out)")
+
+
+def folds_lines(f: dict) -> list[str]:
+    """The fold report: per fold what was fitted on the other folds and its held-out score,
+    the spread (min / median / max over folds) and the pooled held-out scores."""
+    sizes = ", ".join(f"{d['held_out']['positives']}+{d['held_out']['negatives']}" for d in f["per_fold"])
+    by = " and ".join(["query class"] + [f"the {n} label" for n in f["stratified_by"]])
+    out = [f"cross-validation: {f['k']} folds of the {f['queries']} calibration queries (seed {f['seed']}, stratified "
+           f"by {by}; held out per fold, positives+negatives: {sizes}); each fold's values are fitted on the other "
+           f"{f['k'] - 1} folds and scored on it alone:"]
+    cv, rrf, gate = f.get("convex"), f.get("rrf"), f.get("gate")
+    if f.get("reason"):
+        return [out[0].rsplit(";", 1)[0] + f"; {f['reason']}"]
+    for d in f["per_fold"]:
+        parts = [f"fold {d['fold']}:"]
+        if cv:
+            w = "/".join(f"{x:g}" for x in d["convex"]["weights"].values())
+            parts.append(f"weights {w} held-out {d['convex']['held_out_objective']:.4f} (fit "
+                         f"{d['convex']['train_objective']:.4f});")
+        if rrf:
+            parts.append(f"RRF k {d['rrf']['k']:g} held-out {d['rrf']['held_out_objective']:.4f};")
+        if gate:
+            g = d["gate"]
+            parts.append(f"floor {_v(g['floor'], 'g', g.get('floor_reason'))} held-out FNIR "
+                         f"{_rate(g['held_out']['fnir'])}, FPIR {_rate(g['held_out']['fpir'])}")
+        out.append("  " + " ".join(parts).rstrip(";"))
+    if cv:
+        obj = cv["objective"]
+        out.append(f"  convex weights ({'/'.join(cv['lanes'])}), min / median / max over folds: "
+                   + "; ".join(f"{lane} {_spread(sp, 'g')}" for lane, sp in cv["spread"].items()))
+        out.append(f"  convex held-out {obj}: {cv['held_out_pooled']:.4f} pooled over the positives (per fold "
+                   f"{_spread(cv['held_out_per_fold'])}); fitted on all and scored on all {cv['all']['in_sample']:.4f}, "
+                   f"optimism {cv['optimism']:+.4f}")
+    if rrf:
+        out.append(f"  RRF k fitted per fold, min / median / max: {_spread(rrf['spread'], 'g')}; held-out {rrf['objective']} "
+                   f"{rrf['held_out_pooled']:.4f} pooled (on all: k {rrf['all']['k']:g}, {rrf['all']['in_sample']:.4f}, "
+                   f"optimism {rrf['optimism']:+.4f}); {rrf['note']}")
+    if gate:
+        sp = gate["spread"]
+        out.append(f"  gate on {gate['lane']}, min / median / max over folds: operating floor {_spread(sp['floor'], 'g')}; "
+                   f"null floor {_spread(sp['null_floor'], 'g')}; conformal floor {_spread(sp['conformal_floor'], 'g')}; "
+                   f"operating margin {_spread(sp['margin'], 'g')}")
+        p = gate["held_out_pooled"]
+        out.append(f"  gate held out, pooled over the folds: FNIR {_rate(p['fnir'])}; FPIR {_rate(p['fpir'])} (target "
+                   f"{gate['target_fpir']:g}); {gate['note']}")
+    return out

@@ -13,12 +13,13 @@ upgrade that removes or renames one fails there, naming it, before any view misb
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 from rich.align import Align
 from rich.text import Text
 from textual import work
+from textual._xterm_parser import XTermParser  # the terminal input parser the drivers make
 from textual.app import App, ScreenError
 from textual.command import CommandList, CommandPalette
 from textual.css.query import NoMatches
@@ -30,7 +31,7 @@ from textual.widgets._select import SelectOverlay  # an open Select's list: Text
 from textual.widgets.option_list import Option
 
 __all__ = [
-    "PRIVATE_NAMES", "FooterKey", "GuardedCommandPalette", "SelectOverlay", "TunedApp", "adopt_current_styles",
+    "PRIVATE_NAMES", "FooterKey", "GuardedCommandPalette", "PasteSafeParser", "guard_paste_end", "SelectOverlay", "TunedApp", "adopt_current_styles",
     "drop_buried_screen", "is_data_bound", "is_exiting", "screen_stacks", "styles_current", "unicode_name_of_key",
 ]
 
@@ -62,6 +63,9 @@ PRIVATE_NAMES: tuple[tuple[str, str, str], ...] = (
     ("textual.widgets._footer", "FooterKey", "module"),
     ("textual.widgets._select", "SelectOverlay", "module"),
     ("textual.keys", "_get_unicode_name_from_key", "module"),
+    ("textual._xterm_parser", "XTermParser", "module"),
+    ("textual.drivers.linux_driver", "XTermParser", "module"),
+    ("textual.drivers.linux_inline_driver", "XTermParser", "module"),
 )
 
 
@@ -253,3 +257,65 @@ class GuardedCommandPalette(CommandPalette):
             await super()._watch__show_busy()
         except NoMatches:
             pass
+
+
+# ----------------------------------------------------------------------------- terminal input
+
+#: A bracketed paste whose end marker has not come after this long with no input is ended
+#: as if it had (a terminal or a link that dropped the marker would otherwise leave every
+#: later key inside the paste). Long enough for a slow link's pause inside a paste.
+PASTE_IDLE_S = 2.0
+_PASTE_START = "\x1b[200~"
+_PASTE_END = "\x1b[201~"
+
+
+class PasteSafeParser(XTermParser):
+    """Textual's terminal parser, with a bracketed paste that always ends.
+
+    Textual waits ``ESCAPE_DELAY`` (0.1 s) after an ESC for the rest of a sequence, also
+    inside a paste. When the paste's end marker ``ESC [ 2 0 1 ~`` arrives in two reads more
+    than that apart (a busy machine, a slow ssh link), the wait runs out, the ESC is sent
+    as the Escape key and the parser stays in paste mode: every later key, ``q`` included,
+    is swallowed into a paste that never ends, and the app looks frozen. Here the stream's
+    paste state is tracked beside the parser: inside a paste the ESC wait is not cut short,
+    and a paste left open ``PASTE_IDLE_S`` with no input is finished by feeding the rest of
+    its end marker."""
+
+    def __init__(self, debug: bool = False) -> None:
+        super().__init__(debug)
+        self.pasting = False
+        self.stream_tail = ""  # the stream's last bytes: a marker may straddle two reads
+        self.last_input = 0.0
+
+    def feed(self, data: str) -> Iterable[Any]:
+        if data:
+            import time
+
+            self.last_input = time.monotonic()
+            seen = self.stream_tail + data
+            start, end = seen.rfind(_PASTE_START), seen.rfind(_PASTE_END)
+            if start != end:  # both -1: no marker, the state stands
+                self.pasting = start > end
+            self.stream_tail = seen[-(len(_PASTE_END) - 1):]
+        return super().feed(data)
+
+    def tick(self) -> Iterable[Any]:
+        if not self.pasting:
+            return super().tick()
+        import time
+
+        if time.monotonic() - self.last_input < PASTE_IDLE_S:
+            return ()  # inside a paste: an ESC waits for the rest of the end marker
+        # the end marker's part already fed (a proper prefix of it at the stream's end) is completed
+        done = next((n for n in range(len(_PASTE_END) - 1, 0, -1) if self.stream_tail.endswith(_PASTE_END[:n])), 0)
+        return self.feed(_PASTE_END[done:])
+
+
+def guard_paste_end() -> None:
+    """Make the terminal drivers build :class:`PasteSafeParser` (they name the parser class
+    at their module level; the dashboard's process runs one app)."""
+    import textual.drivers.linux_driver as linux
+    import textual.drivers.linux_inline_driver as inline
+
+    linux.XTermParser = PasteSafeParser  # type: ignore[misc]
+    inline.XTermParser = PasteSafeParser  # type: ignore[misc]
