@@ -141,3 +141,45 @@ async def test_judgments_view_shows_markup_in_names_and_texts_verbatim(tmp_path)
         for d, t in docs.items():
             assert d in hits and t in hits, hits
         assert app.is_running and app._exception is None
+
+
+async def test_judgments_view_shows_the_agreement_tables_with_a_second_qrels(demo_options, loaded, tmp_path):
+    """With ``--qrels-b`` the view shows ``rankscope agree``'s tables for the two label
+    sets (here B = A with every grade 2 lowered to 1: κ below 1, and the confusion counts
+    as the agree payload has them); without it, a line saying how to give one."""
+    from dataclasses import replace
+
+    from rankscope_tui.kernel import agreement_tables
+
+    ws, report = loaded
+    lines = open(demo_options.qrels, encoding="utf-8").read().splitlines()
+    second = tmp_path / "qrels-b.txt"
+    second.write_text("".join((" ".join(p[:3] + ["1" if p[3] == "2" else p[3]]) if len(p := ln.split()) == 4 else ln)
+                              + "\n" for ln in lines), encoding="utf-8")
+    want = agreement_tables(ws, str(second)).as_dict()
+    app = make_app(replace(demo_options, qrels_b=str(second)), loaded)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_judgments(app, pilot)
+        await settle(app, pilot)
+        text = str(screen.query_one("#jd-agreement").render())
+        assert "Agreement of two sets of labels (A: --qrels, B: --qrels-b)" in text
+        assert f"{want['kappa'][0]['estimate']:.3f}" in text and want["kappa"][0]["estimate"] < 1
+        assert "confusion of grades" in text
+        # the grade-2 row: A's 2s are all 1 under B, so its counts sit in B's column 1
+        grades = want["confusion"]["grades"]
+        row2 = want["confusion"]["counts"][grades.index(2)]
+        assert row2[grades.index(1)] > 0 and row2[grades.index(2)] == 0
+        line = next(ln for ln in text.splitlines() if ln.split()[:1] == ["2"])  # the lines kept as lines
+        assert line.split()[1:] == [f"{n:,}" for n in row2]
+        assert app._exception is None
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_judgments(app, pilot)
+        assert "give rankscope tui --qrels-b PATH" in str(screen.query_one("#jd-agreement").render())
+
+
+def test_tui_qrels_b_option_reaches_the_dashboard_options(tmp_path):
+    from rankscope_tui.commands.tui import parse_args, state_from_args
+
+    opts = state_from_args(parse_args(["--lane", "a.run", "--qrels", "q.txt", "--qrels-b", "b.txt"])).options
+    assert opts.qrels_b == "b.txt" and "b.txt" in opts.input_paths()

@@ -4,8 +4,8 @@ Per lane, for the chosen measure: the unjudged hits within its cutoff (holes) an
 value with them counted non-relevant .. relevant (report.json's ``coverage`` block), and the
 tie exposure (its ``ties`` block). Below, the chosen lane's queries with holes, widest bound
 gap first; the highlighted query's unjudged hits are listed with their texts (``--docs``).
-Enter drills into the query. The agreement of two sets of labels has its place at the
-bottom (shown when the report carries an ``agreement`` block)."""
+Enter drills into the query. With a second qrels file (``tui --qrels-b``) the agreement of
+the two sets of labels (``rankscope agree``'s tables) is shown at the bottom."""
 
 from __future__ import annotations
 
@@ -27,6 +27,12 @@ from .base import ViewScreen, guarded
 MAX_QUERIES = 200
 
 
+def _lines(text: str) -> str:
+    """A multi-line text for a Static: each line escaped (markup and control characters),
+    the line breaks kept."""
+    return "\n".join(escape(line) for line in text.splitlines())
+
+
 class JudgmentsScreen(ViewScreen):
     VIEW = "judgments"
     HELP = """# J Judgments
@@ -44,7 +50,9 @@ class JudgmentsScreen(ViewScreen):
 The lower table lists the chosen lane's positives with holes, widest gap first; the
 highlighted query's unjudged hits show below with their texts (`--docs`). Enter drills
 into the query. `rankscope pool --budget N` writes the pairs worth judging next;
-`--condensed` evaluates on judged hits only (trec_eval -J).
+`--condensed` evaluates on judged hits only (trec_eval -J). Given a second set of labels
+(`rankscope tui --qrels-b PATH`), the bottom shows their agreement: κ and weighted κ with
+intervals, the confusion of grades, and whether the lanes' order changes (`rankscope agree`).
 """
 
     def __init__(self, *a, **kw) -> None:
@@ -53,6 +61,7 @@ into the query. `rankscope pool --budget N` writes the pairs worth judging next;
         self.lane: str | None = None
         self.qid: str | None = None
         self.rows: list[dict[str, Any]] = []  # the listed queries of (lane, metric)
+        self.agreement: tuple[str, str] | None = None  # (the second qrels, its agreement text)
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="controls"):
@@ -145,17 +154,39 @@ into the query. `rankscope pool --budget N` writes the pairs worth judging next;
             self._render_lanes()
 
     def _render_agreement(self) -> None:
-        """The agreement of two sets of labels, when the report carries it; its place otherwise."""
-        block = (self.report or {}).get("agreement")
+        """The agreement of two sets of labels (``rankscope agree``'s tables) when the
+        dashboard was given a second qrels file (``--qrels-b``); a line saying so otherwise."""
         w = self.query_one("#jd-agreement", Static)
-        if not block:
-            w.update("Agreement of two sets of labels: none loaded (one qrels file).")
+        second = self.options.qrels_b
+        if not second:
+            w.update("Agreement of two sets of labels: none loaded (give rankscope tui --qrels-b PATH).")
             return
-        lines = ["Agreement of two sets of labels:"]
-        for key, value in block.items():
-            if isinstance(value, (int, float, str)):
-                lines.append(f"  {escape(key)}: {escape(fmt.num(value) if isinstance(value, float) else value)}")
-        w.update("\n".join(lines))
+        if self.agreement is not None and self.agreement[0] == second:
+            w.update(_lines(self.agreement[1]))
+            return
+        w.update(escape(f"Agreement with {second}: computing…"))
+        self.agree(self.ws, second)
+
+    @work(thread=True, exclusive=True, group="judgments-agree", exit_on_error=False, description="agreement of labels")
+    def agree(self, ws, second: str) -> None:
+        """``rankscope agree``'s tables for the loaded qrels (A) and ``second`` (B), as text;
+        bad input (no pair in common, another scale) is its one line."""
+        from ..kernel import agreement_tables
+        from ..kernel.errors import InputError
+        from ..render.agree import render_agree
+
+        try:
+            text = "Agreement of two sets of labels (A: --qrels, B: --qrels-b)\n" + render_agree(
+                agreement_tables(ws, second).as_dict())
+        except InputError as exc:
+            text = f"Agreement with {second}: {exc}"
+        self.app.call_from_thread(self._agreed, second, text)
+
+    @guarded
+    def _agreed(self, second: str, text: str) -> None:
+        self.agreement = (second, text)
+        if second == self.options.qrels_b:
+            self.query_one("#jd-agreement", Static).update(_lines(text))
 
     @work(thread=True, exclusive=True, group="judgments", exit_on_error=False, description="listing unjudged hits")
     def list_queries(self, ws, lane: str, metric: str) -> None:
