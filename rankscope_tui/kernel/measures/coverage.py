@@ -111,7 +111,10 @@ def bounds(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queri
     for (_, level), keys in groups.items():
         rows = holes_of[keys[0].key]
         q, d = lane.qid[rows], lane.doc[rows]
-        hi.update(values_with(lane, with_pairs(j, q, d, level), keys, n_queries, relevant))
+        # a level beyond int64 (--relevant 99999999999999999999) is reached by no grade: the
+        # largest grade stored stands for it (it is below the level, as every grade is)
+        grade = min(level, int(np.iinfo(np.int64).max))
+        hi.update(values_with(lane, with_pairs(j, q, d, grade), keys, n_queries, relevant))
         lo.update(values_with(lane, with_pairs(j, q, d, 0), keys, n_queries, relevant))
     return hi, lo
 
