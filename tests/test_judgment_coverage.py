@@ -426,7 +426,7 @@ def test_pool_bad_input_is_one_line_exit_2(tmp_path):
 
     qrels, base, cand = _hand_case(tmp_path)
     for extra, words in ((["--budget", "0"], "--budget"), (["--pool-lane", "nope"], "unknown lane 'nope'"),
-                         (["--metrics", "rr"], "cutoff")):
+                         (["--metrics", "rr"], "cutoff"), (["--condensed"], "--condensed")):
         p = run_cli("pool", "--lane", f"base={base}", "--qrels", qrels, *extra, "--out", tmp_path / "x.qrels")
         assert p.returncode == 2, (extra, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1 and words in p.stderr, p.stderr

@@ -133,6 +133,9 @@ def _writable(text: str, what: str) -> str:
 
 def suggest(ws: Workspace, settings: PoolSettings) -> PoolResult:
     """The ``budget`` unjudged pairs to judge next, by the rule of the module docstring."""
+    if ws.settings.condensed:
+        raise InputError("pool suggests unjudged hits to judge, and --condensed removes every one of them: give the "
+                         "lanes as they are", "--condensed")
     lanes = settings.lanes or tuple(ws.input_lanes)
     for name in lanes:
         if name not in ws.lanes:
