@@ -97,12 +97,20 @@ def values_with(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_
     return {m.key: np.asarray(out[m.key], dtype=np.float64) for m in metrics}
 
 
+#: Measures that read only relevant hits (and R and the ideal gains from grades > 0 or >= the
+#: level): a hole judged 0 leaves them as observed, so the non-relevant bound is the observed
+#: value (the test against pytrec_eval on the modified qrels checks it).
+NONRELEVANT_IS_OBSERVED = frozenset({"hit", "p", "recall", "rr", "ap", "ndcg", "rprec", "ndcg_exp"})
+
+
 def bounds(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queries: int, relevant: int,
-           holes_of: dict[str, NDArray[np.bool_]]) -> tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.float64]]]:
+           holes_of: dict[str, NDArray[np.bool_]], observed: dict[str, NDArray[np.float64]] | None = None
+           ) -> tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.float64]]]:
     """``(as_relevant, as_nonrelevant)`` per-query values of each measure, the holes
-    ``holes_of[key]`` (a row mask over ``lane``; the holes of several lanes for a pair
-    compared) added to the qrels as relevant / as grade 0. Measures sharing a hole set and a
-    level share one modified qrels."""
+    ``holes_of[key]`` (a row mask over ``lane``) added to the qrels as relevant / as grade 0.
+    Measures sharing a hole set and a level share one modified qrels. ``observed``: the
+    lane's per-query values, taken as the non-relevant bound where that is the same
+    (``NONRELEVANT_IS_OBSERVED``) instead of computing it again."""
     hi: dict[str, NDArray[np.float64]] = {}
     lo: dict[str, NDArray[np.float64]] = {}
     groups: dict[tuple[bytes, int], list[MetricKey]] = {}
@@ -115,7 +123,11 @@ def bounds(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queri
         # largest grade stored stands for it (it is below the level, as every grade is)
         grade = min(level, int(np.iinfo(np.int64).max))
         hi.update(values_with(lane, with_pairs(j, q, d, grade), keys, n_queries, relevant))
-        lo.update(values_with(lane, with_pairs(j, q, d, 0), keys, n_queries, relevant))
+        same = [m for m in keys if observed is not None and m.kind in NONRELEVANT_IS_OBSERVED and m.key in observed]
+        lo.update({m.key: np.asarray(observed[m.key], dtype=np.float64) for m in same} if observed else {})
+        rest = [m for m in keys if m not in same]
+        if rest:
+            lo.update(values_with(lane, with_pairs(j, q, d, 0), rest, n_queries, relevant))
     return hi, lo
 
 
@@ -135,12 +147,13 @@ class LaneCoverage:
 
 
 def lane_coverage(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queries: int,
-                  relevant: int) -> LaneCoverage:
-    """Holes and bounds of every measure in ``metrics`` on one lane at doc level."""
+                  relevant: int, observed: dict[str, NDArray[np.float64]] | None = None) -> LaneCoverage:
+    """Holes and bounds of every measure in ``metrics`` on one lane at doc level
+    (``observed``: the lane's per-query values under ``j``, see :func:`bounds`)."""
     grade = j.grade_of(lane.qid, lane.doc)
     rows = {m.key: hole_rows(lane, grade, m.k) for m in metrics}
     holes = {k: np.bincount(lane.qid[r], minlength=n_queries).astype(np.int64) for k, r in rows.items()}
-    hi, lo = bounds(lane, j, metrics, n_queries, relevant, rows)
+    hi, lo = bounds(lane, j, metrics, n_queries, relevant, rows, observed)
     return LaneCoverage(holes, hi, lo)
 
 
@@ -164,4 +177,5 @@ def from_columns(cols: dict[str, NDArray[np.float64]], keys: Sequence[str]) -> L
                         part("as_nonrelevant"))
 
 
-__all__ = ["COLUMNS", "LaneCoverage", "as_columns", "from_columns", "bounds", "hole_rows", "lane_coverage", "level_of", "values_with", "with_pairs"]
+__all__ = ["COLUMNS", "NONRELEVANT_IS_OBSERVED", "LaneCoverage", "as_columns", "bounds", "from_columns", "hole_rows",
+           "lane_coverage", "level_of", "values_with", "with_pairs"]

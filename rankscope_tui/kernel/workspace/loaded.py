@@ -590,7 +590,7 @@ class Workspace(WorkspaceBase):
         key = ("coverage", lane, metrics)
         if key not in self._cache:
             self._cache[key] = lane_coverage(self.lanes[lane], self.judgments, metrics, self.n_queries,
-                                             self.settings.relevant)
+                                             self.settings.relevant, self.per_query(lane, "doc", metrics))
         out: LaneCoverage = self._cache[key]
         return out
 
