@@ -59,6 +59,18 @@ def stacks(session: str) -> str:
     return "\n".join(["", "py-spy:", *out])
 
 
+def tasks(session: str, dump: Path) -> str:
+    """The app's asyncio tasks (``RANKSCOPE_TASK_DUMP``: SIGUSR1 writes them to ``dump``)."""
+    import os
+    import signal
+
+    shell = tmux("list-panes", "-t", session, "-F", "#{pane_pid}", check=False).strip()
+    for k in subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True).stdout.split():
+        os.kill(int(k), signal.SIGUSR1)
+    time.sleep(2)
+    return "\ntasks:\n" + (dump.read_text(errors="replace") if dump.exists() else "(none written)")
+
+
 def storm(seed: int, n_keys: int, argv: list[str], size: tuple[int, int], workdir: Path) -> str | None:
     """One storm; None when it passed, else what went wrong."""
     rng = random.Random(seed)
@@ -69,7 +81,10 @@ def storm(seed: int, n_keys: int, argv: list[str], size: tuple[int, int], workdi
     # the dashboard draws on stderr (Textual's driver): it stays on the terminal, and what
     # the app prints after it ends (a traceback) is read back from the pane
     exe = str(Path(sys.executable).parent / "rankscope")
-    cmd = f"cd {shlex.quote(str(workdir))} && {shlex.join([exe, 'tui', *argv])}; echo $? > {shlex.quote(str(status))}; sleep 30"
+    dump = workdir / f"tasks-{seed}.txt"
+    dump.unlink(missing_ok=True)
+    cmd = (f"cd {shlex.quote(str(workdir))} && RANKSCOPE_TASK_DUMP={shlex.quote(str(dump))} "
+           f"{shlex.join([exe, 'tui', *argv])}; echo $? > {shlex.quote(str(status))}; sleep 30")
     tmux("new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]), cmd)
     try:
         deadline = time.monotonic() + 60
@@ -109,7 +124,7 @@ def storm(seed: int, n_keys: int, argv: list[str], size: tuple[int, int], workdi
         asked = time.monotonic()
         while not status.exists():
             if time.monotonic() > asked + 20:
-                shown = screen(session) + stacks(session)
+                shown = screen(session) + stacks(session) + tasks(session, dump)
                 while not status.exists() and time.monotonic() < asked + 90:  # slow, or stuck?
                     time.sleep(0.5)
                 took = f"it ended {time.monotonic() - asked:.0f} s after `q`" if status.exists() else \

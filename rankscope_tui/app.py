@@ -27,11 +27,11 @@ from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.screen import ModalScreen
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from .render.exploratory import exploratory_text
-from .screens import LETTER_VIEWS, VIEWS, screen_class, view_screens
+from .screens import LETTER_VIEWS, VIEW_KEYS, VIEWS, screen_class, view_screens
 from .screens.base import DashboardApp
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 
 class RankscopeApp(DashboardApp):
-    """``rankscope tui``: nine views, switched with 1–9."""
+    """``rankscope tui``: ten views, switched with 1–9 and 0."""
 
     CSS_PATH = "app.tcss"
     TITLE = "rankscope"
@@ -55,9 +55,9 @@ class RankscopeApp(DashboardApp):
     COMMANDS = App.COMMANDS | {RankscopeCommands}
     BINDINGS = [
         *[
-            Binding(str(i), f"app.switch_mode('{mode}')", title, show=False, id=f"view.{mode}",
+            Binding(VIEW_KEYS[mode], f"app.switch_mode('{mode}')", title, show=False, id=f"view.{mode}",
                     tooltip=f"Switch to the {title} view")
-            for i, (mode, title) in enumerate(VIEWS, 1)
+            for mode, title in VIEWS
         ],
         *[Binding(key, f"app.switch_mode('{mode}')", title, show=False, id=f"view.{mode}",
                   tooltip=f"Switch to the {title} view") for mode, title, key in LETTER_VIEWS],
@@ -90,6 +90,8 @@ class RankscopeApp(DashboardApp):
     # ------------------------------------------------------------------ loading
 
     def on_mount(self) -> None:
+        if os.environ.get("RANKSCOPE_TASK_DUMP"):
+            self._dump_tasks_on_sigusr1(os.environ["RANKSCOPE_TASK_DUMP"])
         if self.state.base_workspace is None and self.state.has_inputs:
             pre = self.state.preload
             if (pre is not None and pre.done() and not pre.cancelled() and pre.exception() is None
@@ -245,7 +247,7 @@ class RankscopeApp(DashboardApp):
         if action == "switch_mode" and parameters and parameters[0] == self.current_mode:
             return None
         if action == "leave_input":
-            return isinstance(self.focused, Input)  # shown in the footer only while typing
+            return isinstance(self.focused, (Input, TextArea))  # shown in the footer only while typing
         return True
 
     @property
@@ -304,12 +306,27 @@ class RankscopeApp(DashboardApp):
             return True
         return False
 
+    def _dump_tasks_on_sigusr1(self, path: str) -> None:
+        """Troubleshooting a dashboard that stops answering keys: with ``RANKSCOPE_TASK_DUMP``
+        set to a file, SIGUSR1 appends the app's state and every asyncio task's stack there
+        (a thread dump shows only an idle event loop)."""
+        import asyncio
+        import signal
+
+        def dump() -> None:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"closing={self.closing} dialog_open={self.dialog_open} screen={self.screen!r} "
+                         f"focused={self.focused!r} stacks={ {m: len(s) for m, s in screen_stacks(self).items()} }\n")
+                for task in asyncio.all_tasks():
+                    fh.write(f"--- {task!r}\n")
+                    task.print_stack(file=fh)
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
+
     def _q_will_quit(self) -> bool:
         """`q` quits unless it is typed into a field, an open select list (type to search) or a
         dialog on top (there it is text or the dialog's own key); the same test the binding
         would pass after bubbling."""
-        from textual.widgets import TextArea
-
         return not self.dialog_open and not isinstance(self.focused, (Input, TextArea, SelectOverlay))
 
     async def run_action(self, action: str | tuple[str, str, tuple[object, ...]], default_namespace: DOMNode | None = None,
@@ -350,11 +367,12 @@ class RankscopeApp(DashboardApp):
     def action_leave_input(self) -> None:
         """Esc in a text field: leave it (the value stays); the view's keys work again."""
         focused = self.focused
-        if isinstance(focused, Input):
+        if isinstance(focused, (Input, TextArea)):
             name = focused.id or "the field"
+            value = focused.value if isinstance(focused, Input) else f"{focused.document.line_count} lines"
             self.screen.set_focus(None)
             self.refresh_bindings()
-            self.notify(safe_escape(f"left {name} (value {focused.value or 'blank'}): view keys 1–9 and letters work again"),
+            self.notify(safe_escape(f"left {name} (value {value or 'blank'}): view keys 0–9 and letters work again"),
                         title="input", timeout=3)
 
     def on_descendant_focus(self, event) -> None:
@@ -437,7 +455,7 @@ class RankscopeApp(DashboardApp):
         lines = [doc, "", "## Keys", "", "| keys | action | from |", "|---|---|---|"]
         for (where, desc), keys in rows:
             lines.append(f"| {' '.join(f'`{k}`' for k in dict.fromkeys(keys))} | {desc} | {where} |")
-        lines.append("| `1`–`9` | switch view | app |")
+        lines.append("| `1`–`9`, `0` | switch view | app |")
         lines += [f"| `{key}` | the {title} view | app |" for _, title, key in LETTER_VIEWS]
         lines.append("| `ctrl+p` | command palette: views, go to query, set k, open, export | app |")
         lines.append("| `escape` | leave a text field (its value stays) | app |")

@@ -1,9 +1,10 @@
 """Goldens (SPEC §8, lesson 14): the committed reference vectors, the check command, and
-an independent implementation (tests/goldens_reference.py) that must agree with them."""
+an independent implementation installed with the package
+(rankscope_tui/kernel/instruments/goldens_reference.py) that must agree with them."""
 
 from __future__ import annotations
 
-import importlib.util
+import ast
 import json
 import math
 import subprocess
@@ -16,21 +17,12 @@ from support import run_cli
 
 from rankscope_tui import cli
 from rankscope_tui.kernel.instruments import goldens as G
+from rankscope_tui.kernel.instruments import goldens_reference as REF
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "goldens" / "reference.txt"
-REF_IMPL = Path(__file__).resolve().parent / "goldens_reference.py"
+REF_IMPL = Path(REF.__file__)
 TOL = 1e-9
-
-
-def _load_reference():
-    spec = importlib.util.spec_from_file_location("goldens_reference", REF_IMPL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-REF = _load_reference()
 
 
 def case_lines(text: str) -> list[tuple[int, str]]:
@@ -178,7 +170,10 @@ def test_reference_implementation_agrees_with_the_committed_file():
 
 
 def test_reference_script_prints_the_same_lines(tmp_path):
-    out = subprocess.run([sys.executable, str(REF_IMPL), str(REFERENCE)], capture_output=True, text=True, check=True).stdout
+    """The installed reference run as a module prints every line with its own answer; the
+    file it writes passes `rankscope goldens --check` (the command, in a fresh interpreter)."""
+    out = subprocess.run([sys.executable, "-m", "rankscope_tui.kernel.instruments.goldens_reference", str(REFERENCE)],
+                         capture_output=True, text=True, check=True, cwd=ROOT).stdout
     ours = REFERENCE.read_text(encoding="utf-8").splitlines()
     theirs = out.splitlines()
     assert len(ours) == len(theirs)
@@ -194,6 +189,55 @@ def test_reference_script_prints_the_same_lines(tmp_path):
     mine = tmp_path / "reference_impl.txt"
     mine.write_text(out, encoding="utf-8")
     assert G.check(out, str(mine)) == []
+    r = run_cli("goldens", "--check", mine, cwd=ROOT)
+    assert r.returncode == 0 and f"all {len(case_lines(out))} cases agree" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_installed_reference_shares_no_code_with_the_kernel():
+    """Lesson 14: a second implementation is only a check when it is independent. Its
+    source imports nothing of rankscope_tui (read with ast: top level and in functions), and
+    importing it in a fresh interpreter loads no kernel measure, ranking, fusion, gate or
+    statistics module."""
+    tree = ast.parse(REF_IMPL.read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"relative import at line {node.lineno}"
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"__future__", "json", "math", "sys", "collections", "fractions", "typing", "numpy"}, imported
+    probe = ("import sys, rankscope_tui.kernel.instruments.goldens_reference as R\n"
+             "print(sorted(m for m in sys.modules if m.startswith('rankscope_tui.kernel.')))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                                       cwd=ROOT).stdout.replace("'", '"'))
+    assert loaded == ["rankscope_tui.kernel.instruments", "rankscope_tui.kernel.instruments.goldens_reference"], loaded
+
+
+def test_side_by_side_agrees_and_names_a_seeded_disagreement(monkeypatch):
+    """The Goldens view's kernel half: every case computed both ways agrees; a reference
+    answer nudged beyond the tolerance on one kind is reported on exactly those cases, with
+    the line the case has in the committed file and the first differing entry."""
+    both = G.side_by_side()
+    lines = REFERENCE.read_text(encoding="utf-8").splitlines()
+    assert len(both.rows) == len(case_lines("\n".join(lines))) and not both.disagreeing
+    assert both.summary.startswith(f"all {len(both.rows)} cases agree")
+    for row in both.rows[:40]:  # the line numbers are the file's
+        kind, args, answer = split(lines[row.line - 1])
+        assert kind == row.kind and agree(answer, row.kernel)
+    real = REF.answer
+
+    def nudged(kind, args):
+        out = real(kind, args)
+        return [out[0] + 1e-6, *out[1:]] if kind == "wilson" else out
+
+    monkeypatch.setattr(REF, "answer", nudged)
+    both = G.side_by_side()
+    bad = both.disagreeing
+    assert bad and {r.kind for r in bad} == {"wilson"}
+    assert len(bad) == sum(1 for _, ln in case_lines("\n".join(lines)) if ln.startswith("wilson "))
+    assert all(r.position == 0 and not r.agree for r in bad)
+    assert both.summary.startswith(f"{len(bad)} of {len(both.rows)} cases disagree") and f"line {bad[0].line} wilson" in both.summary
 
 
 # ---------------------------------------------------------------------------

@@ -101,7 +101,7 @@ REFUSED = {
     "ndcg_cutt.10": ("unknown metric", "closest known name: ndcg_cut.10"),
     "mrrr@10": ("unknown metric", "closest known name: mrr@10"),
     "ndcg@x": ("unknown metric", "closest known name"),
-    "ERR@20": ("unknown metric",),
+    "alpha_nDCG@20": ("unknown metric",),
     "P.5,10": ("bare cutoff", "P.5,P.10"),
 }
 

@@ -385,9 +385,9 @@ def test_diff_and_verdict_read_a_report_made_from_tables(formats, tmp_path, caps
 def test_real_trec_eval_q_output_reads_as_rankscope_evaluates_the_run():
     """trec_eval 10.0's own ``-q -m all_trec`` output (the upstream test file): its
     per-query ndcg_cut_10, P_10, recall_100, success_10, recip_rank, map, map_cut_10,
-    Rprec, bpref and ndcg equal rankscope's evaluation of the same run to trec_eval's 4
-    decimals (read through the one name resolver: ``map`` is ``ap``); its other measures
-    keep their names."""
+    Rprec, bpref, ndcg, infAP, Rprec_mult, set_*, iprec_at_recall and 11pt_avg equal
+    rankscope's evaluation of the same run to trec_eval's 4 decimals (read through the one
+    name resolver: ``map`` is ``ap``); its other measures keep their names."""
     import rankscope_tui as rs
 
     d = shared_path("trec_eval_test")
@@ -399,9 +399,11 @@ def test_real_trec_eval_q_output_reads_as_rankscope_evaluates_the_run():
     ws = load_tables([("out", str(d / "out.test.aq"))])
     assert ws.qids.tolist() == ["301", "302", "303"]
     keys = {m.key for m in ws.measures}
-    read = ("ndcg@10", "p@10", "recall@100", "hit@10", "rr", "ap", "ap@10", "rprec", "bpref", "ndcg")
-    assert set(read) <= keys and "map" not in keys
-    assert {"infAP", "unj_10", "Rprec_mult_0.20", "set_P"} <= keys  # not rankscope's: kept as written
+    read = ("ndcg@10", "p@10", "recall@100", "hit@10", "rr", "ap", "ap@10", "rprec", "bpref", "ndcg",
+            # issue 33's measures: trec_eval's infAP, Rprec_mult_0.20, set_P, ... are rankscope's now
+            "infap", "rprec_mult_0.20", "set_p", "set_recall", "set_f", "iprec_at_recall_0.10", "11pt_avg", "rbp(p=0.9)", "rbp_resid(p=0.9)")
+    assert set(read) <= keys and "map" not in keys and "infAP" not in keys
+    assert {"unj_10", "Rndcg", "set_map"} <= keys  # not rankscope's: kept as written
     ev = rs.evaluate(d / "qrels.test", d / "results.test", measures=",".join(read), resamples=0)
     mine = ev.per_query().set_index(["query_id", "measure"])["value"]
     for m in read:

@@ -20,7 +20,7 @@ must hold whatever the data:
 "The result" compared is the report a workspace builds (``pipeline.evaluate_report``
 with resampling off): per-query values, means, ceilings, strata, attribution, fusion
 and the gate, at doc and group level, for every input lane and the RRF lane.
-The goldens reference (tests/goldens_reference.py) is checked against the kernel on
+The goldens reference (rankscope_tui/kernel/instruments/goldens_reference.py) is checked against the kernel on
 random inputs in tests/test_goldens.py and is not repeated here.
 """
 

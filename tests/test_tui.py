@@ -5,7 +5,7 @@ app's state, not on scraped text; workers are awaited (``app.workers.wait_for_co
 never slept on.
 
 Speed: the demo (conftest's ``demo_dir``), its workspace and its report are made once per
-session and handed to every app. The nine snapshots go through pytest-textual-snapshot's
+session and handed to every app. The ten snapshots go through pytest-textual-snapshot's
 public ``snap_compare``: a fresh app per view, the view's number key pressed once its data
 is loaded. One app, ``work``, is shared by the view tests that change state (they run in one
 module-scoped event loop); each works in its own view (and the query drill-down), so none
@@ -27,14 +27,14 @@ from rankscope_tui.app import RankscopeApp
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import SHOWCASE
 from rankscope_tui.kernel.gate.analysis import GateLabel
-from rankscope_tui.screens import VIEWS
+from rankscope_tui.screens import VIEW_KEYS, VIEWS
 from rankscope_tui.state import DashboardOptions, DashboardState, evaluate, load_workspace
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, HelpScreen, SearchDialog, ValueDialog
 
 SIZE = (140, 45)  # the snapshots' terminal
 WORK_SIZE = (120, 36)  # the Pilot tests': every view still lays out; a smaller screen repaints faster
 FAST = ["--resamples", "999"]  # compare refuses 0 < B < 999; 999 keeps the suite fast
-KEY = {mode: str(i) for i, (mode, _) in enumerate(VIEWS, 1)}
+KEY = VIEW_KEYS  # 1–9, then 0
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
@@ -198,15 +198,16 @@ def test_snapshot(snap_compare, demo_options, loaded, mode):
 
 
 @module_loop
-async def test_number_keys_reach_the_nine_views(work):
+async def test_number_keys_reach_the_ten_views(work):
     app, pilot = work
     while len(app.screen_stack) > 1:
         app.pop_screen()
-    for i, (mode, title) in enumerate(VIEWS, 1):
-        await pilot.press(str(i))
+    assert [KEY[m] for m, _ in VIEWS] == [*"1234567890"]
+    for mode, title in VIEWS:
+        await pilot.press(KEY[mode])
         await pilot.pause()
         assert app.current_mode == mode
-        assert app.screen.title == f"{i} {title}"
+        assert app.screen.title == f"{KEY[mode]} {title}"
     await settle(app, pilot)
     assert not isinstance(app.screen, ErrorDialog)
     await pilot.press("1")

@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from rankscope_tui.app import RankscopeApp, exit_status
 from rankscope_tui.commands.tui import demo_argv, evaluate_argv, parse_args, state_from_args
 from rankscope_tui.demo import FILES
-from rankscope_tui.screens import VIEWS
+from rankscope_tui.screens import VIEW_KEYS
 from rankscope_tui.screens.palette import RankscopePalette
 from rankscope_tui.state import DashboardOptions, DashboardState
 from rankscope_tui.widgets.dialogs import ErrorDialog, ExportDialog, OpenDialog
@@ -36,7 +36,7 @@ from rankscope_tui.widgets.viewbar import ViewBar
 
 SIZE = (120, 36)
 FAST = ["--resamples", "999"]
-KEY = {mode: str(i) for i, (mode, _) in enumerate(VIEWS, 1)}
+KEY = VIEW_KEYS  # 1–9, then 0
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -122,7 +122,8 @@ async def test_query_drilldown_every_metric_dash_on_negative_gate_and_judged_doc
             assert screen.shown_qid == qid
             first = screen.query_one("#q-first", DataTable)
             labels = [str(c.label) for c in first.columns.values()]
-            assert labels[-len(keys):] == keys  # every metric, nDCG@10 included
+            # every metric, nDCG@10 included, then the query's tie-dependent measures
+            assert labels[-len(keys) - 1:-1] == keys and labels[-1] == "tie order"
             row = [cell_text(first, 0, i) for i in range(len(labels))]
             shown = dict(zip(labels, row))
             for k in keys:

@@ -25,6 +25,12 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--confidence", type=float, default=d.confidence)
     p.add_argument("--out", metavar="FILE.json")
+    p.add_argument("--format", choices=["text", "github"], default="text",
+                   help="github: print the markdown of --step-summary instead of the text")
+    p.add_argument("--step-summary", metavar="FILE",
+                   help="append the diff as markdown to FILE (a CI job summary: $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--losses", type=int, default=5, metavar="N",
+                   help="--step-summary: the N largest-loss queries of each regression (default 5)")
     p.set_defaults(func=run)
 
 
@@ -34,6 +40,7 @@ def run(args) -> int:
     from ..kernel.report.output import check_output_path, dumps_strict
     from ..kernel.settings import DiffSettings
     from ..render.diff import render_diff
+    from ..render.escaping import terminal_safe
     from .options import CliError, write_with_text
 
     # first, as a setting out of range (--resamples 5) was always named before anything else
@@ -44,8 +51,12 @@ def run(args) -> int:
     if missing:
         raise CliError(f"the following arguments are required: {', '.join(missing)}")
     tables = [p for side in ("before", "after") for _, p in getattr(args, f"{side}_per_query_in")]
-    if args.out:
-        check_output_path(args.out, [p for p in (args.before, args.after, args.qrels) if p] + tables)
+    if args.losses < 0:
+        raise InputError(f"--losses must be >= 0, not {args.losses}", "--losses")
+    inputs = [p for p in (args.before, args.after, args.qrels) if p] + tables
+    for out in (args.out, args.step_summary):
+        if out:
+            check_output_path(out, inputs)
     if (args.qrels or args.per_query_format) and not tables:
         raise InputError(f"{'--qrels' if args.qrels else '--per-query-format'} is for per-query tables "
                          "(--before-per-query-in, --after-per-query-in); a report carries its own", "--qrels")
@@ -53,7 +64,18 @@ def run(args) -> int:
     for path, report in ((before_path, before), (after_path, after)):
         _check_positives(report, path)
     result = diff(before, after, settings, before_path, after_path)
-    write_with_text([(args.out, dumps_strict(result.as_dict()))] if args.out else [], render_diff(result))
+    outputs: list[tuple[str, str | bytes]] = [(args.out, dumps_strict(result.as_dict()))] if args.out else []
+    if args.step_summary:
+        from ..render.github import appended, diff_summary
+
+        outputs.append((args.step_summary, appended(args.step_summary, diff_summary(result, before, after, args.losses))))
+    if args.format == "github":
+        from ..render.github import diff_summary
+
+        text = terminal_safe(diff_summary(result, before, after, args.losses))
+    else:
+        text = render_diff(result)
+    write_with_text(outputs, text)
     return 1 if (result.regressions and args.fail_on_regression) else 0
 
 

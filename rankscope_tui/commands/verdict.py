@@ -23,6 +23,10 @@ def register(sub) -> None:
     p.add_argument("--on", choices=["interval", "point"], default="interval", help="the column that decides the exit status")
     p.add_argument("--strict", action="store_true", help="an undecided rule fails too")
     p.add_argument("--out", metavar="FILE.json")
+    p.add_argument("--format", choices=["text", "github"], default="text",
+                   help="github: print the markdown of --step-summary instead of the text")
+    p.add_argument("--step-summary", metavar="FILE",
+                   help="append the verdict as markdown to FILE (a CI job summary: $GITHUB_STEP_SUMMARY)")
     p.set_defaults(func=run)
 
 
@@ -31,6 +35,7 @@ def run(args) -> int:
     from ..kernel.errors import InputError
     from ..kernel.report.output import check_output_path, dumps_strict
     from ..kernel.report.payload import read_report
+    from ..render.escaping import terminal_safe
     from ..render.rules import render_verdict
     from .options import CliError, write_with_text
 
@@ -44,8 +49,9 @@ def run(args) -> int:
                                       ("--per-query-format", args.per_query_format)) if v]
         if given:
             raise InputError(f"{given[0]} is for per-query tables (--per-query-in); a report carries its own", given[0])
-    if args.out:
-        check_output_path(args.out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
+    for out in (args.out, args.step_summary):
+        if out:
+            check_output_path(out, [p for p in (args.report, args.gates, args.qrels) if p] + tables + args.strata)
     if tables:
         from ..kernel import load_tables, table_report
         from ..kernel.settings import LoadSettings
@@ -61,5 +67,16 @@ def run(args) -> int:
         write_with_text([], render_verdict(verdict))
         raise InputError(verdict.errors[0][1] + (f" (and {len(verdict.errors) - 1} more rule(s) not judged)"
                                                  if len(verdict.errors) > 1 else ""))
-    write_with_text([(args.out, dumps_strict(verdict.as_dict()))] if args.out else [], render_verdict(verdict))
+    outputs: list[tuple[str, str | bytes]] = [(args.out, dumps_strict(verdict.as_dict()))] if args.out else []
+    if args.step_summary:
+        from ..render.github import appended, verdict_summary
+
+        outputs.append((args.step_summary, appended(args.step_summary, verdict_summary(verdict))))
+    if args.format == "github":
+        from ..render.github import verdict_summary
+
+        text = terminal_safe(verdict_summary(verdict))
+    else:
+        text = render_verdict(verdict)
+    write_with_text(outputs, text)
     return 1 if verdict.failures else 0

@@ -40,8 +40,10 @@ if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .instruments.evaluate import evaluate_report as evaluate
     from .instruments.evaluate import prepare, report_of
     from .instruments.goldens import check as check_goldens
+    from .instruments.goldens import side_by_side as goldens_side_by_side
     from .instruments.goldens import write_lines as write_goldens
     from .instruments.plan import plan_queries
+    from .instruments.reparse import reparse
     from .instruments.rules import git_state, read_rules
     from .instruments.rules import judge as judge_rule
     from .instruments.rules import judge_gates as judge
@@ -91,17 +93,19 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "git_state": ("instruments.rules", "git_state"),
     "write_goldens": ("instruments.goldens", "write_lines"),
     "check_goldens": ("instruments.goldens", "check"),
+    "goldens_side_by_side": ("instruments.goldens", "side_by_side"),
     "plan_queries": ("instruments.plan", "plan_queries"),
     "suggest_pool": ("instruments.pool", "suggest"),
     "agree": ("instruments.agree", "agree"),
     "agreement_tables": ("instruments.agree", "agreement_tables"),
+    "reparse": ("instruments.reparse", "reparse"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
     "agree", "agreement_tables",
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
-    "evaluate", "evaluate_in_buckets", "git_state", "judge", "judge_rule", "load", "load_tables", "plan_compare",
-    "plan_queries", "prepare", "suggest_pool", "query_deltas", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
+    "evaluate", "evaluate_in_buckets", "git_state", "goldens_side_by_side", "judge", "judge_rule", "load", "load_tables", "plan_compare",
+    "plan_queries", "prepare", "suggest_pool", "query_deltas", "reparse", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
     "tally_rules", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"

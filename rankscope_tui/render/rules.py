@@ -4,7 +4,7 @@ threshold or the against-value with its interval, and both decisions; the decidi
 
 from __future__ import annotations
 
-from ..kernel.instruments.rules import AGAINST_NOTE, NOT_APPLICABLE
+from ..kernel.instruments.rules import AGAINST_NOTE, NOT_APPLICABLE, SCALAR_NOTE
 from .escaping import terminal_safe
 
 
@@ -54,7 +54,7 @@ def render_verdict(v) -> str:
     if any(r.rule.against for r in results):
         lines.append(AGAINST_NOTE + "\n")
     if any(r.interval == NOT_APPLICABLE for r in results):
-        lines.append("a rule on a count or share (no interval) is judged on the point in either column\n")
+        lines.append(SCALAR_NOTE + "\n")
     for rule, error in v.errors:
         lines.append(f"not judged: {rule.describe()}: {error}\n")
     lines.append(f"deciding column: {v.on}{' (strict: undecided fails)' if v.strict else ''}; "

@@ -1,4 +1,5 @@
-"""One Textual screen per instrument; each is a mode of the app, reached by its number key."""
+"""One Textual screen per instrument; each is a mode of the app, reached by its number key
+(1–9, then 0 for the tenth)."""
 
 from __future__ import annotations
 
@@ -14,23 +15,22 @@ VIEWS: list[tuple[str, str]] = [
     ("compare", "Compare"),
     ("verdicts", "Verdicts"),
     ("query", "Query"),
+    ("goldens", "Goldens"),
 ]
 
-#: Views reached by a letter key rather than a number (not on the numbered bar): (mode, title, key).
+#: mode -> the key that shows it: the digits in key order, 0 for the tenth view
+VIEW_KEYS: dict[str, str] = {mode: str(i % 10) for i, (mode, _) in enumerate(VIEWS, 1)}
+assert len(VIEWS) <= 10, "ten views have a digit each; another view needs a key of its own"
+
+#: Views reached by a letter key of their own, not on the numbered bar: (mode, title, key).
 LETTER_VIEWS: list[tuple[str, str, str]] = [
     ("judgments", "Judgments", "j"),
 ]
-
-
-def view_key(mode: str) -> str:
-    """The key that shows view ``mode``: its number on the bar, or its letter."""
-    numbered = [m for m, _ in VIEWS]
-    if mode in numbered:
-        return str(numbered.index(mode) + 1)
-    return next(k for m, _, k in LETTER_VIEWS if m == mode)
+VIEW_KEYS.update({mode: key for mode, _, key in LETTER_VIEWS})
 
 
 def view_title(mode: str) -> str:
+    """The title of view ``mode``, on the numbered bar or not."""
     return dict(VIEWS).get(mode) or next(t for m, t, _ in LETTER_VIEWS if m == mode)
 
 
@@ -46,6 +46,7 @@ SCREEN_CLASSES: dict[str, tuple[str, str]] = {
     "compare": ("compare", "CompareScreen"),
     "verdicts": ("verdicts", "VerdictsScreen"),
     "query": ("query", "QueryScreen"),
+    "goldens": ("goldens", "GoldensScreen"),
     "judgments": ("judgments", "JudgmentsScreen"),
 }
 

@@ -21,6 +21,7 @@ from textual_plotext import PlotextPlot
 from ..kernel.settings import CompareSettings
 from ..kernel.statistics.randomization import format_p
 from ..kernel.statistics.verdict import CAPTION
+from ..render.power import row_line
 from ..widgets import fmt
 from ..widgets.numbers import number_input
 from ..widgets.safe import escape
@@ -158,6 +159,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
                 yield Static(self.waiting("loading"), id="cmp-verdict", classes="panel")
                 yield PlotextPlot(id="cmp-plot")
                 yield Static("", id="cmp-plot-key", classes="caption")
+                yield Static("", id="cmp-ties", classes="panel")
                 yield Label("Largest losses and gains (share of the total loss / gain)", classes="section-title")
                 yield QidTable(id="cmp-extremes")
                 yield Static("", id="cmp-caption", classes="caption")
@@ -346,6 +348,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if why:
             self.message = why
             verdict.update(why)
+            self.query_one("#cmp-ties", Static).update("")  # no row: no tie flag, no power
             return
         was_message, self.message = self.message is not None, None
         if self.result is not None and self.result.params == p and self.result.ws is self.ws:
@@ -439,6 +442,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         if row is None or r is None:
             return
         self.query_one("#cmp-verdict", Static).update(self._panel(row, r))
+        self.query_one("#cmp-ties", Static).update(self._ties_and_power(row))
         self._fill_extremes(row)
         self._plot(row)
         # the per-query list (every positive query) in the next frame: rendering its rows in
@@ -498,6 +502,30 @@ loss or gain). Intervals are per comparison, not simultaneous.
         L += [f"[$warning]✗ {escape(d)}[/]" for d in row.disagreements]
         L += [f"[$warning]⚠ {escape(w)}[/]" for w in row.warnings]
         return "\n".join(L)
+
+    def _ties_and_power(self, row) -> str:
+        """Under the plot (the panel above it stays short enough for the plot to be on
+        screen at 140×45): the row's tie-order flag, then its power line."""
+        lines = [self.tie_order_line(row)]
+        power = row_line(row)  # the kernel's MDE, randomization floor and queries needed, in the text's words
+        if power:  # the panel names the pair already
+            lines.append(f"power: {escape(power.removeprefix(f'{row.candidate} vs {row.baseline} on {row.metric}: '))}")
+        return "\n".join(lines)
+
+    @staticmethod
+    def tie_order_line(row) -> str:
+        """The row's tie-order flag (``verdict.TieFlip``): whether another order of tied
+        scores could flip the verdict, and the Δ range over the extreme orders."""
+        tf = row.tie_order
+        if tf is None:
+            return "tie order: not assessed (doc level and ranked lanes only, for the measures ties covers)"
+        if not tf.dependent_queries:
+            return "tie order [b]✓[/]: no positive's value depends on the order of tied scores"
+        span = (f"over {tf.dependent_queries} tie-dependent queries Δ runs from {tf.delta_low:+.4f} to "
+                f"{tf.delta_high:+.4f} (verdicts {escape(tf.verdict_low)} / {escape(tf.verdict_high)})")
+        if tf.could_flip:
+            return f"[b $warning]tie order ✗: a different tie order could flip the verdict[/] — {span}"
+        return f"tie order [b]✓[/]: the verdict holds under every tie order — {span}"
 
     @staticmethod
     def _flag(v) -> str:

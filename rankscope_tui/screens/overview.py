@@ -1,25 +1,35 @@
 """1 Overview: lanes × metrics with intervals, unique share, missing queries, warnings,
-and one query's parsed order with its ties visible (lessons 01–04)."""
+one query's parsed order with its ties visible, and a box to paste run and qrels lines
+into and see them parsed and ranked (lessons 01–04)."""
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import DataTable, Label, Static, TextArea
 
 from ..kernel.ranking.judgments import NO_JUDGMENT
 from ..kernel.ranking.ranks import tied_queries
 from ..widgets import fmt
 from ..widgets.safe import escape
-from ..widgets.tables import PlainTable
-from .base import ViewScreen
+from ..widgets.tables import PlainTable, tie_marks
+from .base import ViewScreen, guarded
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
 
 PARSED_ROWS = 15
+DEBOUNCE = 0.3  # seconds of quiet typing before the edit box is parsed again
+EDIT_ROWS = 40  # parsed rows the edit box lists (a paste of thousands of lines is parsed whole)
+#: what the edit box starts with: the file's ranks say d1 is 2nd, the scores put it 3rd (a tie)
+EXAMPLE_RUN = "q1 Q0 d3 1 0.9 demo\nq1 Q0 d1 2 0.7 demo\nq1 Q0 d2 3 0.7 demo\nq2 Q0 d5 1 0.4 demo\n"
+EXAMPLE_QRELS = "q1 0 d1 1\nq1 0 d3 0\nq2 0 d5 2\n"
 
 
 class OverviewScreen(ViewScreen):
@@ -35,11 +45,20 @@ The parsed view shows one query as rankscope ordered it: score descending, ties 
 on the doc id **descending as bytes** (trec_eval); the rank column of the file is never
 trusted. `g` switches the table between doc and group level. `t` jumps to the next query with a tie, `l` changes lane, Enter on a lane row
 drills into the current query.
+
+**Edit and re-parse.** `p` opens two boxes in place of the parsed order (`p` again closes
+them). Paste or type run lines (`qid Q0 docid rank score tag`, or any run format rankscope
+reads) into the first and qrels lines into the second: after a pause in
+typing they are parsed exactly as files with those lines would be, and the parsed order,
+each query's first relevant rank and the tie groups update. A bad line shows the one-line
+error the command line gives for such a file (`pasted run:LINE: …`). Escape leaves a box.
 """
     BINDINGS = [
         Binding("t", "next_tie", "Next tie", id="overview.next_tie", tooltip="Next query whose list has equal scores"),
         Binding("l", "next_lane", "Lane", id="overview.next_lane", tooltip="Show the parsed order of another lane"),
         Binding("g", "next_level", "Level", id="overview.level", tooltip="Doc or group level in the metric table"),
+        Binding("p", "toggle_edit", "Paste lines", id="overview.edit",
+                tooltip="Edit and re-parse: paste run and qrels lines, see them parsed and ranked (lesson 01)"),
     ]
 
     def __init__(self, *a, **kw) -> None:
@@ -48,6 +67,10 @@ drills into the current query.
         self.parsed_qid: str | None = None
         self.level = "doc"
         self._details_drawn = False  # the parsed order and warnings (drawn after the first data)
+        self._edit_timer: Timer | None = None  # the pending re-parse of the edit box (debounced)
+        self.edit_generation = 0  # counts edits: a parse of an older text is dropped
+        self.edit_result = None  # kernel ``Reparsed`` of the current text, None on an error
+        self.edit_error: str | None = None  # the command line's one-line error for the current text
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="ov-main"):
@@ -64,6 +87,17 @@ drills into the current query.
                 with VerticalScroll(id="ov-warnings-box"):
                     yield Label("Warnings (file:line)", classes="section-title")
                     yield Static("", id="ov-warnings")
+            yield Label("Edit and re-parse (p closes): run lines above, qrels lines below; parsed as files would be",
+                        id="ov-edit-title", classes="section-title")
+            with Horizontal(id="ov-edit"):
+                with Vertical(id="ov-edit-inputs"):
+                    yield TextArea(EXAMPLE_RUN, id="ov-edit-run", soft_wrap=False, show_line_numbers=True,
+                                   tab_behavior="focus")
+                    yield TextArea(EXAMPLE_QRELS, id="ov-edit-qrels", soft_wrap=False, show_line_numbers=True,
+                                   tab_behavior="focus")
+                with Vertical(id="ov-edit-out"):
+                    yield Static("", id="ov-edit-status")
+                    yield PlainTable(id="ov-edit-parsed", cursor_type="none", zebra_stripes=True)
 
     # ------------------------------------------------------------------ rendering
 
@@ -250,11 +284,11 @@ drills into the current query.
 
     def _render_parsed(self) -> None:
         ws = self.ws
-        table = self.query_one("#ov-parsed", DataTable)
+        table = self.query_one("#ov-parsed", PlainTable)
         title = self.query_one("#ov-parsed-title", Label)
-        table.clear(columns=True)
-        table.add_columns("rank", "doc", "score", "tie", "grade")
+        columns = ["rank", "doc", "score", "tie", "grade"]
         if self.parsed_qid is None or self.parsed_lane is None:
+            table.fill(columns, [])
             title.update("Parsed order: no query")
             return
         q = ws.qid_index[self.parsed_qid]
@@ -265,13 +299,16 @@ drills into the current query.
         grades = ws.judgments.grade_of(np.full(n, q), doc[:n])
         title.update(f"Parsed order — lane [b]{escape(self.parsed_lane)}[/], query [b]{escape(self.parsed_qid)}[/] "
                      f"({doc.size} hits; ties broken on doc id descending)")
+        rows = []
         for i in range(n):
             same_prev = i > 0 and score[i] == score[i - 1]
             same_next = i + 1 < doc.size and score[i] == score[i + 1]
             tie = "┬ tie" if same_next and not same_prev else ("├ tie" if same_next else ("└ tie" if same_prev else ""))
             g = int(grades[i])
-            table.add_row(str(int(rank[i])), str(ws.doc_id(doc[i])), repr(float(score[i])), tie,
-                          "·" if g == NO_JUDGMENT else str(g))
+            rows.append(([str(int(rank[i])), str(ws.doc_id(doc[i])), repr(float(score[i])), tie,
+                          "·" if g == NO_JUDGMENT else str(g)], None))
+        # fixed widths (``fill``): a frame drawn before the table measured new rows kept the old widths and cut them
+        table.fill(columns, rows)
 
     def action_next_level(self) -> None:
         if self.ws is None or self.report is None:
@@ -299,3 +336,77 @@ drills into the current query.
     def _drill_parsed(self) -> None:
         if self.parsed_qid:
             self.app.open_query(self.parsed_qid)
+
+    # ------------------------------------------------------------------ the edit box (lesson 01)
+
+    @property
+    def editing(self) -> bool:
+        """The edit box is open (in place of the parsed order and the warnings)."""
+        return bool(self.query_one("#ov-edit").display)
+
+    def action_toggle_edit(self) -> None:
+        editing = not self.editing
+        self.query_one("#ov-bottom").display = not editing
+        self.query_one("#ov-edit-title").display = self.query_one("#ov-edit").display = editing
+        if editing:
+            if self.edit_generation == 0:  # first opened: parse what the boxes hold
+                self._reparse_now()
+            self.query_one("#ov-edit-run", TextArea).focus(scroll_visible=False)
+            # on a short screen that scrolls: the boxes are the view's last part, so its end shows
+            # them with the parse under them (once they are laid out: two frames after the show)
+            self.call_after_refresh(self.call_after_refresh, self.scroll_end, animate=False)
+
+    @on(TextArea.Changed, "#ov-edit-run, #ov-edit-qrels")
+    def _edited(self) -> None:
+        """Every keystroke restarts the quiet period; the parse runs once typing pauses."""
+        self.edit_generation += 1
+        if self._edit_timer is not None:
+            self._edit_timer.stop()
+        self._edit_timer = self.set_timer(DEBOUNCE, self._reparse_now)
+
+    def _reparse_now(self) -> None:
+        self._edit_timer = None
+        self.edit_generation += 1
+        run = self.query_one("#ov-edit-run", TextArea).text
+        qrels = self.query_one("#ov-edit-qrels", TextArea).text
+        relevant = self.ws.settings.relevant if self.ws is not None else 1
+        self.query_one("#ov-edit-status", Static).update("⟳ parsing…")
+        self.reparse(self.edit_generation, run, qrels, relevant)
+
+    @work(thread=True, exclusive=True, group="reparse", exit_on_error=False, description="parsing the edit box")
+    def reparse(self, generation: int, run: str, qrels: str, relevant: int) -> None:
+        from ..kernel import reparse
+        from ..state import error_line
+
+        try:
+            result, error = reparse(run, qrels, relevant), None
+        except Exception as exc:  # what is typed is never a fault: the command line's one line, shown in place
+            result, error = None, error_line(exc)
+        self.app.call_from_thread(self._reparsed, generation, result, error)
+
+    @guarded
+    def _reparsed(self, generation: int, result, error: str | None) -> None:
+        if generation != self.edit_generation:
+            return  # typing went on: a newer parse is coming
+        self.edit_result, self.edit_error = result, error
+        status = self.query_one("#ov-edit-status", Static)
+        table = self.query_one("#ov-edit-parsed", PlainTable)
+        if error is not None:
+            status.update(f"[b $error]✗[/] {escape(error)}")
+            table.fill(["qid", "rank", "doc", "score", "tie", "grade"], [])
+            return
+        ranks = " · ".join(
+            f"{escape(q.qid)}: first relevant at rank {q.first_relevant}" if q.first_relevant
+            else f"{escape(q.qid)}: no relevant hit" + ("" if q.relevant_judged else " (none judged relevant)")
+            for q in result.queries[:6])
+        more = f" · … {len(result.queries) - 6} more" if len(result.queries) > 6 else ""
+        status.update(f"[b]✓[/] {len(result.queries)} queries, {result.n_hits} hits · order: {escape(result.tie_rule)}\n"
+                      f"{ranks}{more}")
+        rows: list[tuple[list[str], str | None]] = []
+        for q in result.queries:
+            marks = tie_marks([h.score for h in q.hits])
+            for h, mark in zip(q.hits, marks):
+                if len(rows) == EDIT_ROWS:
+                    break
+                rows.append(([q.qid, str(h.rank), h.doc, repr(h.score), mark, "·" if h.grade is None else str(h.grade)], None))
+        table.fill(["qid", "rank", "doc", "score", "tie", "grade"], rows)

@@ -11,7 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from ..widgets.dialogs import safe_dismiss
 from ..widgets.safe import text as plain_text
 from ..widgets.textual_private import GuardedCommandPalette
-from . import LETTER_VIEWS, VIEWS
+from . import LETTER_VIEWS, VIEW_KEYS, VIEWS
 from .base import DashboardApp
 
 _K = re.compile(r"(?:^|\b)(?:set\s+)?k\s*=?\s*(\d+)\s*$", re.I)
@@ -22,8 +22,9 @@ class RankscopeCommands(Provider):
 
     def _static(self):
         app = cast(DashboardApp, self.app)  # the provider runs in the dashboard app
-        for i, (mode, title) in enumerate(VIEWS, 1):
-            yield f"view: {i} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {i})"
+        for mode, title in VIEWS:
+            key = VIEW_KEYS[mode]
+            yield f"view: {key} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {key})"
         for mode, title, key in LETTER_VIEWS:
             yield f"view: {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {key})"
         yield "export report…", app.action_export, "write report.json, markdown, LaTeX, text or per-query CSV (key e)"

@@ -1,5 +1,6 @@
-"""9 Query: one query's rankings side by side — rank, doc, score, grade, group — with the
-first relevant rank per lane at both levels, the attribution label and the texts (lesson 02)."""
+"""9 Query: one query's rankings side by side — rank, doc, score, tie group, grade, group —
+with the first relevant rank per lane at both levels, the attribution label, the texts
+(lesson 02) and how much of each lane's numbers depend on the order of tied scores."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..kernel import measures as M
 from ..kernel.attribution import misses as A
 from ..widgets import fmt
 from ..widgets.safe import escape
-from ..widgets.tables import PlainTable
+from ..widgets.tables import PlainTable, tie_marks
 from .base import ViewScreen
 
 SHOW_ROWS = 100
@@ -29,6 +30,14 @@ class QueryScreen(ViewScreen):
 passage?", at group level "right document?"; they fail differently and want different
 fixes. Each lane's ranking is shown side by side with grades (· = unjudged) and groups; the
 attribution label says which lanes carried the query inside the window.
+
+**Ties.** The `tie` column marks each group of equal scores (`┬` first, `│` inside, `└`
+last, with the group's number): trec_eval orders a group by doc id descending, another
+tool may not. `✂k` on a row says the cutoff of an @k measure falls inside its group, right
+after that row: which of the group's hits count at @k depends on the tie rule. The lane's
+title counts its positives whose value of some measure changes with the tie order
+(`tie-dependent n/N positives`); the
+`tie order` column gives this query's measures that do, with their worst–best range.
 
 Reached with Enter from every list, with `/` (qid or text) and from the command palette.
 `[` / `]` step through the positives, `v` adds the cap / document-first variant lanes
@@ -47,6 +56,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         self.shown_qid: str | None = None
         self.lanes_shown: list[str] = []
         self._tables: list = []
+        self._titles: list = []
         self.show_variants = False
 
     def compose_body(self) -> ComposeResult:
@@ -130,6 +140,7 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         keys = list(ws.settings.metrics)  # every metric of the workspace, in its order
         for m in keys:
             table.add_column(m.key)
+        table.add_column("tie order")
         # a measure that needs a relevant doc is undefined on a query without one at its level (rel=N or --relevant)
         defined = M.defined_on(keys, ws.hits(ws.input_lanes[0], "doc")[1], ws.n_queries, ws.settings.relevant)
         for lane in self._lanes():
@@ -141,7 +152,32 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
             pq = ws.per_query(lane, "doc")
             n = L.rows_of(q)
             values = [fmt.num(pq[m.key][q]) if defined[m.key][q] else "—" for m in keys]  # —, not 0.000
-            table.add_row(lane, str(n.stop - n.start), *ranks, *values)
+            table.add_row(lane, str(n.stop - n.start), *ranks, *values, self._tie_ranges(lane, q))
+
+    def _lane_ties(self, lane: str):
+        """The kernel's tie exposure of a lane (``Workspace.ties``), None where there is none
+        (a workspace read from per-query tables has no ranked rows)."""
+        ties_of = getattr(self.ws, "ties", None)
+        return None if ties_of is None else ties_of(lane)
+
+    def _tie_ranges(self, lane: str, q: int) -> str:
+        """This query's measures whose value changes with the tie order: ``key worst–best``."""
+        t = self._lane_ties(lane)
+        if t is None:
+            return "—"
+        parts = [f"{key} {fmt.num(t.worst[key][q])}–{fmt.num(t.best[key][q])}" for key in t.depends if t.depends[key][q]]
+        return ", ".join(parts) if parts else ("tied, no value moves" if t.tied[q] else "no ties")
+
+    def _lane_title(self, lane: str) -> str:
+        """The lane's name and its count of tie-dependent positives (any covered measure)."""
+        t = self._lane_ties(lane)
+        if t is None or not t.depends:
+            return escape(lane)
+        pos = self.ws.positives
+        dep = np.zeros(self.ws.n_queries, dtype=bool)
+        for mask in t.depends.values():
+            dep |= mask
+        return f"{escape(lane)} · tie-dependent {int(dep[pos].sum())}/{pos.size} positives"
 
     def _render_lanes(self, q: int) -> None:
         box = self.query_one("#q-lanes", Horizontal)
@@ -149,35 +185,47 @@ Reached with Enter from every list, with `/` (qid or text) and from the command 
         if lanes != self.lanes_shown:
             box.remove_children()
             self._tables = [PlainTable(cursor_type="row", zebra_stripes=True, classes="q-lane-table") for _ in lanes]
-            box.mount_all([Vertical(Label(lane, classes="section-title"), t, classes="q-lane")
-                           for lane, t in zip(lanes, self._tables)])
+            self._titles = [Label(escape(lane), classes="section-title q-lane-title") for lane in lanes]
+            box.mount_all([Vertical(title, t, classes="q-lane") for title, t in zip(self._titles, self._tables)])
             self.lanes_shown = lanes
             box.set_class(len(lanes) > 4, "-many")
+        for lane, title in zip(self.lanes_shown, self._titles):
+            title.update(self._lane_title(lane))
         self._fill_lanes(q)
+
+    def _cutoffs(self) -> list[int]:
+        """The cutoffs k of the measures whose tie exposure the kernel computes."""
+        from ..kernel.measures.ties import SUPPORTED
+
+        return sorted({m.k for m in self.ws.settings.metrics if m.kind in SUPPORTED and m.k is not None})
+
+
 
     def _fill_lanes(self, q: int) -> None:
         from ..kernel.ranking.judgments import NO_JUDGMENT
 
         ws = self.ws
         rel = ws.settings.relevant
+        cutoffs = self._cutoffs()
         for lane, table in zip(self.lanes_shown, self._tables):
             table.clear(columns=True)
-            cols = ["#", "doc", "score", "g"] + (["group"] if ws.group_of is not None else [])
+            cols = ["#", "doc", "score", "tie", "g"] + (["group"] if ws.group_of is not None else [])
             table.add_columns(*cols)
             L = ws.lanes[lane]
             rows = L.rows_of(q)
             doc = L.doc[rows][:SHOW_ROWS]
             score, rank = L.score[rows][:SHOW_ROWS], L.rank[rows][:SHOW_ROWS]
+            marks = tie_marks(L.score[rows], cutoffs)  # the whole list: a group may run past the rows shown
             grades = ws.judgments.grade_of(np.full(doc.size, q), doc)
             for i in range(doc.size):
                 g = int(grades[i])
                 gs = "·" if g == NO_JUDGMENT else (Text(str(g), style="bold reverse") if g >= rel else str(g))
-                row = [str(int(rank[i])), str(ws.doc_id(doc[i])), f"{float(score[i]):.6g}", gs]
+                row = [str(int(rank[i])), str(ws.doc_id(doc[i])), f"{float(score[i]):.6g}", marks[i], gs]
                 if ws.group_of is not None:
                     row.append(str(ws.groups[int(ws.group_of[int(doc[i])])]))
                 table.add_row(*row, key=str(ws.doc_id(doc[i])))
             if doc.size == 0:
-                table.add_row("", "(query absent from lane)", "", "")
+                table.add_row("", "(query absent from lane)", "", "", "")
 
     def gate_decision(self, q: int):
         """The kernel's gate decision for query code ``q`` under the loaded gate settings and

@@ -35,6 +35,23 @@ class PlainTable(DataTable):
             super().add_row(*row, key=key)
 
 
+def tie_marks(scores: Sequence[float], cutoffs: Sequence[int] = ()) -> list[str]:
+    """Per place of a ranked list (scores in rank order): its tie group's mark (``┬ 1``,
+    ``│ 1``, ``└ 1``; '' off any group; groups numbered down the list) and ``✂k`` where an
+    @k cutoff falls inside the group right after the place. The groups and the straddle
+    test are the kernel's (``measures.ties``: ``tie_groups``, ``straddles``)."""
+    from ..kernel.measures.ties import straddles, tie_groups
+
+    marks = [""] * len(scores)
+    for number, (s, e) in enumerate(tie_groups(scores), start=1):
+        for i in range(s, e):
+            marks[i] = f"{'┬' if i == s else ('└' if i == e - 1 else '│')} {number}"
+        for k in cutoffs:
+            if straddles([(s, e)], k):
+                marks[k - 1] += f" ✂{k}"
+    return marks
+
+
 class QidTable(PlainTable):
     """A row-cursor table whose row keys are qids: Enter drills into that query."""
 

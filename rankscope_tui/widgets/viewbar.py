@@ -1,4 +1,4 @@
-"""ViewBar: the nine views by number, the current one highlighted; a click switches."""
+"""ViewBar: the views by their key (1–9, 0), the current one highlighted; a click switches."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class ViewBar(Widget):
     COMPONENT_CLASSES = {"viewbar--current", "viewbar--key", "viewbar--status"}
 
     def __init__(self, views: list[tuple[str, str]], current: str, status: str = "", **kw) -> None:
-        """``views``: (mode name, title) in key order 1..9."""
+        """``views``: (mode name, title) in key order 1..9, 0."""
         super().__init__(**kw)
         self.views, self.current, self.status = views, current, status
         self._spans: list[tuple[int, int, str]] = []
@@ -63,11 +63,12 @@ class ViewBar(Widget):
         self._spans = []
         for i, (mode, title) in enumerate(self.views, 1):
             start = len(text)
+            digit = str(i % 10)  # the tenth view's key is 0
             if mode == self.current:
-                text.append(f" {i} {title} ", style=cur)
+                text.append(f" {digit} {title} ", style=cur)
             else:
                 text.append(" ")
-                text.append(str(i), style=key)
+                text.append(digit, style=key)
                 label = self.short(title, cut)
                 text.append(f" {label} " if label else " ")
             self._spans.append((start, len(text), mode))

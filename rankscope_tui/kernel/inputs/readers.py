@@ -140,6 +140,10 @@ def _read_qrels(path: str, opts: InputOptions, told: list[str]) -> RawQrels:
     if fmt == "auto":
         fmt = detect(bytes(raw[:HEAD_BYTES]), "qrels", path, opts.qrels_columns)
     told[0] = fmt
+    return _qrels_from_content(raw, path, fmt, opts, digest)
+
+
+def _qrels_from_content(raw: bytearray, path: str, fmt: str, opts: InputOptions, digest: Digest) -> RawQrels:
     if fmt == "parquet":
         return read_parquet(raw, path, "qrels", opts.qrels_columns, digest)
     fast = qrels_from_bytes(raw, path, fmt, digest)
@@ -154,6 +158,30 @@ def _read_qrels(path: str, opts: InputOptions, told: list[str]) -> RawQrels:
     if fmt == "jsonl":
         return read_json_lines(text, path, "qrels", opts.qrels_columns, digest)
     return qrels_from_text(text, path, fmt, opts.qrels_columns, digest)
+
+
+def read_lane_text(text: str, label: str, name: str = "pasted", options: InputOptions | None = None) -> RawLane:
+    """A run given as text (pasted lines), read exactly as ``read_lane`` reads a file with
+    that content: the format told by content (or ``options.run_format``), the same readers,
+    the same errors, each naming ``label`` where a file's would name its path."""
+    opts = options if options is not None else InputOptions()
+    raw = bytearray(text.encode("utf-8"))
+    fmt = opts.run_format
+    if fmt == "auto":
+        fmt = detect(bytes(raw[:HEAD_BYTES]), "run", label, opts.run_columns)
+    lane = _lane_from_content(raw, label, name, fmt, opts, Digest(raw))
+    return _as(lane, "mteb" if lane.format == "mteb" else fmt)
+
+
+def read_qrels_text(text: str, label: str, options: InputOptions | None = None) -> RawQrels:
+    """Qrels given as text, read exactly as ``read_qrels`` reads a file with that content
+    (errors name ``label``)."""
+    opts = options if options is not None else InputOptions()
+    raw = bytearray(text.encode("utf-8"))
+    fmt = opts.qrels_format
+    if fmt == "auto":
+        fmt = detect(bytes(raw[:HEAD_BYTES]), "qrels", label, opts.qrels_columns)
+    return _as(_qrels_from_content(raw, label, fmt, opts, Digest(raw)), fmt)
 
 
 # ---------------------------------------------------------------------------

@@ -196,6 +196,7 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
                     test=settings.test)
     result = _tie_flips(ws, plan, settings, rows, result, qids, units)
     result = _judgment_bounds(ws, plan, settings, rows, result, qids, units)
+    result = replace(result, warnings=result.warnings + _residual_notes(ws, plan, keys))
     fused = [n for n in dict.fromkeys([plan.baseline, *plan.candidates]) if ws.lane_origin.get(n) == "fused"]
     if plan.seed_runs and fused:
         runs = sum(len(r) for r in plan.seed_runs.values())
@@ -203,6 +204,36 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
             f"{', '.join(fused)} fuse{'s' if len(fused) == 1 else ''} every input lane, the {runs} retraining runs "
             f"({', '.join(f'{s}@SEED' for s in plan.seed_runs)}) included, one lane per seed",))
     return result
+
+
+def _residual_notes(ws: PerQuery, plan: ComparePlan, keys: Sequence[str]) -> tuple[str, ...]:
+    """One line per compared measure that has a companion (RBP: its residual): the companion's
+    mean for each lane over the compared queries, so that a lower bound is never read
+    without the most it could rise. Inputs without the companion (a per-query table holding
+    rbp only) say so."""
+    out = []
+    q = ws.positives
+    for key in keys:
+        try:
+            mk = M.parse_name(key)
+        except InputError:  # a measure a per-query table holds that rankscope does not compute
+            continue
+        if not mk.measure.companion:
+            continue
+        mate = M.MetricKey(mk.measure.companion, mk.k, mk.rel, mk.param)
+        lanes = list(dict.fromkeys([plan.baseline, *plan.candidates]))
+        try:
+            means = {n: float(np.mean(ws.per_query(n, plan.level, ws.metric_set([mate.key]))[mate.key][q])) for n in lanes}
+        except (InputError, KeyError):
+            means = {}
+        # a per-query table without the column gives no values (NaN) rather than an error
+        if not means or not all(np.isfinite(v) for v in means.values()):
+            out.append(f"{key} is a lower bound (unjudged hits gain 0) and its residual {mate.key} is not in the inputs")
+            continue
+        shown = ", ".join(f"{n} {v:.4f}" for n, v in means.items())
+        out.append(f"{key} is a lower bound (unjudged hits gain 0): its residual {mate.key}, the most it could rise, "
+                   f"averages {shown}; a difference within the residuals may change with more judgments")
+    return tuple(out)
 
 
 def _tie_flips(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, rows: list[RowInput], result: CompareResult,

@@ -24,6 +24,11 @@ from ..statistics.randomization import check_resamples, randomization_test
 SCHEMA = "rankscope.diff/1"
 #: The correction over the rows of a diff (SPEC §8).
 CORRECTION = "holm"
+#: How the state of a diff row is said, in every face (the text table, the step summary):
+#: an established regression, an established improvement, or neither.
+STATUS_WORDS: dict[str, str] = {"regression": "REGRESSION", "improvement": "improvement", "none": "no change shown"}
+#: Said under a diff shown with each report's intervals beside the paired test's decision.
+INTERVALS_NOTE = "the intervals are each report's own (unpaired); the status is decided by the paired test"
 
 
 def _shape_error(path: str, what: str) -> InputError:
@@ -104,6 +109,11 @@ class DiffRow:
     adjusted_p: float | None
     regression: bool
     improvement: bool
+
+    @property
+    def status(self) -> str:
+        """``regression``, ``improvement`` or ``none`` (a key of :data:`STATUS_WORDS`)."""
+        return "regression" if self.regression else "improvement" if self.improvement else "none"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -226,3 +236,35 @@ def diff_reports(before: dict[str, Any], after: dict[str, Any], settings: DiffSe
     rows = diff_rows(items, resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence,
                      min_delta=settings.min_delta)
     return Diff(before_path, after_path, settings, rows)
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One query's paired difference Δ = after − before of a metric."""
+
+    qid: str
+    before: float
+    after: float
+
+    @property
+    def difference(self) -> float:
+        return self.after - self.before
+
+
+def largest_losses(qids: Sequence[str], before: Sequence[float], after: Sequence[float], n: int) -> tuple[Loss, ...]:
+    """The ``n`` queries that lost most: Δ = after − before < 0, most negative first, equal
+    Δ in qid order (as bytes), so the same inputs list the same queries. A query that did not
+    lose (Δ ≥ 0) is never listed, so fewer than ``n`` may come back."""
+    if n < 0:
+        raise InputError(f"the number of largest losses must be >= 0, not {n}", "--largest-losses")
+    losses = [Loss(q, float(b), float(a)) for q, b, a in zip(qids, before, after) if float(a) - float(b) < 0]
+    losses.sort(key=lambda x: (x.difference, x.qid.encode()))
+    return tuple(losses[:n])
+
+
+def row_losses(before: dict[str, Any], after: dict[str, Any], row: DiffRow, n: int) -> tuple[Loss, ...]:
+    """The largest losses of one diff row, on the per-query values of the two reports the
+    row was tested on (the qids present in both)."""
+    qa, qb = before["per_query"][row.lane][row.level], after["per_query"][row.lane][row.level]
+    shared = sorted(set(qa) & set(qb), key=lambda q: q.encode())
+    return largest_losses(shared, [qa[q][row.metric] for q in shared], [qb[q][row.metric] for q in shared], n)

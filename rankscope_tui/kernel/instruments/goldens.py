@@ -2,9 +2,11 @@
 
 Every answer is computed through the kernel's public functions (ranking, judgments,
 metrics, intervals, compare, fusion, gate); no Workspace is needed. A second,
-independent implementation (``tests/goldens_reference.py``) reads the same lines and
-prints its own answers; ``check`` recomputes a file and reports every line whose
-answer differs by more than 1e-9.
+independent implementation (``goldens_reference``, installed beside this module and
+sharing no code with the kernel) reads the same lines and prints its own answers;
+``check`` recomputes a file and reports every line whose answer differs by more than
+1e-9; ``side_by_side`` computes every case with both implementations (the dashboard's
+Goldens view).
 
 File format
 -----------
@@ -25,6 +27,12 @@ File format
   runs read as descending indices: doc id descending as bytes, trec_eval's rule).
 
 Kinds (answer):
+  rbp, rbp_resid, err, nerr, infap, iprec_at_recall, 11pt_avg, rprec_mult, num_ret, num_rel,
+  num_rel_ret, set_p, set_recall, set_f, f1   per-query values of issue 33's measures; ``k``
+                    for rbp, rbp_resid (optional), err, nerr, f1; ``p`` RBP's persistence
+                    (0.9 when absent); ``x`` the recall level of iprec_at_recall and the
+                    multiple of R of rprec_mult (0.5 when absent); the hand-worked cases
+                    carry their arithmetic in the comment lines above them
   rank_of, hit, recall, p, rr, ndcg, judged   per-query values; ``level`` doc|group
                                                (group needs ``sep``); ``k`` except rr/rank_of
   ap, rprec, bpref, ndcg_exp, calibrated_recall  per-query values of the issue-15 measures;
@@ -59,6 +67,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
@@ -242,7 +251,10 @@ def _metric(kind: str, args: dict[str, Any]) -> list[float]:
         measure = M.REGISTRY[kind]
         k = args.get("k")
         k = None if k is None or measure.cutoff == "none" else int(k)
-        mk = M.MetricKey(kind, k, args.get("rel"))
+        spec = measure.param
+        param = None if spec is None else float(args.get("p" if spec.style == "paren" else "x",
+                                                          spec.default if spec.default is not None else 0.5))
+        mk = M.MetricKey(kind, k, args.get("rel"), param)
         key, keys = mk.key, [mk]
     values = M.compute(hits, ideal, su.n_queries, keys, rel)[key]
     return [values[c].item() for c in su.qrels_codes()]
@@ -514,7 +526,63 @@ def _metric_cases() -> list[tuple[str, dict[str, Any]]]:
     out.append(("bpref", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "rel": 2}))
     out.append(("calibrated_recall", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "k": 1, "relevant": 2}))
     out.append(("ndcg_exp", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 2, "depth": 3}))
+    # issue 33: every new measure at doc and group level on the shared fixtures, and its variants
+    new: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("rbp", {}), ("rbp", {"k": 3, "p": 0.8}), ("rbp_resid", {}), ("rbp_resid", {"k": 3, "p": 0.8}),
+        ("err", {"k": 3}), ("nerr", {"k": 3}), ("infap", {}), ("iprec_at_recall", {"x": 0.3}),
+        ("11pt_avg", {}), ("rprec_mult", {"x": 0.6}), ("num_ret", {}), ("num_rel", {}),
+        ("num_rel_ret", {}), ("set_p", {}), ("set_recall", {}), ("set_f", {}), ("f1", {"k": 3}))
+    for level, run, qrels, sep in fixtures + g_fixtures:
+        for kind, extra in new:
+            out.append((kind, base(level, run, qrels, sep, **extra)))
+    out.append(("rbp", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "rel": 2, "p": 0.7}))
+    out.append(("infap", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "relevant": 2, "depth": 4}))
+    out.append(("iprec_at_recall", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "x": 0.0}))
+    out.append(("11pt_avg", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "rel": 2}))
+    out.append(("set_f", {"level": "doc", "run": _RUN_A, "qrels": _QRELS_A, "depth": 2}))
+    out.append(("nerr", {"level": "group", "run": _RUN_G, "qrels": _QRELS_G, "sep": "#", "k": 2}))
     return out
+
+
+# Hand-worked fixture for issue 33's measures. q1 ranks d1 (grade 2), d2 (grade -1: pooled,
+# unjudged), d3 (grade 0), d4 (not in the qrels), d5 (grade 1); R = 2 at level 1, highest
+# grade 2. q2 ranks d8 (not in the qrels), d6 (grade 1); R = 2 (d7 is never retrieved).
+_RUN_H = {"q1": [["d1", 0.9], ["d2", 0.8], ["d3", 0.7], ["d4", 0.6], ["d5", 0.5]], "q2": [["d8", 0.9], ["d6", 0.5]]}
+_QRELS_H = {"q1": {"d1": 2, "d2": -1, "d3": 0, "d5": 1}, "q2": {"d6": 1, "d7": 1}}
+
+#: (the arithmetic, kind, extra args) of each hand-worked case; answers are over [q1, q2]
+_HAND: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("rbp p=0.5: q1 gains 2/2 at rank 1, 1/2 at rank 5: 0.5*(1 + 0.5*0.5^4) = 33/64 = 0.515625; "
+     "q2 gain 1 at rank 2: 0.5*0.5 = 0.25", "rbp", {"p": 0.5}),
+    ("rbp_resid p=0.5: q1 unjudged at ranks 2, 4, n = 5: 0.5^5 + 0.5*(0.5 + 0.125) = 11/32 = 0.34375; "
+     "q2 unjudged at rank 1, n = 2: 0.25 + 0.5*1 = 0.75", "rbp_resid", {"p": 0.5}),
+    ("err@5: R(g) = (2^g - 1)/16; q1 3/16 at rank 1, then 1/16 at rank 5 reached with 13/16: "
+     "3/16 + 13/1280 = 0.19765625; q2 1/16 at rank 2: 1/32 = 0.03125", "err", {"k": 5}),
+    ("nerr@5: ideal q1 [2, 1]: 3/16 + 13/512 = 109/512, 0.19765625 / (109/512) = 506/545 = 0.928440366972477; "
+     "ideal q2 [1, 1]: 1/16 + 15/512 = 47/512, (1/32) / (47/512) = 16/47 = 0.3404255319148936", "nerr", {"k": 5}),
+    ("infap: q1 d1 at j = 0 gives 1; d5 at j = 4 with r = 1, n = 1 (d3), u = 1 (d2), d4 outside the pool: "
+     "1/5 + 4/5 * 3/4 * (1 + eps)/(2 + 2 eps) = 0.2 + 0.6 * 0.5 = 0.5; (1 + 0.5)/2 = 0.75; "
+     "q2 d6 at j = 1, nothing judged above: 1/2 + 1/2 * 0/1 * ... = 0.5; 0.5/2 = 0.25", "infap", {}),
+    ("iprec_at_recall_1.00: c = 2; q1 precision at the 2nd relevant (rank 5) 2/5 = 0.4; "
+     "q2 retrieves 1 relevant < c: 0", "iprec_at_recall", {"x": 1.0}),
+    ("iprec_at_recall_0.50: c = 1; q1 max(1/1, 2/5) = 1.0; q2 1/2 = 0.5", "iprec_at_recall", {"x": 0.5}),
+    ("11pt_avg: c = round(2x) is 0 or 1 for x <= 0.7 (8 levels), 2 for x >= 0.8 (3 levels); "
+     "q1 (8*1 + 3*0.4)/11 = 9.2/11 = 0.8363636363636363; q2 (8*0.5 + 3*0)/11 = 4/11 = 0.36363636363636365",
+     "11pt_avg", {}),
+    ("rprec_mult_1.50: c = floor(1.5*2 + 0.9) = 3; q1 top 3 holds d1: 1/3; q2 (2 hits, padded) holds d6: 1/3",
+     "rprec_mult", {"x": 1.5}),
+    ("num_ret: q1 5, q2 2", "num_ret", {}),
+    ("num_rel: q1 2 (d1, d5), q2 2 (d6, d7)", "num_rel", {}),
+    ("num_rel_ret: q1 2, q2 1", "num_rel_ret", {}),
+    ("set_p: q1 2/5 = 0.4; q2 1/2 = 0.5", "set_p", {}),
+    ("set_recall: q1 2/2 = 1.0; q2 1/2 = 0.5", "set_recall", {}),
+    ("set_f: q1 2*0.4*1/(0.4 + 1) = 4/7 = 0.5714285714285714; q2 2*0.5*0.5/1 = 0.5", "set_f", {}),
+    ("f1@3: q1 P 1/3, R 1/2: 2*(1/6)/(5/6) = 0.4; q2 P 1/3, R 1/2: 0.4", "f1", {"k": 3}),
+)
+
+
+def _hand_cases() -> list[tuple[str, dict[str, Any]]]:
+    return [(kind, {"level": "doc", "run": _RUN_H, "qrels": _QRELS_H, **extra}) for _, kind, extra in _HAND]
 
 
 def _order_cases() -> list[tuple[str, dict[str, Any]]]:
@@ -707,12 +775,29 @@ def _stat_cases() -> list[tuple[str, dict[str, Any]]]:
 
 def cases() -> list[tuple[str, dict[str, Any]]]:
     """Every golden case, in file order (deterministic)."""
-    return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases()
+    return _metric_cases() + _order_cases() + _fusion_cases() + _gate_cases() + _stat_cases() + _hand_cases()
+
+
+def _layout(every: list[tuple[str, dict[str, Any]]]) -> list[str | int]:
+    """The goldens file's body, a line at a time: a comment line's text, or the index in
+    ``every`` of the case written there (the plain cases, then each hand-worked case after
+    its arithmetic). One layout for the writer and for the line numbers the Goldens view shows."""
+    n_plain = len(every) - len(_HAND)
+    out: list[str | int] = list(range(n_plain))
+    out.append("# Hand-worked cases (issue 33's measures) on one fixture: q1 ranks d1 (grade 2), d2 (grade -1:")
+    out.append("# pooled, unjudged), d3 (grade 0), d4 (not in the qrels), d5 (grade 1); q2 ranks d8 (not in")
+    out.append("# the qrels), d6 (grade 1), with d7 (grade 1) never retrieved. Answers over [q1, q2].")
+    for j, (why, _, _) in enumerate(_HAND):
+        out.append(f"# {why}")
+        out.append(n_plain + j)
+    return out
 
 
 def write_lines() -> str:
-    """The whole goldens file: header comments, then one ``kind args -> answer`` line per case."""
-    lines = [format_line(k, a, answer(k, a)) for k, a in cases()]
+    """The whole goldens file: header comments, then one ``kind args -> answer`` line per case;
+    each hand-worked case is preceded by its arithmetic as comment lines."""
+    every = cases()
+    lines = [e if isinstance(e, str) else format_line(*every[e], answer(*every[e])) for e in _layout(every)]
     return HEADER + "\n".join(lines) + "\n"
 
 
@@ -752,26 +837,33 @@ def _flat(x: Any) -> list[float | None] | None:
 
 def differs(expected: Any, got: Any, tol: float = TOLERANCE) -> str | None:
     """Why two encoded answers disagree (None when they agree within ``tol``)."""
+    return _mismatch(expected, got, tol)[0]
+
+
+def _mismatch(expected: Any, got: Any, tol: float = TOLERANCE) -> tuple[str | None, int | None]:
+    """(why two encoded answers disagree or None, the index of the first differing entry
+    of a list answer or None)."""
     a, b = _flat(expected), _flat(got)
     if a is None:
-        return "the file's answer is not a number or a list of numbers"
+        return "the file's answer is not a number or a list of numbers", None
     if b is None:
-        return "the recomputed answer is not a number or a list of numbers"
+        return "the recomputed answer is not a number or a list of numbers", None
     if isinstance(expected, list) != isinstance(got, list):
-        return "one answer is a list, the other a number"
+        return "one answer is a list, the other a number", None
     if len(a) != len(b):
-        return f"list lengths differ ({len(a)} in the file, {len(b)} recomputed)"
+        return f"list lengths differ ({len(a)} in the file, {len(b)} recomputed)", None
     for i, (x, y) in enumerate(zip(a, b)):
         where = f" at index {i}" if isinstance(expected, list) else ""
+        at = i if isinstance(expected, list) else None
         if x is None or y is None:
             if x is not y:
-                return f"null vs number{where}"
+                return f"null vs number{where}", at
         elif math.isinf(x) or math.isinf(y):
             if x != y:
-                return f"infinite vs different value{where}"
+                return f"infinite vs different value{where}", at
         elif abs(x - y) > tol:
-            return f"|difference| = {abs(x - y):.3g} > {tol:g}{where}"
-    return None
+            return f"|difference| = {abs(x - y):.3g} > {tol:g}{where}", at
+    return None, None
 
 
 def check_parsable(text: str, path: str = "<goldens>") -> None:
@@ -828,3 +920,97 @@ def check(text: str, path: str = "<goldens>") -> list[str]:
 
 def count_cases(text: str) -> int:
     return sum(1 for raw in text.split("\n") if raw.strip() and not raw.strip().startswith("#"))
+
+
+# ---------------------------------------------------------------------------
+# both implementations, case by case (the dashboard's Goldens view)
+
+
+@dataclass(frozen=True)
+class GoldenRow:
+    """One case computed by both implementations. Answers are encoded as in the file
+    (numbers, lists of numbers, ``"inf"``/``"-inf"``, None for undefined); an answer that
+    could not be computed is None and ``problem`` says why."""
+
+    line: int  # the case's line in the file ``rankscope goldens`` writes
+    kind: str
+    label: str  # what the case measures: the kind, its cutoff and level
+    kernel: Any
+    reference: Any
+    problem: str | None  # why the two disagree; None when they agree within the tolerance
+    position: int | None  # the first differing entry of a list answer
+
+    @property
+    def agree(self) -> bool:
+        return self.problem is None
+
+
+@dataclass(frozen=True)
+class GoldensSideBySide:
+    """Every golden case computed by the kernel and by ``goldens_reference``."""
+
+    rows: tuple[GoldenRow, ...]
+    tolerance: float
+
+    @property
+    def disagreeing(self) -> tuple[GoldenRow, ...]:
+        return tuple(r for r in self.rows if not r.agree)
+
+    @property
+    def summary(self) -> str:
+        """One line: how many cases agree, or which disagree (the first three named)."""
+        n, bad = len(self.rows), self.disagreeing
+        if not bad:
+            return (f"all {n} cases agree: the kernel and the independent implementation give the same answers "
+                    f"within {self.tolerance:g}")
+        named = ", ".join(f"line {r.line} {r.label}" for r in bad[:3]) + (", …" if len(bad) > 3 else "")
+        return f"{len(bad)} of {n} cases disagree beyond {self.tolerance:g} between the kernel and the independent implementation: {named}"
+
+
+def case_label(kind: str, args: dict[str, Any]) -> str:
+    """What a case measures, for a person: ``ndcg@3 group``, ``rrf k=60``, ``wilson``."""
+    label = kind
+    if kind in METRIC_KINDS and args.get("k") is not None:
+        label += f"@{args['k']}"
+    if kind in ("rrf", "rrf_order") and "k" in args:
+        label += f" k={args['k']}"
+    if args.get("level") == "group":
+        label += " group"
+    if args.get("depth") is not None:
+        label += f" depth {args['depth']}"
+    return label
+
+
+def _answer_or_why(compute: Any, kind: str, args: dict[str, Any]) -> tuple[Any, str | None]:
+    try:
+        return compute(kind, args), None
+    except Exception as exc:  # a case one implementation cannot compute is a disagreement, not a crash
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def side_by_side(cases_: list[tuple[str, dict[str, Any]]] | None = None) -> GoldensSideBySide:
+    """Every case (default: ``cases()``, the lines ``rankscope goldens`` writes) answered by
+    this kernel and by the independent ``goldens_reference``, compared as ``check``
+    compares a file with the kernel (``differs``, tolerance 1e-9)."""
+    from . import goldens_reference as R
+
+    todo = cases() if cases_ is None else cases_
+    first = HEADER.count("\n") + 1  # the first body line of the written file
+    if cases_ is None:  # each case's line in the file `rankscope goldens` writes
+        where = {e: first + n for n, e in enumerate(_layout(todo)) if isinstance(e, int)}
+    else:
+        where = {i: first + i for i in range(len(todo))}
+    rows = []
+    for i, (kind, args) in enumerate(todo):
+        args = json.loads(dumps(args))  # exactly what a line carries (the reference reads JSON)
+        mine, my_err = _answer_or_why(lambda k, a: _enc(answer(k, a)), kind, args)
+        ref, ref_err = _answer_or_why(lambda k, a: R.encode(R.answer(k, a)), kind, args)
+        problem: str | None
+        position: int | None
+        if my_err or ref_err:
+            problem = "; ".join(f"{who} cannot compute it ({err})" for who, err in (("kernel", my_err), ("reference", ref_err)) if err)
+            position = None
+        else:
+            problem, position = _mismatch(ref, mine)
+        rows.append(GoldenRow(where[i], kind, case_label(kind, args), mine, ref, problem, position))
+    return GoldensSideBySide(tuple(rows), TOLERANCE)

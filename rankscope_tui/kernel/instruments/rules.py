@@ -33,6 +33,8 @@ PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 NOT_APPLICABLE = "not applicable"  # the interval column of a rule on a scalar (no interval)
 OPS = (">=", "<=")
 AGAINST_NOTE = "interval non-overlap is a conservative, unpaired screen; use compare for a paired test"
+#: Said under a table holding a rule on a count or share (its interval column is NOT_APPLICABLE).
+SCALAR_NOTE = "a rule on a count or share (no interval) is judged on the point in either column"
 
 
 @dataclass(frozen=True)

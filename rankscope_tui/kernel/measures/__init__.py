@@ -42,7 +42,10 @@ def compute(hits: Hits, ideal: Ideal, n_queries: int, metrics: list[MetricKey], 
     cols = Columns(hits, ideal, n_queries, relevant)
     out: dict[str, np.ndarray] = {"rank": cols.first_rank()}
     for key in metrics:
-        out[key.key] = key.measure.per_query(cols, key.k, key.rel)
+        if key.param is None:
+            out[key.key] = key.measure.per_query(cols, key.k, key.rel)
+        else:
+            out[key.key] = key.measure.per_query(cols, key.k, key.rel, key.param)
     return out
 
 

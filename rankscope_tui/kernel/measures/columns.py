@@ -76,6 +76,7 @@ class Columns:
         self.qid, self.rank, self.grade = hits.qid[sel], hits.rank[sel], hits.grade[sel]
         self.repeat = hits.repeat[sel] if hits.repeat is not None else None
         self.ideal = ideal
+        self.hits = hits  # every row, judged or not: the set measures count what was retrieved
         self.n = n_queries
         self.relevant = relevant
         self._cache: dict[Hashable, Any] = {}  # each key's value has the type its compute returns
@@ -115,6 +116,24 @@ class Columns:
             return out
 
         return self._cached(("first", L), compute)
+
+    def n_ret(self, k: int | None = None) -> NDArray[np.float64]:
+        """Hits retrieved per query (within depth; within the top k when k is given)."""
+        def compute() -> NDArray[np.float64]:
+            q = self.hits.qid if k is None else self.hits.qid[self.hits.rank <= k]
+            return np.bincount(q, minlength=self.n).astype(np.float64)
+
+        return self._cached(("n_ret", k), compute)
+
+    def n_rel_ret(self, rel: int | None = None, k: int | None = None) -> NDArray[np.float64]:
+        """Relevant hits retrieved per query (within the top k when k is given)."""
+        L = self.level(rel)
+
+        def compute() -> NDArray[np.float64]:
+            m = self.is_rel(L) if k is None else self.is_rel(L) & self.top(k)
+            return np.bincount(self.qid[m], minlength=self.n).astype(np.float64)
+
+        return self._cached(("n_rel_ret", L, k), compute)
 
     def top(self, k: int) -> NDArray[np.bool_]:
         return self._cached(("top", k), lambda: self.rank <= k)

@@ -14,14 +14,10 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    from .columns import Columns
-
 
 REQUIRED, OPTIONAL, NONE = "required", "optional", "none"
 
@@ -39,13 +35,46 @@ class Name:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A measure's real parameter: its ``name`` (``p``), where the name carries it
+    (``paren``: ``rbp(p=0.8)``; ``suffix``: ``iprec_at_recall_0.10``), its default (None =
+    it must be given), and the open/closed range it must lie in."""
+
+    name: str
+    style: str  # paren | suffix
+    default: float | None
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+    def check(self, value: float) -> str | None:
+        """None when ``value`` is allowed, else why not (for the one-line error)."""
+        below = value <= self.low if self.low_open else value < self.low
+        above = value >= self.high if self.high_open else value > self.high
+        if below or above or value != value:
+            lo = "(" if self.low_open else "["
+            hi = ")" if self.high_open else "]"
+            return f"{self.name} must lie in {lo}{self.low:g}, {self.high:g}{hi}, not {value:g}"
+        return None
+
+    def shown(self, value: float) -> str:
+        """The value as the canonical key writes it: two decimals for a suffix (as trec_eval
+        prints ``iprec_at_recall_0.10``) when that is exact, else the shortest repr."""
+        if self.style == "suffix" and round(value, 2) == value:
+            return f"{value:.2f}"
+        return repr(float(value))
+
+
+@dataclass(frozen=True)
 class Measure:
     kind: str
     cutoff: str  # REQUIRED | OPTIONAL | NONE
     takes_rel: bool
-    # (columns, k, rel) -> one value per query code; k is an int for a measure whose cutoff
-    # is required, int or None when it is optional, None when it has none
-    per_query: Callable[[Columns, Any, int | None], NDArray[np.float64]]
+    # (columns, k, rel[, param]) -> one value per query code; k is an int for a measure whose
+    # cutoff is required, int or None when it is optional, None when it has none; a measure
+    # with a real parameter (``param``) gets its value as a fourth argument
+    per_query: Callable[..., NDArray[np.float64]]
 
     definition: str  # "{key}: ..." with {k}, {rel}; the cut form when the cutoff is optional
     definition_uncut: str | None = None  # the form without a cutoff (OPTIONAL)
@@ -61,6 +90,15 @@ class Measure:
     # a higher mean is a better ranking; False for a measure that describes the judgments
     # (judged@k), whose "best" mean names no better lane
     ranks_lanes: bool = True
+    # a real parameter in the name: RBP's persistence ``rbp(p=0.8)`` (style "paren") or the
+    # recall level / multiple of R trec_eval writes after the name, ``iprec_at_recall_0.10``
+    # (style "suffix", printed with two decimals as trec_eval prints it)
+    param: Param | None = None
+    # values lie in [0, 1] (every measure but the counts num_ret, num_rel, num_rel_ret)
+    unit_interval: bool = True
+    # a measure always reported beside this one (RBP's residual): its kind; the companion
+    # gets the same cutoff, level and parameter and is listed right after it
+    companion: str | None = None
 
 
 def ceiling_min_r_over_k(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float64]:

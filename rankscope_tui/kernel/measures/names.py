@@ -35,7 +35,10 @@ from . import registry as R
 from .measure import NONE, OPTIONAL, REQUIRED, Measure, Name
 from .registry import MetricKey
 
-_NAME = re.compile(r"^(?P<base>[A-Za-z][A-Za-z_\-]*?)(?:\((?P<params>[^()]*)\))?(?:(?P<sep>_at_|@|\.|_)(?P<k>[0-9]+))?$")
+# A base starts with a letter, or with digits then a letter (trec_eval's ``11pt_avg``); the
+# trailing number is a cutoff, or (``0.10``) the real parameter of a measure that takes one there.
+_NAME = re.compile(r"^(?P<base>(?:[0-9]+[A-Za-z]|[A-Za-z])[A-Za-z0-9_\-]*?)(?:\((?P<params>[^()]*)\))?"
+                   r"(?:(?P<sep>_at_|@|\.|_)(?P<k>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?$")
 
 # Spellings whose meaning differs from ours: (base as the tool writes it, case-sensitive) -> why refused.
 REFUSED: dict[str, str] = {
@@ -104,6 +107,26 @@ def parse_name(raw: str) -> MetricKey:
     measure = entries[0][0]
     rules = {n.cutoff or me.cutoff for me, n in entries}
     kk = None
+    rel, param = None, None
+    if params is not None:
+        rel, param = _params(text, base, params, measure)
+    spec = measure.param
+    if spec is not None and spec.style == "suffix":
+        if k is None:
+            if spec.default is None:
+                raise _error(text, f"{base} needs its {spec.name} after the name, e.g. {base}_0.50")
+            param = spec.default
+        else:
+            param = float(k)
+        k = None
+    elif spec is not None and param is None:
+        param = spec.default
+    if param is not None and spec is not None:
+        why = spec.check(param)
+        if why:
+            raise _error(text, why)
+    if k is not None and not k.isdigit():
+        raise _error(text, "the cutoff must be a whole number")
     if k is not None:
         if rules == {NONE}:
             cut = f", or {measure.kind}@{k} for the cut form" if measure.cutoff == OPTIONAL else ""
@@ -114,22 +137,35 @@ def parse_name(raw: str) -> MetricKey:
     elif rules == {REQUIRED}:
         shown = next(n.shown for _, n in entries if n.shown.endswith("k"))
         raise _error(text, f"{base} needs a cutoff, e.g. {shown[:-1]}10")
-    rel = None
-    if params is not None:
-        rel = _rel_param(text, base, params, measure)
-    return MetricKey(measure.kind, kk, rel)
+    return MetricKey(measure.kind, kk, rel, param)
 
 
-def _rel_param(text: str, base: str, params: str, measure: Measure) -> int:
-    p = params.replace(" ", "")
-    pm = re.fullmatch(r"rel=(-?[0-9]+)", p)
-    if not pm:
-        extra = " (for exponential gains write ndcg_exp@k)" if "dcg" in p else ""
-        raise _error(text, f"the only parameter rankscope reads is rel=N, not {params!r}{extra}")
+def _params(text: str, base: str, params: str, measure: Measure) -> tuple[int | None, float | None]:
+    """``rel=N`` and, for a measure with a parameter in parentheses (RBP), ``NAME=X``."""
+    spec = measure.param if measure.param is not None and measure.param.style == "paren" else None
+    rel: int | None = None
+    param: float | None = None
+    for piece in params.replace(" ", "").split(","):
+        pm = re.fullmatch(r"rel=(-?[0-9]+)", piece)
+        if pm:
+            rel = _rel_level(text, base, int(pm.group(1)), measure)
+            continue
+        if spec is not None:
+            vm = re.fullmatch(re.escape(spec.name) + r"=([0-9]*\.?[0-9]+(?:[eE]-?[0-9]+)?)", piece)
+            if vm:
+                param = float(vm.group(1))
+                continue
+        extra = " (for exponential gains write ndcg_exp@k)" if "dcg" in piece else ""
+        reads = "rel=N" if spec is None else f"rel=N and {spec.name}=X"
+        raise _error(text, f"the only parameters rankscope reads here are {reads}, not {params!r}{extra}")
+    return rel, param
+
+
+def _rel_level(text: str, base: str, rel: int, measure: Measure) -> int:
     if not measure.takes_rel:
-        why = "it counts judged docs" if measure.kind == "judged" else "its gain is the grade"
+        why = {"judged": "it counts judged docs", "num_ret": "it counts retrieved docs"}.get(measure.kind,
+                                                                                           "its gain is the grade")
         raise _error(text, f"{base} takes no rel=: it does not depend on the relevance level ({why})")
-    rel = int(pm.group(1))
     if rel < 1:
         raise _error(text, f"rel must be at least 1, not {rel} (grade 0 is judged non-relevant)")
     return rel
@@ -152,6 +188,12 @@ def parse_metrics(spec: str | Iterable[Any], option: str = "--metrics") -> list[
     for key in list(out):
         if key.measure.brings_judged and key.k is not None and MetricKey("judged", key.k) not in out:
             out.append(MetricKey("judged", key.k))
+    # a companion (RBP's residual) sits right after its measure, so that every table shows them side by side
+    for key in [k for k in out if k.measure.companion]:
+        mate = MetricKey(key.measure.companion or "", key.k, key.rel, key.param)
+        if mate in out:
+            out.remove(mate)
+        out.insert(out.index(key) + 1, mate)
     return out
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ap, bpref, calibrated_recall, hit, judged, ndcg, ndcg_exp, precision, recall, rprec, rr
+from . import ap, bpref, calibrated_recall, err, f1, hit, infap, iprec, judged, ndcg, ndcg_exp, precision, rbp, recall, rprec, rprec_mult, rr, set_measures
 from .measure import Measure
 
 
@@ -31,11 +31,20 @@ class MetricKey:
     kind: str
     k: int | None
     rel: int | None = None
+    # the measure's real parameter (RBP's p, the recall level of iprec_at_recall, the multiple
+    # of R of rprec_mult); None for a measure without one
+    param: float | None = None
 
     @property
     def key(self) -> str:
-        rel = "" if self.rel is None else f"(rel={self.rel})"
-        return f"{self.kind}{rel}" if self.k is None else f"{self.kind}{rel}@{self.k}"
+        spec = REGISTRY[self.kind].param if self.param is not None else None
+        inside = [] if spec is None or spec.style != "paren" else [f"{spec.name}={spec.shown(self.param or 0.0)}"]
+        if self.rel is not None:
+            inside.append(f"rel={self.rel}")
+        base = self.kind + (f"({','.join(inside)})" if inside else "")
+        if spec is not None and spec.style == "suffix":
+            base += f"_{spec.shown(self.param or 0.0)}"
+        return base if self.k is None else f"{base}@{self.k}"
 
     @property
     def measure(self) -> Measure:
@@ -55,7 +64,8 @@ class MetricKey:
     def definition(self, relevant: int) -> str:
         m = self.measure
         text = m.definition if (self.k is not None or m.definition_uncut is None) else m.definition_uncut
-        out = text.format(key=self.key, k=self.k, rel=relevant if self.rel is None else self.rel)
+        param = "" if self.param is None else (m.param.shown(self.param) if m.param is not None else repr(self.param))
+        out = text.format(key=self.key, k=self.k, rel=relevant if self.rel is None else self.rel, param=param)
         if self.rel is not None:
             out += f"; the level rel={self.rel} is set by the name and overrides --relevant for this measure"
         return out
@@ -63,7 +73,11 @@ class MetricKey:
 
 #: Every measure, in the order the README's table lists them (one module per measure,
 #: each defining ``MEASURE``).
-ENTRIES: tuple[Measure, ...] = tuple(m.MEASURE for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref,
-                                                         ndcg_exp, calibrated_recall))
+#: A module holding a family (RBP and its residual, ERR and nERR, the set measures) lists
+#: them in ``MEASURES``.
+ENTRIES: tuple[Measure, ...] = tuple(
+    e for m in (hit, recall, precision, rr, ndcg, judged, ap, rprec, bpref, ndcg_exp, calibrated_recall, rbp, err, infap,
+                iprec, rprec_mult, set_measures, f1)
+    for e in (m.MEASURES if hasattr(m, "MEASURES") else (m.MEASURE,)))
 #: ``{kind: Measure}``.
 REGISTRY: dict[str, Measure] = {m.kind: m for m in ENTRIES}

@@ -244,8 +244,9 @@ def read_report(path: str) -> dict[str, Any]:
 
 def check_report_values(report: dict[str, Any], path: str) -> None:
     """What ``diff`` and ``verdict`` read must be possible: every metric value (per query, and
-    the lanes' cells with their intervals) a finite number in [0, 1] (every metric is a
-    proportion), an interval's low <= high, a per-query rank an integer >= 0."""
+    the lanes' cells with their intervals) a finite number in [0, 1] (a proportion; the count
+    measures num_ret, num_rel, num_rel_ret: a finite number >= 0), an interval's low <= high,
+    a per-query rank an integer >= 0."""
     import math
 
     from ..errors import InputError
@@ -253,11 +254,25 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
     def bad(where: str, what: str) -> InputError:
         return InputError(f"not a rankscope report: {where} {what}"[:300], path, 1)
 
-    def unit(v: object, where: str) -> None:
+    def counts(metric: str) -> bool:
+        """A measure whose values are counts (num_ret, num_rel, num_rel_ret), not proportions."""
+        from ..errors import InputError as NameError_
+        from ..measures import parse_name
+
+        try:
+            return not parse_name(metric).measure.unit_interval
+        except NameError_:
+            return False
+
+    def unit(v: object, where: str, metric: str = "") -> None:
         if v is None:
             return
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
             raise bad(where, "is not a finite number")
+        if metric and counts(metric):
+            if v < 0:
+                raise bad(where, f"is {v!r}, below 0 (a count)")
+            return
         if not 0 <= v <= 1:  # compared as they are: an integer literal may be too large for a float
             shown = repr(v) if not isinstance(v, int) or abs(v) < 10**15 else f"an integer of {len(str(abs(v)))} digits"
             raise bad(where, f"is {shown}, outside [0, 1] (metrics are proportions)")
@@ -271,7 +286,7 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
                         continue
                     where = f"lanes.{lane}.{level}.{m}"
                     for k in ("value", "low", "high"):
-                        unit(c.get(k), f"{where}.{k}")
+                        unit(c.get(k), f"{where}.{k}", m)
                     lo, hi = c.get("low"), c.get("high")
                     if lo is not None and hi is not None and lo > hi:
                         raise bad(where, f"has low {lo!r} above high {hi!r}")
@@ -286,4 +301,4 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
                             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                                 raise bad(where, "is not an integer >= 0 (0: no relevant hit)")
                         else:
-                            unit(v, where)
+                            unit(v, where, m)

@@ -47,6 +47,7 @@ rankscope's ``judged@10`` and keeps its name).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 from collections.abc import Iterable, Iterator, Sequence
@@ -143,6 +144,12 @@ def measure_key(name: str) -> tuple[str, bool]:
         return name, False
 
 
+@functools.cache
+def _unit_interval(key: str) -> bool:
+    """Whether a known measure's values lie in [0, 1] (all but the counts)."""
+    return M.parse_name(key).measure.unit_interval
+
+
 # --------------------------------------------------------------------------- one table
 
 
@@ -184,7 +191,10 @@ class PerQueryTable:
         if known:
             # read as rankscope's measure, it must be one: a proportion, and 0 or 1 for hit@k
             # (its mean gets a Wilson interval); a mislabelled column is refused, not averaged
-            if not 0.0 <= x <= 1.0:
+            if not _unit_interval(key):  # a count (num_ret, num_rel, num_rel_ret)
+                if x < 0.0:
+                    raise InputError(f"{name} (rankscope's {key}) is a count >= 0, not {x!r}", self.path, line)
+            elif not 0.0 <= x <= 1.0:
                 raise InputError(f"{name} (rankscope's {key}) is a proportion in [0, 1], not {x!r}", self.path, line)
             if key.startswith("hit@") and x not in (0.0, 1.0):
                 raise InputError(f"{name} (rankscope's {key}) is 0 or 1 per query, not {x!r}", self.path, line)

@@ -1,12 +1,18 @@
 """An independent, plainly written implementation of the goldens (SPEC §8, lesson 14).
 
 It reads the ``kind args`` part of every line of a goldens file and prints the same
-line with its own answer. Nothing here comes from ``rankscope_tui``: scalar Python
-over the ``math``, ``fractions`` and ``json`` modules, written from the spec. numpy
-is used only to draw the random streams of the resampling cases, because the
-protocol (SPEC §3) is defined by numpy's generator.
+line with its own answer. It is installed with the package so that the dashboard's
+Goldens view (and anyone with rankscope installed) can compute every line twice, once
+through the kernel (``goldens``) and once here, and show where they disagree.
 
-    python tests/goldens_reference.py goldens/reference.txt > mine.txt
+Independence is the point, so this module imports nothing from ``rankscope_tui``
+(``tests/test_goldens.py`` checks it, and that importing it loads no kernel measure):
+scalar Python over the ``math``, ``fractions`` and ``json`` modules, written from the
+spec. numpy is used only to draw the random streams of the resampling cases, because
+the protocol (SPEC §3) is defined by numpy's generator.
+
+    python -m rankscope_tui.kernel.instruments.goldens_reference goldens/reference.txt > mine.txt
+    rankscope goldens --check mine.txt
 
 Conventions of the file (see the header of goldens/reference.txt): answers are
 numbers or lists of numbers, "inf"/"-inf" for infinities, null for undefined.
@@ -17,7 +23,9 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
+from typing import Any
 
 INF = math.inf
 EPS = 2.0**-52  # machine epsilon of a double
@@ -27,7 +35,7 @@ EPS = 2.0**-52  # machine epsilon of a double
 # encoding
 
 
-def encode(x):
+def encode(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [encode(v) for v in x]
     if x is None:
@@ -46,7 +54,7 @@ def encode(x):
     return x
 
 
-def dumps(obj) -> str:
+def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
 
@@ -58,7 +66,7 @@ def bkey(s: str) -> bytes:
     return s.encode("utf-8")
 
 
-def ranked(hits, depth=None):
+def ranked(hits: Iterable[Sequence[Any]], depth: int | None = None) -> list[tuple[str, float]]:
     """[(doc, score)] ordered by score descending, ties by doc id descending as bytes."""
     out = sorted(((d, float(s)) for d, s in hits), key=lambda h: bkey(h[0]), reverse=True)
     out.sort(key=lambda h: -h[1])  # stable: equal scores keep doc-descending order
@@ -67,7 +75,7 @@ def ranked(hits, depth=None):
     return out
 
 
-def query_class(grades: dict, relevant: int) -> str:
+def query_class(grades: dict[str, int], relevant: int) -> str:
     values = list(grades.values())
     if any(g >= relevant for g in values):
         return "positive"
@@ -78,7 +86,7 @@ def query_class(grades: dict, relevant: int) -> str:
     return "unjudged"
 
 
-def qrels_qids(qrels: dict) -> list[str]:
+def qrels_qids(qrels: dict[str, Any]) -> list[str]:
     return sorted(qrels, key=bkey)
 
 
@@ -86,7 +94,8 @@ def group_of(doc: str, sep: str) -> str:
     return doc.split(sep, 1)[0]
 
 
-def judged_units(hits, grades: dict, level: str, sep: str | None, repeats: list | None = None):
+def judged_units(hits: Sequence[tuple[str, float]], grades: dict[str, int], level: str, sep: str | None,
+                 repeats: list[bool] | None = None) -> tuple[list[int | None], list[int]]:
     """The ranked list as units with grades (None = unjudged), and the judged unit grades.
 
     Doc level: a unit is a doc, its grade the qrels grade when >= 0.
@@ -100,13 +109,14 @@ def judged_units(hits, grades: dict, level: str, sep: str | None, repeats: list 
         if repeats is not None:
             repeats.extend(False for _ in hits)
         return [graded.get(d) for d, _ in hits], list(graded.values())
+    assert sep is not None, "group level needs a separator"
     group_grade: dict[str, int] = {}
     for d, g in grades.items():
         if g >= 0:
             k = group_of(d, sep)
             group_grade[k] = max(g, group_grade.get(k, g))
-    seen = set()
-    units = []
+    seen: set[str] = set()
+    units: list[int | None] = []
     for d, _ in hits:
         k = group_of(d, sep)
         if repeats is not None:
@@ -119,7 +129,7 @@ def judged_units(hits, grades: dict, level: str, sep: str | None, repeats: list 
     return units, list(group_grade.values())
 
 
-def dcg_of(gains) -> float:
+def dcg_of(gains: Iterable[float]) -> float:
     total = 0.0
     for i, g in enumerate(gains, start=1):
         if g > 0:
@@ -127,8 +137,9 @@ def dcg_of(gains) -> float:
     return total
 
 
-def metric_value(kind: str, units, judged_grades, k, relevant: int, repeats=None):
-    def is_rel(g):
+def metric_value(kind: str, units: list[int | None], judged_grades: list[int], k: Any, relevant: int,
+                 repeats: list[bool] | None = None) -> float:
+    def is_rel(g: int | None) -> bool:
         return g is not None and g >= relevant
 
     n_rel = sum(1 for g in judged_grades if g >= relevant)
@@ -164,7 +175,7 @@ def metric_value(kind: str, units, judged_grades, k, relevant: int, repeats=None
                 above += 1
         return total / n_rel if n_rel else 0.0
     if kind in ("ndcg", "ndcg_exp"):
-        def gain(g):
+        def gain(g: int | None) -> float:
             if g is None or g <= 0:
                 return 0.0
             return float(g) if kind == "ndcg" else 2.0 ** g - 1.0
@@ -176,34 +187,178 @@ def metric_value(kind: str, units, judged_grades, k, relevant: int, repeats=None
     if kind == "hit":
         return 1.0 if any(is_rel(g) for g in top) else 0.0
     if kind == "p":
-        return sum(1 for g in top if is_rel(g)) / k
+        return sum(1 for g in top if is_rel(g)) / int(k)
     if kind == "recall":
         return sum(1 for g in top if is_rel(g)) / n_rel if n_rel else 0.0
     if kind == "calibrated_recall":
         return sum(1 for g in top if is_rel(g)) / min(k, n_rel) if n_rel else 0.0
     if kind == "judged":
-        return sum(1 for g in top if g is not None) / k
+        return sum(1 for g in top if g is not None) / int(k)
     raise KeyError(kind)
 
 
-def metric_answer(kind: str, a: dict):
+def metric_answer(kind: str, a: dict[str, Any]) -> list[float]:
     relevant = a.get("rel", a.get("relevant", 1))  # a measure's own rel=N overrides the call's level
     k = None if kind in ("rprec", "bpref") else a.get("k")
+    if kind in NEW_KINDS:
+        return [new_measure(kind, a, q) for q in qrels_qids(a["qrels"])]
     out = []
     for q in qrels_qids(a["qrels"]):
         hits = ranked(a["run"].get(q, []), a.get("depth"))
-        repeats: list = []
+        repeats: list[bool] = []
         units, judged_grades = judged_units(hits, a["qrels"][q], a.get("level", "doc"), a.get("sep"), repeats)
         out.append(metric_value(kind, units, judged_grades, k, relevant, repeats))
     return out
 
 
-def doc_index(runs) -> dict:
+# --------------------------------------------------------------------------- issue 33's measures
+# Written from trec_eval 10.0's definitions (m_rbp.c, m_rbp_resid.c, m_infap.c, m_iprec_at_recall.c,
+# m_11pt_avg.c, m_Rprec_mult.c, m_set_*.c, m_num_*.c), Chapelle et al. 2009 (ERR with gdeval's
+# g_max = 4) and ranx's f1@k, one query at a time, walking the ranked list as those programs do.
+
+NEW_KINDS = ("rbp", "rbp_resid", "err", "nerr", "infap", "iprec_at_recall", "11pt_avg", "rprec_mult", "num_ret",
+             "num_rel", "num_rel_ret", "set_p", "set_recall", "set_f", "f1")
+CUT_KINDS = ("rbp", "rbp_resid", "err", "nerr", "f1")  # the others take no cutoff
+
+
+def c_lround(x: float) -> int:
+    """C's lround for x >= 0 (half away from zero), on the exact value of the double."""
+    f = Fraction(x)
+    whole = math.floor(f)
+    return whole + (1 if f - whole >= Fraction(1, 2) else 0)
+
+
+def interpolated(units: list[int | None], n_rel: int, x: float, is_rel: Callable[[int | None], bool]) -> float:
+    """trec_eval's loop: from the bottom of the list up, keep the best precision seen; when the
+    count of relevant docs at or above a relevant doc equals the cut, that best is the value."""
+    cut = c_lround(x * n_rel)
+    n_ret = len(units)
+    rel_ret = sum(1 for g in units if is_rel(g))
+    if cut > rel_ret or n_ret == 0:
+        return 0.0
+    best = rel_ret / n_ret
+    so_far = rel_ret
+    for i in range(n_ret, 0, -1):
+        if so_far == 0:
+            break
+        best = max(best, so_far / i)
+        if is_rel(units[i - 1]):
+            if so_far == cut:
+                return best
+            so_far -= 1
+    return best  # cut = 0: the best precision over the whole list
+
+
+def new_measure(kind: str, a: dict[str, Any], q: str) -> float:
+    relevant = a.get("rel", a.get("relevant", 1))
+    level = a.get("level", "doc")
+    k = a.get("k") if kind in CUT_KINDS else None
+    raw = a["qrels"][q]
+    hits = ranked(a["run"].get(q, []), a.get("depth"))
+    units, judged_grades = judged_units(hits, raw, level, a.get("sep"))
+    # doc level: a doc in the qrels with a negative grade is pooled but unjudged (infAP);
+    # group level: a group's grade comes from its judged docs only, so none is
+    pooled = [level == "doc" and d in raw and raw[d] < 0 for d, _ in hits]
+    if k is not None:
+        units, pooled = units[:k], pooled[:k]
+
+    def is_rel(g: int | None) -> bool:
+        return g is not None and g >= relevant
+
+    n_rel = sum(1 for g in judged_grades if g >= relevant)
+    rel_ret = sum(1 for g in units if is_rel(g))
+    n_ret = len(units)
+    if kind in ("rbp", "rbp_resid"):
+        p = float(a.get("p", 0.9))
+        if kind == "rbp":
+            top = max([1] + judged_grades)
+            total, weight = 0.0, 1.0
+            for g in units:
+                if "rel" in a:
+                    gain = 1.0 if is_rel(g) else 0.0
+                else:
+                    gain = g / top if g is not None and g > 0 else 0.0
+                total += gain * weight
+                weight *= p
+            return (1 - p) * total
+        total, weight, unjudged = 0.0, 1.0, 0
+        for g in units:
+            if g is None:
+                unjudged += 1
+                total += weight
+            weight *= p
+        return weight + (1 - p) * total if unjudged else 0.0
+    if kind in ("err", "nerr"):
+        all_grades = [g for docs in a["qrels"].values() for g in docs.values()]
+        scale = 2.0 ** max([4] + all_grades)
+
+        def err(grades: Iterable[int | None]) -> float:
+            total, reach = 0.0, 1.0
+            for i, g in enumerate(grades, start=1):
+                r = (2.0 ** g - 1) / scale if g is not None and g > 0 else 0.0
+                total += reach * r / i
+                reach *= 1 - r
+            return total
+
+        value = err(units)
+        if kind == "err":
+            return value
+        best = err(sorted((g for g in judged_grades if g > 0), reverse=True)[:k])
+        return value / best if best > 0 else 0.0
+    if kind == "infap":
+        total = 0.0
+        rel_above = nonrel_above = unj_above = 0
+        for j, (g, pool) in enumerate(zip(units, pooled)):
+            if pool:
+                unj_above += 1
+            elif g is None:
+                continue
+            elif g < relevant:
+                nonrel_above += 1
+            else:
+                if j == 0:
+                    total += 1.0
+                else:
+                    eps = 0.00001
+                    total += (1 / (j + 1) + j / (j + 1) * ((rel_above + nonrel_above + unj_above) / j)
+                              * ((rel_above + eps) / (rel_above + nonrel_above + 2 * eps)))
+                rel_above += 1
+        return total / n_rel if n_rel else 0.0
+    if kind == "iprec_at_recall":
+        return interpolated(units, n_rel, a.get("x", 0.5), is_rel)
+    if kind == "11pt_avg":
+        return sum(interpolated(units, n_rel, x / 10, is_rel) for x in range(10, -1, -1)) / 11
+    if kind == "rprec_mult":
+        cut = math.floor(a.get("x", 0.5) * n_rel + 0.9)
+        return sum(1 for g in units[:cut] if is_rel(g)) / cut if cut else 0.0
+    if kind == "num_ret":
+        return n_ret
+    if kind == "num_rel":
+        return n_rel
+    if kind == "num_rel_ret":
+        return rel_ret
+    set_p = rel_ret / n_ret if n_ret else 0.0
+    set_recall = rel_ret / n_rel if n_rel else 0.0
+    if kind == "set_p":
+        return set_p
+    if kind == "set_recall":
+        return set_recall
+    if kind == "set_f":
+        return 2 * set_p * set_recall / (set_p + set_recall) if rel_ret else 0.0
+    if kind == "f1":
+        assert k is not None  # f1 is in CUT_KINDS: its case always names k
+        p_k = rel_ret / k
+        r_k = rel_ret / n_rel if n_rel else 0.0
+        return 2 * p_k * r_k / (p_k + r_k) if rel_ret else 0.0
+    raise KeyError(kind)
+
+
+def doc_index(runs: Iterable[dict[str, Any]]) -> dict[str, int]:
     ids = sorted({d for run in runs for hits in run.values() for d, _ in hits}, key=bkey)
     return {d: i for i, d in enumerate(ids)}
 
 
-def all_qids(runs) -> list[str]:
+def all_qids(runs: Iterable[dict[str, Any]]) -> list[str]:
     return sorted({q for run in runs for q in run}, key=bkey)
 
 
@@ -211,7 +366,7 @@ def all_qids(runs) -> list[str]:
 # fusion
 
 
-def rrf_lists(a: dict) -> dict:
+def rrf_lists(a: dict[str, Any]) -> dict[str, list[tuple[str, float]]]:
     k = a.get("k", 60)
     depth = a.get("depth")
     out = {}
@@ -230,7 +385,7 @@ def rrf_lists(a: dict) -> dict:
     return out
 
 
-def minmax_map(hits) -> dict:
+def minmax_map(hits: Sequence[tuple[str, float]]) -> dict[str, float]:
     """doc -> min-max normalised score over one lane's list (a constant list gives ones)."""
     if not hits:
         return {}
@@ -241,7 +396,8 @@ def minmax_map(hits) -> dict:
     return {d: (s - lo) / (hi - lo) for d, s in hits}
 
 
-def convex_lists(lanes, weights, depth=None, cut=None) -> dict:
+def convex_lists(lanes: list[dict[str, Any]], weights: Sequence[float], depth: int | None = None,
+                 cut: int | None = None) -> dict[str, list[tuple[str, float]]]:
     out = {}
     for q in all_qids(lanes):
         norms = [minmax_map(ranked(run.get(q, []), depth)) for run in lanes]
@@ -260,7 +416,7 @@ def convex_lists(lanes, weights, depth=None, cut=None) -> dict:
     return out
 
 
-def compositions(n_parts: int, total: int):
+def compositions(n_parts: int, total: int) -> Iterator[tuple[int, ...]]:
     if n_parts == 1:
         yield (total,)
         return
@@ -276,13 +432,13 @@ def grid_n(step: float) -> int:
     return n
 
 
-def convex_fit(a: dict):
+def convex_fit(a: dict[str, Any]) -> list[float]:
     relevant = a.get("relevant", 1)
     kind, _, k = a["metric"].partition("@")
     k = int(k)
     positives = [q for q in qrels_qids(a["qrels"]) if query_class(a["qrels"][q], relevant) == "positive"]
     n = grid_n(a["step"])
-    best = None
+    best: tuple[tuple[int, ...], float] | None = None
     for comp in compositions(len(a["lanes"]), n):
         weights = [c / n for c in comp]
         fused = convex_lists(a["lanes"], weights, a.get("depth"))
@@ -293,14 +449,15 @@ def convex_fit(a: dict):
         objective = math.fsum(values) / len(values)
         if best is None or objective > best[1]:
             best = (comp, objective)
+    assert best is not None  # a grid holds at least one composition
     return [*best[0], best[1]]
 
 
-def fusion_answer(kind: str, a: dict):
+def fusion_answer(kind: str, a: dict[str, Any]) -> Any:
     lanes = a["lanes"]
     index = doc_index(lanes)
     if kind == "minmax":
-        out = []
+        out: list[float] = []
         run = lanes[0]
         for q in all_qids(lanes):
             nm = minmax_map(ranked(run[q], a.get("depth")))
@@ -345,7 +502,7 @@ def z_of(confidence: float) -> float:
     return phi_inv(1.0 - (1.0 - confidence) / 2.0)
 
 
-def wilson(k: int, n: int, confidence: float):
+def wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
     z = z_of(confidence)
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -355,13 +512,13 @@ def wilson(k: int, n: int, confidence: float):
     return low, high
 
 
-def wald(k: int, n: int, confidence: float):
+def wald(k: int, n: int, confidence: float) -> tuple[float, float]:
     p = k / n
     half = z_of(confidence) * math.sqrt(p * (1 - p) / n)
     return max(0.0, p - half), min(1.0, p + half)
 
 
-def negatives_needed(t: float, confidence: float):
+def negatives_needed(t: float, confidence: float) -> list[int]:
     z2 = z_of(confidence) ** 2
     n = 0
     while z2 / (n + z2) > t:  # Wilson upper limit after 0 events in n
@@ -373,7 +530,7 @@ def negatives_needed(t: float, confidence: float):
 # the gate
 
 
-def gate_view(a: dict):
+def gate_view(a: dict[str, Any]) -> dict[str, dict[str, Any]]:
     relevant = a.get("relevant", 1)
     qrels = a["qrels"]
     info = {}
@@ -396,11 +553,12 @@ def gate_view(a: dict):
     return info
 
 
-def rates_at(info, floor, margin=None):
+def rates_at(info: dict[str, dict[str, Any]], floor: float,
+             margin: float | None = None) -> tuple[float | None, float | None, int, int]:
     pos = [v for v in info.values() if v["cls"] == "positive"]
     neg = [v for v in info.values() if v["cls"] == "negative"]
 
-    def accepted(v):
+    def accepted(v: dict[str, Any]) -> bool:
         return v["present"] and v["top"] >= floor and (margin is None or v["margin"] >= margin)
 
     correct = sum(1 for v in pos if accepted(v) and v["top_rel"])
@@ -409,12 +567,12 @@ def rates_at(info, floor, margin=None):
     return fnir, fpir, sum(1 for v in neg if accepted(v)), len(neg)
 
 
-def candidates(info):
+def candidates(info: dict[str, dict[str, Any]]) -> list[float]:
     tops = {v["top"] for v in info.values() if v["present"]}
     return sorted(tops) + [INF]
 
 
-def gate_answer(kind: str, a: dict):
+def gate_answer(kind: str, a: dict[str, Any]) -> Any:
     info = gate_view(a)
     if kind == "null_floor":
         neg = [v for v in info.values() if v["cls"] == "negative"]
@@ -451,11 +609,11 @@ def gate_answer(kind: str, a: dict):
                     out.append(1 + sum(1 for x in ranks_of[d] if x < r))
         return out
     if kind == "sweep":
-        out = []
+        swept: list[float | None] = []
         for f in candidates(info):
             fnir, fpir, _, _ = rates_at(info, f, a.get("margin"))
-            out.extend([f, fnir, fpir])
-        return out
+            swept.extend([f, fnir, fpir])
+        return swept
     if kind == "operating_point":
         conf = a.get("confidence", 0.95)
         cands = candidates(info)
@@ -477,7 +635,7 @@ def gate_answer(kind: str, a: dict):
 # resampling (SPEC §3 protocol; numpy only for the random stream)
 
 
-def quantile(sorted_vals, q: float) -> float:
+def quantile(sorted_vals: Sequence[float], q: float) -> float:
     """numpy's default (linear, type 7) quantile of sorted values."""
     h = (len(sorted_vals) - 1) * q
     lo = math.floor(h)
@@ -485,40 +643,41 @@ def quantile(sorted_vals, q: float) -> float:
     return sorted_vals[lo] + (h - lo) * (sorted_vals[hi] - sorted_vals[lo])
 
 
-def index_rows(seed: int, n: int, rows: int, draws: int = 1):
+def index_rows(seed: int, n: int, rows: int, draws: int = 1) -> list[list[list[int]]]:
     import numpy as np
 
     rng = np.random.default_rng(seed)
     return [rng.integers(0, n, size=(rows, n)).tolist() for _ in range(draws)]
 
 
-def sign_rows(seed: int, n: int, rows: int):
+def sign_rows(seed: int, n: int, rows: int) -> list[list[int]]:
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    return (1 - 2 * rng.integers(0, 2, size=(rows, n))).tolist()
+    signs: list[list[int]] = (1 - 2 * rng.integers(0, 2, size=(rows, n))).tolist()
+    return signs
 
 
-def mean(xs) -> float:
+def mean(xs: Sequence[float]) -> float:
     return math.fsum(xs) / len(xs)
 
 
-def resampled_means(values, idx_rows):
+def resampled_means(values: Sequence[float], idx_rows: list[list[int]]) -> list[float]:
     return [mean([values[i] for i in row]) for row in idx_rows]
 
 
-def paired_replicates(a: dict):
+def paired_replicates(a: dict[str, Any]) -> tuple[list[float], list[float]]:
     d = [c - b for b, c in zip(a["baseline"], a["candidate"])]
     (rows,) = index_rows(a["seed"], len(d), a["B"])
     return d, resampled_means(d, rows)
 
 
-def percentile_interval(reps, confidence):
+def percentile_interval(reps: Sequence[float], confidence: float) -> tuple[float, float]:
     s = sorted(reps)
     return quantile(s, (1 - confidence) / 2), quantile(s, (1 + confidence) / 2)
 
 
-def bca(a: dict):
+def bca(a: dict[str, Any]) -> list[float | None]:
     d, reps = paired_replicates(a)
     theta = mean(d)
     below = sum(1 for r in reps if r < theta) + sum(1 for r in reps if r <= theta)
@@ -535,7 +694,7 @@ def bca(a: dict):
     return [quantile(s, lo_p), quantile(s, hi_p)]
 
 
-def randomization_p(a: dict):
+def randomization_p(a: dict[str, Any]) -> float:
     d = a["deltas"]
     alternative = a.get("alternative", "two-sided")
     obs = mean(d)
@@ -549,7 +708,7 @@ def randomization_p(a: dict):
             hits += m >= obs - tol
         else:
             hits += m <= obs + tol
-    return (1 + hits) / (a["B"] + 1)
+    return (1 + hits) / (int(a["B"]) + 1)
 
 
 def t_abs_cdf(t: float, df: int) -> float:
@@ -573,7 +732,7 @@ def t_abs_cdf(t: float, df: int) -> float:
     return s * total
 
 
-def t_test(a: dict):
+def t_test(a: dict[str, Any]) -> float | None:
     d = a["deltas"]
     n = len(d)
     m = mean(d)
@@ -589,7 +748,7 @@ def t_test(a: dict):
     return upper if alternative == "greater" else 1 - upper
 
 
-def holm(p):
+def holm(p: Sequence[float]) -> list[float]:
     order = sorted(range(len(p)), key=lambda i: p[i])  # stable: ties keep call order
     out = [0.0] * len(p)
     running = 0.0
@@ -599,7 +758,7 @@ def holm(p):
     return out
 
 
-def stats_answer(kind: str, a: dict):
+def stats_answer(kind: str, a: dict[str, Any]) -> Any:
     conf = a.get("confidence", 0.95)
     if kind == "wilson":
         return list(wilson(a["k"], a["n"], conf))
@@ -646,9 +805,9 @@ def stats_answer(kind: str, a: dict):
 # ---------------------------------------------------------------------------
 
 
-def answer(kind: str, a: dict):
+def answer(kind: str, a: dict[str, Any]) -> Any:
     if kind in ("rank_of", "hit", "recall", "p", "rr", "ndcg", "judged", "ap", "rprec", "bpref", "ndcg_exp",
-                "calibrated_recall"):
+                "calibrated_recall", *NEW_KINDS):
         return metric_answer(kind, a)
     if kind == "trec_order":
         index = doc_index([a["run"]])
@@ -666,7 +825,7 @@ def answer(kind: str, a: dict):
     return stats_answer(kind, a)
 
 
-def case_of(line: str):
+def case_of(line: str) -> tuple[str, dict[str, Any]]:
     """(kind, args) of a ``kind args -> answer`` line (the answer is ignored)."""
     head = line.rsplit(" -> ", 1)[0]
     kind, raw = head.split(" ", 1)
