@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
     from .kernel.workspace.per_query_tables import TableWorkspace
 
-__all__ = ["evaluate", "compare", "paired", "plan", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
+__all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
            "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
            "Paired", "Metric", "InputError"]
 
@@ -235,7 +235,8 @@ def _parameter_words() -> Iterator[None]:
         raise
 
 
-def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None):
+def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence, run_columns=None, qrels_columns=None,
+              condensed=False):
     """The ``LoadSettings`` of these arguments; every range is checked by ``LoadSettings``
     itself (the command line's checks and words, with the parameter's name in place of the
     option's: ``relevant: must be at least 1 ...``)."""
@@ -255,7 +256,7 @@ def _settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
 
     with _parameter_words():  # the ranges first, then the names read, as on the command line
         checked = LoadSettings(metrics=(), relevant=relevant, depth=depth, group_sep=group_sep, resamples=resamples,
-                               seed=seed, confidence=confidence)
+                               seed=seed, confidence=confidence, condensed=bool(condensed))
     inputs = InputOptions(run_columns=mapping(run_columns, "run_columns"),
                           qrels_columns=mapping(qrels_columns, "qrels_columns"))
     # None: the command line's default set; an empty list names nothing and is refused
@@ -339,6 +340,29 @@ class Evaluation:
         df = pd.DataFrame(summary_rows(self.report()), columns=list(SUMMARY_COLUMNS))
         return df.astype({"value": float, "low": float, "high": float})
 
+    def coverage(self):
+        """Judgment coverage per run, measure and positive query (the report's ``coverage``
+        block, per query): ``run, query_id, measure, holes, value, as_nonrelevant,
+        as_relevant`` -- the unjudged hits within the measure's cutoff and the value with
+        them added to the qrels as grade 0 / as relevant (``kernel.measures.coverage``).
+        Empty for per-query tables (no rankings)."""
+        import pandas as pd
+
+        cols = ["run", "query_id", "measure", "holes", "value", "as_nonrelevant", "as_relevant"]
+        cov_of = getattr(self.ws, "judgment_coverage", None)
+        if cov_of is None:
+            return pd.DataFrame(columns=cols)
+        pos = self.ws.positives
+        qids = self.ws.qids[pos].tolist()
+        rows: list[tuple] = []
+        for run in self.ws.lanes:
+            c, pq = cov_of(run), self.ws.per_query(run, "doc")
+            for m in self.ws.settings.metrics:
+                k = m.key
+                rows += zip([run] * len(qids), qids, [k] * len(qids), c.holes[k][pos].tolist(), pq[k][pos].tolist(),
+                            c.as_nonrelevant[k][pos].tolist(), c.as_relevant[k][pos].tolist())
+        return pd.DataFrame(rows, columns=cols)
+
     def to_markdown(self) -> str:
         from .render.formats import RENDERERS
 
@@ -373,7 +397,7 @@ class Evaluation:
 def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int | None = None,
              group_sep: str | None = None, strata=(), resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
              *, per_query=None, per_query_format: str | None = None, run_columns=None,
-             qrels_columns=None, fuse=(), ignore_self: bool = False) -> Evaluation:
+             qrels_columns=None, fuse=(), ignore_self: bool = False, condensed: bool = False) -> Evaluation:
     """Evaluate ``runs`` against ``qrels`` as ``rankscope evaluate`` does (fusion of two or
     more runs, miss attribution, intervals per stratum); ``measures`` a comma list or a list
     (``"ndcg@10,rr"``; default the command line's set); ``strata`` paths of ``qid<TAB>label``.
@@ -384,23 +408,26 @@ def evaluate(qrels=None, runs=None, measures=None, relevant: int = 1, depth: int
     ``{"query": COL, "doc": COL, "score": COL}`` (``rank`` for a ranks-only run,
     ``relevance`` for qrels), as ``--run-columns`` / ``--qrels-columns``. ``fuse``: more fused
     lanes, ``METHOD[:NORM]`` as ``--fuse`` (``["combmnz:zmuv", "isr"]``; README: Fusion);
-    ``ignore_self``: drop hits whose doc id is the query id, as ``--ignore-self``."""
+    ``ignore_self``: drop hits whose doc id is the query id, as ``--ignore-self``.. ``condensed``:
+    every run's unjudged hits removed before any cutoff (trec_eval ``-J``, ``--condensed``).
+    The report's ``coverage`` block (also :meth:`Evaluation.coverage`) holds the unjudged
+    hits within each cutoff and the bounds with them counted non-relevant / relevant."""
     from .kernel import prepare
 
     _with_fusion(None, fuse, ignore_self, per_query)
     if per_query is not None:
-        _no_runs(runs, measures, depth, group_sep)
+        _no_runs(runs, measures, depth, group_sep, condensed)
         return Evaluation(tables(per_query, qrels, strata=strata, relevant=relevant, resamples=resamples, seed=seed,
                                  confidence=confidence, fmt=per_query_format))
     ws = workspace(qrels, runs, _with_fusion(_settings(measures, relevant, depth, group_sep, resamples, seed, confidence,
-                                                       run_columns, qrels_columns), fuse, ignore_self), strata)
+                                                       run_columns, qrels_columns, condensed), fuse, ignore_self), strata)
     ws, _ = prepare(ws)
     return Evaluation(ws)
 
 
-def _no_runs(runs, measures, depth, group_sep) -> None:
-    given = [name for name, v in (("runs", runs), ("measures", measures), ("depth", depth), ("group_sep", group_sep))
-             if v is not None]
+def _no_runs(runs, measures, depth, group_sep, condensed=False) -> None:
+    given = [name for name, v in (("runs", runs), ("measures", measures), ("depth", depth), ("group_sep", group_sep),
+                                  ("condensed", condensed or None)) if v is not None]
     if given:
         raise InputError(f"{given[0]} cannot be used with per_query tables (they hold metric values, not rankings; "
                          "their measures are what is reported)", "per_query")
@@ -525,7 +552,7 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
             group_sep: str | None = None, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
             *, per_query=None, per_query_format: str | None = None, run_columns=None,
             qrels_columns=None, test: str = "randomization", plan=None, pairs=(), fuse=(),
-            ignore_self: bool = False) -> Comparison:
+            ignore_self: bool = False, condensed: bool = False) -> Comparison:
     """Paired comparisons as ``rankscope compare`` makes them: the same plan (baseline the first
     run, candidates every other run; a derived lane such as ``rrf`` only when named in
     ``candidates``), statistics and verdicts, so ``.as_dict()`` is ``compare --out``. ``per_query`` instead of ``runs``:
@@ -558,12 +585,12 @@ def compare(qrels=None, runs=None, baseline: str | None = None, candidates=(), m
                                    exploratory=exploratory, primary=primary, test=test, **planned)
     _with_fusion(None, fuse, ignore_self, per_query)
     if per_query is not None:  # values computed elsewhere: compare --per-query-in
-        _no_runs(runs, None, depth, group_sep)
+        _no_runs(runs, None, depth, group_sep, condensed)
         ws, th = tables(per_query, qrels, relevant=relevant, resamples=resamples, seed=seed, confidence=confidence,
                         fmt=per_query_format), None
     else:
         ws = workspace(qrels, runs, _with_fusion(_settings(None, relevant, depth, group_sep, resamples, seed, confidence,
-                                                           run_columns, qrels_columns), fuse, ignore_self))
+                                                           run_columns, qrels_columns, condensed), fuse, ignore_self))
         ws, th = prepare(ws)
     with _parameter_words():  # a measure name is checked as the comparison reads it
         return Comparison(kernel_compare(ws, th, settings))
@@ -596,6 +623,32 @@ def plan(qrels=None, runs=None, baseline: str | None = None, candidate: str | No
     return plan_queries(ws, settings).as_dict()
 
 
+# --------------------------------------------------------------------------- pool
+
+
+def pool(qrels=None, runs=None, budget: int = 100, measures=None, pool_lanes=(), relevant: int = 1,
+         depth: int | None = None, *, run_columns=None, qrels_columns=None) -> dict:
+    """``rankscope pool``: the ``budget`` unjudged (query, doc) pairs whose judgment would
+    narrow the bounds most (the rule: ``kernel.instruments.pool``), inside the top k of the
+    runs (``pool_lanes``: only those) for the ``@k`` measures. Returns the ``pool --json``
+    dict (``pairs`` in priority order, ``changes`` per run and measure, ``candidates``: what
+    depth-k pooling would judge); ``rankscope_tui.api.pool_qrels(result)`` gives the file to
+    judge."""
+    from .kernel import suggest_pool
+    from .kernel.settings import PoolSettings
+
+    pool_lanes = (pool_lanes,) if isinstance(pool_lanes, str) else tuple(pool_lanes)
+    with _parameter_words():  # checked before any input is read
+        settings = PoolSettings(budget=budget, lanes=pool_lanes)
+    ws = workspace(qrels, runs, _settings(measures, relevant, depth, None, DEFAULT_RESAMPLES, DEFAULT_SEED,
+                                          DEFAULT_CONFIDENCE, run_columns, qrels_columns))
+    return suggest_pool(ws, settings).as_dict()
+
+
+def pool_qrels(result: dict) -> str:
+    """The file to judge of a :func:`pool` result: ``qid 0 docid -1`` per pair, in priority order."""
+    g = result["placeholder_grade"]
+    return "".join(f"{p['qid']} 0 {p['doc']} {g}\n" for p in result["pairs"])
 # --------------------------------------------------------------------------- agree
 
 

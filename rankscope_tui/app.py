@@ -31,7 +31,7 @@ from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from .render.exploratory import exploratory_text
-from .screens import VIEW_KEYS, VIEWS, screen_class, view_screens
+from .screens import LETTER_VIEWS, VIEW_KEYS, VIEWS, screen_class, view_screens
 from .screens.base import DashboardApp
 from .screens.palette import RankscopeCommands, RankscopePalette
 from .startup import resume_collector
@@ -59,6 +59,8 @@ class RankscopeApp(DashboardApp):
                     tooltip=f"Switch to the {title} view")
             for mode, title in VIEWS
         ],
+        *[Binding(key, f"app.switch_mode('{mode}')", title, show=False, id=f"view.{mode}",
+                  tooltip=f"Switch to the {title} view") for mode, title, key in LETTER_VIEWS],
         Binding("e", "export", "Export", id="app.export", tooltip="Write report.json (same as evaluate --out)"),
         Binding("slash", "search", "Find query", id="app.search", tooltip="Go to a query by qid or text"),
         Binding("o", "open", "Open", id="app.open", tooltip="Open a lane, qrels, strata or texts (reloads)"),
@@ -455,6 +457,7 @@ class RankscopeApp(DashboardApp):
         for (where, desc), keys in rows:
             lines.append(f"| {' '.join(f'`{k}`' for k in dict.fromkeys(keys))} | {desc} | {where} |")
         lines.append("| `1`–`9`, `0` | switch view | app |")
+        lines += [f"| `{key}` | the {title} view | app |" for _, title, key in LETTER_VIEWS]
         lines.append("| `ctrl+p` | command palette: views, go to query, set k, open, export | app |")
         lines.append("| `escape` | leave a text field (its value stays) | app |")
         self.push_screen(HelpScreen("\n".join(lines)))

@@ -57,6 +57,7 @@ class DashboardOptions:
     thresholds: str | None = None  # thresholds.json of `rankscope calibrate`
     dev_qrels: str | None = None  # the Calibrate view's fitting judgments
     gates: str | None = None  # the Verdicts view's rules
+    qrels_b: str | None = None  # a second set of labels: the Judgments view's agreement tables
     load: LoadSettings = field(default_factory=LoadSettings)
     gate: GateSettings = field(default_factory=GateSettings)
     compare: CompareSettings = field(default_factory=CompareSettings)
@@ -77,7 +78,7 @@ class DashboardOptions:
         the dashboard's own (dev qrels, gates)."""
         paths = [p for _, spec in self.lanes for p in _lane_files(spec)] + [self.qrels, self.corpus, *self.queries, *self.docs,
                                               self.ood_negatives, self.thresholds]
-        paths += list(self.strata) + [self.dev_qrels, self.gates]
+        paths += list(self.strata) + [self.dev_qrels, self.gates, self.qrels_b]
         return tuple(p for p in paths if p)
 
     def with_qrels(self, qrels: str | None) -> DashboardOptions:

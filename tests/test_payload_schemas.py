@@ -28,6 +28,7 @@ EXPECTED = {
     "diff --out": "rankscope.diff/1",
     "verdict --out": "rankscope.verdict/1",
     "plan --out": "rankscope.plan/1",
+    "pool --json": "rankscope.pool/1",
     "agree --out": "rankscope.agree/1",
 }
 
@@ -56,6 +57,7 @@ def payloads(demo_dir, tmp_path_factory) -> dict[str, Path]:
         "compare --all-pairs --out": ["compare", *lanes, *test_qrels, "--all-pairs", "--resamples", "999",
                                       "--out", d / "a.json"],
         "plan --out": ["plan", *lanes, *test_qrels, "--delta", "0.05", "--out", d / "p.json"],
+        "pool --json": ["pool", *lanes, *test_qrels, "--budget", "5", "--json", d / "pool.json"],
         "agree --out": ["agree", *test_qrels, "--qrels-b", d / "second-qrels.txt", *lanes, "--resamples", "99",
                         "--out", d / "g.json"],
     }

@@ -93,16 +93,18 @@ JUDGED_KEYS = ("baseline_judged", "candidate_judged")
 
 
 def _no_tie_order(rows):
-    """The rows without ``tie_order`` (and its reason): a table holds no ranking, so no tie
-    order (null there, checked by each test), where the runs give one."""
-    return [{k: v for k, v in r.items() if not k.startswith("tie_order")} for r in rows]
+    """The rows without ``tie_order`` and ``judgment_bounds`` (and their reasons) and without
+    the unjudged hits' note: a table holds no ranking, so neither (null there, checked by each
+    test), where the runs give them."""
+    return [{k: ([n for n in v if not n.startswith("the verdict holds under one bound")] if k == "notes" else v)
+             for k, v in r.items() if not k.startswith(("tie_order", "judgment_bounds"))} for r in rows]
 
 
 def _without_judged(rows):
     """A row with its largest losses' and gains' judged@10 left out (a table holds no ranking)."""
     out = []
     for r in rows:
-        r = {k: v for k, v in r.items() if not k.startswith("tie_order")}
+        r = _no_tie_order([r])[0]
         for k in ("largest_losses", "largest_gains"):
             r[k] = [{a: b for a, b in x.items() if a not in JUDGED_KEYS} for x in r[k]]
         out.append(r)

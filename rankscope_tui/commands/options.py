@@ -24,7 +24,7 @@ FLAGS = {
     "margin": "--margin", "mutual": "--mutual", "min_delta": "--min-delta", "step": "--step",
     "metrics": "--metrics", "objective": "--objective", "run_columns": "--run-columns",
     "qrels_columns": "--qrels-columns",
-    "deltas": "--delta", "powers": "--power", "family_size": "--family-size", "folds": "--folds",
+    "deltas": "--delta", "powers": "--power", "family_size": "--family-size", "folds": "--folds", "budget": "--budget",
     "weights": "--weights", "grades": "--grades",
 }
 
@@ -144,6 +144,8 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     s.add_argument("--rrf-k", type=int, default=None, help="RRF k (default 60, or the calibrated one)")
     s.add_argument("--cap", type=int, default=None, help="variant lanes keeping at most N hits per group")
     s.add_argument("--document-first", action="store_true", help="variant lanes ordering the top hit's group first")
+    s.add_argument("--condensed", action="store_true",
+                   help="condensed lists (trec_eval -J): every lane's unjudged hits removed before any cutoff")
     gate = p.add_argument_group("gate", "defaults: " + _gate_defaults())
     gate.add_argument("--gate-on", default=None, metavar="LANE",
                       help="the lane whose top score is gated (default: the lane recorded in --thresholds, or the only lane)")
@@ -269,6 +271,7 @@ def settings_from(args):
         metrics=(), depth=args.depth, relevant=args.relevant, group_sep=args.group_sep, window=args.window,
         seed=args.seed, resamples=args.resamples, confidence=args.confidence, rrf_k=rrf_k, rrf_k_source=rrf_src,
         blind=args.blind, cap=args.cap, document_first=args.document_first,
+        condensed=getattr(args, "condensed", False),
     )
     # not given: the default set; given empty (--metrics ''), it names nothing and is refused
     metrics = parse_metrics(DEFAULT_METRICS if args.metrics is None else args.metrics)
@@ -306,7 +309,7 @@ def input_paths(args) -> list[str]:
 RANKING_ONLY: tuple[tuple[str, str, object], ...] = (("--lane", "lane", []), ("--depth", "depth", None), ("--group-sep", "group_sep", None),
                 ("--corpus", "corpus", None), ("--queries", "queries", []), ("--docs", "docs", []),
                 ("--ood-negatives", "ood_negatives", None), ("--thresholds", "thresholds", None),
-                ("--cap", "cap", None), ("--document-first", "document_first", False), ("--rrf-k", "rrf_k", None),
+                ("--cap", "cap", None), ("--document-first", "document_first", False), ("--condensed", "condensed", False), ("--rrf-k", "rrf_k", None),
                 ("--blind", "blind", None), ("--gate-on", "gate_on", None), ("--fpir", "fpir", None),
                 ("--conservative", "conservative", None), ("--miss-rate", "miss_rate", None),
                 ("--margin", "margin", None), ("--mutual", "mutual", None), ("--metrics", "metrics", None),

@@ -25,6 +25,9 @@ def add_tui_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--gates", metavar="gates.json", help="pre-registered rules for the Verdicts view (as rankscope verdict --gates)")
     t.add_argument("--dev-qrels", metavar="PATH",
                    help="calibration judgments for the Calibrate view (weights fitted here, scored on --qrels)")
+    t.add_argument("--qrels-b", metavar="PATH",
+                   help="a second set of labels for the same pairs: the Judgments view shows their agreement "
+                        "(as rankscope agree --qrels-b)")
     t.add_argument("--demo-dir", metavar="DIR", help="where to write the demo when no inputs are given (default: a cache dir)")
 
 
@@ -115,7 +118,8 @@ def options_from_args(args: argparse.Namespace) -> DashboardOptions:
     return DashboardOptions(
         lanes=tuple(args.lane), qrels=args.qrels, strata=tuple(args.strata), corpus=args.corpus,
         queries=tuple(args.queries), docs=tuple(args.docs), ood_negatives=args.ood_negatives, thresholds=args.thresholds,
-        dev_qrels=args.dev_qrels, gates=args.gates, load=settings_from(args), gate=gate_options(args),
+        dev_qrels=args.dev_qrels, gates=args.gates, qrels_b=args.qrels_b, load=settings_from(args),
+        gate=gate_options(args),
         demo_dir=args.demo_dir,
     )
 

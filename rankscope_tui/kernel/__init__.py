@@ -95,6 +95,7 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "check_goldens": ("instruments.goldens", "check"),
     "goldens_side_by_side": ("instruments.goldens", "side_by_side"),
     "plan_queries": ("instruments.plan", "plan_queries"),
+    "suggest_pool": ("instruments.pool", "suggest"),
     "agree": ("instruments.agree", "agree"),
     "agreement_tables": ("instruments.agree", "agreement_tables"),
     "reparse": ("instruments.reparse", "reparse"),
@@ -104,7 +105,7 @@ __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see 
     "agree", "agreement_tables",
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "goldens_side_by_side", "judge", "judge_rule", "load", "load_tables", "plan_compare",
-    "plan_queries", "prepare", "query_deltas", "reparse", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
+    "plan_queries", "prepare", "suggest_pool", "query_deltas", "reparse", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
     "tally_rules", "write_goldens",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"

@@ -171,6 +171,8 @@ class LoadSettings:
     blind: str | None = None
     cap: int | None = None
     document_first: bool = False
+    # trec_eval -J: every lane's unjudged hits removed (after ordering and --depth) before any measure cuts
+    condensed: bool = False
     inputs: InputOptions = field(default_factory=_default_inputs)  # how input files are read
     fuse: tuple[str, ...] = ()  # more fused lanes, METHOD[:NORM] as fusion.combine.parse_fuse spells them
     ignore_self: bool = False  # drop hits whose doc id equals the query id (BEIR's ignore_identical_ids)
@@ -219,6 +221,7 @@ class LoadSettings:
             "document_first": self.document_first,
             "fuse": list(self.fuse),
             "ignore_self": self.ignore_self,
+            "condensed": self.condensed,
         }
 
 
@@ -455,3 +458,19 @@ class PlanSettings:
     def alpha(self) -> float:
         """α per planned test: (1 − confidence)/family_size."""
         return (1.0 - self.confidence) / self.family_size
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """One ``pool`` call (``kernel.instruments.pool``): how many (query, doc) pairs to
+    suggest for judging, and the lanes whose top k they are drawn from (() = every input
+    lane)."""
+
+    budget: int = 100
+    lanes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _at_least_one("budget", self.budget)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"budget": self.budget, "lanes": list(self.lanes)}

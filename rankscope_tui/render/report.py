@@ -190,7 +190,7 @@ def render_text(report: dict, width: int | None = TEXT_WIDTH) -> str:
                     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in jrows]
                 else:
                     out += grid_lines(["lane", "level"], metrics, [(r[:2], [(c,) for c in r[2:]]) for r in jrows], width)
-    out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report) + ties_lines(report)
+    out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report) + ties_lines(report) + coverage_lines(report)
     for w in s["warnings"]:
         out.append(warning_line(w))
     out.append("")
@@ -249,6 +249,23 @@ def ties_lines(report: dict) -> list[str]:
         dep = [f"{k} {c['dependent']}" for k, c in v["metrics"].items() if c["dependent"]]
         parts.append(f"{lane} " + (", ".join(dep) if dep else "none"))
     return ["", f"Ties (of {t['queries']} positives, how many change value with the order of tied scores): " + "; ".join(parts)]
+
+
+def coverage_lines(report: dict) -> list[str]:
+    """Judgment coverage: a header, then per lane, per measure, the mean holes and the mean
+    value with unjudged hits counted non-relevant .. relevant (report.json's ``coverage``)."""
+    c = report.get("coverage")
+    if not c or not c["queries"]:
+        return []
+    if c["condensed"]:
+        return ["", f"Judgment coverage: condensed lists (trec_eval -J), unjudged hits removed before every cutoff, "
+                    f"so no measure reads a hole ({c['queries']} positives)"]
+    out = ["", f"Judgment coverage (means over {c['queries']} positives: unjudged hits within each cutoff, and the "
+               "value with them counted non-relevant .. relevant):"]
+    for lane, cells in c["lanes"].items():
+        parts = [f"{k} {v['holes']:.2f} holes, {v['as_nonrelevant']:.4f}..{v['as_relevant']:.4f}" for k, v in cells.items()]
+        out.append(f"  {lane}: " + "; ".join(parts))
+    return out
 
 
 def warning_line(w: dict) -> str:

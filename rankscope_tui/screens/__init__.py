@@ -22,6 +22,17 @@ VIEWS: list[tuple[str, str]] = [
 VIEW_KEYS: dict[str, str] = {mode: str(i % 10) for i, (mode, _) in enumerate(VIEWS, 1)}
 assert len(VIEWS) <= 10, "ten views have a digit each; another view needs a key of its own"
 
+#: Views reached by a letter key of their own, not on the numbered bar: (mode, title, key).
+LETTER_VIEWS: list[tuple[str, str, str]] = [
+    ("judgments", "Judgments", "j"),
+]
+VIEW_KEYS.update({mode: key for mode, _, key in LETTER_VIEWS})
+
+
+def view_title(mode: str) -> str:
+    """The title of view ``mode``, on the numbered bar or not."""
+    return dict(VIEWS).get(mode) or next(t for m, t, _ in LETTER_VIEWS if m == mode)
+
 
 #: mode -> (module, class) of its screen; a module is imported when its view is first shown
 #: (the Compare view's statistics pull in scipy: a third of a second no start should pay)
@@ -36,6 +47,7 @@ SCREEN_CLASSES: dict[str, tuple[str, str]] = {
     "verdicts": ("verdicts", "VerdictsScreen"),
     "query": ("query", "QueryScreen"),
     "goldens": ("goldens", "GoldensScreen"),
+    "judgments": ("judgments", "JudgmentsScreen"),
 }
 
 
@@ -50,7 +62,7 @@ def screen_class(mode: str) -> type:
 def view_screens() -> dict:
     """Mode name -> a factory of its screen, in key order (Textual's ``MODES`` accepts a
     callable): a view's module is imported when the view is first shown."""
-    return {mode: partial(_make_screen, mode) for mode, _ in VIEWS}
+    return {mode: partial(_make_screen, mode) for mode in [m for m, _ in VIEWS] + [m for m, _, _ in LETTER_VIEWS]}
 
 
 def _make_screen(mode: str):

@@ -17,7 +17,7 @@ from ..state import DashboardOptions, DashboardState
 from ..widgets.footer import ViewFooter
 from ..widgets.textual_private import TunedApp, adopt_current_styles, styles_current
 from ..widgets.viewbar import ViewBar
-from . import VIEW_KEYS, VIEWS
+from . import VIEW_KEYS, VIEWS, view_title
 
 
 class DashboardApp(TunedApp):
@@ -89,7 +89,7 @@ class ViewScreen(Screen):
         self._stale = True
         self._draws_pending = 0  # parts drawn in a later frame (``draw_after_refresh``)
         self.narrow = False
-        self.title = f"{VIEW_KEYS[self.VIEW]} {dict(VIEWS)[self.VIEW]}"
+        self.title = f"{VIEW_KEYS[self.VIEW]} {view_title(self.VIEW)}"
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◎")

@@ -11,7 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from ..widgets.dialogs import safe_dismiss
 from ..widgets.safe import text as plain_text
 from ..widgets.textual_private import GuardedCommandPalette
-from . import VIEW_KEYS, VIEWS
+from . import LETTER_VIEWS, VIEW_KEYS, VIEWS
 from .base import DashboardApp
 
 _K = re.compile(r"(?:^|\b)(?:set\s+)?k\s*=?\s*(\d+)\s*$", re.I)
@@ -25,6 +25,8 @@ class RankscopeCommands(Provider):
         for mode, title in VIEWS:
             key = VIEW_KEYS[mode]
             yield f"view: {key} {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {key})"
+        for mode, title, key in LETTER_VIEWS:
+            yield f"view: {title}", partial(app.switch_mode, mode), f"switch to the {title} view (key {key})"
         yield "export report…", app.action_export, "write report.json, markdown, LaTeX, text or per-query CSV (key e)"
         yield "go to query…", app.action_search, "find a query by qid or text (key /)"
         yield "open file…", app.action_open, "open a lane, qrels, strata, query or doc texts, corpus (key o)"

@@ -261,6 +261,7 @@ def run_compare(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, unit
             rows.append(RowInput(base, cand, metric, stats, expl, spread))
     result = _decide(rows, settings, primary, plan)
     result = _tie_flips(ws, plan, settings, rows, result, qids, units)
+    result = _judgment_bounds(ws, plan, settings, rows, result, qids, units)
     result = replace(result, warnings=result.warnings + _residual_notes(ws, plan, keys))
     fused = [n for n in dict.fromkeys([plan.baseline, *plan.candidates]) if ws.lane_origin.get(n) == "fused"]
     if plan.seed_runs and fused:
@@ -356,6 +357,60 @@ def _tie_flips(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, rows:
             f"another order of tied scores could change this row: over {tf.dependent_queries} tie-dependent queries "
             f"Δ ranges from {tf.delta_low:.4f} to {tf.delta_high:.4f} (verdicts {tf.verdict_low} / {tf.verdict_high})",)
         out.append(replace(row, tie_order=tf, warnings=row.warnings + note))
+    return replace(result, rows=tuple(out))
+
+
+def _judgment_bounds(ws: PerQuery, plan: ComparePlan, settings: CompareSettings, rows: list[RowInput],
+                     result: CompareResult, qids: Sequence[str], units: Sequence[str] | None) -> CompareResult:
+    """Each row with its :class:`~..statistics.verdict.JudgmentBounds`: the family decided
+    again with both lanes' unjudged hits (within each measure's cutoff) counted non-relevant
+    and counted relevant (``measures.coverage``). Only at doc level on a workspace with
+    ranked rows, for every compared measure; other rows keep ``judgment_bounds=None``. A
+    row whose lanes have no hole on any positive keeps its statistics at both bounds."""
+    from ..statistics.verdict import JudgmentBounds
+
+    cov_of = getattr(ws, "judgment_coverage", None)
+    if cov_of is None or plan.level != "doc":
+        return result
+    q = ws.positives
+    resamples, seed, confidence = _resampling(settings)
+    mset = ws.metric_set(dict.fromkeys(r.metric for r in rows))  # the workspace's measures and the compared ones
+    known = {m.key for m in mset}
+    bounds: dict[str, list[RowInput]] = {"nonrelevant": [], "relevant": []}
+    holes: list[int] = []
+    for r in rows:
+        if r.metric not in known:
+            holes.append(-1)
+            bounds["nonrelevant"].append(r)
+            bounds["relevant"].append(r)
+            continue
+        bc, cc = cov_of(r.baseline, mset), cov_of(r.candidate, mset)
+        n = int(((bc.holes[r.metric][q] > 0) | (cc.holes[r.metric][q] > 0)).sum())
+        holes.append(n)
+        for side in bounds:
+            values = (getattr(bc, "as_" + side)[r.metric][q], getattr(cc, "as_" + side)[r.metric][q])
+            if not n or (np.array_equal(values[0], ws.per_query(r.baseline, "doc", mset)[r.metric][q])
+                         and np.array_equal(values[1], ws.per_query(r.candidate, "doc", mset)[r.metric][q])):
+                bounds[side].append(r)  # the bound is the observed value: the observed statistics
+                continue
+            stats = paired_statistics(values[0], values[1], qids, resamples=resamples, seed=seed,
+                                      confidence=confidence, alternative=settings.alternative, units=units)
+            bounds[side].append(replace(r, stats=stats))
+    decided = {side: decide(bounds[side], correction=settings.correction, primary=result.primary,
+                            min_delta=settings.min_delta, test=settings.test) for side in bounds}
+    out = []
+    for i, row in enumerate(result.rows):
+        if holes[i] < 0:
+            out.append(row)
+            continue
+        lo, hi = decided["nonrelevant"].rows[i], decided["relevant"].rows[i]
+        jb = JudgmentBounds(holes[i], float(lo.difference), float(hi.difference), lo.verdict_text, hi.verdict_text,
+                            bool(lo.verdict != hi.verdict))
+        note = () if not jb.one_bound_only else (
+            f"the verdict holds under one bound of the unjudged hits only: over {jb.holes_queries} queries with "
+            f"unjudged hits within the cutoff, Δ is {jb.delta_nonrelevant:.4f} with them counted non-relevant "
+            f"({jb.verdict_nonrelevant}) and {jb.delta_relevant:.4f} counted relevant ({jb.verdict_relevant})",)
+        out.append(replace(row, judgment_bounds=jb, warnings=row.warnings + note))
     return replace(result, rows=tuple(out))
 
 

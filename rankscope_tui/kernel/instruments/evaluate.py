@@ -210,6 +210,9 @@ def report_of(ws: RankedPerQuery, gate: GateSettings | None = None, th: Threshol
     tb = ties_block(ws)
     if tb is not None:
         extra["ties"] = tb
+    cb = coverage_block(ws)
+    if cb is not None:
+        extra["coverage"] = cb
     report = R.build(ws, extra)
     report["inputs"]["settings"]["gate"] = gate.as_dict()
     if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
@@ -280,3 +283,52 @@ def ties_block(ws: RankedPerQuery) -> dict[str, Any] | None:
         lanes[lane] = {"tied_queries": int(tied[pos].sum()), "metrics": cells}
     return {"method": TIES_METHOD, "queries": int(pos.size),
             "not_covered": [m.key for m in ws.settings.metrics if m.kind not in SUPPORTED], "lanes": lanes}
+
+
+# --------------------------------------------------------------------------- judgment coverage
+
+COVERAGE_METHOD = ("holes: unjudged hits (no grade >= 0) within the measure's cutoff (the whole list for an uncut "
+                   "measure); as_relevant / as_nonrelevant: the measure on the qrels with the lane's holes added with "
+                   "the measure's relevance level / with grade 0 (a hole counted relevant also adds to R and to the "
+                   "ideal DCG); gap: as_relevant - as_nonrelevant; means over the positive queries")
+
+
+def _mean(x: Any, pos: Any) -> float | None:
+    return float(x[pos].mean()) if pos.size else None
+
+
+def coverage_block(ws: RankedPerQuery) -> dict[str, Any] | None:
+    """``{"method", "condensed", "queries", "lanes": {lane: {key: {cutoff, holes, max_holes,
+    queries_with_holes, holes_by_query, observed, as_nonrelevant, as_relevant, gap}}}}``:
+    how much of each lane's numbers rests on unjudged hits (``measures.coverage``), over the
+    positive queries (``holes_by_query`` lists only the positives with a hole). None for a
+    workspace read from per-query tables (no rows)."""
+    cov_of = getattr(ws, "judgment_coverage", None)
+    if cov_of is None:
+        return None
+    pos = ws.positives
+    qids = ws.qids[pos].tolist()
+    lanes: dict[str, Any] = {}
+    for lane in ws.lanes:
+        c = cov_of(lane)
+        pq = ws.per_query(lane, "doc")
+        cells: dict[str, Any] = {}
+        for m in ws.settings.metrics:
+            k = m.key
+            holes = c.holes[k][pos]
+            cell: dict[str, Any] = {
+                "cutoff": m.k if m.k is not None else "list",
+                "holes": _mean(c.holes[k], pos), "max_holes": int(holes.max()) if pos.size else 0,
+                "queries_with_holes": int((holes > 0).sum()),
+                "holes_by_query": {q: int(h) for q, h in zip(qids, holes.tolist()) if h},
+                "observed": _mean(pq[k], pos), "as_nonrelevant": _mean(c.as_nonrelevant[k], pos),
+                "as_relevant": _mean(c.as_relevant[k], pos),
+                "gap": _mean(c.as_relevant[k] - c.as_nonrelevant[k], pos),
+            }
+            if not pos.size:
+                for name in ("holes", "observed", "as_nonrelevant", "as_relevant", "gap"):
+                    cell[f"{name}_reason"] = "no positive query"
+            cells[k] = cell
+        lanes[lane] = cells
+    return {"method": COVERAGE_METHOD, "condensed": bool(ws.settings.condensed), "queries": int(pos.size),
+            "lanes": lanes}

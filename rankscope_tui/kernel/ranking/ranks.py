@@ -320,3 +320,19 @@ def group_codes(doc_ids: pa.Array, sep: str) -> tuple[NDArray[np.object_], NDArr
     remap[order] = np.arange(len(order))
     vocab = np.asarray(enc.dictionary.to_pylist(), dtype=object)[order]
     return vocab, remap[to_numpy(enc.indices)]
+
+
+def condense(lane: RankedLane, grade: NDArray[np.int64]) -> RankedLane:
+    """The lane with its unjudged hits removed and the rest renumbered 1, 2, ... per query:
+    trec_eval's ``-J`` (judged docs only). ``grade`` is each row's grade for its query
+    (``judgments.NO_JUDGMENT`` when the pair is not in the qrels); a row is kept when its
+    grade is >= 0, so a negative grade ("in the pool, not judged") is removed too, as
+    trec_eval removes it. The order among the kept rows is unchanged (the tie rule was
+    applied before), and the depth cut came first: trec_eval cuts at ``-M`` before ``-J``
+    throws unjudged docs out, so a condensed list may be shorter than the depth."""
+    keep = grade >= 0
+    if bool(keep.all()):
+        return lane
+    qid = lane.qid[keep]
+    return RankedLane(lane.name, qid, lane.doc[keep], lane.score[keep], ranks_within(qid),
+                      offsets_for(qid, lane.offsets.shape[0] - 1))

@@ -51,6 +51,10 @@ import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
 from ..errors import InputError, InputWarning
+from ..measures.coverage import COLUMNS as COVERAGE_COLUMNS
+from ..measures.coverage import LaneCoverage
+from ..measures.coverage import as_columns as coverage_columns
+from ..measures.coverage import from_columns as coverage_from_columns
 from ..measures.ties import COLUMNS, SUPPORTED, LaneTies, as_columns, from_columns
 from ..ranking import judgments as J
 from ..settings import GateSettings, LoadSettings
@@ -358,6 +362,7 @@ def run_bucket(lanes: Mapping[str, pa.Table | None], qrels: pa.Table | None, pla
         present, top_rel = ws.present(lane), ws.top_relevant(lane)
         # tie exposure needs the rows, so each bucket computes it (doc level) as columns
         tie_cols = as_columns(ws.ties(lane, metrics))
+        tie_cols.update(coverage_columns(ws.judgment_coverage(lane, metrics)))  # judgment coverage: rows too
         tie_keys = list(tie_cols)
         for level in ws.levels():
             # the list length travels beside the measures (the short-list check needs it), and
@@ -755,6 +760,13 @@ class QueryWorkspace(WorkspaceBase):
         b = self._block(lane, "doc")
         names = ["tie:tied"] + [f"tie:{p}:{k}" for k in keys for p in COLUMNS]
         return from_columns({n: np.asarray(b.column(n), dtype=np.float64) for n in names}, keys)
+
+    def judgment_coverage(self, lane: str, metrics: tuple[MetricKey, ...] | None = None) -> LaneCoverage:
+        """The lane's judgment coverage (``Workspace.judgment_coverage``) as the buckets computed it."""
+        keys = [m.key for m in (metrics or self.settings.metrics)]
+        b = self._block(lane, "doc")
+        names = [f"cov:{p}:{k}" for k in keys for p in COVERAGE_COLUMNS]
+        return coverage_from_columns({n: np.asarray(b.column(n), dtype=np.float64) for n in names}, keys)
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> NDArray[np.int32]:
         return self.per_query(lane, level)["rank"]

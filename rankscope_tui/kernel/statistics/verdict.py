@@ -140,6 +140,32 @@ class TieFlip:
 
 
 @dataclass(frozen=True)
+class JudgmentBounds:
+    """Whether the unjudged hits could change a compare row.
+
+    The row is recomputed twice with per-query values taken at the bounds of
+    ``measures.coverage``: ``nonrelevant`` = both lanes with every unjudged hit within the
+    measure's cutoff counted non-relevant (grade 0), ``relevant`` = counted relevant (each lane
+    at its own bound, the one ``evaluate`` reports: its own holes added to the qrels). Each
+    family goes through the same paired statistics and ``decide`` as the observed one.
+    ``one_bound_only``: the verdict at one bound differs from the verdict at the other, so the
+    row's conclusion holds only if the unjudged hits go one way.
+    """
+
+    holes_queries: int  # positives where either lane has a hole for the measure
+    delta_nonrelevant: float
+    delta_relevant: float
+    verdict_nonrelevant: str
+    verdict_relevant: str
+    one_bound_only: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"holes_queries": self.holes_queries, "delta_nonrelevant": self.delta_nonrelevant,
+                "delta_relevant": self.delta_relevant, "verdict_nonrelevant": self.verdict_nonrelevant,
+                "verdict_relevant": self.verdict_relevant, "one_bound_only": self.one_bound_only}
+
+
+@dataclass(frozen=True)
 class ComparisonRow:
     """One row of ``compare``: its names, its paired statistics and the family's decision.
 
@@ -175,6 +201,8 @@ class ComparisonRow:
     power: RowPower | None = None
     # what another order of tied scores could do to the row; None without ranked rows
     tie_order: TieFlip | None = None
+    # what the unjudged hits could do to the row; None without ranked rows
+    judgment_bounds: JudgmentBounds | None = None
     threshold: float | None = field(default=None, metadata=NOT_IN_ROW)
     in_family: bool = field(default=False, metadata=NOT_IN_ROW)
     disagreements: tuple[str, ...] = field(default=(), metadata=NOT_IN_ROW)
@@ -208,7 +236,7 @@ class ComparisonRow:
             value = getattr(self, key)
             if key in ("largest_losses", "largest_gains"):
                 out[key] = [x.as_dict() for x in value]
-            elif key in ("retraining", "power", "tie_order"):
+            elif key in ("retraining", "power", "tie_order", "judgment_bounds"):
                 out[key] = None if value is None else value.as_dict()
             elif key == "notes":
                 out[key] = list(value)

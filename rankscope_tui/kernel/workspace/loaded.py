@@ -22,13 +22,14 @@ from ..errors import InputError, InputWarning
 from ..inputs.files import sha256_of
 from ..inputs.readers import RawLane, RawQrels, read_qrels
 from ..inputs.tables import NONE_LABEL, read_corpus, read_strata, read_text_files, stratification_name
+from ..measures.coverage import LaneCoverage, lane_coverage
 from ..measures.ties import LaneTies, lane_ties
 from ..parallel import in_background, started
 from ..ranking import judgments as J
 from ..ranking.encoding import DocEncoding, LazyDictionary
 from ..ranking.encoding import encode_docs as _encode_docs  # noqa: F401
 from ..ranking.encoding import encode_sorted_runs as _encode_sorted_runs
-from ..ranking.ranks import RankedLane, group_codes, rank_lane
+from ..ranking.ranks import RankedLane, condense, group_codes, rank_lane
 from ..settings import LoadSettings
 from .base import WorkspaceBase
 
@@ -470,6 +471,8 @@ class Workspace(WorkspaceBase):
         if self_doc is not None and not any(removed.values()):
             warnings.append(InputWarning("ignore_self_removed_nothing", 0, "--ignore-self removed no hit: no lane "
                                          "lists a doc whose id equals its query id", ""))
+        if settings.condensed:  # after the lane checks, which read the lists as given
+            ranked = {n: condense(L, judgments.grade_of(L.qid, L.doc)) for n, L in ranked.items()}
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None,
                                   columns=raw_q.columns))
         if raw_ood is not None:
@@ -598,6 +601,18 @@ class Workspace(WorkspaceBase):
             self._cache[key] = lane_ties(self.lanes[lane], self.judgments, self.per_query(lane, "doc", metrics),
                                          metrics, self.settings.relevant)
         out: LaneTies = self._cache[key]
+        return out
+
+    def judgment_coverage(self, lane: str, metrics: tuple[M.MetricKey, ...] | None = None) -> LaneCoverage:
+        """Holes (unjudged hits within each measure's cutoff) and the bounds with them counted
+        relevant / non-relevant (``measures.coverage.lane_coverage``), at doc level, for the
+        metrics (the workspace's by default); computed once."""
+        metrics = tuple(metrics or self.settings.metrics)
+        key = ("coverage", lane, metrics)
+        if key not in self._cache:
+            self._cache[key] = lane_coverage(self.lanes[lane], self.judgments, metrics, self.n_queries,
+                                             self.settings.relevant, self.per_query(lane, "doc", metrics))
+        out: LaneCoverage = self._cache[key]
         return out
 
     def first_relevant_rank(self, lane: str, level: str = "doc") -> np.ndarray:
