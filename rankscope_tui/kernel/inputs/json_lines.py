@@ -127,7 +127,8 @@ def _fast_table(text: str, path: str, what: str,
     surrogate escape it refuses, and strings that look like dates it would read as
     timestamps, so the id columns are read as the first row's type (text, or a 64-bit
     integer written in decimal) and any other type, a null, a missing key, a non-finite
-    score or a grade off the integers or the 32-bit range takes the strict road."""
+    score, a negative zero, or a grade off the integers or the 32-bit range takes the
+    strict road."""
     import pyarrow.json as pj  # lazy: only JSON Lines needs it
 
     data = text.encode("utf-8")
@@ -171,6 +172,10 @@ def _fast_table(text: str, path: str, what: str,
             return None
         scores = val.to_numpy(zero_copy_only=False).astype(np.float64)
         if not np.isfinite(scores).all():
+            return None
+        if pa.types.is_float64(val.type) and (np.signbit(scores) & (scores == 0)).any():
+            # a double column reads the integer literal -0 as -0.0, where the strict
+            # reader's int gives 0.0: which of the two a row wrote cannot be told here
             return None
         values: npt.NDArray[np.float64] | npt.NDArray[np.int64] = scores
     else:
