@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, NoReturn, overload
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from ..errors import InputError
@@ -77,6 +78,17 @@ def read_json_lines(text: str, path: str, what: str, columns: ColumnMapping | No
                     name: str | None = None) -> RawLane | RawQrels:
     """A run (``what`` = "run", a ``RawLane``) or qrels ("qrels", a ``RawQrels``) from
     JSON Lines text, through ``columns.run_table`` / ``qrels_table`` with each row's line."""
+    fast = _fast_table(text, path, what, columns)
+    table, mapping, line = fast if fast is not None else _strict_table(text, path, what, columns)
+    if what == "run":
+        return run_table(table, path, mapping, name=name, digest=digest, rows=line)
+    return qrels_table(table, path, mapping, digest=digest, rows=line)
+
+
+def _strict_table(text: str, path: str, what: str,
+                  columns: ColumnMapping | None) -> tuple[pa.Table, ColumnMapping, npt.NDArray[np.int64]]:
+    """(table of the three columns, their mapping, the line of each row), row by row:
+    every refusal names its line."""
     rows = _rows(text, path)
     first = next(rows, None)
     if first is None:
@@ -99,10 +111,89 @@ def read_json_lines(text: str, path: str, what: str, columns: ColumnMapping | No
     table = pa.table({r.query: arrow_strings(q), r.doc: arrow_strings(d),
                       r.value: pa.array(values)})
     mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
-    line = np.asarray(lines, dtype=np.int64)
-    if what == "run":
-        return run_table(table, path, mapping, name=name, digest=digest, rows=line)
-    return qrels_table(table, path, mapping, digest=digest, rows=line)
+    return table, mapping, np.asarray(lines, dtype=np.int64)
+
+
+def _fast_table(text: str, path: str, what: str,
+                columns: ColumnMapping | None) -> tuple[pa.Table, ColumnMapping, npt.NDArray[np.int64]] | None:
+    """What :func:`_strict_table` gives, read by ``pyarrow.json`` (C++, threaded) with
+    checks on whole columns after; None when anything would be refused or differ (the
+    row-by-row reader then decides, naming the line).
+
+    Taken only when every line starts with ``{`` (no blank, indented or BOM-led line)
+    and pyarrow reads exactly one row a line, so row i is line i + 1 (pyarrow would
+    read two objects on one line as two rows, and skips blank lines). pyarrow refuses
+    a repeated key, as the strict reader does; it reads NaN and Infinity, a lone
+    surrogate escape it refuses, and strings that look like dates it would read as
+    timestamps, so the id columns are read as the first row's type (text, or a 64-bit
+    integer written in decimal) and any other type, a null, a missing key, a non-finite
+    score, a negative zero, or a grade off the integers or the 32-bit range takes the
+    strict road."""
+    import pyarrow.json as pj  # lazy: only JSON Lines needs it
+
+    data = text.encode("utf-8")
+    if not data.startswith(b"{"):
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts = np.flatnonzero(buf == ord("\n")) + 1
+    starts = starts[starts < buf.size]
+    if not (buf[starts] == ord("{")).all():
+        return None
+    end = int(starts[0]) - 1 if starts.size else len(data)
+    try:
+        _, first = next(_rows(data[:end].decode("utf-8"), path))
+        r = resolve_columns(list(first), columns, what, path)
+    except (InputError, StopIteration):
+        return None
+    id_types: dict[str, pa.DataType] = {}
+    for col in (r.query, r.doc):
+        x = first.get(col)
+        if type(x) is str:
+            id_types[col] = pa.string()
+        elif type(x) is int and -2**63 <= x < 2**63:
+            id_types[col] = pa.int64()
+        else:
+            return None
+    parse = pj.ParseOptions(explicit_schema=pa.schema(list(id_types.items())), unexpected_field_behavior="infer")
+    try:
+        got = pj.read_json(pa.BufferReader(data), parse_options=parse)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    del data, buf
+    if got.num_rows != starts.size + 1 or r.value not in got.column_names:
+        return None
+    cols = {c: got.column(c).combine_chunks() for c in (r.query, r.doc, r.value)}
+    if any(c.null_count for c in cols.values()):
+        return None
+    ids = {c: cols[c].cast(pa.string()) for c in (r.query, r.doc)}  # an integer in decimal, as str(int)
+    val = cols[r.value]
+    if r.kind == "score":
+        if not (pa.types.is_int64(val.type) or pa.types.is_float64(val.type)):
+            return None
+        scores = val.to_numpy(zero_copy_only=False).astype(np.float64)
+        if not np.isfinite(scores).all():
+            return None
+        if pa.types.is_float64(val.type) and (np.signbit(scores) & (scores == 0)).any():
+            # a double column reads the integer literal -0 as -0.0, where the strict
+            # reader's int gives 0.0: which of the two a row wrote cannot be told here
+            return None
+        values: npt.NDArray[np.float64] | npt.NDArray[np.int64] = scores
+    else:
+        if pa.types.is_int64(val.type):
+            grades = val.to_numpy(zero_copy_only=False)
+        elif pa.types.is_float64(val.type):  # a grade written 2.0 reads as 2, as int(2.0)
+            f = val.to_numpy(zero_copy_only=False)
+            if not (np.isfinite(f) & (f == np.trunc(f)) & (f >= INT32_MIN) & (f <= INT32_MAX)).all():
+                return None
+            grades = f.astype(np.int64)
+        else:
+            return None
+        if grades.size and (grades.min() < INT32_MIN or grades.max() > INT32_MAX):
+            return None
+        values = grades.astype(np.int64)
+    table = pa.table({r.query: ids[r.query], r.doc: ids[r.doc], r.value: pa.array(values)})
+    mapping = ColumnMapping(query=r.query, doc=r.doc, **{r.kind: r.value})
+    return table, mapping, np.arange(1, got.num_rows + 1, dtype=np.int64)
 
 
 def _id(x: object, col: str, path: str, no: int) -> str:

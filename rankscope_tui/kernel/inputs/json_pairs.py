@@ -16,14 +16,21 @@ import bisect
 import json
 import math
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, NoReturn
+
+import numpy as np
+import numpy.typing as npt
 
 from ..errors import InputError
 from .rows import INT32_MAX, INT32_MIN
 
-#: (qids, docs, values, lines) of every pair, in file order
-Pairs = tuple[list[str], list[str], list[float], list[int]]
+#: (qids, docs, values, lines) of every pair, in file order (values and lines: lists, or
+#: numpy arrays from the C decoder's road)
+Pairs = tuple[list[str], list[str], Sequence[float] | npt.NDArray[np.float64] | npt.NDArray[np.int64],
+              Sequence[int] | npt.NDArray[np.int64]]
 #: a key of an object: (key, its line, where its value starts, where its value ends)
 Key = tuple[str, int, int, int]
 #: yields (key, key position, position after the colon); sent the end of each value; returns the end of the object
@@ -219,8 +226,162 @@ def json_pairs(text: str, path: str, what: str) -> Pairs:
 
     Every pair is read with the line of its doc key; a repeated qid key, or a doc key
     repeated inside one query's object, is an error naming both lines.
+
+    The C decoder reads the file first (:func:`_fast_pairs`); the scanner reads it
+    only when that road is not sure -- anything to refuse, or a shape it does not
+    take -- so every refusal is the scanner's, word for word.
     """
+    fast = _fast_pairs(text, what)
+    if fast is not None:
+        return fast
     return _JsonPairs(text, path, what).parse()
+
+
+class _Object(list[tuple[str, Any]]):
+    """A JSON object's (key, value) pairs in file order, repeats kept: the pairs hook's
+    result, told apart from a JSON array (a plain ``list``)."""
+
+    __slots__ = ()
+
+
+def _decoded(text: str) -> tuple[list[str], list[int], list[str], list[Any]] | None:
+    """(qid keys, docs per query, doc keys, values) of ``{qid: {docid: value}}`` in file
+    order by a C decoder, or None when the text is not that shape or holds a repeated key.
+
+    orjson when installed (about five times the speed of ``json``): it keeps the last
+    of two equal keys, which :func:`_key_lines` then sees (the text holds more keys than
+    the objects). It refuses NaN and Infinity, which are refused here anyway; its
+    numbers are correctly rounded doubles, as ``float()`` of the literal (an integer
+    beyond 64 bits comes as its nearest double, which is all a score keeps of it and
+    out of a grade's range either way). Without orjson, ``json`` with a pairs hook that
+    keeps every pair."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib is the fallback
+        return _decoded_stdlib(text)
+    try:
+        top = orjson.loads(text)
+    except (orjson.JSONDecodeError, RecursionError, UnicodeEncodeError):
+        return None
+    if type(top) is not dict or not top:
+        return None
+    inners = list(top.values())
+    if any(type(inner) is not dict for inner in inners):
+        return None
+    counts = list(map(len, inners))
+    return list(top), counts, list(chain.from_iterable(inners)), list(chain.from_iterable(map(dict.values, inners)))
+
+
+def _decoded_stdlib(text: str) -> tuple[list[str], list[int], list[str], list[Any]] | None:
+    """:func:`_decoded` by ``json.loads`` with a pairs hook (repeats seen in the pairs)."""
+    try:
+        top = json.loads(text, object_pairs_hook=_Object)
+    except (ValueError, RecursionError):
+        return None
+    if type(top) is not _Object or not top:
+        return None
+    inners = [inner for _, inner in top]
+    if any(type(inner) is not _Object for inner in inners):
+        return None
+    qkeys = [q for q, _ in top]
+    if len(set(qkeys)) != len(qkeys) or any(len(dict(inner)) != len(inner) for inner in inners):
+        return None
+    pairs = list(chain.from_iterable(inners))
+    return qkeys, list(map(len, inners)), list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+
+
+def _fast_pairs(text: str, what: str) -> Pairs | None:
+    """The pairs of ``{qid: {docid: value}}`` by a C decoder (:func:`_decoded`), with
+    checks on whole columns after; None when anything would be refused or the lines
+    cannot be told for sure (the scanner then decides, naming the line).
+
+    The line of each doc key comes from the raw text: in a file this road accepts,
+    every JSON string is a key (values are numbers), so once each escaped backslash
+    and escaped quote is masked, the quotes pair up in file order -- qid key, its doc
+    keys, the next qid key ... -- and a key's line is one plus the newlines before its
+    opening quote (as the scanner counts). A file with more quotes than that (a
+    repeated key the decoder folded, a string value) takes the scanner's road."""
+    got = _decoded(text)
+    if got is None:
+        return None
+    qkeys, per_query, docs, raw = got
+    counts = np.asarray(per_query, dtype=np.int64)
+    if not docs:
+        return None
+    kinds = set(map(type, raw))  # exact types: a bool is neither an int nor a float here
+    if not kinds <= {int, float}:
+        return None
+    try:
+        values = np.asarray(raw, dtype=np.float64) if float in kinds or what == "score" else None
+    except OverflowError:  # an integer literal beyond the float range
+        return None
+    if what == "score":
+        assert values is not None
+        if not np.isfinite(values).all():
+            return None
+        vals: list[float] | npt.NDArray[np.float64] | npt.NDArray[np.int64] = values
+    else:
+        if values is None:
+            try:
+                ints = np.asarray(raw, dtype=np.int64)
+            except OverflowError:
+                return None
+        else:  # a grade written 2.0 reads as 2 (as the scanner's int(v))
+            if not (np.isfinite(values) & (values == np.trunc(values))).all():
+                return None
+            if values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
+                return None
+            ints = values.astype(np.int64)
+        if ints.size and (ints.min() < INT32_MIN or ints.max() > INT32_MAX):
+            return None
+        vals = ints
+    del raw
+    qids = list(chain.from_iterable(map(repeat, qkeys, per_query)))
+    if not _ids_ok(qkeys, text) or not _ids_ok(docs, text):
+        return None
+    lines = _key_lines(text, counts)
+    if lines is None:
+        return None
+    return qids, docs, vals, lines
+
+
+def _ids_ok(ids: list[str], text: str) -> bool:
+    """No id empty, none holding a line break, every one valid Unicode (the scanner's
+    checks; a raw line break in a string is invalid JSON, so one can come only from an
+    escape, and a lone surrogate only from a ``\\u`` escape)."""
+    if not all(ids):
+        return False
+    if "\\" not in text:
+        return True
+    return not any("\n" in x or "\r" in x for x in ids) and all(x.isascii() or _utf8(x) for x in ids)
+
+
+def _utf8(x: str) -> bool:
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _key_lines(text: str, counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+    """The line of every doc key (see :func:`_fast_pairs`), or None when the quotes do not
+    pair up as ``counts`` (docs per query, in file order) says they must."""
+    data = text.encode("utf-8")  # a multi-byte character never holds a quote, backslash or newline byte
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"__").replace(b'\\"', b"__")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(buf == ord('"'))
+    nq = counts.size
+    if quotes.size != 2 * (nq + int(counts.sum())):
+        return None
+    starts = quotes[0::2]
+    is_doc = np.ones(starts.size, dtype=bool)
+    before = np.zeros(nq, dtype=np.int64)
+    np.cumsum(counts[:-1], out=before[1:])
+    is_doc[np.arange(nq, dtype=np.int64) + before] = False
+    newlines = np.flatnonzero(buf == ord("\n"))
+    return (np.searchsorted(newlines, starts[is_doc], side="left") + 1).astype(np.int64)
 
 
 def top_level_has(text: str, key: str) -> bool:

@@ -1,4 +1,5 @@
-"""Strict JSON text with a two-space indent, column by column.
+"""Strict JSON text with a two-space indent: orjson's writer where its text is
+``json.dumps``'s (:func:`_orjson_text`), else column by column.
 
 :func:`dumps` returns exactly the text of ``json.dumps(obj, indent=2, ensure_ascii=False,
 allow_nan=False)``. The standard library writes indented JSON with its pure-Python
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from array import array
 from itertools import chain, repeat
 from json.encoder import encode_basestring  # the C escaper when available (ensure_ascii=False)
@@ -47,16 +49,125 @@ def dumps(obj: object) -> str:
 
 
 def dumps_parts(obj: object) -> list[str]:
-    """The text of :func:`dumps` as pieces to be written in order (never joined: a report of
-    a million queries is hundreds of MB of text, held once). A container of many items
-    is formatted ``ROWS_PER_PIECE`` items at a time, so no list of one string per value
-    of a whole column is held either."""
+    """The text of :func:`dumps` as pieces to be written in order. orjson's road gives one
+    piece (its bytes and their decoded text are both held while decoding: twice the
+    text, briefly). The column writer's pieces are never joined (a report of a million
+    queries is hundreds of MB of text, held once): a container of many items is
+    formatted ``ROWS_PER_PIECE`` items at a time, so no list of one string per value of
+    a whole column is held either."""
+    fast = _orjson_text(obj)
+    if fast is not None:
+        return [fast]
     try:
         out: list[str] = []
         _value(obj, 0, out, set())
         return out
     except (_Fallback, RecursionError):
         return [json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)]
+
+
+_CONTAINERS = (dict, list, tuple)
+_PLAIN_TYPES = frozenset((dict, list, tuple, str, int, float, bool, type(None)))
+
+
+def _orjson_text(obj: object) -> str | None:
+    """The text of :func:`dumps` by orjson (its C writer, about ten times this module's
+    speed), or None when orjson could write other text than ``json.dumps``.
+
+    Its indented text is ``json.dumps``'s -- the same two-space layout, ``": "`` and
+    ``","`` separators, empty containers as ``{}`` and ``[]``, keys in dict order, the
+    same escapes with ``ensure_ascii=False`` -- with three differences, each kept off
+    this road: it writes NaN and Infinity as ``null`` (so every float is checked finite
+    first, by :func:`_plain`); it writes some floats below 1e-4 another way than
+    ``repr`` (``0.00001`` for ``1e-05``, ``1e-7`` for ``1e-07``), the only floats whose
+    text differs (both write the shortest digits that read back as the float), so
+    those tokens are rewritten as ``repr`` writes them (:func:`_small_floats_as_repr`);
+    and it writes Enum,
+    UUID, dataclass and date values that ``json.dumps`` refuses, so only the exact
+    types :func:`_plain` accepts take it. An integer beyond 64 bits, a lone surrogate
+    or nesting beyond its depth it refuses, and the column writer then decides."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency; the column writer serves without it
+        return None
+    if not _plain(obj):
+        return None
+    try:
+        out = orjson.dumps(obj, option=orjson.OPT_INDENT_2)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    if b"e-" in out or b"0.0000" in out:  # maybe a float below 1e-4: written as repr writes it
+        out = _small_floats_as_repr(out)
+    return out.decode("utf-8")
+
+
+_NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _small_floats_as_repr(out: bytes) -> bytes:
+    """orjson's indented text with each number token holding ``e-`` or ``0.0000`` written
+    as ``repr`` writes its float (both write the shortest digits that read back as that
+    float, so ``repr(float(token))`` is the text ``json.dumps`` gives it).
+
+    A token runs from the space before it (after ``": "`` or the indent) to the line
+    break after it (less a comma) and is all number: a string never holds a raw line
+    break, so a run of text inside a string that reaches one also holds the string's
+    closing quote, and is no number."""
+    hits: set[int] = set()
+    for needle in (b"e-", b"0.0000"):
+        k = out.find(needle)
+        while k != -1:
+            hits.add(k)
+            k = out.find(needle, k + 1)
+    pieces: list[bytes] = []
+    last = 0
+    for k in sorted(hits):
+        if k < last:
+            continue
+        start = out.rfind(b" ", 0, k) + 1
+        end = out.find(b"\n", k)
+        if end == -1:
+            end = len(out)
+        if out[end - 1:end] == b",":
+            end -= 1
+        token = out[start:end]
+        if start < last or not _NUMBER.fullmatch(token):
+            continue
+        pieces += [out[last:start], _FREPR(float(token)).encode("ascii")]
+        last = end
+    pieces.append(out[last:])
+    return b"".join(pieces)
+
+
+def _plain(obj: object) -> bool:
+    """Whether ``obj`` holds only exact ``dict`` (string keys), ``list``, ``tuple``,
+    ``str``, ``int``, finite ``float``, ``bool`` and ``None``, each container met once
+    (a shared or cyclic one is left to the column writer and ``json.dumps``). Checked a
+    level at a time: the values of every container of one depth in one list, so a
+    report's per-query block costs a few passes of C loops, not a call per query."""
+    if type(obj) not in _CONTAINERS:
+        return type(obj) in _PLAIN_TYPES and (type(obj) is not float or _ISFINITE(obj))
+    seen: set[int] = set()
+    level: list[Any] = [obj]
+    while level:
+        ids = set(map(id, level))
+        if len(ids) != len(level) or not seen.isdisjoint(ids):
+            return False
+        seen |= ids
+        dicts = [c for c in level if type(c) is dict]
+        seqs = [c for c in level if type(c) is not dict] if len(dicts) < len(level) else []
+        if dicts and not set(map(type, chain.from_iterable(dicts))) <= {str}:
+            return False
+        vals = list(chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(seqs)))
+        types = set(map(type, vals))
+        if not types <= _PLAIN_TYPES:
+            return False
+        if float in types:
+            floats = vals if len(types) == 1 else [v for v in vals if type(v) is float]
+            if not all(map(_ISFINITE, floats)):
+                return False
+        level = [v for v in vals if type(v) in _CONTAINERS] if types & {dict, list, tuple} else []
+    return True
 
 
 def _scalar(v: Any) -> str:  # dispatched on its exact type, as json.dumps does

@@ -54,6 +54,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError
 
 #: The power ``compare`` quotes the minimum detectable effect at.
@@ -84,20 +86,44 @@ def _sided(alternative: str) -> bool:
 
 def t_power(effect: float, n: float, alpha: float, alternative: str = "two-sided") -> float:
     """power(d, n, α) of the module doc: d = |μ|/σ in the alternative's direction (a
-    one-sided test's power for d ≥ 0), n ≥ 2 (real n allowed, for solving)."""
-    from scipy import stats  # on first use: a compare row needs it, evaluate never does
+    one-sided test's power for d ≥ 0), n ≥ 2 (real n allowed, for solving).
 
+    The critical value is ``scipy.stats.t.isf`` and the tail ``scipy.stats.nct.sf``,
+    computed by the special functions those call (:func:`_t_isf`, :func:`_nct_sf`), so
+    a compare never imports ``scipy.stats`` (a second and more of a small run's start)."""
     two = _sided(alternative)
     if n < 2:
         raise InputError(f"power needs at least 2 queries, got {n}")
     df = n - 1.0
     nc = effect * math.sqrt(n)
     if two:
-        crit = float(stats.t.isf(alpha / 2.0, df))
+        crit = _t_isf(alpha / 2.0, df)
         # P(T ≤ −c | λ) read as P(T ≥ c | −λ): scipy's cdf is NaN far in that tail, its sf is not
-        return float(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc))
-    crit = float(stats.t.isf(alpha, df))
-    return float(stats.nct.sf(crit, df, nc))
+        return float(_nct_sf(crit, df, nc) + _nct_sf(crit, df, -nc))
+    crit = _t_isf(alpha, df)
+    return float(_nct_sf(crit, df, nc))
+
+
+def _t_isf(q: float, df: float) -> float:
+    """``scipy.stats.t.isf(q, df)`` for 0 < q < 1, df > 0: ``-stdtrit(df, q)``, what it computes."""
+    from scipy.special import stdtrit  # on first use: a compare row needs it, evaluate never does
+
+    return float(-stdtrit(df, q))
+
+
+def _nct_sf(x: float, df: float, nc: float) -> Any:
+    """``scipy.stats.nct.sf(x, df, nc)`` for finite x and nc, df > 0: the special
+    function it calls, clipped to [0, 1] as it clips (a float64). A SciPy without that
+    function (before 1.12) is asked through ``scipy.stats``."""
+    from scipy.special import _ufuncs  # on first use: a compare row needs it, evaluate never does
+
+    sf = getattr(_ufuncs, "_nct_sf", None)
+    if sf is None:  # pragma: no cover - older SciPy
+        from scipy import stats
+
+        return stats.nct.sf(x, df, nc)
+    with np.errstate(over="ignore"):
+        return np.clip(sf(x, df, nc), 0, 1)
 
 
 @lru_cache(maxsize=256)  # the rows of one compare call share n and, within a family, often α

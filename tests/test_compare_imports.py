@@ -1,0 +1,46 @@
+"""The compare path imports no more of SciPy than the t distribution's special functions
+(issue 35, item 3), and the power figures computed from them are SciPy's own.
+
+The oracle for the numbers is ``scipy.stats``: ``t.isf`` and ``nct.sf``, compared bit
+for bit with what ``power.t_power`` now computes without importing ``scipy.stats``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from scipy import stats
+from support import cli_env
+
+from rankscope_tui.kernel.statistics import power
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("n", [2, 3, 7.5, 30, 1000, 10_000_000])
+@pytest.mark.parametrize("effect", [0.0, 1e-6, 0.05, 0.3, 1.0, 4.0, 40.0])
+@pytest.mark.parametrize("alpha", [1e-6, 0.01, 0.05, 0.5])
+def test_t_power_is_scipy_stats_bit_for_bit(effect, n, alpha, alternative):
+    df, nc = n - 1.0, effect * n ** 0.5
+    if alternative == "two-sided":
+        crit = float(stats.t.isf(alpha / 2.0, df))
+        want = float(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc))
+    else:
+        want = float(stats.nct.sf(float(stats.t.isf(alpha, df)), df, nc))
+    assert power.t_power(effect, n, alpha, alternative) == want
+
+
+def test_compare_never_imports_scipy_stats(demo_dir, tmp_path):
+    """A default compare (randomization test, the t-test beside it, power figures on
+    every row) on the demo runs without ``scipy.stats`` in the process."""
+    code = ("import sys; from rankscope_tui.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('scipy.stats' in sys.modules)")
+    got = subprocess.run([sys.executable, "-c", code, "compare", "--lane", str(demo_dir / "lexical.run"), "--lane",
+                          str(demo_dir / "dense.run"), "--qrels", str(demo_dir / "qrels-test.txt"),
+                          "--out", str(tmp_path / "c.json")],
+                         capture_output=True, text=True, env=cli_env(), cwd=str(tmp_path), timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "c.json").stat().st_size > 1000
+    assert got.stdout.strip().splitlines()[-1] == "False"
