@@ -127,6 +127,8 @@ def storm(seed: int, n_keys: int, argv: list[str], size: tuple[int, int], workdi
             while not status.exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
             if status.exists():
+                if attempt:
+                    print(f"storm {seed}: ended in round {attempt + 1} of Escape, 1, q (a dialog opened late)", flush=True)
                 break
         if not status.exists():
             shown = screen(session) + stacks(session) + tasks(session, dump)
