@@ -200,3 +200,13 @@ def test_bad_grades_in_a_dataset_name_the_dataset_and_record(register, cli_run, 
     name = register(TrecQrels(LocalDownload(tmp_path / "q.txt"), {}))
     rc, _, err = cli_run("evaluate", "--lane", LANE, "--qrels", f"irds:{name}")
     assert f"irds:{name}" in _one_line_exit_2(rc, err)
+
+
+def test_query_buckets_read_the_dataset_and_record_it(cranfield, cli_run, tmp_path):
+    whole, buckets = tmp_path / "whole.json", tmp_path / "buckets.json"
+    assert cli_run("evaluate", "--lane", LANE, "--qrels", f"irds:{cranfield}", "--out", whole)[0] == 0
+    rc, _, err = cli_run("evaluate", "--lane", LANE, "--qrels", f"irds:{cranfield}", "--buckets", "2", "--out", buckets)
+    assert rc == 0, err
+    a, b = json.loads(whole.read_text()), json.loads(buckets.read_text())
+    assert b["inputs"]["qrels"] == a["inputs"]["qrels"]
+    assert b["lanes"] == a["lanes"]
