@@ -210,3 +210,11 @@ def test_query_buckets_read_the_dataset_and_record_it(cranfield, cli_run, tmp_pa
     a, b = json.loads(whole.read_text()), json.loads(buckets.read_text())
     assert b["inputs"]["qrels"] == a["inputs"]["qrels"]
     assert b["lanes"] == a["lanes"]
+
+
+def test_a_qrels_format_with_a_dataset_id_is_refused_not_ignored(cranfield, cli_run):
+    rc, _, err = cli_run("evaluate", "--lane", LANE, "--qrels", f"irds:{cranfield}", "--qrels-format", "trec")
+    assert "--qrels-format" in _one_line_exit_2(rc, err)
+    rc, _, err = cli_run("evaluate", "--lane", LANE, "--qrels", f"irds:{cranfield}", "--qrels-columns",
+                         "query=a,doc=b,relevance=c")
+    assert "--qrels-columns" in _one_line_exit_2(rc, err)
