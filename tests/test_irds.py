@@ -218,3 +218,34 @@ def test_a_qrels_format_with_a_dataset_id_is_refused_not_ignored(cranfield, cli_
     rc, _, err = cli_run("evaluate", "--lane", LANE, "--qrels", f"irds:{cranfield}", "--qrels-columns",
                          "query=a,doc=b,relevance=c")
     assert "--qrels-columns" in _one_line_exit_2(rc, err)
+
+
+async def test_the_dashboard_opens_qrels_and_query_texts_by_dataset_id(cranfield):
+    from support import settle
+    from textual.widgets import Input, Select
+
+    from rankscope_tui.app import RankscopeApp
+    from rankscope_tui.commands.tui import parse_args, state_from_args
+    from rankscope_tui.widgets.dialogs import OpenDialog
+
+    app = RankscopeApp(state_from_args(parse_args(["--lane", str(LANE), "--qrels", str(CRAN / "qrels-test.txt"),
+                                                   "--resamples", "999"])))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        for kind in ("qrels", "queries"):
+            await pilot.press("o")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, OpenDialog)
+            dialog.query_one("#open-kind", Select).value = kind
+            path = dialog.query_one("#open-path", Input)
+            path.value = f"irds:{cranfield}"
+            path.focus()
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert not isinstance(app.screen, OpenDialog), kind
+            assert app.state.load_error is None, app.state.load_error
+        ws = app.state.base_workspace
+        assert app.state.options.qrels == f"irds:{cranfield}"
+        assert ws.query_text["1"].startswith("what similarity laws")
+        assert app.state.report["inputs"]["qrels"]["dataset"]["id"] == cranfield
