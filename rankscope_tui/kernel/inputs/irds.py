@@ -38,8 +38,6 @@ PREFIX = "irds:"
 #: The install hint when ir_datasets cannot be imported.
 INSTALL_HINT = "pip install 'rankscope[irds]' (or pip install ir_datasets)"
 
-_WHAT = {"qrels": "qrels", "queries": "queries", "docs": "docs"}
-
 # ir_datasets' download classes are patched for the duration of one read; two reads at
 # once (the dashboard loads in a thread) must not restore each other's patches early.
 _LOCK = threading.RLock()
@@ -257,7 +255,7 @@ def read_texts(spec: str, what: str) -> Texts:
             raise InputError(f"dataset holds no {what}", spec)
         return out
 
-    texts, origin = _read(spec, _WHAT[what], take)
+    texts, origin = _read(spec, what, take)
     h = hashlib.sha256()
     for k, v in texts.items():
         h.update(f"{k}\t{v}\n".encode("utf-8", "surrogatepass"))
