@@ -98,7 +98,8 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
                    help="a run file (format and compression told by content; see --run-format); a lane in "
                         "several shard files: NAME=a.run,b.run or NAME='shards/*.run'; repeatable")
     g.add_argument("--qrels", required=qrels_required and not tables, metavar="PATH",
-                   help="judgments (format and compression told by content; see --qrels-format)")
+                   help="judgments (format and compression told by content; see --qrels-format), or irds:DATASET "
+                        "for an ir_datasets dataset's qrels from its local cache (never downloaded; extra [irds])")
     if tables:
         from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
 
@@ -110,9 +111,11 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     g.add_argument("--strata", action="append", default=[], metavar="PATH", help="qid<TAB>label; repeatable")
     g.add_argument("--corpus", metavar="PATH", help="doc ids in the index (one per line or first TSV column)")
     g.add_argument("--queries", action="append", default=[], metavar="PATH",
-                   help="qid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
+                   help="qid<TAB>text, for the drill-down, or irds:DATASET (its queries); repeatable (the files are "
+                        "merged, an id in two is an error)")
     g.add_argument("--docs", action="append", default=[], metavar="PATH",
-                   help="docid<TAB>text, for the drill-down; repeatable (the files are merged, an id in two is an error)")
+                   help="docid<TAB>text, for the drill-down, or irds:DATASET (its docs, read whole); repeatable (the "
+                        "files are merged, an id in two is an error)")
     g.add_argument("--ood-negatives", metavar="PATH", help="qrels whose queries are all out-of-domain negatives")
     g.add_argument("--thresholds", metavar="PATH", help="thresholds.json written by `rankscope calibrate`")
     g.add_argument("--ignore-self", action="store_true",

@@ -290,6 +290,8 @@ OPEN_KINDS = [
     ("doc texts (replaces --docs)", "docs"),
     ("corpus (replaces --corpus)", "corpus"),
 ]
+#: The kinds an ir_datasets id (``irds:DATASET``) may stand for instead of a path.
+DATASET_KINDS = ("qrels", "queries", "docs")
 
 
 @dataclass(frozen=True)
@@ -318,7 +320,7 @@ class OpenDialog(Dialog):
             yield Label("Open a file (reloads the dashboard)", classes="dialog-title")
             yield Label("What it is")
             yield Select(OPEN_KINDS, value=self.kind, allow_blank=False, id="open-kind")
-            yield Label("Path (Tab completes)")
+            yield Label("Path (Tab completes; irds:DATASET for qrels or texts from ir_datasets)")
             yield Input(self.initial, id="open-path", placeholder="path/to/file", suggester=PathSuggester())
             yield Static("", id="open-problem", markup=False)
             yield Static("", id="open-matches", markup=False)
@@ -355,12 +357,18 @@ class OpenDialog(Dialog):
     @on(Input.Submitted, "#open-path")
     @on(Button.Pressed, "#open")
     def _submit(self) -> None:
+        from ..kernel.inputs.irds import is_dataset
+
         path = self.query_one("#open-path", Input).value.strip()
+        kind = str(self.query_one("#open-kind", Select).value)
+        if is_dataset(path) and kind in DATASET_KINDS:  # read by ir_datasets id: the loading names any problem
+            self.dismiss(OpenRequest(kind, path))
+            return
         problem = check_input_path(path)
         self.query_one("#open-problem", Static).update(problem or "")
         if problem:
             return
-        self.dismiss(OpenRequest(str(self.query_one("#open-kind", Select).value), os.path.expanduser(path)))
+        self.dismiss(OpenRequest(kind, os.path.expanduser(path)))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

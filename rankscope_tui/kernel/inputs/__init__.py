@@ -13,6 +13,8 @@ holds it): detect → open → parse → validate → a loaded table.
 - one reader per format family: ``json_pairs`` (``{qid: {docid: value}}``, MTEB),
   ``columns`` (tables: Parquet, DataFrames), ``json_lines``, ``trec`` (TREC-style text:
   the fast path and the general reader).
+- ``irds``: qrels and texts by ir_datasets id (``irds:DATASET``), from its local cache,
+  never downloading; ``readers`` and ``tables`` send such a path there.
 - ``readers``: the dispatch on top (``read_lane``, ``read_qrels``, ``read_lanes``).
 
 Beside them: the small side tables (``tables``: strata, corpus, texts) and the demo

@@ -411,7 +411,8 @@ class Told(Protocol):
 
 def check_options_used(options: InputOptions, lanes: Sequence[Told], judgments: Sequence[Told]) -> None:
     """An option that no input used is an error, not silently ignored: column mappings
-    when no input is a table, an MTEB subset or split when no lane is MTEB predictions."""
+    when no input is a table, an MTEB subset or split when no lane is MTEB predictions,
+    a qrels format when the qrels were read by dataset id (``irds``)."""
     def formats(raws: Sequence[Told]) -> set[str]:
         return {f for r in raws for f in (r.format or "").split(",")}
 
@@ -422,6 +423,9 @@ def check_options_used(options: InputOptions, lanes: Sequence[Told], judgments: 
     if options.qrels_columns is not None and not qrels_f & set(_TABLES):
         raise InputError("names table columns, but the qrels were not read as a table (Parquet, JSON Lines or a "
                          "header-named file)", "--qrels-columns")
+    if options.qrels_format != "auto" and qrels_f == {"irds"}:
+        raise InputError("names a file format, but the qrels were read by dataset id (irds:DATASET), whose "
+                         "format ir_datasets knows", "--qrels-format")
     for flag, value in (("--mteb-subset", options.mteb_subset), ("--mteb-split", options.mteb_split)):
         if value is not None and "mteb" not in run_f:
             raise InputError("chooses among MTEB predictions, but no lane is an MTEB predictions file", flag)

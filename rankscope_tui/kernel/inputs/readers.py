@@ -28,6 +28,8 @@ from .arrow import arrow_strings, first_repeat, to_numpy
 from .columns import read_parquet
 from .files import Digest, check_file, compression_of, decode_text, read_bytes
 from .formats import HEAD_BYTES, InputOptions, detect
+from .irds import is_dataset
+from .irds import read_qrels as read_dataset_qrels
 from .json_lines import read_json_lines
 from .json_pairs import json_pairs, mteb_pairs, top_level_has
 from .rows import RawLane as RawLane
@@ -121,7 +123,10 @@ def read_qrels(path: str, options: InputOptions | None = None) -> RawQrels:
     """Read qrels in any format of ``formats`` (``options.qrels_format``; ``auto``: told
     by content): TREC ``qid 0 docid grade``, JSON ``{qid: {docid: grade}}``, BEIR/MTEB
     ``query-id corpus-id score`` (with or without its header), a header-named table,
-    JSON Lines or Parquet. ``format`` on the qrels says which it was read as."""
+    JSON Lines or Parquet. ``format`` on the qrels says which it was read as. ``irds:DATASET``
+    reads the qrels of an ir_datasets dataset from its local cache (``irds``)."""
+    if is_dataset(path):  # irds:DATASET, from the local ir_datasets cache (inputs.irds)
+        return read_dataset_qrels(path)
     opts = options if options is not None else InputOptions()
     told = [opts.qrels_format]
     q = _read_qrels(path, opts, told)

@@ -111,6 +111,7 @@ class RawQrels:
     digest: Digest | None = None
     format: str = ""  # the format it was read as (formats.QRELS_FORMATS)
     columns: dict[str, str] | None = None  # a table's columns read: {"query": .., "doc": .., "relevance": ..}
+    origin: dict[str, str] | None = None  # qrels read by dataset id: the dataset and ir_datasets' version (inputs.irds)
 
     def sha256(self) -> str:
         return (self.digest or Digest(path=self.path)).hexdigest()

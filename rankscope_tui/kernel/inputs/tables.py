@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import InputError
 from .files import read_text, strip_compressed_suffix
+from .irds import Texts, is_dataset
+from .irds import read_texts as read_dataset_texts
 
 NONE_LABEL = "(none)"  # the bucket of queries without a label (workspace.NONE_LABEL)
 
@@ -84,14 +86,29 @@ def read_texts(path: str) -> dict[str, str]:
     return read_text_files([path])
 
 
-def read_text_files(paths: Iterable[str]) -> dict[str, str]:
+def read_text_files(paths: Iterable[str], what: str = "queries", datasets: list[Texts] | None = None) -> dict[str, str]:
     """``id<TAB>text`` files merged in order (``--docs a --docs b``: the Cranfield
     passages come in two files). An id defined twice, in one file or in two, is an
     error naming both places: a merge that kept one text silently would show the
-    other file's text for it."""
+    other file's text for it.
+
+    A path ``irds:DATASET`` is the ``what`` (``queries`` or ``docs``) of an ir_datasets
+    dataset (``irds.read_texts``), merged by the same rule; each such dataset's
+    :class:`irds.Texts` is appended to ``datasets`` when given (report.json records it)."""
     out: dict[str, str] = {}
     where: dict[str, tuple[str, int]] = {}
     for path in paths:
+        if is_dataset(path):
+            got = read_dataset_texts(path, what)
+            for i, (k, v) in enumerate(got.texts.items(), start=1):
+                if k in where:
+                    fp, fl = where[k]
+                    raise InputError(f"id {k!r} is defined twice (first at {fp}:{fl})", path, i)
+                where[k] = (path, i)
+                out[k] = v
+            if datasets is not None:
+                datasets.append(got)
+            continue
         for i, line in _tab_lines(path):
             if "\t" not in line:
                 raise InputError("expected 'id<TAB>text' (no tab on this line)", path, i)

@@ -191,6 +191,10 @@ def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, 
     strata_files = [f.as_dict() for f in ws.inputs if f.role == "strata"]
     if strata_files:
         inputs["strata"] = strata_files
+    for role in ("queries", "docs"):  # only texts read by dataset id are recorded (inputs.irds)
+        texts = [f.as_dict() for f in ws.inputs if f.role == role]
+        if texts:
+            inputs[role] = texts
     extra = extra or {}
     att = extra.get("attribution", {}).get("doc")
     from .short_lists import short_list_summary, short_list_warnings, short_lists

@@ -646,11 +646,13 @@ class FileFacts:
     format: str | None = None
     columns: dict[str, str] | None = None
     warnings: tuple[InputWarning, ...] = ()
+    dataset: dict[str, str] | None = None  # qrels read by ir_datasets id (inputs.irds): the id and version
 
 
 def file_facts(raw: RawLane | RawQrels) -> FileFacts:
     """The facts of a lane or qrels file read whole (``readers.RawLane`` / ``RawQrels``)."""
-    return FileFacts(raw.path, raw.sha256(), raw.format or None, raw.columns, tuple(raw.warnings))
+    return FileFacts(raw.path, raw.sha256(), raw.format or None, raw.columns, tuple(raw.warnings),
+                     getattr(raw, "origin", None))  # a lane has none
 
 
 @dataclass(frozen=True)
@@ -706,12 +708,13 @@ class QueryWorkspace(WorkspaceBase):
             f = fact(path)
             inputs.append(InputFile("lane", path, f.sha256, n, nq, f.format, f.columns))
         f = fact(plan.qrels)
-        inputs.append(InputFile("qrels", plan.qrels, f.sha256, merged.qrels_rows, format=f.format, columns=f.columns))
+        inputs.append(InputFile("qrels", plan.qrels, f.sha256, merged.qrels_rows, format=f.format, columns=f.columns,
+                                dataset=f.dataset))
         self.ood_negatives: NDArray[np.int32] | None = None
         if plan.ood_negatives is not None:
             f = fact(plan.ood_negatives)
             inputs.append(InputFile("ood_negatives", plan.ood_negatives, f.sha256, merged.ood_rows, format=f.format,
-                                    columns=f.columns))
+                                    columns=f.columns, dataset=f.dataset))
             self.ood_negatives = np.flatnonzero(np.asarray(q.column("ood_negative"), dtype=bool)).astype(np.int32)
         self.strata, files = read_strata_labels(plan.strata, self.qid_index, self.n_queries)
         inputs += files

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from .. import measures as M
 from ..errors import InputError, InputWarning
 from ..inputs.files import sha256_of
+from ..inputs.irds import Texts
 from ..inputs.readers import RawLane, RawQrels, read_qrels
 from ..inputs.tables import NONE_LABEL, read_corpus, read_strata, read_text_files, stratification_name
 from ..measures.coverage import LaneCoverage, lane_coverage
@@ -58,6 +59,7 @@ class InputFile:
     format: str | None = None  # the format a lane or qrels file was read as (formats.RUN_FORMATS)
     columns: dict[str, str] | None = None  # a table's columns read, by role (kernel/inputs/columns.py)
     self_hits_removed: int | None = None  # hits dropped by ignore_self (None: the setting is off)
+    dataset: dict[str, str] | None = None  # read by ir_datasets id: the id, ir_datasets' version (inputs.irds)
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "rows": self.rows}
@@ -69,6 +71,8 @@ class InputFile:
             d["columns"] = dict(self.columns)
         if self.self_hits_removed is not None:
             d["self_hits_removed"] = self.self_hits_removed
+        if self.dataset:
+            d["dataset"] = dict(self.dataset)
         return d
 
 
@@ -474,10 +478,10 @@ class Workspace(WorkspaceBase):
         if settings.condensed:  # after the lane checks, which read the lists as given
             ranked = {n: condense(L, judgments.grade_of(L.qid, L.doc)) for n, L in ranked.items()}
         inputs.append(InputFile("qrels", raw_q.path, raw_q.sha256(), int(len(raw_q.qid)), format=raw_q.format or None,
-                                  columns=raw_q.columns))
+                                  columns=raw_q.columns, dataset=raw_q.origin))
         if raw_ood is not None:
             inputs.append(InputFile("ood_negatives", raw_ood.path, raw_ood.sha256(), int(len(raw_ood.qid)),
-                                    format=raw_ood.format or None, columns=raw_ood.columns))
+                                    format=raw_ood.format or None, columns=raw_ood.columns, dataset=raw_ood.origin))
         for cls_code, kind, msg in (
             (J.PARTIAL, "partial_queries", f"queries with a positive grade but none >= {settings.relevant} (left out of means and the gate)"),
             (J.UNJUDGED, "unjudged_queries", "queries whose only judgments have negative grades (ignored)"),
@@ -499,10 +503,17 @@ class Workspace(WorkspaceBase):
             ids = read_corpus(corpus)
             ws.corpus_mask = corpus_mask(ws.doc_ids, ids)
             ws.inputs.append(InputFile("corpus", corpus, sha256_of(corpus), len(ids)))
+        # texts read by dataset id are recorded (the id and ir_datasets' version); text files are not
+        datasets: list[Texts] = []
         if _paths(queries):
-            ws.query_text = read_text_files(_paths(queries))
+            ws.query_text = read_text_files(_paths(queries), "queries", datasets)
+            ws.inputs += [InputFile("queries", t.spec, t.sha256, len(t.texts), format="irds", dataset=t.origin)
+                          for t in datasets]
         if _paths(docs):
-            ws.doc_text = read_text_files(_paths(docs))
+            datasets.clear()
+            ws.doc_text = read_text_files(_paths(docs), "docs", datasets)
+            ws.inputs += [InputFile("docs", t.spec, t.sha256, len(t.texts), format="irds", dataset=t.origin)
+                          for t in datasets]
         return ws
 
     # ------------------------------------------------------------------ lookups
