@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
 __all__ = ["evaluate", "compare", "paired", "plan", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
            "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
-           "Paired", "Metric", "InputError"]
+           "Paired", "Metric", "InputError", "define", "unregister", "defined_measures"]
 
 
 def __getattr__(name: str):

@@ -219,7 +219,19 @@ class LoadSettings:
             "document_first": self.document_first,
             "fuse": list(self.fuse),
             "ignore_self": self.ignore_self,
+            **self._user_measures(),
         }
+
+    def _user_measures(self) -> dict[str, Any]:
+        """``user_measures``: where each user-defined measure in the set came from (the file's
+        path and sha256, or "python" for ``rankscope_tui.define``), so a reader knows the
+        definition that made the numbers; absent when the set has none."""
+        out: dict[str, Any] = {}
+        for m in self.metrics:
+            e = m.measure
+            if e.defined_in is not None and e.kind not in out:
+                out[e.kind] = {"file": e.defined_in, "sha256": e.defined_sha256}
+        return {"user_measures": out} if out else {}
 
 
 @dataclass(frozen=True)
