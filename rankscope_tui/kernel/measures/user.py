@@ -217,12 +217,14 @@ def checked_values(m: Measure, cols: Columns, hits: Hits, ideal: Ideal, k: int |
                          where)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
-        raise InputError(f"measure {key!r} gave {values[bad[0]]!r} on {_query(int(bad[0]), query_ids)}; "
+        x = float(values[bad[0]])
+        what = "not a number" if x != x else ("+infinity" if x > 0 else "-infinity")
+        raise InputError(f"measure {key!r} gave {what} on {_query(int(bad[0]), query_ids)}; "
                          "every value must be a finite number", where)
     if m.proportion:
         bad = np.flatnonzero((values != 0.0) & (values != 1.0))
         if bad.size:
-            raise InputError(f"measure {key!r} is declared a proportion but gave {values[bad[0]]!r} on "
+            raise InputError(f"measure {key!r} is declared a proportion but gave {float(values[bad[0]])!r} on "
                              f"{_query(int(bad[0]), query_ids)}; a proportion's values are 0 or 1", where)
     out: NDArray[np.float64] = values.copy()
     return out
