@@ -165,6 +165,29 @@ def test_cranfield_matches_plain_python_per_query(tmp_path):
     assert checked == 3 * 2 * 114
 
 
+def test_a_user_proportion_gets_the_wilson_interval(small, tmp_path):
+    from statsmodels.stats.proportion import proportion_confint
+
+    defs = tmp_path / "top.py"
+    defs.write_text("import numpy as np, rankscope_tui\n"
+                    "def top_graded(cols, k, rel):\n"
+                    "    first = (cols.rank == 1) & (cols.grade >= 2)\n"
+                    "    return np.bincount(cols.qid[first], minlength=cols.n).astype(float)\n"
+                    "rankscope_tui.define('top_graded', top_graded, proportion=True, cutoff='none')\n")
+    out = tmp_path / "r.json"
+    assert main(["evaluate", "--lane", f"a={small['a']}", "--lane", f"b={small['b']}", "--qrels", str(small["qrels"]),
+                 "--metrics", "top_graded", "--measures-from", str(defs), "--resamples", "99", "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    # a: q1 starts with d1 (grade 3), q2 with d7 (grade 1): 1 of 2; b: d4 (2) and d6 (2): 2 of 2
+    for lane, hits in (("a", 1), ("b", 2)):
+        cell = r["lanes"][lane]["doc"]["top_graded"]
+        low, high = proportion_confint(hits, 2, alpha=0.05, method="wilson")
+        assert cell["value"] == hits / 2
+        assert "wilson" in cell["method"].lower()
+        assert cell["low"] == pytest.approx(low, abs=1e-12) and cell["high"] == pytest.approx(high, abs=1e-12)
+    assert r["definitions"]["intervals"].startswith("hit@k, top_graded: Wilson score interval")
+
+
 # ----------------------------------------------------------------------------- compare, verdict
 
 

@@ -115,7 +115,9 @@ def definitions(ws: RankedPerQuery) -> dict[str, Any]:
     d["order"] = "hits ordered by score descending, ties by doc id descending as bytes (trec_eval); the rank column is ignored"
     d["means"] = "means over positive queries (at least one relevant doc); a positive missing from a lane scores 0 there"
     d["judged_means"] = JUDGED_MEANS
-    d["intervals"] = (f"hit@k: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
+    # a user-defined proportion (0/1 per query) gets Wilson's interval as hit@k does: say so by name
+    props = "".join(f", {m.key}" for m in s.metrics if m.is_proportion and m.measure.defined_in is not None)
+    d["intervals"] = (f"hit@k{props}: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
                       f"seed {s.seed}, numpy linear quantiles; level {s.confidence:g}; intervals describe variation over "
                       "queries for these fixed runs, not over training seeds")
     d["sd"] = "sample standard deviation (ddof = 1) wherever an sd is quoted"
