@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import settle, shared_path
+from support import REPO, settle, shared_path
 
 import rankscope_tui
 from rankscope_tui.cli import main
@@ -25,25 +25,10 @@ from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.measures import REGISTRY, parse_name
 from rankscope_tui.kernel.measures.user import user_measures
 
-#: The README's example, written to a file as a user would.
-P_GRADED = '''\
-import numpy as np
-import rankscope_tui
-
-
-def p_graded(cols, k, rel):
-    """Mean over the top k of grade / the query's highest judged grade (unjudged = 0)."""
-    top = cols.top(k)
-    max_grade = np.zeros(cols.n)
-    np.maximum.at(max_grade, cols.ideal.qid, cols.ideal.grade)
-    q = cols.qid[top]
-    share = np.maximum(cols.grade[top], 0) / np.where(max_grade[q] > 0, max_grade[q], 1.0)
-    return np.bincount(q, weights=share, minlength=cols.n) / k
-
-
-rankscope_tui.define("p_graded", p_graded, definition="mean of grade / max_grade over the top k",
-                     aliases=["pg"], cutoff="required")
-'''
+#: The README's example (Measures you define), written to a file as a user would: the tests
+#: run the very code the README shows.
+_README = (REPO / "README.md").read_text(encoding="utf-8")
+P_GRADED = _README.split("```python\n# graded.py\n", 1)[1].split("```", 1)[0]
 
 QRELS = "q1 0 d1 3\nq1 0 d2 1\nq1 0 d3 0\nq1 0 d4 2\nq2 0 d5 2\nq2 0 d6 2\nq2 0 d7 1\nq3 0 d8 0\n"
 RUN = ("q1 Q0 d1 1 9 a\nq1 Q0 d3 2 8 a\nq1 Q0 d2 3 7 a\nq1 Q0 dx 4 6 a\nq1 Q0 d4 5 5 a\n"
@@ -125,6 +110,21 @@ def test_evaluate_hand_worked_case_text_and_report(small, tmp_path, capsys):
     assert r["inputs"]["settings"]["user_measures"] == {"p_graded": {"file": str(small["defs"]), "sha256": sha}}
     assert "mean of grade / max_grade over the top k" in r["definitions"]["p_graded@3"]
     assert "p_graded" not in REGISTRY  # the command's definitions end with it
+
+
+def test_query_buckets_load_the_definitions_in_each_worker(small, tmp_path):
+    from support import run_cli
+
+    out = tmp_path / "rb.json"
+    res = run_cli("evaluate", "--lane", f"a={small['a']}", "--qrels", small["qrels"], "--metrics", "p_graded@3",
+                  "--measures-from", small["defs"], "--resamples", "0", "--buckets", "2",
+                  "--out", out)
+    assert res.returncode == 0, res.stderr
+    r = json.loads(out.read_text())
+    pq = r["per_query"]["a"]["doc"]
+    assert pq["q1"]["p_graded@3"] == pytest.approx(4 / 9, abs=1e-15)
+    assert pq["q2"]["p_graded@3"] == pytest.approx(1 / 2, abs=1e-15)
+    assert r["inputs"]["settings"]["user_measures"]["p_graded"]["file"] == str(small["defs"])
 
 
 def test_a_report_without_user_measures_has_no_user_measures_entry(small, tmp_path):

@@ -186,6 +186,18 @@ def load_file(path: str) -> list[Measure]:
             N._bases.cache_clear()
 
 
+def ensure_loaded(files: Iterable[tuple[str, str]]) -> None:
+    """Load each ``(path, sha256)`` file of definitions not loaded yet (a bucket worker
+    starts with the built-in measures only); a file whose bytes changed since the driver
+    read it is refused, as its numbers would not be the recorded definition's."""
+    for path, sha in files:
+        if any(m.defined_in == path for m in user_measures()):
+            continue
+        got = load_file(path)
+        if got[0].defined_sha256 != sha:
+            raise InputError("the measure definitions changed while the run was in progress (sha256 differs)", path)
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
 
