@@ -268,6 +268,21 @@ def test_api_define_registers_through_the_names_resolver_and_unregister_removes_
         parse_name("my_zero@5")
 
 
+def test_api_evaluate_and_calc_aggregate_take_a_defined_measure(small):
+    with rankscope_tui.defined_measures():
+        ns: dict = {}
+        exec(compile(P_GRADED, "defs.py", "exec"), ns)
+        ev = rankscope_tui.evaluate(str(small["qrels"]), {"a": str(small["a"])}, measures="pg@3", resamples=0)
+        r = ev.report()
+        assert r["lanes"]["a"]["doc"]["p_graded@3"]["value"] == pytest.approx(17 / 36, abs=1e-15)
+        assert r["inputs"]["settings"]["user_measures"] == {"p_graded": {"file": "python", "sha256": None}}
+        agg = rankscope_tui.calc_aggregate(["pg@3"], str(small["qrels"]), str(small["a"]))
+        # keyed as asked; the mean over the positive queries q1, q2
+        assert agg["pg@3"] == pytest.approx(17 / 36, abs=1e-15)
+    with pytest.raises(InputError, match="unknown metric"):
+        rankscope_tui.evaluate(str(small["qrels"]), {"a": str(small["a"])}, measures="pg@3", resamples=0)
+
+
 @pytest.mark.parametrize("name, aliases, needle", [
     ("P", (), "taken by the built-in measure p"),
     ("NDCG_cut", (), "taken by the built-in measure ndcg"),
