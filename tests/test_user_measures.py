@@ -222,6 +222,23 @@ def test_verdict_judges_a_rule_on_the_user_measure(small, tmp_path, capsys):
     assert main(["verdict", "--report", str(report), "--gates", str(gates), "--on", "point"]) == 1
 
 
+def test_verdict_reads_a_report_whose_user_measure_lies_outside_0_1(small, tmp_path):
+    """A user measure need not be a proportion (here minus p@3, in [-1, 0]); report.json's
+    user_measures tells the report reader not to hold it to [0, 1]."""
+    defs = tmp_path / "neg.py"
+    defs.write_text("import rankscope_tui\n"
+                    "rankscope_tui.define('minus_p', lambda cols, k, rel: -cols.count_rel_top(k, rel) / k, "
+                    "cutoff='required')\n")
+    report = tmp_path / "r.json"
+    assert main(["evaluate", "--lane", f"a={small['a']}", "--qrels", str(small["qrels"]), "--metrics", "minus_p@3",
+                 "--measures-from", str(defs), "--resamples", "0", "--out", str(report)]) == 0
+    # q1: d1, d2 relevant in the top 3 -> -2/3; q2: d7, d5 -> -2/3
+    assert json.loads(report.read_text())["lanes"]["a"]["doc"]["minus_p@3"]["value"] == pytest.approx(-2 / 3, abs=1e-15)
+    gates = tmp_path / "gates.json"
+    gates.write_text(json.dumps({"rules": [{"path": "lanes.a.doc.minus_p@3", "op": "<=", "threshold": -0.6}]}))
+    assert main(["verdict", "--report", str(report), "--gates", str(gates), "--on", "point"]) == 0
+
+
 # ----------------------------------------------------------------------------- the dashboard
 
 

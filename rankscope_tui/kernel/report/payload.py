@@ -248,7 +248,8 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
     """What ``diff`` and ``verdict`` read must be possible: every metric value (per query, and
     the lanes' cells with their intervals) a finite number in [0, 1] (a proportion; the count
     measures num_ret, num_rel, num_rel_ret: a finite number >= 0), an interval's low <= high,
-    a per-query rank an integer >= 0."""
+    a per-query rank an integer >= 0; a user-defined measure (``settings.user_measures``) any
+    finite number."""
     import math
 
     from ..errors import InputError
@@ -266,11 +267,18 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
         except NameError_:
             return False
 
+    # a user-defined measure (listed in the settings' user_measures) may take any finite value
+    settings = report.get("inputs", {}).get("settings", {}) if isinstance(report.get("inputs"), dict) else {}
+    defined = settings.get("user_measures") if isinstance(settings, dict) else None
+    user_kinds = set(defined) if isinstance(defined, dict) else set()
+
     def unit(v: object, where: str, metric: str = "") -> None:
         if v is None:
             return
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
             raise bad(where, "is not a finite number")
+        if metric and user_kinds and metric.split("(", 1)[0].split("@", 1)[0] in user_kinds:
+            return
         if metric and counts(metric):
             if v < 0:
                 raise bad(where, f"is {v!r}, below 0 (a count)")
