@@ -237,6 +237,12 @@ def test_verdict_reads_a_report_whose_user_measure_lies_outside_0_1(small, tmp_p
     gates = tmp_path / "gates.json"
     gates.write_text(json.dumps({"rules": [{"path": "lanes.a.doc.minus_p@3", "op": "<=", "threshold": -0.6}]}))
     assert main(["verdict", "--report", str(report), "--gates", str(gates), "--on", "point"]) == 0
+    # a built-in kind listed there is still held to [0, 1]
+    r = json.loads(report.read_text())
+    r["inputs"]["settings"]["user_measures"]["p"] = {"file": "x.py", "sha256": None}
+    r["lanes"]["a"]["doc"]["p@3"] = {"value": 7.5, "low": None, "high": None}
+    report.write_text(json.dumps(r))
+    assert main(["verdict", "--report", str(report), "--gates", str(gates), "--on", "point"]) == 2
 
 
 # ----------------------------------------------------------------------------- the dashboard

@@ -270,7 +270,11 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
     # a user-defined measure (listed in the settings' user_measures) may take any finite value
     settings = report.get("inputs", {}).get("settings", {}) if isinstance(report.get("inputs"), dict) else {}
     defined = settings.get("user_measures") if isinstance(settings, dict) else None
-    user_kinds = set(defined) if isinstance(defined, dict) else set()
+    from ..measures import REGISTRY
+
+    # (never a built-in kind: a report cannot declare rr free of its range)
+    user_kinds = {k for k in defined if k not in REGISTRY or REGISTRY[k].defined_in is not None} \
+        if isinstance(defined, dict) else set()
 
     def unit(v: object, where: str, metric: str = "") -> None:
         if v is None:
