@@ -222,7 +222,7 @@ def test_verdict_judges_a_rule_on_the_user_measure(small, tmp_path, capsys):
     assert main(["verdict", "--report", str(report), "--gates", str(gates), "--on", "point"]) == 1
 
 
-def test_verdict_reads_a_report_whose_user_measure_lies_outside_0_1(small, tmp_path):
+def test_verdict_reads_a_report_whose_user_measure_lies_outside_0_1(small, tmp_path, capsys):
     """A user measure need not be a proportion (here minus p@3, in [-1, 0]); report.json's
     user_measures tells the report reader not to hold it to [0, 1]."""
     defs = tmp_path / "neg.py"
@@ -242,7 +242,9 @@ def test_verdict_reads_a_report_whose_user_measure_lies_outside_0_1(small, tmp_p
     r["inputs"]["settings"]["user_measures"]["p"] = {"file": "x.py", "sha256": None}
     r["lanes"]["a"]["doc"]["p@3"] = {"value": 7.5, "low": None, "high": None}
     report.write_text(json.dumps(r))
+    capsys.readouterr()
     assert main(["verdict", "--report", str(report), "--gates", str(gates), "--on", "point"]) == 2
+    assert "lanes.a.doc.p@3.value is 7.5, outside [0, 1]" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- the dashboard
