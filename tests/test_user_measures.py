@@ -127,6 +127,21 @@ def test_query_buckets_load_the_definitions_in_each_worker(small, tmp_path):
     assert r["inputs"]["settings"]["user_measures"]["p_graded"]["file"] == str(small["defs"])
 
 
+def test_strata_and_latex_carry_the_user_measure(small, tmp_path, capsys):
+    strata = tmp_path / "strata.tsv"
+    strata.write_text("q1\tshort\nq2\tlong\nq3\tlong\n")
+    out = tmp_path / "r.json"
+    capsys.readouterr()
+    assert main(["evaluate", "--lane", f"a={small['a']}", "--qrels", str(small["qrels"]), "--strata", str(strata),
+                 "--metrics", "p_graded@3", "--measures-from", str(small["defs"]), "--resamples", "0",
+                 "--format", "latex", "--out", str(out)]) == 0
+    latex = capsys.readouterr().out
+    assert "p\\_graded@3" in latex and "0.472" in latex
+    st = json.loads(out.read_text())["strata"]["strata"]
+    assert st["short"]["a"]["doc"]["p_graded@3"]["value"] == pytest.approx(4 / 9, abs=1e-15)
+    assert st["long"]["a"]["doc"]["p_graded@3"]["value"] == pytest.approx(1 / 2, abs=1e-15)
+
+
 def test_a_report_without_user_measures_has_no_user_measures_entry(small, tmp_path):
     out = tmp_path / "r.json"
     assert main(["evaluate", "--lane", f"a={small['a']}", "--qrels", str(small["qrels"]), "--metrics", "p@3",
