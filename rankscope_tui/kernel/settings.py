@@ -228,8 +228,9 @@ class LoadSettings:
         definition that made the numbers; absent when the set has none."""
         out: dict[str, Any] = {}
         for m in self.metrics:
-            e = m.measure
-            if e.defined_in is not None and e.kind not in out:
+            # (per-query tables hold their read measures here, which name no registry entry)
+            e: Any = getattr(m, "measure", None)
+            if getattr(e, "defined_in", None) is not None and e.kind not in out:
                 out[e.kind] = {"file": e.defined_in, "sha256": e.defined_sha256}
         return {"user_measures": out} if out else {}
 
