@@ -398,3 +398,16 @@ def test_a_bad_definition_file_is_one_line_exit_2_nothing_written(case, small, t
 
     assert re.search(pattern, err), err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["tui", "compare", "verdict"])
+def test_every_command_with_the_option_refuses_a_bad_file_before_it_starts(command, small, tmp_path, capsys):
+    defs = tmp_path / "defs.py"
+    defs.write_text("raise KeyError('x')\n")
+    extra = {"verdict": ["--report", str(tmp_path / "r.json"), "--gates", str(tmp_path / "g.json")],
+             "compare": ["--lane", f"a={small['a']}", "--lane", f"b={small['b']}", "--qrels", str(small["qrels"])],
+             "tui": ["--lane", f"a={small['a']}", "--qrels", str(small["qrels"])]}[command]
+    capsys.readouterr()
+    assert main([command, *extra, "--measures-from", str(defs)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"rankscope: error: {defs}:1: the measure definitions do not import: KeyError: 'x'"
