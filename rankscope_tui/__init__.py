@@ -2,7 +2,8 @@
 
 The Python API (``rankscope_tui.api``, Textual-free) is reachable from the package:
 ``rankscope_tui.evaluate``, ``compare``, ``paired``, ``plan``, ``agree``, ``iter_calc``, ``calc_aggregate``,
-``canonical_key``, and the lesson page's functions ``rank_of`` (lesson 02), ``sweep``,
+``canonical_key``, ``define`` / ``unregister`` / ``defined_measures`` (measures the user
+defines: README, Measures you define), and the lesson page's functions ``rank_of`` (lesson 02), ``sweep``,
 ``margin_sweep``, ``operating_point`` (lesson 11) and ``calibrate`` (lessons 08 and 11).
 It is imported on first use, so ``import rankscope_tui`` (and the command line's start)
 loads nothing but this file.
