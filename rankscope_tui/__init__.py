@@ -2,7 +2,8 @@
 
 The Python API (``rankscope_tui.api``, Textual-free) is reachable from the package:
 ``rankscope_tui.evaluate``, ``compare``, ``paired``, ``plan``, ``agree``, ``iter_calc``, ``calc_aggregate``,
-``canonical_key``, and the lesson page's functions ``rank_of`` (lesson 02), ``sweep``,
+``canonical_key``, ``define`` / ``unregister`` / ``defined_measures`` (measures the user
+defines: README, Measures you define), and the lesson page's functions ``rank_of`` (lesson 02), ``sweep``,
 ``margin_sweep``, ``operating_point`` (lesson 11) and ``calibrate`` (lessons 08 and 11).
 It is imported on first use, so ``import rankscope_tui`` (and the command line's start)
 loads nothing but this file.
@@ -14,7 +15,7 @@ __version__ = "0.1.0"
 #: The public names of the API, loaded from ``rankscope_tui.api`` when first asked for.
 __all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
            "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
-           "Paired", "Metric", "InputError"]
+           "Paired", "Metric", "InputError", "define", "unregister", "defined_measures"]
 
 
 def __getattr__(name: str):

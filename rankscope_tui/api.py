@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
            "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
-           "Paired", "Metric", "InputError"]
+           "Paired", "Metric", "InputError", "define", "unregister", "defined_measures"]
 
 
 class Metric(NamedTuple):
@@ -940,6 +940,38 @@ def canonical_key(measure) -> str:
 
     (a,) = resolve_measures([measure], "measures")
     return str(a.key)
+
+
+def define(name: str, per_query, definition: str | None = None, aliases=(), proportion: bool = False, *,
+           cutoff: str = "optional", needs_relevant: bool = False) -> str:
+    """Register a measure of your own; returns its name. ``per_query(cols, k, rel)`` gets the
+    columns every built-in measure gets (``kernel.measures.columns.Columns``: one lane's judged
+    hits, every query at once), the cutoff ``k`` (None when the name has none) and the
+    relevance level ``rel`` (None = ``relevant``), and returns one value per query code. The
+    measure is then asked for by name (``'p_graded@5'``) in ``evaluate``, ``compare`` and
+    every other face. ``proportion=True`` (values 0 or 1) gives the mean a Wilson interval,
+    otherwise a bootstrap one. A name or alias that clashes with a built-in one is refused
+    (``InputError``); ``unregister(name)`` or ``with defined_measures():`` takes it back out.
+    A file of such calls is what ``--measures-from FILE.py`` loads."""
+    from .kernel import define_measure
+
+    return str(define_measure(name, per_query, definition, aliases, proportion, cutoff, needs_relevant).kind)
+
+
+def unregister(name: str) -> None:
+    """Take a measure made by :func:`define` back out of the registry."""
+    from .kernel import unregister_measure
+
+    unregister_measure(name)
+
+
+@contextmanager
+def defined_measures():
+    """``with defined_measures(): define(...)``: the definitions made inside end with the block."""
+    from .kernel import measures_scope
+
+    with measures_scope():
+        yield
 
 
 # --------------------------------------------------------------------------- HTML

@@ -191,7 +191,15 @@ def _main(words: list[str]) -> int:
         sys.stdout = _GuardedStdout(real_stdout)
         parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
         args = parser.parse_args(words)
-        rc = int(args.func(args) or 0)
+        if getattr(args, "measures_from", None):
+            from .kernel import load_measures, measures_scope
+
+            with measures_scope():  # the definitions live for this command only
+                for path in args.measures_from:
+                    load_measures(path)
+                rc = int(args.func(args) or 0)
+        else:
+            rc = int(args.func(args) or 0)
         sys.stdout.flush()
         return rc
     except InputError as exc:  # a usage error (CliError) is one too

@@ -136,6 +136,7 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     s = p.add_argument_group("settings")
     s.add_argument("--metrics", default=None, help="comma list, e.g. ndcg@10,rr,p@10,recall@100 (also ap, rprec, bpref, ndcg, rr@10, "
                    "p(rel=2)@10, and trec_eval, ir_measures, ranx and MTEB spellings: see the README's Measures)")
+    add_measures_from(s)
     s.add_argument("--relevant", type=int, default=d["relevant"], help="a doc is relevant when grade >= this (default 1)")
     s.add_argument("--depth", type=int, default=None, help="cut every lane to its first D hits after ordering")
     s.add_argument("--group-sep", default=None, metavar="SEP", help="doc id up to the first SEP is its group")
@@ -159,6 +160,13 @@ def add_loading_options(p: argparse.ArgumentParser, qrels_required: bool = True,
     gate.add_argument("--miss-rate", type=float, default=None, help="conformal miss rate alpha")
     gate.add_argument("--margin", type=float, default=None, help="accept only when top minus runner-up >= this")
     gate.add_argument("--mutual", type=int, default=None, metavar="R", help="mutual nearest neighbour condition")
+
+
+def add_measures_from(g) -> None:
+    """``--measures-from FILE.py`` (repeatable): measures the user defines (README: Measures you define)."""
+    g.add_argument("--measures-from", action="append", default=[], metavar="FILE.py",
+                   help="a Python file calling rankscope_tui.define(name, per_query, ...): its measures can then be "
+                        "named in --metrics (README: Measures you define); repeatable")
 
 
 def add_fusion_options(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 def register(sub) -> None:
     from ..kernel.inputs.formats import PER_QUERY_FORMATS as FORMATS
     from ..kernel.settings import LoadSettings
-    from .options import lane_arg
+    from .options import add_measures_from, lane_arg
 
     d = LoadSettings()
     p = sub.add_parser("verdict", help="judge a report against rules written before the run")
@@ -27,6 +27,7 @@ def register(sub) -> None:
                    help="github: print the markdown of --step-summary instead of the text")
     p.add_argument("--step-summary", metavar="FILE",
                    help="append the verdict as markdown to FILE (a CI job summary: $GITHUB_STEP_SUMMARY)")
+    add_measures_from(p)
     p.set_defaults(func=run)
 
 

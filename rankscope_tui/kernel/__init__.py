@@ -99,10 +99,14 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "agree": ("instruments.agree", "agree"),
     "agreement_tables": ("instruments.agree", "agreement_tables"),
     "reparse": ("instruments.reparse", "reparse"),
+    "define_measure": ("measures.user", "define"),
+    "unregister_measure": ("measures.user", "unregister"),
+    "measures_scope": ("measures.user", "scope"),
+    "load_measures": ("measures.user", "load_file"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
-    "agree", "agreement_tables",
+    "agree", "agreement_tables", "define_measure", "load_measures", "measures_scope", "unregister_measure",
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "goldens_side_by_side", "judge", "judge_rule", "load", "load_tables", "plan_compare",
     "plan_queries", "prepare", "suggest_pool", "query_deltas", "reparse", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",

@@ -222,7 +222,20 @@ class LoadSettings:
             "fuse": list(self.fuse),
             "ignore_self": self.ignore_self,
             "condensed": self.condensed,
+            **self._user_measures(),
         }
+
+    def _user_measures(self) -> dict[str, Any]:
+        """``user_measures``: where each user-defined measure in the set came from (the file's
+        path and sha256, or "python" for ``rankscope_tui.define``), so a reader knows the
+        definition that made the numbers; absent when the set has none."""
+        out: dict[str, Any] = {}
+        for m in self.metrics:
+            # (per-query tables hold their read measures here, which name no registry entry)
+            e: Any = getattr(m, "measure", None)
+            if getattr(e, "defined_in", None) is not None and e.kind not in out:
+                out[e.kind] = {"file": e.defined_in, "sha256": e.defined_sha256}
+        return {"user_measures": out} if out else {}
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,12 @@ loops do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from . import user
 from .columns import Columns, Hits, Ideal, doc_level, group_level
 from .measure import Measure, Name
 from .names import REFUSED, AskedMeasure, canonical_key, known_spellings, parse_metrics, parse_name, resolve_measures, resolve_metric_path
@@ -34,15 +38,20 @@ def first_relevant_rank(hits: Hits, n_queries: int, relevant: int) -> np.ndarray
     return Columns(hits, Ideal(np.zeros(0, np.int32), np.zeros(0, np.int64)), n_queries, relevant).first_rank()
 
 
-def compute(hits: Hits, ideal: Ideal, n_queries: int, metrics: list[MetricKey], relevant: int) -> dict[str, np.ndarray]:
+def compute(hits: Hits, ideal: Ideal, n_queries: int, metrics: list[MetricKey], relevant: int,
+            query_ids: Sequence[Any] | np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Per-query values over every query code (queries without hits score 0).
 
     Returns ``{metric key: float64[n_queries]}`` plus ``"rank"`` (int32, at ``relevant``).
+    A user-defined measure's values are checked first (``user.checked_values``; its errors
+    name the query by ``query_ids[code]`` when given).
     """
     cols = Columns(hits, ideal, n_queries, relevant)
     out: dict[str, np.ndarray] = {"rank": cols.first_rank()}
     for key in metrics:
-        if key.param is None:
+        if key.measure.defined_in is not None:
+            out[key.key] = user.checked_values(key.measure, cols, hits, ideal, key.k, key.rel, key.key, query_ids)
+        elif key.param is None:
             out[key.key] = key.measure.per_query(cols, key.k, key.rel)
         else:
             out[key.key] = key.measure.per_query(cols, key.k, key.rel, key.param)

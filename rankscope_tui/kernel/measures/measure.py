@@ -99,6 +99,11 @@ class Measure:
     # a measure always reported beside this one (RBP's residual): its kind; the companion
     # gets the same cutoff, level and parameter and is listed right after it
     companion: str | None = None
+    # a measure the user defined (``measures.user``): where its definition came from (a file's
+    # path, or "python" for ``rankscope_tui.define``) and the file's sha256; its values are
+    # checked (length, finite, 0/1 when a proportion) before anything else reads them
+    defined_in: str | None = None
+    defined_sha256: str | None = None
 
 
 def ceiling_min_r_over_k(n_rel: NDArray[np.float64], k: int) -> NDArray[np.float64]:

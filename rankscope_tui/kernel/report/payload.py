@@ -115,7 +115,9 @@ def definitions(ws: RankedPerQuery) -> dict[str, Any]:
     d["order"] = "hits ordered by score descending, ties by doc id descending as bytes (trec_eval); the rank column is ignored"
     d["means"] = "means over positive queries (at least one relevant doc); a positive missing from a lane scores 0 there"
     d["judged_means"] = JUDGED_MEANS
-    d["intervals"] = (f"hit@k: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
+    # a user-defined proportion (0/1 per query) gets Wilson's interval as hit@k does: say so by name
+    props = "".join(f", {m.key}" for m in s.metrics if m.is_proportion and m.measure.defined_in is not None)
+    d["intervals"] = (f"hit@k{props}: Wilson score interval; other means: percentile bootstrap over queries, B={s.resamples}, "
                       f"seed {s.seed}, numpy linear quantiles; level {s.confidence:g}; intervals describe variation over "
                       "queries for these fixed runs, not over training seeds")
     d["sd"] = "sample standard deviation (ddof = 1) wherever an sd is quoted"
@@ -250,7 +252,8 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
     """What ``diff`` and ``verdict`` read must be possible: every metric value (per query, and
     the lanes' cells with their intervals) a finite number in [0, 1] (a proportion; the count
     measures num_ret, num_rel, num_rel_ret: a finite number >= 0), an interval's low <= high,
-    a per-query rank an integer >= 0."""
+    a per-query rank an integer >= 0; a user-defined measure (``settings.user_measures``) any
+    finite number."""
     import math
 
     from ..errors import InputError
@@ -268,11 +271,22 @@ def check_report_values(report: dict[str, Any], path: str) -> None:
         except NameError_:
             return False
 
+    # a user-defined measure (listed in the settings' user_measures) may take any finite value
+    settings = report.get("inputs", {}).get("settings", {}) if isinstance(report.get("inputs"), dict) else {}
+    defined = settings.get("user_measures") if isinstance(settings, dict) else None
+    from ..measures import REGISTRY
+
+    # (never a built-in kind: a report cannot declare rr free of its range)
+    user_kinds = {k for k in defined if k not in REGISTRY or REGISTRY[k].defined_in is not None} \
+        if isinstance(defined, dict) else set()
+
     def unit(v: object, where: str, metric: str = "") -> None:
         if v is None:
             return
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
             raise bad(where, "is not a finite number")
+        if metric and user_kinds and metric.split("(", 1)[0].split("@", 1)[0] in user_kinds:
+            return
         if metric and counts(metric):
             if v < 0:
                 raise bad(where, f"is {v!r}, below 0 (a count)")

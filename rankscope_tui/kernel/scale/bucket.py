@@ -141,6 +141,8 @@ class BucketPlan:
     extra_metrics: tuple[str, ...] = ()  # metric keys computed besides the settings' (a comparison's --metric)
     calibration: CalibrationSettings | None = None  # keep the convex grid's per-query values (calibrate)
     mutual: bool = False  # the gate's mutual condition is on: count how many gated queries list each doc
+    # files of user-defined measures in the set, (path, sha256): a worker starts clean and loads them
+    measure_files: tuple[tuple[str, str], ...] = ()
 
     @property
     def lane_names(self) -> list[str]:
@@ -204,8 +206,16 @@ def plan(sources: Sources, gate: GateSettings | None = None, thresholds_path: st
         if len(lanes) >= 2:
             check_grid(len(lanes), calibration.step)
             parse_metrics(calibration.objective)
+    files: dict[str, str] = {}
+    for key in [*s.metrics, *(parse_metrics(",".join(extra)) if extra else [])]:
+        m = key.measure
+        if m.defined_in == "python":
+            raise InputError(f"measure {key.key!r} was defined in Python, and bucket workers start clean: put its "
+                             "definition in a file and give it with --measures-from", "--buckets")
+        if m.defined_in is not None:
+            files[m.defined_in] = m.defined_sha256 or ""
     return BucketPlan(lanes, sources.qrels, s, th, sources.ood_negatives, sources.corpus, tuple(sources.strata),
-                      gate_lane, extra, calibration, mutual)
+                      gate_lane, extra, calibration, mutual, tuple(files.items()))
 
 
 # --------------------------------------------------------------------------- one bucket

@@ -807,5 +807,9 @@ def read_bucket(files: BucketFiles) -> tuple[dict[str, pa.Table], pa.Table | Non
 
 def bucket_task(files: BucketFiles, plan: BucketPlan) -> BucketResult:
     """``bucket.run_bucket`` of one bucket on disk (what a worker process runs)."""
+    if plan.measure_files:  # a fresh worker has only the built-in measures
+        from ..measures.user import ensure_loaded
+
+        ensure_loaded(plan.measure_files)
     lanes, qrels, ood = read_bucket(files)
     return run_bucket(lanes, qrels, plan, ood)

@@ -586,7 +586,7 @@ class Workspace(WorkspaceBase):
         key = ("pq", lane, level, metrics)
         if key not in self._cache:
             hits, ideal = self.hits(lane, level)
-            self._cache[key] = M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
+            self._cache[key] = M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant, self.qids)
         values: dict[str, np.ndarray] = self._cache[key]
         return values
 
@@ -595,7 +595,7 @@ class Workspace(WorkspaceBase):
         lane), computed the same way and not kept."""
         metrics = tuple(metrics or self.settings.metrics)
         hits, ideal = self._hits_of(lane, level)
-        return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant)
+        return M.compute(hits, ideal, self.n_queries, list(metrics), self.settings.relevant, self.qids)
 
     def list_lengths(self, lane: str, level: str = "doc") -> NDArray[np.int64]:
         """Hits per query code in the lane at ``level`` (after --depth; at group level every
