@@ -5,7 +5,7 @@ into and see them parsed and ranked (lessons 01–04)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from textual import on, work
@@ -86,7 +86,7 @@ c-th relevant hit, c = round(level · R)), the numbers `rankscope plot pr-curve`
         self.edit_error: str | None = None  # the command line's one-line error for the current text
         self.pr_rows: list[dict] | None = None  # the P–R curve's points (kernel figures.pr_curve_rows)
         self.pr_level: str | None = None  # the level pr_rows are of
-        self.pr_ws: object = None  # the workspace pr_rows are of (a reload makes another)
+        self.pr_ws: Any = None  # the workspace pr_rows are of (a reload makes another)
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="ov-main"):
