@@ -99,7 +99,8 @@ use the slider's k.
             yield KSlider(int(LoadSettings().rrf_k), K_MIN, K_MAX, id="rrf-k")
             yield Label("metric")
             yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
-            yield Label("method")
+        with Horizontal(classes="controls", id="rrf-fusion-controls"):  # a row of its own: fits 80 columns
+            yield Label("fusion method")
             yield Select([(m, m) for m in METHODS], id="rrf-method", value="rrf", allow_blank=False)
             yield Label("norm")
             yield Select([(n, n) for n in NORMS], id="rrf-norm", value=DEFAULT_NORM, allow_blank=False, disabled=True)
