@@ -29,7 +29,7 @@ def drawn(tmp_path_factory):
     d = tmp_path_factory.mktemp("pr")
     lanes = [a for n in LANES for a in ("--lane", str(c / "lanes" / f"{n}.run"))]
     res = run_cli("evaluate", *lanes, "--qrels", str(c / "qrels-test.txt"), "--strata", str(c / "strata-length.tsv"),
-                  "--metrics", METRICS, "--resamples", "0", "--out", str(d / "report.json"))
+                  "--metrics", METRICS, "--fuse", "combmnz:zmuv", "--resamples", "0", "--out", str(d / "report.json"))
     assert res.returncode == 0, res.stderr
     res = run_cli("plot", "pr-curve", "--report", str(d / "report.json"), "--out", str(d / "pr.vl.json"),
                   "--out", str(d / "pr.svg"))
@@ -48,7 +48,8 @@ def _rows(d: Path, name: str) -> list[dict]:
 def test_points_are_the_reports_iprec_means_for_every_lane(drawn):
     d, _, report = drawn
     rows = _rows(d, "pr.vl.json")
-    assert list(dict.fromkeys(r["lane"] for r in rows)) == list(report["lanes"])  # bm25, dense and rrf
+    # bm25, dense, rrf and the --fuse lane
+    assert list(dict.fromkeys(r["lane"] for r in rows)) == list(report["lanes"]) == [*LANES, "rrf", "combmnz:zmuv"]
     want = [("overall", lane, float(x), report["lanes"][lane]["doc"][f"iprec_at_recall_{x}"]["value"])
             for lane in report["lanes"] for x in LEVELS]
     assert [(r["stratum"], r["lane"], r["recall"], r["precision"]) for r in rows] == want

@@ -68,7 +68,8 @@ def workspace_of_report(report: dict, report_path: str, with_strata: bool = Fals
                             relevant=s.get("relevant", 1), group_sep=s.get("group_sep"), window=s.get("window", 10),
                             seed=s.get("seed", 0), resamples=0, confidence=s.get("confidence", 0.95),
                             rrf_k=s.get("rrf_k", 60), rrf_k_source=s.get("rrf_k_source", "default"),
-                            ignore_self=bool(s.get("ignore_self", False)))  # the lists the report saw
+                            ignore_self=bool(s.get("ignore_self", False)),  # the lists the report saw
+                            fuse=tuple(s.get("fuse", ())))  # its --fuse lanes (added only by add_derived_lanes)
     strata = [checked(info) for info in inp.get("strata", [])] if with_strata else []
     return Workspace.load(lanes, checked(inp["qrels"]), settings, strata)
 
