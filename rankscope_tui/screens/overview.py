@@ -415,7 +415,7 @@ c-th relevant hit, c = round(level · R)), the numbers `rankscope plot pr-curve`
         plot.refresh()
         self.query_one("#ov-pr-note", Static).update("  ".join(key) + "\n" + escape(PR_NOTE))
 
-    @work(thread=True, exclusive=True, group="ov-pr")
+    @work(thread=True, exclusive=True, group="ov-pr", exit_on_error=False, description="P–R curve")
     def _compute_pr(self, level: str) -> None:
         from ..kernel.report.figures import pr_curve_rows
 
@@ -423,6 +423,7 @@ c-th relevant hit, c = round(level · R)), the numbers `rankscope plot pr-curve`
         rows = pr_curve_rows(ws, level)
         self.app.call_from_thread(self._pr_ready, ws, level, rows)
 
+    @guarded
     def _pr_ready(self, ws: object, level: str, rows: list[dict]) -> None:
         self.pr_rows, self.pr_level, self.pr_ws = rows, level, ws
         if self.is_mounted and self.showing_pr:
