@@ -18,7 +18,7 @@ import pytest
 from paper_outputs import outputs
 from support import cli_many, run_cli
 
-KINDS = ("rrf-k", "convex-grid", "gate", "compare-intervals", "per-query-delta", "forest")
+KINDS = ("rrf-k", "convex-grid", "gate", "compare-intervals", "per-query-delta", "forest", "pr-curve")
 FORMATS = (".vl.json", ".svg", ".pdf", ".png")
 MAGIC = {".svg": b"<?xml", ".pdf": b"%PDF", ".png": b"\x89PNG"}
 SCHEMA = Path(__file__).parent / "data" / "vega-lite-v5.20.1.schema.json.gz"

@@ -22,6 +22,8 @@ def register(sub) -> None:
     p.add_argument("--candidate", default=None, help="per-query-delta: the candidate lane (default: the second lane)")
     p.add_argument("--level", choices=["doc", "group"], default="doc")
     p.add_argument("--step", type=float, default=0.1, help="convex-grid: the weight grid's step")
+    p.add_argument("--stratum", default=None, metavar="NAME",
+                   help="pr-curve: one panel per label of this stratification (a --strata file evaluate read)")
     p.set_defaults(func=run)
 
 
@@ -34,9 +36,10 @@ def _resolve(recorded: str, report_path: str) -> str:
     return beside if os.path.exists(beside) else recorded
 
 
-def workspace_of_report(report: dict, report_path: str):
-    """The lanes and qrels report.json names, reloaded with its settings; a file whose
-    sha256 differs from the recorded one is refused (the figure would not be the report's)."""
+def workspace_of_report(report: dict, report_path: str, with_strata: bool = False):
+    """The lanes and qrels report.json names, reloaded with its settings (and, with
+    ``with_strata``, its strata files); a file whose sha256 differs from the recorded one is
+    refused (the figure would not be the report's)."""
     from ..kernel.errors import InputError
     from ..kernel.inputs.files import check_file, sha256_of
     from ..kernel.measures import parse_metrics
@@ -65,8 +68,10 @@ def workspace_of_report(report: dict, report_path: str):
                             relevant=s.get("relevant", 1), group_sep=s.get("group_sep"), window=s.get("window", 10),
                             seed=s.get("seed", 0), resamples=0, confidence=s.get("confidence", 0.95),
                             rrf_k=s.get("rrf_k", 60), rrf_k_source=s.get("rrf_k_source", "default"),
-                            ignore_self=bool(s.get("ignore_self", False)))  # the lists the report saw
-    return Workspace.load(lanes, checked(inp["qrels"]), settings)
+                            ignore_self=bool(s.get("ignore_self", False)),  # the lists the report saw
+                            fuse=tuple(s.get("fuse", ())))  # its --fuse lanes (added only by add_derived_lanes)
+    strata = [checked(info) for info in inp.get("strata", [])] if with_strata else []
+    return Workspace.load(lanes, checked(inp["qrels"]), settings, strata)
 
 
 def run(args) -> int:
@@ -106,6 +111,12 @@ def run(args) -> int:
             if len(ws.input_lanes) < 2:
                 raise InputError("convex-grid needs two or more input lanes in the report", args.report)
             fig = FG.convex_grid_figure(ws, metric, args.step)
+        elif args.kind == "pr-curve":
+            from ..kernel.instruments.evaluate import add_derived_lanes
+
+            ws = workspace_of_report(report, args.report, with_strata=args.stratum is not None)
+            add_derived_lanes(ws)  # the rrf lane beside the inputs, at the report's k, as evaluate adds it
+            fig = FG.pr_curve_figure(ws, args.level, args.stratum)
         elif args.kind == "gate":
             fig = FG.gate_figure(report)
         elif args.kind == "compare-intervals" and compare is not None:  # (NEEDS_COMPARE: given, checked above)

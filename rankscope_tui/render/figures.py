@@ -126,8 +126,24 @@ def _forest(fig) -> dict:
     return spec
 
 
+def _pr_curve(fig) -> dict:
+    sections = list(dict.fromkeys(r["stratum"] for r in fig.rows))
+    spec = _base(fig, width=360 if len(sections) > 1 else 480)
+    spec["mark"] = {"type": "line", "point": True}
+    spec["encoding"] = {
+        "x": {"field": "recall", "type": "quantitative", "title": fig.x, "scale": {"domain": [0, 1]}},
+        "y": {"field": "precision", "type": "quantitative", "title": fig.y, "scale": {"domain": [0, 1]}},
+        "color": {"field": "lane", "type": "nominal", "title": "lane"},
+        "tooltip": [{"field": "lane", "type": "nominal"}, {"field": "recall", "type": "quantitative"},
+                    {"field": "precision", "type": "quantitative"}, {"field": "n", "type": "quantitative"}]}
+    if len(sections) > 1:  # one panel per stratum label, "overall" first
+        spec["encoding"]["facet"] = {"field": "stratum", "type": "nominal", "title": None, "sort": sections,
+                                     "columns": 3}
+    return spec
+
+
 SPECS = {"rrf-k": _rrf_k, "convex-grid": _convex, "gate": _gate, "compare-intervals": _compare,
-         "per-query-delta": _delta, "forest": _forest}
+         "per-query-delta": _delta, "forest": _forest, "pr-curve": _pr_curve}
 
 
 def vega_lite(fig) -> dict:
@@ -258,13 +274,26 @@ def _draw(ax, fig) -> None:
             ax.plot([r["mean"]], [i], "o", color="C0")
         ax.set_yticks(range(len(labels)), [_label(x) for x in labels], fontsize="x-small")
         ax.invert_yaxis()
+    elif fig.kind == "pr-curve":
+        # several strata share one axes: a line style per section, a colour per lane
+        sections = list(dict.fromkeys(r["stratum"] for r in rows))
+        lanes = list(dict.fromkeys(r["lane"] for r in rows))
+        styles = ("-", "--", ":", "-.")
+        for si, sec in enumerate(sections):
+            for li, lane in enumerate(lanes):
+                pts = [r for r in rows if r["stratum"] == sec and r["lane"] == lane and r["precision"] is not None]
+                name = lane if len(sections) == 1 else f"{lane} ({sec}, n {pts[0]['n'] if pts else 0})"
+                ax.plot([r["recall"] for r in pts], [r["precision"] for r in pts], marker="o", markersize=3,
+                        color=f"C{li % 10}", linestyle=styles[si % len(styles)], label=_label(name))
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
     ax.set_xlabel(_label(fig.x))
     ax.set_ylabel(_label(fig.y))
     ax.set_title(_label(fig.title), fontsize="medium", loc="center", pad=6 + 11 * len(subtitle_lines(fig)))
     if subtitle_lines(fig):  # the Vega-Lite subtitle's lines, in small type under the title
         ax.text(0.5, 1.0, "\n".join(_label(x) for x in subtitle_lines(fig)), transform=ax.transAxes, ha="center",
                 va="bottom", fontsize="x-small", color="#444444")
-    if fig.kind in ("rrf-k", "gate") or (fig.kind == "convex-grid" and "w_2" not in rows[0]):
+    if fig.kind in ("rrf-k", "gate", "pr-curve") or (fig.kind == "convex-grid" and "w_2" not in rows[0]):
         ax.legend(fontsize="small")
 
 

@@ -5,7 +5,7 @@ into and see them parsed and ranked (lessons 01–04)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from textual import on, work
@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static, TextArea
+from textual_plotext import PlotextPlot
 
 from ..kernel.ranking.judgments import NO_JUDGMENT
 from ..kernel.ranking.ranks import tied_queries
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
 PARSED_ROWS = 15
+#: a plotext colour per lane of the P–R curve, and the same colour in the key line (Rich's name)
+PR_COLOURS = ("orange", "magenta", "cyan", "red", "blue", "white", "green", "yellow")
+PR_RICH = {"orange": "dark_orange", "magenta": "magenta", "cyan": "cyan", "red": "red", "blue": "blue",
+           "white": "white", "green": "green", "yellow": "yellow"}
 DEBOUNCE = 0.3  # seconds of quiet typing before the edit box is parsed again
 EDIT_ROWS = 40  # parsed rows the edit box lists (a paste of thousands of lines is parsed whole)
 #: what the edit box starts with: the file's ranks say d1 is 2nd, the scores put it 3rd (a tie)
@@ -53,6 +58,11 @@ reads) into the first and qrels lines into the second: after a pause in
 typing they are parsed exactly as files with those lines would be, and the parsed order,
 each query's first relevant rank and the tie groups update. A bad line shows the one-line
 error the command line gives for such a file (`pasted run:LINE: …`). Escape leaves a box.
+
+**P–R curve.** `c` shows every lane's interpolated precision at recall 0.0, 0.1, …, 1.0
+in place of the parsed order (`c` again hides it): each point is the mean over the positive
+queries of trec_eval's `iprec_at_recall` (the highest precision at or below the rank of the
+c-th relevant hit, c = round(level · R)), the numbers `rankscope plot pr-curve` draws.
 """
     BINDINGS = [
         Binding("t", "next_tie", "Next tie", id="overview.next_tie", tooltip="Next query whose list has equal scores"),
@@ -60,6 +70,8 @@ error the command line gives for such a file (`pasted run:LINE: …`). Escape le
         Binding("g", "next_level", "Level", id="overview.level", tooltip="Doc or group level in the metric table"),
         Binding("p", "toggle_edit", "Paste lines", id="overview.edit",
                 tooltip="Edit and re-parse: paste run and qrels lines, see them parsed and ranked (lesson 01)"),
+        Binding("c", "toggle_pr", "P–R curve", id="overview.pr_curve",
+                tooltip="Interpolated precision against recall, every lane (the 11 trec_eval levels)"),
     ]
 
     def __init__(self, *a, **kw) -> None:
@@ -72,6 +84,9 @@ error the command line gives for such a file (`pasted run:LINE: …`). Escape le
         self.edit_generation = 0  # counts edits: a parse of an older text is dropped
         self.edit_result = None  # kernel ``Reparsed`` of the current text, None on an error
         self.edit_error: str | None = None  # the command line's one-line error for the current text
+        self.pr_rows: list[dict] | None = None  # the P–R curve's points (kernel figures.pr_curve_rows)
+        self.pr_level: str | None = None  # the level pr_rows are of
+        self.pr_ws: Any = None  # the workspace pr_rows are of (a reload makes another)
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="ov-main"):
@@ -88,6 +103,10 @@ error the command line gives for such a file (`pasted run:LINE: …`). Escape le
                 with VerticalScroll(id="ov-warnings-box"):
                     yield Label("Warnings (file:line)", classes="section-title")
                     yield Static("", id="ov-warnings")
+            yield Label("P–R curve (c closes)", id="ov-pr-title", classes="section-title")
+            with Vertical(id="ov-pr"):
+                yield PlotextPlot(id="ov-pr-plot")
+                yield Static("", id="ov-pr-note", classes="caption")
             yield Label("Edit and re-parse (p closes): run lines above, qrels lines below; parsed as files would be",
                         id="ov-edit-title", classes="section-title")
             with Horizontal(id="ov-edit"):
@@ -317,6 +336,8 @@ error the command line gives for such a file (`pasted run:LINE: …`). Escape le
         levels = list(self.ws.levels())
         self.level = levels[(levels.index(self.level) + 1) % len(levels)] if self.level in levels else "doc"
         self._render_metrics(self.report)
+        if self.showing_pr:
+            self._draw_pr()
 
     def action_next_tie(self) -> None:
         if self.ws is None or self.parsed_lane is None:
@@ -345,8 +366,73 @@ error the command line gives for such a file (`pasted run:LINE: …`). Escape le
         """The edit box is open (in place of the parsed order and the warnings)."""
         return bool(self.query_one("#ov-edit").display)
 
+    # ------------------------------------------------------------------ the P–R curve
+
+    @property
+    def showing_pr(self) -> bool:
+        """The P–R curve is shown (in place of the parsed order and the warnings)."""
+        return bool(self.query_one("#ov-pr").display)
+
+    def action_toggle_pr(self) -> None:
+        show = not self.showing_pr
+        if show and self.editing:
+            self.action_toggle_edit()
+        self.query_one("#ov-bottom").display = not show
+        self.query_one("#ov-pr-title").display = self.query_one("#ov-pr").display = show
+        if show:
+            self._draw_pr()
+            # on a short screen that scrolls: the curve is below the tables, so its end shows it
+            self.call_after_refresh(self.call_after_refresh, self.scroll_end, animate=False)
+
+    def _draw_pr(self) -> None:
+        """The curve of the current level; its points computed once per level in a worker."""
+        if self.ws is None:
+            return
+        if self.pr_rows is None or self.pr_level != self.level or self.pr_ws is not self.ws:
+            self.query_one("#ov-pr-note", Static).update("⟳ computing interpolated precision…")
+            self._compute_pr(self.level)
+            return
+        from ..kernel.report.figures import PR_NOTE
+
+        plot = self.query_one("#ov-pr-plot", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        # the input and fused lanes (the cap / document-first variants would stack on them unread)
+        lanes = [lane for lane in dict.fromkeys(r["lane"] for r in self.pr_rows)
+                 if self.ws.lane_origin.get(lane) != "variant"]
+        key = []
+        for i, lane in enumerate(lanes):
+            pts = [r for r in self.pr_rows if r["lane"] == lane and r["precision"] is not None]
+            colour = PR_COLOURS[i % len(PR_COLOURS)]
+            plt.plot([r["recall"] for r in pts], [r["precision"] for r in pts], marker="braille", color=colour)
+            key.append(f"[{PR_RICH[colour]}]⣀⣀[/] {escape(lane)}")
+        plt.xlim(0, 1)
+        plt.ylim(0, 1)
+        plt.xlabel("recall")
+        n = self.pr_rows[0]["n"] if self.pr_rows else 0
+        plt.title(f"interpolated precision ({self.pr_level}), mean over {n} positives")
+        plot.refresh()
+        self.query_one("#ov-pr-note", Static).update("  ".join(key) + "\n" + escape(PR_NOTE))
+
+    @work(thread=True, exclusive=True, group="ov-pr", exit_on_error=False, description="P–R curve")
+    def _compute_pr(self, level: str) -> None:
+        from ..kernel.report.figures import pr_curve_rows
+
+        ws = self.ws
+        rows = pr_curve_rows(ws, level)
+        self.app.call_from_thread(self._pr_ready, ws, level, rows)
+
+    @guarded
+    def _pr_ready(self, ws: object, level: str, rows: list[dict]) -> None:
+        self.pr_rows, self.pr_level, self.pr_ws = rows, level, ws
+        if self.is_mounted and self.showing_pr:
+            self._draw_pr()
+
     def action_toggle_edit(self) -> None:
         editing = not self.editing
+        if editing and self.showing_pr:
+            self.action_toggle_pr()
         self.query_one("#ov-bottom").display = not editing
         self.query_one("#ov-edit-title").display = self.query_one("#ov-edit").display = editing
         if editing:

@@ -19,7 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 from textual_plotext import PlotextPlot
 
-from ..kernel.fusion.rrf_at_k import FusedAtK, RRFExplorer, best_k
+from ..kernel.fusion.combine import DEFAULT_NORM, METHODS, NORMS, RANK_METHODS
+from ..kernel.fusion.rrf_at_k import FusedAtK, MethodAgainstBest, RRFExplorer, best_k, method_against_best
 from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS
 from ..kernel.settings import CompareSettings, LoadSettings  # the points `rankscope plot rrf-k` draws too
 from ..widgets import fmt
@@ -59,6 +60,13 @@ top hit. The view opens on such a query.
 moves focus). The plot shows the chosen metric (mean over positives) against k, input
 lanes as horizontal lines. k picked here is **chosen on these queries: in-sample**.
 Enter drills into the query shown (or, in the list, the highlighted one).
+
+**Fusion methods.** `method` picks any fusion method rankscope knows (`--fuse METHOD[:NORM]`)
+and `norm` its score normalisation (rank methods — rrf, wrrf, borda, isr, logisr — read
+ranks and take none; wrrf and wsum weigh the lanes equally here). The table under the
+means lists, per positive query, the method's value of the metric beside the best single
+input lane's (highest mean) and their difference, the largest losses first. rrf and wrrf
+use the slider's k.
 """
 
     def __init__(self, *a, **kw) -> None:
@@ -78,6 +86,9 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self.kernel_seconds: float | None = None  # the drawn k's kernel call (benchmarks read it)
         self._ranked_for: str | None = None
         self._diluted_shown: tuple | None = None
+        self.method = "rrf"  # the fusion method the per-query table shows (combine.METHODS)
+        self.norm = DEFAULT_NORM  # its normalisation, for a score method
+        self.method_result: MethodAgainstBest | None = None
 
     @property
     def figure_metric(self) -> str | None:
@@ -88,11 +99,18 @@ Enter drills into the query shown (or, in the list, the highlighted one).
             yield KSlider(int(LoadSettings().rrf_k), K_MIN, K_MAX, id="rrf-k")
             yield Label("metric")
             yield Select([], id="rrf-metric", allow_blank=True, prompt="metric")
+        with Horizontal(classes="controls", id="rrf-fusion-controls"):  # a row of its own: fits 80 columns
+            yield Label("fusion method")
+            yield Select([(m, m) for m in METHODS], id="rrf-method", value="rrf", allow_blank=False)
+            yield Label("norm")
+            yield Select([(n, n) for n in NORMS], id="rrf-norm", value=DEFAULT_NORM, allow_blank=False, disabled=True)
         with Horizontal(id="rrf-main"):
             with Vertical(id="rrf-left"):
                 yield PlotextPlot(id="rrf-plot")
                 yield Static("", id="rrf-best", classes="caption")
                 yield PlainTable(id="rrf-means", cursor_type="none", zebra_stripes=True)
+                yield Static("", id="rrf-method-note", classes="caption")
+                yield QidTable(id="rrf-method-table")
             with Vertical(id="rrf-right"):
                 yield Static(self.waiting("fusing"), id="rrf-focus-head", classes="panel")
                 yield Horizontal(id="rrf-rankings")
@@ -134,6 +152,7 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._ranked_for = None
         self._diluted_shown = None
         self.query_one("#rrf-means", DataTable).clear(columns=True)
+        self.method_result = None
         self.recompute(slider.value)
         self.compute_curve()
         slider.focus()
@@ -182,6 +201,9 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         self._draw_means()
         self._draw_focus()
         self._draw_diluted()
+        if self.method_result is None or (self.method in ("rrf", "wrrf") and self.method_result.k != r.k) \
+                or self.method_result.metric != self.metric:
+            self.refresh_method()
         self.drawn_k = r.k
         self.redraws += 1
         self.last_latency = time.perf_counter() - self._last_changed if self._last_changed else None
@@ -382,6 +404,53 @@ Enter drills into the query shown (or, in the list, the highlighted one).
         if event.value is not Select.NULL and self.current is not None:
             self.metric = str(event.value)
             self._draw_plot()
+            self.refresh_method()
+
+    # ------------------------------------------------------------------ any fusion method against the best lane
+
+    @property
+    def method_spec(self) -> str:
+        """The chosen method in ``--fuse`` spelling (``METHOD`` or ``METHOD:NORM``)."""
+        return self.method if self.method in RANK_METHODS else f"{self.method}:{self.norm}"
+
+    @on(Select.Changed, "#rrf-method, #rrf-norm")
+    def _method(self, event: Select.Changed) -> None:
+        if event.value is Select.NULL:
+            return
+        if event.select.id == "rrf-method":
+            self.method = str(event.value)
+            self.query_one("#rrf-norm", Select).disabled = self.method in RANK_METHODS  # ranks: no normalisation
+        else:
+            self.norm = str(event.value)
+        self.refresh_method()
+
+    def refresh_method(self) -> None:
+        ws = self.ws
+        if ws is None or self.metric is None or len(ws.input_lanes) < 2:
+            return
+        self.query_one("#rrf-method-note", Static).update(f"⟳ fusing with {escape(self.method_spec)}…")
+        self.fuse_method(self.method_spec, self.metric, float(self.k))
+
+    @work(thread=True, exclusive=True, group="rrf-method", exit_on_error=False, description="fusion method")
+    def fuse_method(self, spec: str, metric: str, k: float) -> None:
+        result = method_against_best(self.ws, spec, metric, k)
+        self.app.call_from_thread(self._method_ready, result)
+
+    @guarded
+    def _method_ready(self, r: MethodAgainstBest) -> None:
+        if r.name != self.method_spec or r.metric != self.metric or (r.name in ("rrf", "wrrf") and r.k != self.k):
+            return  # stale: the choice (or the slider) has moved on
+        self.method_result = r
+        at_k = f" at k={r.k:g}" if r.name in ("rrf", "wrrf") else ""
+        wins = sum(1 for row in r.rows if row[3] > 0)
+        losses = sum(1 for row in r.rows if row[3] < 0)
+        self.query_one("#rrf-method-note", Static).update(
+            f"[b]{escape(r.name)}[/]{at_k}: {escape(r.metric)} {fmt.num(r.fused_mean)} against the best single lane "
+            f"[b]{escape(r.best_lane)}[/] {fmt.num(r.best_mean)}; {wins} queries better, {losses} worse "
+            f"(largest losses first)\n{escape(r.definition)}")
+        self.query_one("#rrf-method-table", QidTable).fill(
+            ["qid", r.name, r.best_lane, "Δ"],
+            [([qid, fmt.num(fused), fmt.num(best), fmt.num(diff)], qid) for qid, fused, best, diff in r.rows])
 
     @on(QidTable.RowHighlighted, "#rrf-diluted")
     def _highlight(self, event: QidTable.RowHighlighted) -> None:

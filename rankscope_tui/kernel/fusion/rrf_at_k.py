@@ -193,3 +193,51 @@ class RRFExplorer:
             while len(self._kept) > self.limit:
                 self._kept.popitem(last=False)
         return r
+
+
+# --------------------------------------------------------------------------- any method against the best lane
+
+
+@dataclass(frozen=True)
+class MethodAgainstBest:
+    """A fusion method's fused lane against the best single input lane, per positive query.
+
+    ``best_lane`` is the input lane with the highest mean of ``metric`` over the positives
+    (the first in input order on a tie); ``rows`` are ``(qid, fused, best, fused − best)``
+    per positive query, sorted by the difference ascending (the largest losses first, then
+    by qid); the means are over the same positives."""
+
+    name: str  # METHOD or METHOD:NORM (the --fuse spelling)
+    definition: str
+    metric: str
+    k: float
+    best_lane: str
+    fused_mean: float
+    best_mean: float
+    rows: tuple[tuple[str, float, float, float], ...]
+
+
+def method_against_best(ws: Workspace, spec: str, metric: str, k: float) -> MethodAgainstBest:
+    """``spec`` (``METHOD[:NORM]``, ``combine.parse_fuse``) over the workspace's input lanes
+    with equal weights (``1/L``) where the method is weighted, at RRF constant ``k`` (rank
+    methods that use it), cut to the workspace's depth (``methods.fuse``), scored at doc
+    level as the workspace scores any lane (``Workspace.metrics_of``), against the best
+    single input lane (:class:`MethodAgainstBest`)."""
+    from .combine import parse_fuse
+
+    fs = parse_fuse(spec)
+    keys = [m for m in ws.settings.metrics if m.key == metric]
+    if not keys:
+        raise ValueError(f"metric {metric!r} is not among the workspace's metrics")
+    lanes = [ws.lanes[n] for n in ws.input_lanes]
+    fused = F.fuse(lanes, fs, None, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order)
+    values = ws.metrics_of(fused, "doc", (keys[0],))[metric]
+    pos = ws.positives
+    means = [(ws.mean(n, "doc", metric), i, n) for i, n in enumerate(ws.input_lanes)]
+    best = max(means, key=lambda t: (t[0], -t[1]))[2]
+    bv = ws.per_query(best, "doc")[metric]
+    rows = sorted(((str(ws.qids[q]), float(values[q]), float(bv[q]), float(values[q] - bv[q])) for q in pos.tolist()),
+                  key=lambda r: (r[3], r[0]))
+    return MethodAgainstBest(fs.name, fs.definition, metric, float(k), best,
+                             float(values[pos].mean()) if pos.size else float("nan"),
+                             float(bv[pos].mean()) if pos.size else float("nan"), tuple(rows))

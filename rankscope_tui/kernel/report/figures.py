@@ -20,6 +20,11 @@ reads). Nothing here draws.
   losses labelled (report.json's ``per_query``).
 - ``forest``: the mean with its interval per lane × stratum (report.json's cells); a
   cell with the small-sample flag carries the dagger (``caveats``) and the notes say why.
+- ``pr-curve``: every lane's interpolated precision at the 11 recall levels 0.0, 0.1, …,
+  1.0 (``measures.iprec``: trec_eval's ``iprec_at_recall``), each point the mean over the
+  positive queries of the per-query values the measure registry computes (the numbers
+  report.json's ``iprec_at_recall_*`` cells hold); optionally one curve per label of a
+  stratification (the same query sets as report.json's strata blocks).
 
 Every figure's ``notes`` are its subtitle in every format (Vega-Lite and matplotlib alike).
 """
@@ -40,9 +45,17 @@ if TYPE_CHECKING:
 RRF_CURVE_KS = (1, 2, 3, 5, 8, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160, 180, 200)
 #: Losses labelled on the per-query difference bars.
 LABELLED_LOSSES = 5
-KINDS = ("rrf-k", "convex-grid", "gate", "compare-intervals", "per-query-delta", "forest")
+KINDS = ("rrf-k", "convex-grid", "gate", "compare-intervals", "per-query-delta", "forest", "pr-curve")
 #: Which kinds need the inputs named in report.json reloaded (the others read the payloads).
-NEEDS_WORKSPACE = {"rrf-k", "convex-grid"}
+NEEDS_WORKSPACE = {"rrf-k", "convex-grid", "pr-curve"}
+#: The recall levels of the P–R curve, lowest first (``11pt_avg``'s levels).
+PR_LEVELS = tuple(i / 10 for i in range(11))
+#: The metric key of each point of the P–R curve (``iprec_at_recall_0.00`` … ``_1.00``).
+PR_METRICS = tuple(f"iprec_at_recall_{x:.2f}" for x in PR_LEVELS)
+#: What a P–R curve's point is, said once (every face quotes it).
+PR_NOTE = ("each point: interpolated precision at the recall level, the highest precision at or below the rank of "
+           "the c-th relevant hit, c = round(level · R) (trec_eval's iprec_at_recall), averaged over the positive "
+           "queries; a query retrieving fewer than c relevant docs counts 0")
 NEEDS_COMPARE = {"compare-intervals"}
 NEG_WORDS = {"in_domain": "in-domain", "out_of_domain": "out-of-domain"}
 
@@ -97,6 +110,43 @@ def convex_grid_figure(ws: Workspace, metric: str, step: float = 0.1) -> Figure:
              f"fitted on the report's own {ws.positives.size} positives (in-sample): best {weights}, {fit.objective:.4f}")
     return Figure("convex-grid", f"mean {metric} over the convex weight grid (step {step:g})",
                   f"weight of {lanes[0]}", f"weight of {lanes[1]}" if len(lanes) > 2 else metric, rows, notes)
+
+
+def pr_curve_rows(ws: Workspace, level: str = "doc", stratification: str | None = None) -> list[dict[str, Any]]:
+    """The P–R curve's points: ``{"stratum", "lane", "recall", "precision", "n"}`` per lane
+    (every lane of the workspace, in its order) × recall level (:data:`PR_LEVELS`) ×
+    section ("overall", or each label of ``stratification`` over the positives, ordered as
+    report.json's strata blocks). ``precision`` is ``WorkspaceBase.means_of`` over the
+    section's positives of the registry's ``iprec_at_recall_X`` per-query values."""
+    from ..inputs.tables import NONE_LABEL
+    from ..measures.names import parse_metrics
+
+    keys = tuple(parse_metrics(",".join(PR_METRICS)))
+    pos = ws.positives
+    sections: list[tuple[str, Any]] = [("overall", pos)]
+    if stratification is not None:
+        if stratification not in ws.strata:
+            have = ", ".join(ws.strata) or "none"
+            raise ValueError(f"no stratification {stratification!r} in the report (it has: {have})")
+        lab = ws.strata[stratification][pos]
+        for label in sorted(set(lab.tolist()), key=lambda x: (x == NONE_LABEL, x.encode())):
+            sections.append((str(label), pos[lab == label]))
+    rows: list[dict[str, Any]] = []
+    for name, queries in sections:
+        for lane in ws.lanes:
+            means = ws.means_of(ws.per_query(lane, level, keys), [k.key for k in keys], queries)
+            for x, key in zip(PR_LEVELS, keys):
+                rows.append({"stratum": name, "lane": lane, "recall": x, "precision": _finite(means[key.key]),
+                             "n": int(queries.size)})
+    return rows
+
+
+def pr_curve_figure(ws: Workspace, level: str = "doc", stratification: str | None = None) -> Figure:
+    rows = pr_curve_rows(ws, level, stratification)
+    by = f", by {stratification}" if stratification else ""
+    notes = (PR_NOTE, f"{ws.positives.size} positive queries overall; relevant = grade >= {ws.settings.relevant}")
+    return Figure("pr-curve", f"interpolated precision against recall ({level}){by}", "recall",
+                  "interpolated precision (mean)", rows, notes)
 
 
 # --------------------------------------------------------------------------- from report.json
