@@ -208,7 +208,7 @@ def test_evaluate_latex_tables_keep_their_structure_and_names(rendered):
 def test_compare_latex_table_keeps_its_structure_and_names(rendered):
     res = rendered["compare_latex"]
     assert res.returncode == 0, res.stderr
-    means, rows = tex_tables(res.stdout)  # the means with significance letters, then the rows
+    means, rows, *power = tex_tables(res.stdout)  # the means with significance letters, the rows, then what each row could establish
     assert [r[0] for r in means["rows"]] == [f"(a) {LANE_A}", f"(b) {LANE_B}", "(c) rrf"]
     assert len(rows["spec"]) == len(rows["header"])
     assert len([r for r in rows["rows"] if r[0]]) == 4  # b and rrf against A, on two metrics

@@ -296,7 +296,7 @@ def test_planned_latex_compiles_with_its_power_table(cli_run, cran, tmp_path):
         assert c[2:] == [str(pw["n"]), f"{pw['sd']:.4f}", f"{pw['mde']:.4f}", f"{pw['alpha']:.4g}",
                          f"{pw['randomization_floor']:.4g}", f"{pw['target_delta']:.4f}", f"{pw['needed']:,}"]
     assert "tab:rankscope-compare-power" in stdout and "1 − (1 − α)^J" not in stdout
-    assert r"1 - (1 - $\alpha$)\textasciicircum{}J = 0.143" in stdout
+    assert r"1 - (1 - alpha)\textasciicircum{}J = 0.143" in stdout
     compile_tex(stdout, tmp_path)
 
 
@@ -350,7 +350,7 @@ def test_the_family_chance_is_said_beside_j_in_every_face(cli_run, cran, tmp_pat
     rc, md, _ = cli_run("compare", *cran["args"], "--plan", plan, "--format", "markdown", "--no-log")
     assert rc == 0 and f"1 − (1 − α)^J = {chance}" in md
     rc, tex, _ = cli_run("compare", *cran["args"], "--plan", plan, "--format", "latex", "--no-log")
-    assert rc == 0 and "(J = 3) the chance of at least one false established row is 1 - (1 - $\\alpha$)" in tex
+    assert rc == 0 and "(J = 3) the chance of at least one false established row is 1 - (1 - alpha)" in tex
     assert f"J = {chance} uncorrected" in tex
     out = tmp_path / "plan-out.json"
     rc, ptext, _ = cli_run("plan", "--qrels", cran["qrels"], "--lane", f"bm25={cran['lanes'] / 'bm25.run'}",

@@ -112,13 +112,16 @@ def run(args) -> int:
     # --out's temporary file is complete before the log is appended to, and renamed
     # only after the append worked: a failure of either leaves both as they were
     with StagedOutputs(out) as outs:
-        text += reuse.append(payload, args.format)
-        try:  # the text first: a stdout that fails leaves --out as it was (the log line is already appended)
+        # an explicit --log's count is part of the output text; the per-user log's goes to stderr
+        text += reuse.append(payload, args.format) if reuse.explicit else reuse.output_lines(args.format)
+        try:  # the text first: a stdout that fails leaves --out as it was (an explicit log is already appended)
             sys.stdout.write(text)
             sys.stdout.flush()
         except BrokenPipeError:
             outs.commit()
             raise
+        if not reuse.explicit:  # the per-user log counts calls whose results were shown: after the text
+            reuse.append(payload, args.format)  # its output lines are in the text already
         outs.commit()
     return 0
 
@@ -180,6 +183,13 @@ class ReuseLog:
         p = earlier_p(entries, self.sha)
         self.folded = len(p)
         return p
+
+    def output_lines(self, fmt: str) -> str:
+        """The lines that go with the output whatever the log says (``--reuse-correct``'s)."""
+        from ..render.compare import log_lines
+
+        return log_lines(fmt, sha=self.sha, path=self.path, before=None, written=True, explicit=self.explicit,
+                         problems=[], folded=self.folded, reuse_correct=self.reuse_correct)[0]
 
     def append(self, payload: dict, fmt: str) -> str:
         """Log the call (unless not logging), write what stderr is told about it and return

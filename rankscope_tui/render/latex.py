@@ -310,8 +310,10 @@ def _family_words(s: dict) -> str:
         fam = s.get(key)
         if not fam or not fam.get("family_size"):
             continue
+        # in words, as the rest of the captions say alpha: no math mode beside escaped names
+        holds = str(fam["holds"]).replace("≤", "at most").replace("α", "alpha")
         out.append(f"For {what} (J = {fam['family_size']}) the chance of at least one false established row is "
-                   f"1 − (1 − α)^J = {fam['uncorrected']:.3f} uncorrected; {fam['holds']}.")
+                   f"1 - (1 - alpha)^J = {fam['uncorrected']:.3f} uncorrected; {holds}.")
     return " ".join(out)
 
 
