@@ -9,7 +9,7 @@ VIEWS: list[tuple[str, str]] = [
     ("overview", "Overview"),
     ("strata", "Strata"),
     ("attribution", "Attribution"),
-    ("rrf", "RRF"),
+    ("rrf", "Fusion"),
     ("calibrate", "Calibrate"),
     ("gate", "Gate"),
     ("compare", "Compare"),

@@ -1,4 +1,4 @@
-"""4 RRF: a k slider recomputing the fused lane live, the chosen metric against k, and the
+"""4 Fusion (RRF and every fusion method): a k slider recomputing the fused lane live, the chosen metric against k, and the
 query whose correct top hit fusion dilutes (lesson 07).
 
 Every number comes from the kernel's RRF-at-k entry point (``kernel/fusion/rrf_at_k.py``): at
@@ -48,7 +48,7 @@ _RICH = {"orange": "dark_orange", "magenta": "magenta", "cyan": "cyan", "red": "
 class RRFScreen(ViewScreen):
     VIEW = "rrf"
     BINDINGS = [Binding("enter", "drill", "Open query", id="rrf.drill", tooltip="Drill into the query shown on the right")]
-    HELP = """# 4 RRF
+    HELP = """# 4 Fusion
 
 **Lesson 07: reciprocal rank fusion, and what it dilutes.** score(d) = Σ 1/(k + rank). Rank
 1 in one lane scores 1/61 ≈ 0.0164; ranks 3 and 5 in two lanes score ≈ 0.0313 — presence in
