@@ -14,6 +14,15 @@ a proportion. A function that raises is run again query by query to name the que
 A name must not clash with a built-in name or alias (in any tool's spelling, ignoring
 case) nor with another user measure; :func:`unregister` and :func:`scope` take
 definitions back out, so a definition made for one evaluation does not outlive it.
+
+References
+----------
+- Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+  inference. *JASA* 22(158), 209-212. (the interval of a measure declared a proportion)
+- Efron, B. & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman &
+  Hall. (the percentile bootstrap interval of any other user measure)
+- MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with
+  ir-measures. *ECIR 2022*. (one measure known by every tool's spelling)
 """
 
 from __future__ import annotations
