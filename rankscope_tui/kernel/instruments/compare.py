@@ -396,8 +396,8 @@ def _judgment_bounds(ws: PerQuery, plan: ComparePlan, settings: CompareSettings,
             stats = paired_statistics(values[0], values[1], qids, resamples=resamples, seed=seed,
                                       confidence=confidence, alternative=settings.alternative, units=units)
             bounds[side].append(replace(r, stats=stats))
-    decided = {side: decide(bounds[side], correction=settings.correction, primary=result.primary,
-                            min_delta=settings.min_delta, test=settings.test) for side in bounds}
+    # decided as the rows themselves are (a planned family, --reuse-correct's earlier p)
+    decided = {side: _decide(bounds[side], settings, result.primary, plan) for side in bounds}
     out = []
     for i, row in enumerate(result.rows):
         if holes[i] < 0:
