@@ -122,6 +122,57 @@ def test_ppi_hand_worked():
     assert (est.classical_low, est.classical_high) == (pytest.approx(0.75 - z / 4), pytest.approx(0.75 + z / 4))
 
 
+def _bootstrap_t_oracle(est, se, reps, rep_se, c):
+    t = (reps - est) / rep_se
+    lo, hi = np.quantile(t, [(1 - c) / 2, (1 + c) / 2])
+    return est - hi * se, est - lo * se
+
+
+def test_ppi_bootstrap_t_against_the_stated_draws():
+    """With resamples B > 0 the interval is the equal-tailed bootstrap-t: recomputed here
+    from the draws the docstring states (default_rng(seed): L's indices (B, n), then U's
+    (B, N)) with plain numpy, for the PPI mean and for A alone."""
+    rng = np.random.default_rng(11)
+    n, N, B, seed = 23, 57, 1999, 5
+    a = rng.beta(0.6, 1.4, n)
+    bl = np.clip(a + rng.normal(0.1, 0.2, n), 0, 1)
+    bu = rng.beta(0.8, 1.2, N)
+    est = ppi_mean(a, bl, bu, 0.9, resamples=B, seed=seed)
+    d = a - bl
+    draws = np.random.default_rng(seed)
+    li = draws.integers(0, n, (B, n))
+    ui = draws.integers(0, N, (B, N))
+    reps = bu[ui].mean(1) + d[li].mean(1)
+    rep_se = np.sqrt(bu[ui].var(1, ddof=1) / N + d[li].var(1, ddof=1) / n)
+    se = math.sqrt(bu.var(ddof=1) / N + d.var(ddof=1) / n)
+    assert est.se == pytest.approx(se, rel=1e-14)
+    lo, hi = _bootstrap_t_oracle(bu.mean() + d.mean(), se, reps, rep_se, 0.9)
+    assert (est.low, est.high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    clo, chi = _bootstrap_t_oracle(a.mean(), math.sqrt(a.var(ddof=1) / n), a[li].mean(1),
+                                   np.sqrt(a[li].var(1, ddof=1) / n), 0.9)
+    assert (est.classical_low, est.classical_high) == (pytest.approx(clo, abs=1e-12), pytest.approx(chi, abs=1e-12))
+    # skewed differences: the bootstrap-t interval is not the symmetric normal one
+    z = ppi_mean(a, bl, bu, 0.9)
+    assert z.low != pytest.approx(est.low, abs=1e-6)
+
+
+def test_ppi_bootstrap_t_blocks_do_not_change_the_numbers(monkeypatch):
+    from rankscope_tui.kernel.judgments import ppi as ppi_module
+
+    rng = np.random.default_rng(2)
+    a, bl, bu = rng.random(31), rng.random(31), rng.random(90)
+    whole = ppi_mean(a, bl, bu, 0.95, resamples=500, seed=3)
+    monkeypatch.setattr(ppi_module, "_BLOCK_ELEMENTS", 97)  # a few rows per block, blocks of odd size
+    assert ppi_mean(a, bl, bu, 0.95, resamples=500, seed=3) == whole
+    assert ppi_mean(a, bl, bu, 0.95, resamples=500, seed=4) != whole
+
+
+def test_ppi_bootstrap_t_with_nothing_varying():
+    """Δ and U constant: every replicate is 0/0, the interval collapses to the estimate."""
+    est = ppi_mean([1, 1, 1], [1, 1, 1], [0.5, 0.5], 0.95, resamples=99)
+    assert (est.low, est.high) == (0.5, 0.5)
+
+
 def test_ppi_needs_two_queries_on_each_side():
     with pytest.raises(InputError, match="at least 2"):
         ppi_mean([1.0], [1.0], [0.0, 1.0], 0.95)
@@ -255,6 +306,31 @@ def test_ppi_on_cranfield(cli_run, cran, tmp_path):
         assert (r["low"], r["high"]) == (pytest.approx(est - z * se, abs=1e-9), pytest.approx(est + z * se, abs=1e-9))
         assert r["classical"] == pytest.approx(va.mean(), abs=1e-9)
     assert "prediction-powered means" in text and "random sample" in text
+
+
+def test_ppi_default_interval_is_the_bootstrap_t(cli_run, cran, tmp_path):
+    """Without --resamples 0 the PPI interval is the bootstrap-t of ppi_mean with the run's
+    resamples and seed, and every face names the method."""
+    rng = np.random.default_rng(3)
+    qids = sorted(cran["a"])
+    chosen = sorted(rng.choice(qids, size=len(qids) // 2, replace=False).tolist())
+    _write_qrels(tmp_path / "a.txt", {q: cran["a"][q] for q in chosen})
+    out = tmp_path / "ppi.json"
+    rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", cran["qb"], "--ppi", *_lanes(cran),
+                            "--resamples", "499", "--seed", "7", "--out", out)
+    assert rc == 0, err
+    d = json.loads(out.read_text())["ppi"]
+    words = "studentized bootstrap (bootstrap-t, equal-tailed), 499 resamples, seed 7"
+    assert d["method"] == words and words in text
+    rest = [q for q in qids if q not in set(chosen)]
+    for r in d["lanes"]:
+        run = cran["runs"][r["lane"]]
+        va = _oracle_values(cran["a"], run, chosen, "ndcg_cut_10")
+        vbl = _oracle_values(cran["b"], run, chosen, "ndcg_cut_10")
+        vbu = _oracle_values(cran["b"], run, rest, "ndcg_cut_10")
+        want = ppi_mean(va, vbl, vbu, 0.95, resamples=499, seed=7)
+        assert (r["low"], r["high"]) == (pytest.approx(want.low, abs=1e-9), pytest.approx(want.high, abs=1e-9))
+        assert r["low"] < r["estimate"] < r["high"]
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -71,7 +71,7 @@ def agree_sections(d: dict[str, Any]) -> list[tuple[list[str], list[str], list[l
         q = pp["queries"]
         lines = [f"prediction-powered means: B labels {q['labelled'] + q['unlabelled']:,} queries, A a subset of "
                  f"{q['labelled']:,}; mean of B on the other {q['unlabelled']:,} + the mean A - B difference on A's",
-                 f"interval: {s['confidence']:.0%}, {pp['approximation']}; assumes {pp['assumption']}",
+                 f"interval: {s['confidence']:.0%}, {pp['method']}; assumes {pp['assumption']}",
                  f"({pp['reference']})"]
         rows = [[r["lane"], r["metric"], f"{r['estimate']:.4f}", f"[{r['low']:.4f}, {r['high']:.4f}]",
                  f"{r['classical']:.4f}", f"[{r['classical_low']:.4f}, {r['classical_high']:.4f}]",

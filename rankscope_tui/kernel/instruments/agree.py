@@ -33,7 +33,7 @@ from ..inputs.readers import read_qrels
 from ..inputs.tables import NONE_LABEL, read_strata, stratification_name
 from ..judgments.kappa import WEIGHTS, KappaInterval, bootstrap_kappas, confusion, query_tables
 from ..judgments.pairs import GradedPairs, Judged, check_scale, common_pairs, first_not_in, judged_pairs
-from ..judgments.ppi import APPROXIMATION, REFERENCE, PPIMean, ppi_mean
+from ..judgments.ppi import REFERENCE, PPIMean, method_words, ppi_mean
 from ..judgments.rank_correlation import kendall_tau_b, order, tau_ap, tied_pairs
 from ..ranking import judgments as J
 from ..settings import AgreeSettings, LoadSettings
@@ -167,7 +167,7 @@ class Agreement:
             "notes": list(self.notes),
         }
         if self.settings.ppi:
-            d["ppi"] = {"approximation": APPROXIMATION, "reference": REFERENCE,
+            d["ppi"] = {"method": method_words(self.load.resamples, self.load.seed), "reference": REFERENCE,
                         "assumption": "the queries A labels are a random sample of the queries B labels",
                         "queries": dict(self.ppi_queries), "lanes": [p.as_dict() for p in self.ppi]}
         return d
@@ -253,7 +253,7 @@ def _ppi(ws_a: Workspace, ws_b: Workspace, a: Judged, b: Judged, metrics: Sequen
             va = _values(ws_a, lane, m, labelled)
             vb_l = _values(ws_b, lane, m, labelled)
             vb_u = _values(ws_b, lane, m, unlabelled)
-            est = ppi_mean(va, vb_l, vb_u, load.confidence)
+            est = ppi_mean(va, vb_l, vb_u, load.confidence, load.resamples, load.seed)
             out.append(LanePPI(lane, m, est, float(_values(ws_b, lane, m, everything).mean())))
     return out, {"labelled": len(labelled), "unlabelled": len(unlabelled)}, notes
 
