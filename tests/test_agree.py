@@ -280,13 +280,19 @@ def test_agree_on_cranfield(cli_run, cran, tmp_path):
     assert "Cohen's kappa" in text and "weighted kappa, linear (the default weighting)" in text
 
 
-def test_ppi_on_cranfield(cli_run, cran, tmp_path):
-    """A labels a random half of the queries (seed 3), B labels every query: the PPI mean
-    of each lane recomputed from pytrec_eval's per-query values and the formula."""
+def _half_labelled(cran, path):
+    """A labels a random half of Cranfield's queries (seed 3): all query ids and the chosen ones."""
     rng = np.random.default_rng(3)
     qids = sorted(cran["a"])
     chosen = sorted(rng.choice(qids, size=len(qids) // 2, replace=False).tolist())
-    _write_qrels(tmp_path / "a.txt", {q: cran["a"][q] for q in chosen})
+    _write_qrels(path, {q: cran["a"][q] for q in chosen})
+    return qids, chosen
+
+
+def test_ppi_on_cranfield(cli_run, cran, tmp_path):
+    """A labels a random half of the queries (seed 3), B labels every query: the PPI mean
+    of each lane recomputed from pytrec_eval's per-query values and the formula."""
+    qids, chosen = _half_labelled(cran, tmp_path / "a.txt")
     out = tmp_path / "ppi.json"
     rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", cran["qb"], "--ppi", *_lanes(cran),
                             "--resamples", "0", "--out", out)
@@ -311,10 +317,7 @@ def test_ppi_on_cranfield(cli_run, cran, tmp_path):
 def test_ppi_default_interval_is_the_bootstrap_t(cli_run, cran, tmp_path):
     """Without --resamples 0 the PPI interval is the bootstrap-t of ppi_mean with the run's
     resamples and seed, and every face names the method."""
-    rng = np.random.default_rng(3)
-    qids = sorted(cran["a"])
-    chosen = sorted(rng.choice(qids, size=len(qids) // 2, replace=False).tolist())
-    _write_qrels(tmp_path / "a.txt", {q: cran["a"][q] for q in chosen})
+    qids, chosen = _half_labelled(cran, tmp_path / "a.txt")
     out = tmp_path / "ppi.json"
     rc, text, err = cli_run("agree", "--qrels", tmp_path / "a.txt", "--qrels-b", cran["qb"], "--ppi", *_lanes(cran),
                             "--resamples", "499", "--seed", "7", "--out", out)
