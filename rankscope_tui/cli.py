@@ -24,10 +24,9 @@ def process_setup() -> None:
     # while: about 0.1 s of CPU in every process (half the CPU of `import numpy`), taken
     # from the work's own threads on a busy machine. The kernel's one BLAS call (the
     # bootstrap's counts @ values, resampling.bootstrap_means_counted) sums integers
-    # exactly, so the thread count changes no result; on one thread it also never waits
-    # for BLAS workers a busy machine has descheduled (at load 10 on 2 CPUs threaded
-    # BLAS took 7-13 s of CPU where one thread took 1 s). Only a default, set before
-    # numpy loads: an explicit OPENBLAS_NUM_THREADS wins.
+    # exactly and is cut small enough to run on the calling thread anyway, so one BLAS
+    # thread changes no result. Only a default, set before numpy loads: an explicit
+    # OPENBLAS_NUM_THREADS wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .startup import tune_allocator
 

@@ -476,6 +476,8 @@ def bootstrap_means(
 #: B = 9,999 × 9,900 queries × 18 columns at 2**17 or 2**18 draws, 1.36 s at 2**16 and
 #: 1.26-1.76 s at 2**19-2**20. The numbers do not depend on the block size.
 COUNT_BLOCK_ELEMENTS = 1 << 18
+#: M·N·K of one counted product: OpenBLAS runs a dgemm at most 65,536 × 4 on one thread
+SINGLE_THREAD_PRODUCT = 1 << 18
 
 
 class ExactGrid:
@@ -547,6 +549,13 @@ def bootstrap_means_counted(
         offsets = (np.arange(rows_max, dtype=np.int64) * n)[:, None]
         flat = np.empty(rows_max * n, dtype=np.int64)
         ones = np.ones(rows_max * n, dtype=np.float64)
+        weights = grid.weights
+        # each product small enough that BLAS runs it on the calling thread (below
+        # OpenBLAS's M·N·K threshold for threads): threaded BLAS on a busy machine waited
+        # for descheduled workers, 20 s of CPU where one thread took 1 s
+        span = max(16, SINGLE_THREAD_PRODUCT // max(1, rows_max * weights.shape[1]))
+        total = np.empty((rows_max, weights.shape[1]), dtype=np.float64)
+        piece = np.empty_like(total)
 
         def on_indices(start: int, idx: np.ndarray) -> None:
             rows = idx.shape[0]
@@ -554,7 +563,12 @@ def bootstrap_means_counted(
             np.add(idx, offsets[:rows], out=cells.reshape(rows, n))  # row r's draws land in bins r·n .. r·n + n − 1
             # float counts straight from bincount (weights of one): an int64 bincount and a cast cost 5x more
             counts = np.bincount(cells, weights=ones[: rows * n], minlength=rows * n).reshape(rows, n)
-            reps[start : start + rows] = grid.means(counts @ grid.weights)
+            sums, part = total[:rows], piece[:rows]
+            np.matmul(counts[:, :span], weights[:span], out=sums)
+            for k in range(span, n, span):  # exact integers: the pieces add up in any order
+                np.matmul(counts[:, k : k + span], weights[k : k + span], out=part)
+                sums += part
+            reps[start : start + rows] = grid.means(sums)
 
         walk_stream(seed, n, index_rows=B, on_indices=on_indices, chunk=rows_max, threads=threads, progress=progress)
     return reps[:, 0] if one_d else reps
