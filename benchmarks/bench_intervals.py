@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scipy-reps", type=int, default=1, help="repetitions of scipy's bootstrap (default 1)")
     ap.add_argument("--data", default=str(HERE / "data" / f"n{QUERIES}_d{DEPTH}"), help="the 1M-line data folder")
     ap.add_argument("--results", default=str(RESULTS))
+    ap.add_argument("--no-warmup", action="store_true", help="skip the untimed first round (the files are in the page cache)")
     a = ap.parse_args(argv)
     started = time.time()
     load_start = os.getloadavg()
@@ -182,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     jobs = [(t, w) for t in trees for w in work]
     times: dict[str, dict[str, list[dict]]] = {t: {w: [] for w in work} for t in trees}
-    for rep in range(a.reps + 1):  # round 0 is untimed (page cache, bytecode)
+    first = 1 if a.no_warmup else 0
+    for rep in range(first, a.reps + 1):  # round 0 is untimed (page cache, bytecode)
         order = jobs[rep % len(jobs):] + jobs[: rep % len(jobs)]
         for t, w in order:
             print(f"round {rep}: {t} {w}", file=sys.stderr, flush=True)
@@ -205,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
 
     res: dict = {"commits": commits, "data": shown(data), "python": platform.python_version(),
                  "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
-                 "load_start": load_start, "load_end": load_end, "reps": a.reps, "seconds": round(time.time() - started),
+                 "load_start": load_start, "load_end": load_end, "reps": a.reps,
+                 "warmup": "" if a.no_warmup else ", after one untimed round", "seconds": round(time.time() - started),
                  "whole": {}, "in_process": {}, "ratios": {}}
     for t in trees:
         for w in work:
@@ -244,7 +247,7 @@ def markdown(res: dict) -> str:
          f"{res['machine']}; {res['seconds']} s.", "",
          f"**Load average** (1 / 5 / 15 min) at the start {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f}, at the end "
          f"{lb[0]:.2f} / {lb[1]:.2f} / {lb[2]:.2f}: the seconds move with the load, the CPU times less.", "",
-         f"## Whole processes ({res['reps']} repetitions each, round-robin, after one untimed round)", "",
+         f"## Whole processes ({res['reps']} repetitions each, round-robin{res['warmup']})", "",
          "| tree | command | wall | CPU | peak RSS |", "|---|---|---:|---:|---:|"]
     for key, v in res["whole"].items():
         tree, what = key.split(": ", 1)

@@ -491,7 +491,7 @@ class ExactGrid:
     bits on every machine, block size and thread count. The mean is
     ((S_hi·2**b + S_lo) / n) · 2**(e_j − 2b): two roundings, so it is within about an ulp
     of the exact mean of the gridded values, and the grid moves a value by at most
-    2**(e_j − 2b − 1) (2**-79 of the column's largest |v| at n = 9,900).
+    2**(e_j − 2b − 1) (at most 2**-78 of the column's largest |v| at n = 9,900).
     """
 
     def __init__(self, a: np.ndarray):
