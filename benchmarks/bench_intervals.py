@@ -87,6 +87,11 @@ if kind == "scipy":
     r = stats.bootstrap((x.T,), np.mean, axis=-1, n_resamples=%(B)d, batch=100, method="percentile",
                         rng=np.random.default_rng(0))
     bounds = np.column_stack([r.confidence_interval.low, r.confidence_interval.high])
+elif kind == "scipy_columns":
+    from scipy import stats
+    cis = [stats.bootstrap((x[:, j],), np.mean, n_resamples=%(B)d, batch=1000, method="percentile",
+                           rng=np.random.default_rng(0)).confidence_interval for j in range(x.shape[1])]
+    bounds = np.array([[ci.low, ci.high] for ci in cis])
 else:
     cells = I.bootstrap_intervals(x, resamples=%(B)d, seed=0)
     bounds = np.array([[iv.low, iv.high] for iv in cells])
@@ -191,15 +196,16 @@ def main(argv: list[str] | None = None) -> int:
             r = run_timed(trees[t], work[w], scratch)
             if rep:
                 times[t][w].append(r)
-    inproc: dict[str, list[dict]] = {"before": [], "after": [], "scipy": []}
+    inproc: dict[str, list[dict]] = {"before": [], "after": [], "scipy": [], "scipy_columns": []}
     script = scratch / "in_process.py"
     script.write_text(IN_PROCESS)
-    kinds = [("before", a.in_process_reps), ("after", a.in_process_reps), ("scipy", a.scipy_reps)]
+    kinds = [("before", a.in_process_reps), ("after", a.in_process_reps), ("scipy", a.scipy_reps),
+             ("scipy_columns", a.scipy_reps)]
     for rep in range(max(k[1] for k in kinds)):
         for kind, reps in kinds:
             if rep < reps:
                 print(f"in process: {kind} {rep + 1}", file=sys.stderr, flush=True)
-                tree = trees["after" if kind == "scipy" else kind]
+                tree = trees["after" if kind.startswith("scipy") else kind]
                 inproc[kind].append(json.loads(run(tree, [str(script), str(data), kind], scratch)["stdout"]))
     load_end = os.getloadavg()
 
@@ -214,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         for w in work:
             rs = times[t][w]
             res["whole"][f"{t}: {w}"] = {k: spread([r[k] for r in rs]) for k in ("wall", "cpu", "rss_mb")}
-    ref = np.array(inproc["scipy"][0]["bounds"])
+    ref = np.array(inproc["scipy_columns"][0]["bounds"])  # scipy on each column alone: the protocol's reference
     for kind, rs in inproc.items():
         b = np.array(rs[0]["bounds"])
         res["in_process"][kind] = {"wall": spread([r["wall"] for r in rs]), "cpu": spread([r["cpu"] for r in rs]),
@@ -229,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             res["ratios"][f"{t}: evaluate / evaluate --resamples 0 ({k})"] = med(t, "evaluate (B = 9,999)", k) / med(t, "evaluate --resamples 0", k)
             res["ratios"][f"{t}: compare / evaluate --resamples 0 ({k})"] = med(t, "compare (B = 9,999)", k) / med(t, "evaluate --resamples 0", k)
             res["ratios"][f"{t}: core evaluate / core --resamples 0 ({k})"] = med(t, "core evaluate (B = 9,999)", k) / med(t, "core evaluate --resamples 0", k)
-    res["ratios"]["in process: scipy / after (wall)"] = res["in_process"]["scipy"]["wall"]["median"] / res["in_process"]["after"]["wall"]["median"]
+    for kind in ("scipy", "scipy_columns"):
+        res["ratios"][f"in process: {kind} / after (wall)"] = res["in_process"][kind]["wall"]["median"] / res["in_process"]["after"]["wall"]["median"]
     res["ratios"]["in process: before / after (wall)"] = res["in_process"]["before"]["wall"]["median"] / res["in_process"]["after"]["wall"]["median"]
     out_dir = Path(a.results)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -259,8 +266,10 @@ def markdown(res: dict) -> str:
     L += ["", "## The report's bootstrap alone, in process", "",
           "`bootstrap_intervals` on the (queries x columns) matrix of the report's bootstrap columns, B = 9,999, "
           "seed 0; scipy: `stats.bootstrap((x.T,), np.mean, axis=-1, batch=100, method='percentile', "
-          "rng=default_rng(0))`, the same draws for every column.", "",
-          "| what | matrix | wall | CPU | bounds: max abs difference from scipy | equal to scipy bit for bit |",
+          "rng=default_rng(0))`, the same draws for every column; scipy_columns: one 1-D `stats.bootstrap` per "
+          "column (the same draws again), the reference every bound is compared with (scipy's vectorised call "
+          "reduces a 3-D array and its replicates differ from its own 1-D ones by rounding).", "",
+          "| what | matrix | wall | CPU | bounds: max abs difference from scipy_columns | equal to scipy_columns bit for bit |",
           "|---|---|---:|---:|---:|---|"]
     for kind, v in res["in_process"].items():
         L.append(f"| {kind} | {v['shape'][0]} x {v['shape'][1]} | {cell(v['wall'])} | {cell(v['cpu'])} | "

@@ -39,6 +39,14 @@ Because every procedure starts from the same seed, the paired bootstrap, the
 sign flips and the first half (I) of the unpaired resample all read the same
 32-bit stream; ``compare`` walks it once.
 
+Two readings of the index rows. ``bootstrap_means`` gathers each drawn row and takes
+numpy's mean (scipy's reduction: its replicates equal scipy's bit for bit; ``compare``,
+Tukey and BCa read these). ``bootstrap_means_counted`` turns each row into counts (how
+often each query was drawn) and multiplies them by every column at once, exactly, on
+the ``ExactGrid`` (evaluate's intervals read these: one product serves every lane,
+measure and level, about 2.5x less CPU than gathering 18 columns). Same draws; the two
+replicates differ by rounding.
+
 References
 ----------
 - Efron, B. (1979). Bootstrap methods: another look at the jackknife. *Annals of
