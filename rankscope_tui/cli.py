@@ -22,9 +22,11 @@ def process_setup() -> None:
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     # numpy's OpenBLAS starts a worker thread per CPU at import, and they spin-wait for a
     # while: about 0.1 s of CPU in every process (half the CPU of `import numpy`), taken
-    # from the work's own threads on a busy machine. The kernel makes no BLAS call (no
-    # float matrix product, no linalg), so one BLAS thread changes no result. Only a
-    # default, set before numpy loads: an explicit OPENBLAS_NUM_THREADS wins.
+    # from the work's own threads on a busy machine. The kernel's one BLAS call (the
+    # bootstrap's counts @ values, resampling.bootstrap_means_counted) sums integers
+    # exactly and is cut small enough to run on the calling thread anyway, so one BLAS
+    # thread changes no result. Only a default, set before numpy loads: an explicit
+    # OPENBLAS_NUM_THREADS wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .startup import tune_allocator
 

@@ -21,30 +21,33 @@ if TYPE_CHECKING:  # the contract a workspace keeps; the report reads no workspa
 SCHEMA = "rankscope.report/1"
 
 
-def metric_block(ws: PerQuery, lanes: list[str], level: str, queries: np.ndarray) -> dict[str, Any]:
-    """``{lane: {metric: cell}}`` for one level over one query set (codes in byte order).
+def metric_blocks(ws: PerQuery, lanes: list[str], levels: list[str], queries: np.ndarray) -> dict[str, dict[str, Any]]:
+    """``{level: {lane: {metric: cell}}}`` over one query set (codes in byte order).
 
     hit@k gets a Wilson interval; every other mean a percentile bootstrap over the
-    queries, one set of resamples shared by all lanes and metrics (SPEC §3 protocol).
+    queries, one set of resamples shared by all levels, lanes and metrics (SPEC §3
+    protocol): one walk of the stream, read as counts, serves every column, and a
+    column's interval does not depend on which columns share the walk.
     A cell is the interval's strict-JSON dict: value, low, high, method, n, level, note.
     """
     from ..statistics import intervals as I
 
     s = ws.settings
     n = int(queries.size)
-    out: dict[str, dict[str, Any]] = {lane: {} for lane in lanes}
+    out: dict[str, dict[str, dict[str, Any]]] = {level: {lane: {} for lane in lanes} for level in levels}
     boot_cols, boot_where = [], []
-    for lane in lanes:
-        pq = ws.per_query(lane, level)
-        for m in s.metrics:
-            v = pq[m.key][queries]
-            if n == 0:
-                out[lane][m.key] = I.Interval(None, None, None, "none", 0, s.confidence, reason="no queries").as_dict()
-            elif m.is_proportion:
-                out[lane][m.key] = I.wilson(int(v.sum()), n, s.confidence).as_dict()
-            else:
-                boot_cols.append(v)
-                boot_where.append((lane, m.key))
+    for level in levels:
+        for lane in lanes:
+            pq = ws.per_query(lane, level)
+            for m in s.metrics:
+                v = pq[m.key][queries]
+                if n == 0:
+                    out[level][lane][m.key] = I.Interval(None, None, None, "none", 0, s.confidence, reason="no queries").as_dict()
+                elif m.is_proportion:
+                    out[level][lane][m.key] = I.wilson(int(v.sum()), n, s.confidence).as_dict()
+                else:
+                    boot_cols.append(v)
+                    boot_where.append((level, lane, m.key))
     if boot_cols and n:
         resamples = s.resamples if n >= 2 else 0
         cells = I.bootstrap_intervals(np.column_stack(boot_cols), resamples=resamples, seed=s.seed, confidence=s.confidence)
@@ -52,17 +55,23 @@ def metric_block(ws: PerQuery, lanes: list[str], level: str, queries: np.ndarray
             from dataclasses import replace
 
             cells = tuple(replace(c, reason="one query: no bootstrap interval") for c in cells)
-        for (lane, key), cell in zip(boot_where, cells):
-            out[lane][key] = cell.as_dict()
+        for (level, lane, key), cell in zip(boot_where, cells):
+            out[level][lane][key] = cell.as_dict()
     return out
 
 
+def metric_block(ws: PerQuery, lanes: list[str], level: str, queries: np.ndarray) -> dict[str, Any]:
+    """``{lane: {metric: cell}}`` for one level over one query set (:func:`metric_blocks`)."""
+    return metric_blocks(ws, lanes, [level], queries)[level]
+
+
 def lanes_block(ws: PerQuery, queries: np.ndarray | None = None) -> dict[str, Any]:
-    """``{lane: {level: {metric: cell}}}``."""
+    """``{lane: {level: {metric: cell}}}``: every level's intervals from one walk."""
     q = ws.positives if queries is None else queries
     lanes = list(ws.lanes)
-    per_level = {level: metric_block(ws, lanes, level, q) for level in ws.levels()}
-    return {lane: {level: per_level[level][lane] for level in ws.levels()} for lane in lanes}
+    levels = list(ws.levels())
+    per_level = metric_blocks(ws, lanes, levels, q)
+    return {lane: {level: per_level[level][lane] for level in levels} for lane in lanes}
 
 
 def strata_block(ws: PerQuery) -> dict[str, Any]:

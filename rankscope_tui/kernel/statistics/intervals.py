@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..settings import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .resampling import Progress, as_matrix, bootstrap_means, check_resamples
+from .resampling import Progress, as_matrix, bootstrap_means_counted, check_resamples
 
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
@@ -377,8 +377,12 @@ def bootstrap_intervals(
 
     ``values``: (n,) or (n, m) floats, rows = queries sorted by qid as bytes (the
     caller sorts). All m columns share one draw of indices (one query set, one
-    set of replicates). Returns one ``Interval`` per column (a 1-tuple for 1-D
-    input); ``value`` is the column mean. ``resamples=0`` returns the means with
+    set of replicates), read as counts: each replicate is the count-weighted mean
+    of :func:`.resampling.bootstrap_means_counted`, one matrix product per block for
+    every column, so a column's interval is the same whichever columns share the
+    call. The draws are ``scipy.stats.bootstrap``'s; the bounds differ from scipy's
+    only by rounding (a few ulps of the replicates). Returns one ``Interval`` per
+    column (a 1-tuple for 1-D input); ``value`` is the column mean. ``resamples=0`` returns the means with
     no interval. Flags: n < 30 → "coverage below nominal (fewer than 30
     queries)"; zero width → "not informative (no variation)".
     """
@@ -395,7 +399,7 @@ def bootstrap_intervals(
         return tuple(
             Interval(mu, None, None, method_name, n, level, reason="resampling skipped (resamples = 0)") for mu in means
         )
-    reps = bootstrap_means(a, B, seed, chunk, threads, progress)
+    reps = bootstrap_means_counted(a, B, seed, chunk, threads, progress)
     out = []
     for j in range(m):
         lo, hi = percentile_bounds(reps[:, j], c, alternative)
