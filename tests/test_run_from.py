@@ -258,9 +258,9 @@ def test_rankscope_run_command_evaluates_as_the_run_written_by_hand(tmp_path, cl
     rc, _, err = cli_run("run", "--queries", queries, "--command", script, "--k", "4", "--out", out)
     assert rc == 0, err
     assert not (tmp_path / "pwned").exists() and not (Path.cwd() / "pwned").exists()
-    by_hand = (f"q1 Q0 d4 1 2.0 toy\nq1 Q0 d2 2 1.0 toy\nq1 Q0 d1 3 1.0 toy\nq1 Q0 d3 4 0.25 toy\n"
-               f"q2 Q0 d6 1 7.5 toy\nq2 Q0 d5 2 3.0 toy\nq2 Q0 len5 3 0.001 toy\n"
-               f"q3 Q0 d9 1 0.5 toy\nq3 Q0 d8 2 0.5 toy\nq3 Q0 d7 3 0.5 toy\nq3 Q0 d10 4 0.1 toy\n")
+    by_hand = ("q1 Q0 d4 1 2.0 toy\nq1 Q0 d2 2 1.0 toy\nq1 Q0 d1 3 1.0 toy\nq1 Q0 d3 4 0.25 toy\n"
+               "q2 Q0 d6 1 7.5 toy\nq2 Q0 d5 2 3.0 toy\nq2 Q0 len5 3 0.001 toy\n"
+               "q3 Q0 d9 1 0.5 toy\nq3 Q0 d8 2 0.5 toy\nq3 Q0 d7 3 0.5 toy\nq3 Q0 d10 4 0.1 toy\n")
     assert out.read_text() == by_hand
     hand = tmp_path / "hand.txt"
     hand.write_text(by_hand)
