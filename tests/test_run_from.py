@@ -13,6 +13,7 @@ import json
 import statistics
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -159,6 +160,48 @@ def test_a_bad_answer_names_the_query(answer, problem):
     assert "query 'q2'" in str(e.value) and problem in str(e.value)
 
 
+def test_a_retriever_that_returns_nothing_names_the_query():
+    with pytest.raises(InputError) as e:
+        rs.run_from(lambda text: None if text == "gamma" else [("d1", 1.0)], TOY_QUERIES)
+    assert str(e.value) == "query 'q2': the retriever returned NoneType, not (doc_id, score) pairs"
+
+
+def test_compare_takes_run_from_runs_as_the_hand_written_files(tmp_path):
+    """The API's compare accepts run_from runs as lanes: its rows equal those of the same
+    runs written by hand (the second run: the toy's scores reversed, ranked by hand)."""
+    flipped = {q: [(d, -float(s)) for d, s in pairs] for q, pairs in TOY_ANSWERS.items()}
+    by_hand_flipped = ("q1 Q0 d3 1 -0.25 flip\nq1 Q0 d2 2 -1.0 flip\nq1 Q0 d1 3 -1.0 flip\n"
+                       "q2 Q0 d5 1 -3.0 flip\nq2 Q0 d6 2 -7.5 flip\n"
+                       "q3 Q0 d10 1 -0.1 flip\nq3 Q0 d9 2 -0.5 flip\nq3 Q0 d8 3 -0.5 flip\n")
+    a = rs.run_from(toy, TOY_QUERIES, k=3, name="toy")
+    b = rs.run_from(lambda text: flipped[next(q for q, t in TOY_QUERIES.items() if t == text)], TOY_QUERIES, k=3,
+                    name="flip")
+    assert b.trec_text() == by_hand_flipped
+    (tmp_path / "toy.run").write_text(TOY_BY_HAND_K3)
+    (tmp_path / "flip.run").write_text(by_hand_flipped)
+    got = rs.compare(TOY_QRELS, [a, b], measures="ap", resamples=B).as_dict()
+    want = rs.compare(TOY_QRELS, {"toy": str(tmp_path / "toy.run"), "flip": str(tmp_path / "flip.run")},
+                      measures="ap", resamples=B).as_dict()
+    assert got["comparisons"] == want["comparisons"]
+    assert [(r["baseline"], r["candidate"]) for r in got["comparisons"]] == [("toy", "flip")]
+
+
+def test_the_readme_block_runs(tmp_path):
+    import os
+    import re
+    import subprocess
+
+    from support import REPO, cli_env
+
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Runs straight from a retriever\n", 1)[1]
+    block = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], flags=re.S)[0]
+    res = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, env=cli_env(), cwd=tmp_path,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "overlap" in res.stdout and "p95" in res.stdout
+    assert sorted(os.listdir(tmp_path)) == ["overlap.run", "overlap.run.provenance.json"]
+
+
 def test_a_retriever_that_raises_names_the_query_and_keeps_the_cause():
     def boom(text):
         if text == "delta":
@@ -227,6 +270,8 @@ if qid == "slow":
     import time; time.sleep(30)
 if qid == "garbled":
     print("d1 1.0 extra"); sys.exit(0)
+if qid == "json":
+    print(json.dumps({"hits": [{"id": d, "score": s} for d, s in answers["q1"]]})); sys.exit(0)
 # the text arrives as one argument, unchanged: its length is a doc id the test can check
 print(f"len{len(text)} 0.001")
 for d, s in answers.get(qid, []):
@@ -288,6 +333,26 @@ def _values_docs(path: Path, qid: str) -> list[str]:
     return [line.split()[2] for line in path.read_text().splitlines() if line.split()[0] == qid]
 
 
+def test_a_command_may_answer_json(tmp_path, cli_run, script):
+    queries = _queries(tmp_path, [("json", "x")])
+    out = tmp_path / "j.txt"
+    rc, _, err = cli_run("run", "--queries", queries, "--command", script, "--k", "2", "--out", out)
+    assert rc == 0, err
+    assert out.read_text() == "json Q0 d4 1 2.0 j\njson Q0 d2 2 1.0 j\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--k", "0"], "--k: must be at least 1, not 0"),
+    (["--timeout", "0"], "--timeout: must be a positive number of seconds, not 0"),
+    (["--timeout", "nan"], "--timeout: must be a positive number of seconds, not nan"),
+    (["--allow-remote"], "--allow-remote: only applies to --url"),
+])
+def test_bad_settings_are_refused_before_any_query(tmp_path, cli_run, argv, message):
+    queries = _queries(tmp_path, [("q1", "a")])
+    rc, _, err = cli_run("run", "--queries", queries, "--command", "false {query}", *argv, "--out", tmp_path / "r.txt")
+    assert rc == 2 and err == f"rankscope: error: {message}\n"
+
+
 def test_the_query_text_reaches_the_command_as_one_unchanged_argument(tmp_path, cli_run, script):
     hostile = "x $(touch pwned) ; `touch pwned2` 'a\" {qid} *"
     queries = _queries(tmp_path, [("q9", hostile)])
@@ -339,6 +404,9 @@ class _Search(BaseHTTPRequestHandler):
         if qid == "broken":
             self.send_response(500)
             self.end_headers()
+            return
+        if qid == "slow":  # answers nothing, after the client's timeout has passed
+            time.sleep(3)
             return
         pairs = TOY_ANSWERS.get(qid, []) + [(f"len{len(text)}", 0.001)]
         body = ({"hits": [{"id": d, "score": s} for d, s in pairs]} if parts.path == "/hits"
@@ -396,6 +464,16 @@ def test_a_server_error_is_one_line_naming_the_query(tmp_path, cli_run, server):
                          "--out", out)
     assert rc == 2
     assert err == f"rankscope: error: {queries}:2: query 'broken': the server answered HTTP 500 Internal Server Error\n"
+    assert not out.exists() and not Path(str(out) + ".provenance.json").exists()
+
+
+def test_a_slow_server_is_one_line_naming_the_query(tmp_path, cli_run, server):
+    queries = _queries(tmp_path, [("q1", "a"), ("slow", "b")])
+    out = tmp_path / "u.txt"
+    rc, _, err = cli_run("run", "--queries", queries, "--url", f"http://127.0.0.1:{server}/pairs?id={{qid}}&q={{query}}",
+                         "--timeout", "0.5", "--out", out)
+    assert rc == 2
+    assert err == f"rankscope: error: {queries}:2: query 'slow': no answer within 0.5 s (--timeout)\n"
     assert not out.exists() and not Path(str(out) + ".provenance.json").exists()
 
 

@@ -258,7 +258,10 @@ def retrieve(ask: Ask, queries: tuple[Query, ...], k: int, name: str, retriever:
     for q in queries:
         t0 = time.perf_counter()
         try:
-            got = list(ask(q))  # the answer is read in full inside the timing
+            answer = ask(q)
+            if answer is None or isinstance(answer, (str, bytes)):
+                raise fail(q, f"the retriever returned {type(answer).__name__}, not (doc_id, score) pairs")
+            got = list(answer)  # the answer is read in full inside the timing
         except InputError:
             raise
         except Exception as exc:
