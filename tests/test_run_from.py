@@ -483,3 +483,26 @@ def test_a_remote_url_is_refused_unless_allowed(tmp_path, cli_run):
                          "--out", tmp_path / "u.txt")
     assert rc == 2 and "the host 'example.org' is not this machine" in err and "--allow-remote" in err
     assert err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ query buckets
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_query_buckets_carry_the_latency_as_in_memory(tmp_path, edited):
+    """``evaluate --buckets`` reads the sidecar as the in-memory load does: the same
+    report.json byte for byte (the latency block, or the warning of an edited run)."""
+    from test_bucket import _assert_same
+
+    run = rs.run_from(toy, TOY_QUERIES, k=3, name="toy")
+    out = tmp_path / "toy.txt"
+    run.write(out)
+    if edited:
+        with open(out, "a") as fh:
+            fh.write("q2 Q0 d99 3 0.1 toy\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in TOY_QRELS.items() for d, g in docs.items()))
+    want = _assert_same(["--qrels", qrels, "--lane", out, "--metrics", "ap", "--resamples", B], buckets=(1, 2))
+    assert ("latency" in want) is not edited
+    kinds = [w["kind"] for w in want["summary"]["warnings"]]
+    assert kinds.count("run_sidecar_not_used") == int(edited)

@@ -308,8 +308,7 @@ def latency_block(ws: Any) -> dict[str, Any] | None:
     order statistics, Hyndman & Fan's type 7). No interval: see ``RESPONSE_TIME_DEFINITION``."""
     from ..measures.names import RESPONSE_TIME, RESPONSE_TIME_DEFINITION
 
-    loaded = getattr(ws, "loaded", None)
-    latency = getattr(loaded, "latency", None) or {}
+    latency = getattr(ws, "latency", None) or {}  # a workspace of per-query tables has none
     lanes: dict[str, Any] = {}
     for lane in ws.lanes:
         seconds = latency.get(lane)

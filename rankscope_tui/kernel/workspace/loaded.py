@@ -307,6 +307,7 @@ class Workspace(WorkspaceBase):
     synthetic = _FromLoaded[bool]()
     showcase = _FromLoaded[dict[str, str]]()
     sources = _FromLoaded[Sources | None]()
+    latency = _FromLoaded[dict[str, dict[str, float]]]()
 
     # ------------------------------------------------------------------ loading
 
