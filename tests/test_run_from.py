@@ -405,6 +405,11 @@ class _Search(BaseHTTPRequestHandler):
             self.send_response(500)
             self.end_headers()
             return
+        if parts.path == "/away":  # a redirect to another host: must not be followed
+            self.send_response(302)
+            self.send_header("Location", "http://example.org/search?q=leaked")
+            self.end_headers()
+            return
         if qid == "slow":  # answers nothing, after the client's timeout has passed
             time.sleep(3)
             return
@@ -475,6 +480,15 @@ def test_a_slow_server_is_one_line_naming_the_query(tmp_path, cli_run, server):
     assert rc == 2
     assert err == f"rankscope: error: {queries}:2: query 'slow': no answer within 0.5 s (--timeout)\n"
     assert not out.exists() and not Path(str(out) + ".provenance.json").exists()
+
+
+def test_a_redirect_to_another_host_is_not_followed(tmp_path, cli_run, server):
+    queries = _queries(tmp_path, [("q1", "a")])
+    rc, _, err = cli_run("run", "--queries", queries, "--url", f"http://127.0.0.1:{server}/away?q={{query}}",
+                         "--out", tmp_path / "u.txt")
+    assert rc == 2
+    assert err == (f"rankscope: error: {queries}:1: query 'q1': cannot reach the URL: redirected to "
+                   "'http://example.org/search?q=leaked', not this machine (--allow-remote lets it)\n")
 
 
 def test_a_remote_url_is_refused_unless_allowed(tmp_path, cli_run):

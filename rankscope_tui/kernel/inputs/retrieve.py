@@ -427,7 +427,20 @@ def url_ask(template: str, timeout: float | None, allow_remote: bool = False) ->
     if not any(p in template for p in PLACEHOLDERS):
         raise InputError("the URL names neither {query} nor {qid}: every query would get the same answer", "--url")
     _check_url(template.replace("{query}", "q").replace("{qid}", "q"), allow_remote, "--url")
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    class _LocalRedirects(urllib.request.HTTPRedirectHandler):
+        """A redirect is followed only to where the URL itself may point: a local server
+        must not send a query to another host."""
+
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+            try:
+                _check_url(newurl, allow_remote, "--url")
+            except InputError:
+                raise urllib.error.URLError(f"redirected to {newurl[:100]!r}, not this machine "
+                                            "(--allow-remote lets it)") from None
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _LocalRedirects())
 
     def ask(q: Query) -> list[tuple[Any, Any]]:
         url = substitute(template, q, lambda v: quote(v, safe=""))
