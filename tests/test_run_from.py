@@ -115,6 +115,8 @@ def test_run_from_keeps_provenance_and_reports_response_time(tmp_path):
     assert f"{cell['mean'] * 1000:.3f}" in text
     assert list(ev.latency().columns) == ["run", "queries", "mean", "median", "p95"]
     assert "Response time" in ev.to_markdown()
+    latex = ev.to_latex()
+    assert "tab:rankscope-response-time" in latex and f"toy & 3 & {cell['mean'] * 1000:.3f} & " in latex
     # written: the run and its sidecar; read back from the file, the latency comes with it
     out = tmp_path / "toy.txt"
     assert run.write(out) == [str(out), str(out) + ".provenance.json"]
@@ -132,6 +134,7 @@ def test_a_report_without_latency_has_no_latency_block_or_line(tmp_path):
     ev = rs.evaluate(TOY_QRELS, str(hand), measures="ap", resamples=B)
     assert "latency" not in ev.report()
     assert "response_time" not in str(ev) and "Response time" not in ev.to_markdown()
+    assert "response" not in ev.to_latex()
     assert ev.latency().empty
 
 
