@@ -155,6 +155,7 @@ def test_an_edited_run_keeps_no_stale_latency(tmp_path):
     ([("d 1", 1.0)], "without whitespace"),
     ([("d1", 1.0), ("d1", 2.0)], "returned twice"),
     ([("d1", "high")], "is not a number"),
+    ([("d1", None)], "the score of 'd1' is not a number: (no value)"),
     ([("d1",)], "not a (doc_id, score) pair"),
 ])
 def test_a_bad_answer_names_the_query(answer, problem):
@@ -166,7 +167,7 @@ def test_a_bad_answer_names_the_query(answer, problem):
 def test_a_retriever_that_returns_nothing_names_the_query():
     with pytest.raises(InputError) as e:
         rs.run_from(lambda text: None if text == "gamma" else [("d1", 1.0)], TOY_QUERIES)
-    assert str(e.value) == "query 'q2': the retriever returned NoneType, not (doc_id, score) pairs"
+    assert str(e.value) == "query 'q2': the retriever returned nothing, not (doc_id, score) pairs"
 
 
 def test_compare_takes_run_from_runs_as_the_hand_written_files(tmp_path):

@@ -182,12 +182,12 @@ def as_queries(queries: Any) -> tuple[Query, ...]:
                          f"{type(queries).__name__}", "queries") from None
     for i, pair in enumerate(pairs, start=1):
         if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise InputError(f"query {i} must be a (qid, text) pair, not {pair!r}"[:200], "queries")
+            raise InputError(f"query {i} must be a (qid, text) pair, not {_shown(pair)}"[:200], "queries")
         qid, text = pair
         if isinstance(qid, numbers.Integral) and not isinstance(qid, bool):
             qid = str(int(qid))
         if not isinstance(qid, str) or not isinstance(text, str):
-            raise InputError(f"query {i}: the id and the text must be strings, not {pair!r}"[:200], "queries")
+            raise InputError(f"query {i}: the id and the text must be strings, not {_shown(pair)}"[:200], "queries")
         _check_qid(qid, "queries", None)
         if qid in seen:
             raise InputError(f"query id {qid!r} is given twice", "queries")
@@ -196,6 +196,13 @@ def as_queries(queries: Any) -> tuple[Query, ...]:
     if not out:
         raise InputError("no query given", "queries")
     return tuple(out)
+
+
+def _shown(value: Any) -> str:
+    """A value of the caller's as an error shows it: its repr, with Python's and JSON's
+    words for a missing or undefined value said in words (no ``None``, ``nan`` or ``null``
+    in text a person reads)."""
+    return re.sub(r"\b(None|nan|NaN|null)\b", "(no value)", repr(value))
 
 
 def _check_qid(qid: str, where: str, line: int | None) -> None:
@@ -227,16 +234,16 @@ def rank_hits(q: Query, hits: Iterable[Any], k: int) -> tuple[tuple[str, float],
         try:
             doc, score = hit
         except (TypeError, ValueError):
-            raise fail(q, f"hit {i} is not a (doc_id, score) pair: {hit!r}"[:200]) from None
+            raise fail(q, f"hit {i} is not a (doc_id, score) pair: {_shown(hit)}"[:200]) from None
         if isinstance(doc, numbers.Integral) and not isinstance(doc, bool):
             doc = str(int(doc))
         if not isinstance(doc, str) or not doc or any(c.isspace() or not c.isprintable() for c in doc):
-            raise fail(q, f"hit {i}: the doc id {doc!r} must be a non-empty string without whitespace"[:200])
+            raise fail(q, f"hit {i}: the doc id {_shown(doc)} must be a non-empty string without whitespace"[:200])
         if isinstance(score, bool) or not isinstance(score, numbers.Real):
-            raise fail(q, f"hit {i}: the score of {doc!r} is not a number: {score!r}"[:200])
+            raise fail(q, f"hit {i}: the score of {doc!r} is not a number: {_shown(score)}"[:200])
         value = float(score)
         if not math.isfinite(value):
-            raise fail(q, f"hit {i}: the score of {doc!r} is {value!r} (not a finite number)")
+            raise fail(q, f"hit {i}: the score of {doc!r} is not a finite number")
         if doc in seen:
             raise fail(q, f"hit {i}: the doc id {doc!r} is returned twice")
         seen.add(doc)
@@ -252,7 +259,7 @@ def retrieve(ask: Ask, queries: tuple[Query, ...], k: int, name: str, retriever:
     (chained to the original, which stays readable as ``__cause__``)."""
     check_lane_name(name, "name", "give a name without '.', '=', '+' or whitespace")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"must be a whole number of at least 1, not {k!r}", "k")
+        raise InputError(f"must be a whole number of at least 1, not {_shown(k)}", "k")
     started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     answers = []
     for q in queries:
@@ -260,7 +267,8 @@ def retrieve(ask: Ask, queries: tuple[Query, ...], k: int, name: str, retriever:
         try:
             answer = ask(q)
             if answer is None or isinstance(answer, (str, bytes)):
-                raise fail(q, f"the retriever returned {type(answer).__name__}, not (doc_id, score) pairs")
+                what = "nothing" if answer is None else f"a {type(answer).__name__}"
+                raise fail(q, f"the retriever returned {what}, not (doc_id, score) pairs")
             got = list(answer)  # the answer is read in full inside the timing
         except InputError:
             raise
@@ -289,13 +297,13 @@ def parse_pairs_json(q: Query, data: Any, what: str) -> list[tuple[Any, Any]]:
         out = []
         for i, h in enumerate(data["hits"], start=1):
             if not isinstance(h, dict) or "id" not in h or "score" not in h:
-                raise fail(q, f"{what}: hit {i} is not an object with 'id' and 'score': {h!r}"[:200])
+                raise fail(q, f"{what}: hit {i} is not an object with 'id' and 'score': {_shown(h)}"[:200])
             out.append((h["id"], h["score"]))
         return out
     if isinstance(data, list):
         for i, h in enumerate(data, start=1):
             if not isinstance(h, list) or len(h) != 2:
-                raise fail(q, f"{what}: item {i} is not a [doc, score] pair: {h!r}"[:200])
+                raise fail(q, f"{what}: item {i} is not a [doc, score] pair: {_shown(h)}"[:200])
         return [(h[0], h[1]) for h in data]
     raise fail(q, f"{what}: expected [[doc, score], ...] or {{\"hits\": [{{\"id\": ..., \"score\": ...}}]}}, "
                   f"got {type(data).__name__}")
