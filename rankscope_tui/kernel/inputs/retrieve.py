@@ -11,8 +11,8 @@ Conventions
   ranks therefore agree with what any reader of the file computes, and the lane
   :meth:`RetrievedRun.raw_lane` hands to an evaluation is read back from that very text
   (``readers.read_lane_text``), so it cannot differ from the file.
-- ``k``: the first ``k`` hits in that order are kept (trec_eval also cuts at a depth, after
-  ordering).
+- ``k``: the first ``k`` hits in that order are kept (as trec_eval's ``-M`` cuts a ranking
+  after ordering it).
 - Scores are written with Python's shortest round-trip representation (``repr`` of a
   float), so reading the file gives back the same doubles.
 - Latency: wall-clock seconds (``time.perf_counter``) from just before the retriever is
