@@ -41,6 +41,7 @@ from .kernel.errors import InputError, SettingError
 from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES, DEFAULT_SEED  # (defaults written once)
 
 if TYPE_CHECKING:
+    from .kernel.inputs.retrieve import RetrievedRun as KernelRetrievedRun
     from .kernel.instruments.compare import Comparison as KernelComparison
     from .kernel.statistics.verdict import ComparisonRow
     from .kernel.workspace.loaded import Workspace
@@ -319,7 +320,7 @@ class RetrievedRun:
     ``.run``): pass it to :func:`evaluate` or :func:`compare` as a run, or write it with
     :meth:`write`."""
 
-    run: Any
+    run: KernelRetrievedRun
 
     @property
     def name(self) -> str:
