@@ -18,7 +18,9 @@ Inputs, for ``qrels`` and each run:
   score``), PyTerrier (``qid, docno, score`` / ``label``), ir_measures (``query_id,
   doc_id, score`` / ``relevance``) or BEIR/MTEB (``query-id, corpus-id, score``);
 - an iterable of ir_measures-style named tuples: ``ScoredDoc(query_id, doc_id, score)``,
-  ``Qrel(query_id, doc_id, relevance)`` (any object with those attributes).
+  ``Qrel(query_id, doc_id, relevance)`` (any object with those attributes);
+- for a run, a :class:`RetrievedRun` made by :func:`run_from` (named after its ``name``; it
+  carries per-query seconds, which ``evaluate`` reports as ``response_time``).
 
 ``runs`` is one run, a list of runs (paths are named after their files, others
 ``run1``, ``run2``, ...) or a ``{name: run}`` dict. Conventions are the command line's:
@@ -39,6 +41,7 @@ from .kernel.errors import InputError, SettingError
 from .kernel.settings import DEFAULT_CONFIDENCE, DEFAULT_METRIC, DEFAULT_RESAMPLES, DEFAULT_SEED  # (defaults written once)
 
 if TYPE_CHECKING:
+    from .kernel.inputs.retrieve import RetrievedRun as KernelRetrievedRun
     from .kernel.instruments.compare import Comparison as KernelComparison
     from .kernel.statistics.verdict import ComparisonRow
     from .kernel.workspace.loaded import Workspace
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["evaluate", "compare", "paired", "plan", "pool", "pool_qrels", "agree", "rank_of", "sweep", "margin_sweep", "operating_point",
            "calibrate", "iter_calc", "calc_aggregate", "canonical_key", "tables", "Evaluation", "Comparison",
-           "Paired", "Metric", "InputError", "define", "unregister", "defined_measures"]
+           "Paired", "Metric", "InputError", "define", "unregister", "defined_measures", "run_from", "RetrievedRun"]
 
 
 class Metric(NamedTuple):
@@ -169,6 +172,8 @@ def raw_run(run, name: str | None = None, options=None):
     from .kernel.inputs.columns import run_table
     from .kernel.inputs.readers import read_lane
 
+    if isinstance(run, RetrievedRun):
+        return run.run.raw_lane(name)
     if _is_path(run):
         return read_lane(os.fsdecode(run), name, options)
     source = f"<run {name}>" if name else "<run>"
@@ -204,8 +209,9 @@ def _named_runs(runs) -> list[tuple[str | None, object]]:
             out.append((name, run))
         return out
     if isinstance(runs, (list, tuple)) and runs and not _looks_like_records(runs):
-        return [(None if _is_path(r) else f"run{i}", r) for i, r in enumerate(runs, start=1)]
-    return [(None if _is_path(runs) else "run", runs)]
+        return [(None if _is_path(r) else r.name if isinstance(r, RetrievedRun) else f"run{i}", r)
+                for i, r in enumerate(runs, start=1)]
+    return [(None if _is_path(runs) else runs.name if isinstance(runs, RetrievedRun) else "run", runs)]
 
 
 def _looks_like_records(x) -> bool:
@@ -297,6 +303,78 @@ def workspace(qrels, runs, settings=None, strata=()):
                               [os.fsdecode(s) for s in strata])
 
 
+# --------------------------------------------------------------------------- runs from a retriever
+
+
+def _version() -> str:
+    """rankscope's version (``rankscope_tui.__version__``, its one written place). The package
+    is always loaded before this module, and importing it here would make an import circle."""
+    import sys
+
+    return str(getattr(sys.modules.get(__name__.rpartition(".")[0]), "__version__", "0+unknown"))
+
+
+@dataclass(frozen=True)
+class RetrievedRun:
+    """A run made by :func:`run_from` (the kernel's ``inputs.retrieve.RetrievedRun`` in
+    ``.run``): pass it to :func:`evaluate` or :func:`compare` as a run, or write it with
+    :meth:`write`."""
+
+    run: KernelRetrievedRun
+
+    @property
+    def name(self) -> str:
+        return str(self.run.name)
+
+    @property
+    def latency(self) -> dict[str, float]:
+        """Seconds per query id (wall clock, the whole answer read), in the order asked."""
+        return dict(self.run.latency)
+
+    def provenance(self) -> dict:
+        """What the sidecar holds: the retriever's qualified name, the UTC start time,
+        rankscope's version, ``k``, the run's sha256 and the seconds per query."""
+        return self.run.provenance()
+
+    def trec_text(self) -> str:
+        """The run as TREC text (``qid Q0 doc rank score name``), ranked as any TREC reader ranks it."""
+        return str(self.run.trec_text())
+
+    def write(self, path) -> list[str]:
+        """Write the run to ``path`` and its provenance to ``path + '.provenance.json'``,
+        atomically (both or neither); the paths written. ``rankscope evaluate`` reads the
+        latency back from the sidecar while the run's bytes are unchanged."""
+        from .kernel import write_run
+
+        return list(write_run(self.run, os.fsdecode(path)))
+
+    def __repr__(self) -> str:
+        return (f"RetrievedRun(name={self.name!r}, retriever={self.run.retriever!r}, queries={len(self.run.answers)}, "
+                f"k={self.run.k})")
+
+
+def run_from(retriever, queries, k: int = 100, name: str = "run") -> RetrievedRun:
+    """Ask ``retriever(query_text)`` once per query and keep its ``(doc_id, score)`` pairs as a
+    run: ranked by score descending, ties by doc id descending as bytes (trec_eval's order,
+    the one every TREC reader gives the written file), cut at ``k``; with the time each
+    query took (``time.perf_counter``, the whole answer read) and the provenance (the
+    callable's qualified name, the UTC start time, rankscope's version).
+
+    ``queries``: a ``{qid: text}`` dict, ``(qid, text)`` pairs, or a path to a
+    ``qid<TAB>text`` file. An exception from the retriever, or an answer that is not
+    ``(doc_id, score)`` pairs (a doc id with whitespace, a score that is not a finite
+    number, a doc returned twice), raises :class:`InputError` naming the query."""
+    from .kernel import retrieve
+    from .kernel.inputs.retrieve import as_queries, qualified_name
+
+    if not callable(retriever):
+        raise InputError(f"the retriever must be callable (query text -> (doc_id, score) pairs), not "
+                         f"{type(retriever).__name__}", "retriever")
+    qs = as_queries(queries)
+    run = retrieve(lambda q: retriever(q.text), qs, k, name, qualified_name(retriever), "callable", _version())
+    return RetrievedRun(run)
+
+
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -362,6 +440,18 @@ class Evaluation:
                 rows += zip([run] * len(qids), qids, [k] * len(qids), c.holes[k][pos].tolist(), pq[k][pos].tolist(),
                             c.as_nonrelevant[k][pos].tolist(), c.as_relevant[k][pos].tolist())
         return pd.DataFrame(rows, columns=cols)
+
+    def latency(self):
+        """Response time per run that carries per-query seconds (a :func:`run_from` run, or a
+        file written by ``rankscope run`` with its sidecar): ``run, queries, mean, median,
+        p95`` in seconds (report.json's ``latency`` block; not a relevance measure, no
+        interval). Empty when no run carries latency."""
+        import pandas as pd
+
+        cols = ["run", "queries", "mean", "median", "p95"]
+        lanes = (self.report().get("latency") or {}).get("lanes", {})
+        return pd.DataFrame([[run, c["queries"], c["mean"], c["median"], c["p95"]] for run, c in lanes.items()],
+                            columns=cols)
 
     def to_markdown(self) -> str:
         from .render.formats import RENDERERS

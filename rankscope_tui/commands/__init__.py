@@ -14,7 +14,7 @@ from .options import PROG, Parser
 #: The commands, in the order ``rankscope --help`` lists them: name -> module in this package.
 COMMANDS: dict[str, str] = {
     "evaluate": "evaluate", "demo": "demo", "calibrate": "calibrate", "compare": "compare", "plan": "plan", "agree": "agree", "pool": "pool", "diff": "diff",
-    "verdict": "verdict", "explain": "explain", "goldens": "goldens", "plot": "plot", "tui": "tui",
+    "verdict": "verdict", "explain": "explain", "goldens": "goldens", "plot": "plot", "run": "run", "tui": "tui",
 }
 
 

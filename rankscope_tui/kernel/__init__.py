@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .gate.analysis import analyse_gate
+    from .inputs.retrieve import retrieve
     from .instruments.agree import agree, agreement_tables
     from .instruments.calibrate import calibrate
     from .instruments.compare import compare, compare_all_pairs, default_candidates, plan_compare, query_deltas
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # the real signatures, for the type checker only
     from .instruments.rules import judge_gates as judge
     from .instruments.rules import tally as tally_rules
     from .instruments.tables import table_report
+    from .report.run_file import write_run
     from .scale.engine import run_engine as evaluate_in_buckets
     from .workspace.loaded import load, read_inputs
     from .workspace.per_query_tables import load_tables
@@ -103,6 +105,8 @@ ENTRY_POINTS: dict[str, tuple[str, str]] = {
     "unregister_measure": ("measures.user", "unregister"),
     "measures_scope": ("measures.user", "scope"),
     "load_measures": ("measures.user", "load_file"),
+    "retrieve": ("inputs.retrieve", "retrieve"),
+    "write_run": ("report.run_file", "write_run"),
 }
 
 __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see them
@@ -110,7 +114,7 @@ __all__ = [  # the keys of ENTRY_POINTS, written out so linters and readers see 
     "analyse_gate", "append_comparison_log", "calibrate", "check_goldens", "compare", "compare_all_pairs", "default_candidates", "diff",
     "evaluate", "evaluate_in_buckets", "git_state", "goldens_side_by_side", "judge", "judge_rule", "load", "load_tables", "plan_compare",
     "plan_queries", "prepare", "suggest_pool", "query_deltas", "reparse", "read_comparison_log", "read_inputs", "read_rules", "report_of", "table_report",
-    "tally_rules", "write_goldens",
+    "tally_rules", "write_goldens", "retrieve", "write_run",
 ]
 assert sorted(__all__) == sorted(ENTRY_POINTS), "the front door's __all__ and ENTRY_POINTS disagree"
 

@@ -166,8 +166,21 @@ def render_report_latex(report: dict) -> str:
         if any(small_sample(cells.get(m)) for lanes in block.values() for cells in lanes.values() for m in metrics):
             cap += " " + escape_latex(f"{SMALL_SAMPLE_MARK} {SMALL_SAMPLE_FOOTNOTE}.")
         out += _open(spec) + _section_table(block, metrics) + _close(cap, key)
-    out += _gate_latex(report)
+    out += _gate_latex(report) + _latency_latex(report)
     return "\n".join(out)
+
+
+def _latency_latex(report: dict) -> list[str]:
+    """The response-time table (report.json's ``latency`` block), only when a lane carries
+    per-query seconds: the text report's rows (``report.latency_rows``), the definition as caption."""
+    if not report.get("latency"):
+        return []
+    from .report import LATENCY_HEADER, latency_rows, latency_title
+
+    rows = [" & ".join(escape_latex(c) for c in LATENCY_HEADER) + r" \\", r"\midrule"]
+    rows += [" & ".join([escape_latex(r[0])] + r[1:]) + r" \\" for r in latency_rows(report)]
+    cap = escape_latex(f"{latency_title(report)}. {report['latency']['definition']}.")
+    return _open("l" + "r" * (len(LATENCY_HEADER) - 1)) + rows + _close(cap, "tab:rankscope-response-time")
 
 
 # --------------------------------------------------------------------------- compare

@@ -15,6 +15,7 @@ from .compare import _notes, compare_footnotes, compare_table
 from .escaping import escape_control, escape_markdown
 from .power import power_lines
 from .report import (
+    LATENCY_HEADER,
     _attribution_lines,
     _fusion_lines,
     _sections,
@@ -22,6 +23,8 @@ from .report import (
     gate_lines,
     judged_means_rows,
     judged_means_title,
+    latency_rows,
+    latency_title,
     section_footnotes,
     summary_lines,
     table_rows,
@@ -98,6 +101,9 @@ def render_report_markdown(report: dict) -> str:
         if rest.strip():
             out.append("- " + md_prose(rest.strip()))
         out += _nested(gate[1:]) + [""]
+    if report.get("latency"):
+        out += [f"### {escape_markdown(latency_title(report))}", ""]
+        out += md_table(LATENCY_HEADER, latency_rows(report), 1) + [""]
     warnings = [warning_line(w) for w in report["summary"]["warnings"]]
     if warnings:
         out += ["- " + md_prose(w) for w in warnings] + [""]

@@ -54,6 +54,8 @@ def caption(report: dict, block: dict | None = None) -> str:
         n = next(iter(cell.values()))["n"]
         over = f"{n} positive queries"
     parts = [over + "."] + [d[m] + "." for m in report["inputs"]["settings"]["metrics"]] + [d["intervals"] + "."]
+    if report.get("latency") and block is None:
+        parts.append(report["latency"]["definition"] + ".")
     if report.get("synthetic"):
         parts.insert(0, "Synthetic demo data.")
     return " ".join(parts)
@@ -191,6 +193,7 @@ def render_text(report: dict, width: int | None = TEXT_WIDTH) -> str:
                 else:
                     out += grid_lines(["lane", "level"], metrics, [(r[:2], [(c,) for c in r[2:]]) for r in jrows], width)
     out += _attribution_lines(report) + _fusion_lines(report) + _gate_lines(report) + ties_lines(report) + coverage_lines(report)
+    out += latency_lines(report)
     for w in s["warnings"]:
         out.append(warning_line(w))
     out.append("")
@@ -266,6 +269,32 @@ def coverage_lines(report: dict) -> list[str]:
         parts = [f"{k} {v['holes']:.2f} holes, {v['as_nonrelevant']:.4f}..{v['as_relevant']:.4f}" for k, v in cells.items()]
         out.append(f"  {lane}: " + "; ".join(parts))
     return out
+
+
+#: the response-time table's header (report.json's ``latency`` block holds seconds; shown in milliseconds)
+LATENCY_HEADER = ["lane", "queries", "mean ms", "median ms", "p95 ms"]
+
+
+def latency_title(report: dict) -> str:
+    """The response-time table's title: the measure's name (the kernel's) and what it is not."""
+    lat = report["latency"]
+    return f"Response time ({lat['measure']}, milliseconds per query; not a relevance measure, no interval)"
+
+
+def latency_rows(report: dict) -> list[list[str]]:
+    """One row per lane that carries per-query seconds: the queries, mean, median, p95."""
+    return [[lane, str(c["queries"]), f"{c['mean'] * 1000:.3f}", f"{c['median'] * 1000:.3f}", f"{c['p95'] * 1000:.3f}"]
+            for lane, c in report["latency"]["lanes"].items()]
+
+
+def latency_lines(report: dict) -> list[str]:
+    """The response-time table as text (only when a lane carries latency: other reports are unchanged)."""
+    if not report.get("latency"):
+        return []
+    rows = latency_rows(report)
+    widths = [max(len(r[i]) for r in [LATENCY_HEADER, *rows]) for i in range(len(LATENCY_HEADER))]
+    return ["", latency_title(report)] + ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+                                           for r in [LATENCY_HEADER, *rows]]
 
 
 def warning_line(w: dict) -> str:

@@ -17,6 +17,7 @@ holds it): detect → open → parse → validate → a loaded table.
   never downloading; ``readers`` and ``tables`` send such a path there.
 - ``readers``: the dispatch on top (``read_lane``, ``read_qrels``, ``read_lanes``).
 
-Beside them: the small side tables (``tables``: strata, corpus, texts) and the demo
-marker (``provenance``). Nothing here knows a measure, a statistic or a report.
+Beside them: the small side tables (``tables``: strata, corpus, texts), the demo
+marker (``provenance``), and runs made by asking a retriever per query (``retrieve``;
+their provenance and per-query seconds in a ``sidecar`` file the TREC reader picks up). Nothing here knows a measure, a statistic or a report.
 """

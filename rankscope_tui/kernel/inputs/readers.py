@@ -17,13 +17,14 @@ read once, into memory, like compressed content.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from .arrow import arrow_strings, first_repeat, to_numpy
 from .columns import read_parquet
 from .files import Digest, check_file, compression_of, decode_text, read_bytes
@@ -75,11 +76,11 @@ def read_lane(path: str, name: str | None = None, options: InputOptions | None =
         if fmt == "auto":
             fmt = detect(head, "run", path, opts.run_columns)
         if fmt == "parquet":
-            return _as(read_parquet(path, path, "run", opts.run_columns, Digest(path=path), name=lane_name), fmt)
+            return _with_latency(_as(read_parquet(path, path, "run", opts.run_columns, Digest(path=path), name=lane_name), fmt))
         if fmt in ("trec", "msmarco"):
             fast = run_from_plain_file(path, lane_name, fmt)
             if fast is not None:
-                return _as(fast, fmt)
+                return _with_latency(_as(fast, fmt))
         raw = read_bytes(path)[1]
         digest = Digest(path=path)
     else:
@@ -89,7 +90,23 @@ def read_lane(path: str, name: str | None = None, options: InputOptions | None =
         if fmt == "auto":
             fmt = detect(bytes(raw[:HEAD_BYTES]), "run", path, opts.run_columns)
     lane = _lane_from_content(raw, path, lane_name, fmt, opts, digest)
-    return _as(lane, "mteb" if lane.format == "mteb" else fmt)
+    return _with_latency(_as(lane, "mteb" if lane.format == "mteb" else fmt))
+
+
+def _with_latency(lane: RawLane) -> RawLane:
+    """``lane`` with the per-query seconds of its sidecar (``sidecar``), when a run written
+    by ``rankscope run`` lies beside it unchanged; a sidecar for other bytes is a warning."""
+    from .sidecar import SIDECAR_SUFFIX, read_sidecar_latency
+
+    side = lane.path + SIDECAR_SUFFIX
+    if not os.path.isfile(side):  # the usual case: one stat, no read
+        return lane
+    latency, why = read_sidecar_latency(lane.path, lane.sha256())
+    if latency is not None:
+        lane.latency = latency
+    elif why:
+        lane.warnings.append(InputWarning("run_sidecar_not_used", 1, f"lane {lane.name}: {why}", side))
+    return lane
 
 
 def _lane_from_content(raw: bytearray, path: str, lane_name: str, fmt: str, opts: InputOptions, digest: Digest) -> RawLane:

@@ -93,6 +93,7 @@ class RawLane:
     shards: tuple[tuple[str, int], ...] = ()  # ((path, rows), ...) of a lane read from several files (readers.merge_shards)
     format: str = ""  # the format it was read as (formats.RUN_FORMATS)
     columns: dict[str, str] | None = None  # a table's columns read: {"query": .., "doc": .., "score"|"rank": ..}
+    latency: dict[str, float] | None = None  # seconds per query of a run made by asking a retriever (inputs.retrieve)
 
     def sha256(self) -> str:
         return (self.digest or Digest(path=self.path)).hexdigest()

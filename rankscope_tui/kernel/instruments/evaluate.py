@@ -213,6 +213,9 @@ def report_of(ws: RankedPerQuery, gate: GateSettings | None = None, th: Threshol
     cb = coverage_block(ws)
     if cb is not None:
         extra["coverage"] = cb
+    lb = latency_block(ws)
+    if lb is not None:  # only a run that carries per-query seconds: every other report is unchanged
+        extra["latency"] = lb
     report = R.build(ws, extra)
     report["inputs"]["settings"]["gate"] = gate.as_dict()
     if analysis is not None:  # the gate's warnings join the input warnings (and print with them)
@@ -295,6 +298,29 @@ COVERAGE_METHOD = ("holes: unjudged hits (no grade >= 0) within the measure's cu
 
 def _mean(x: Any, pos: Any) -> float | None:
     return float(x[pos].mean()) if pos.size else None
+
+
+def latency_block(ws: Any) -> dict[str, Any] | None:
+    """``{"measure", "unit", "definition", "interval", "lanes": {lane: {queries, mean, median,
+    p95}}}`` for the input lanes that carry per-query seconds (a run made by asking a
+    retriever, ``inputs.retrieve``); None when none does. Over every query the run was made
+    for (judged or not); p95 is numpy's default percentile (linear interpolation between
+    order statistics, Hyndman & Fan's type 7). No interval: see ``RESPONSE_TIME_DEFINITION``."""
+    from ..measures.names import RESPONSE_TIME, RESPONSE_TIME_DEFINITION
+
+    latency = getattr(ws, "latency", None) or {}  # a workspace of per-query tables has none
+    lanes: dict[str, Any] = {}
+    for lane in ws.lanes:
+        seconds = latency.get(lane)
+        if not seconds:
+            continue
+        v = np.asarray(list(seconds.values()), dtype=np.float64)
+        lanes[lane] = {"queries": int(v.size), "mean": float(v.mean()), "median": float(np.median(v)),
+                       "p95": float(np.percentile(v, 95))}
+    if not lanes:
+        return None
+    return {"measure": RESPONSE_TIME, "unit": "seconds", "relevance_measure": False, "interval": "none",
+            "definition": RESPONSE_TIME_DEFINITION, "lanes": lanes}
 
 
 def coverage_block(ws: RankedPerQuery) -> dict[str, Any] | None:

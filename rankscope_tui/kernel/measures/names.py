@@ -40,10 +40,24 @@ from .registry import MetricKey
 _NAME = re.compile(r"^(?P<base>(?:[0-9]+[A-Za-z]|[A-Za-z])[A-Za-z0-9_\-]*?)(?:\((?P<params>[^()]*)\))?"
                    r"(?:(?P<sep>_at_|@|\.|_)(?P<k>[0-9]+(?:\.[0-9]+)?|\.[0-9]+))?$")
 
+#: The one name of the response-time measure (report.json's ``latency`` block, every face's
+#: row for it). It is not a relevance measure: it reads no judgment, is not averaged over the
+#: positive queries, and takes no cutoff; it exists only for a run that carries the seconds
+#: each query took (a run made by asking a retriever, ``inputs.retrieve``).
+RESPONSE_TIME = "response_time"
+#: What the response-time rows mean, in the words every face prints.
+RESPONSE_TIME_DEFINITION = (
+    "response_time: seconds from asking the retriever a query until its whole answer was read (wall clock), over "
+    "every query the run was made for, judged or not; not a relevance measure; mean, median and 95th percentile "
+    "(linear interpolation between order statistics), no interval: the times describe this machine and this "
+    "moment, not a sample of queries")
+
 # Spellings whose meaning differs from ours: (base as the tool writes it, case-sensitive) -> why refused.
 REFUSED: dict[str, str] = {
     "Judged": ("ir_measures' Judged@k divides by min(k, retrieved); rankscope's judged@k divides by k (a short list's "
                "missing places count as unjudged): write judged@{k} for ours"),
+    RESPONSE_TIME: ("response_time is not a relevance measure: evaluate reports it on its own (mean, median, p95) "
+                    "for a run that carries per-query seconds, such as one written by 'rankscope run'"),
     "unj": ("trec_eval's unj.k is the unjudged share and counts a short list's missing places as judged; rankscope's "
             "judged@k counts judged hits / k: write judged@{k}"),
 }

@@ -235,7 +235,7 @@ def build(ws: RankedPerQuery, extra: dict[str, Any] | None = None) -> dict[str, 
         "short_lists": short,
         "strata": strata_block(ws),
     })
-    for key in ("attribution", "fusion", "gate", "ties", "coverage"):
+    for key in ("attribution", "fusion", "gate", "ties", "coverage", "latency"):
         if key in extra:
             report[key] = extra[key]
     report["per_query"] = per_query_block(ws)

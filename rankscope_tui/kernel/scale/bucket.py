@@ -731,8 +731,9 @@ class QueryWorkspace(WorkspaceBase):
         if plan.corpus:
             inputs.append(InputFile("corpus", plan.corpus, sha256_of(plan.corpus), len(read_corpus(plan.corpus))))
         self.inputs = inputs
-        self.warnings = _warnings(merged.warnings, plan, facts) + unreached_levels(plan.settings.metrics,
-                                                                                   merged.top_grade, plan.qrels)
+        self.latency, sidecar_warnings = _sidecar_latency(plan, facts)
+        self.warnings = _warnings(merged.warnings, plan, facts, sidecar_warnings) + unreached_levels(
+            plan.settings.metrics, merged.top_grade, plan.qrels)
         prov = provenance(inputs)
         self.synthetic, self.showcase = prov.synthetic, prov.showcase
 
@@ -879,13 +880,40 @@ class QueryWorkspace(WorkspaceBase):
         return found
 
 
-def _warnings(merged: Iterable[BucketWarning], plan: BucketPlan, facts: Mapping[str, FileFacts]) -> list[InputWarning]:
+def _sidecar_latency(plan: BucketPlan, facts: Mapping[str, FileFacts]
+                     ) -> tuple[dict[str, dict[str, float]], dict[str, InputWarning]]:
+    """Per lane, the seconds per query of its run's sidecar (``inputs.sidecar``), read by
+    the driver as ``readers.read_lane`` reads them in memory; and, by path, the warning of
+    a sidecar that is not for the lane's bytes."""
+    import os
+
+    from ..inputs.sidecar import SIDECAR_SUFFIX, read_sidecar_latency
+
+    latency: dict[str, dict[str, float]] = {}
+    warnings: dict[str, InputWarning] = {}
+    for name, path in plan.lanes:
+        side = path + SIDECAR_SUFFIX
+        if not os.path.isfile(side):
+            continue
+        seconds, why = read_sidecar_latency(path, facts[path].sha256)
+        if seconds is not None:
+            latency[name] = seconds
+        elif why and not any(w.kind == "run_sidecar_not_used" for w in facts[path].warnings):
+            # (a lane the partitioner read whole through ``read_lane`` has the warning already)
+            warnings[path] = InputWarning("run_sidecar_not_used", 1, f"lane {name}: {why}", side)
+    return latency, warnings
+
+
+def _warnings(merged: Iterable[BucketWarning], plan: BucketPlan, facts: Mapping[str, FileFacts],
+              sidecars: Mapping[str, InputWarning] | None = None) -> list[InputWarning]:
     """The workspace warnings in ``Workspace._build``'s order: the qrels reader's, the
-    buckets' by slot, each lane's reader warnings before the lane's bucket warnings.
+    buckets' by slot, each lane's reader warnings (its sidecar's last, as ``read_lane``
+    adds it) before the lane's bucket warnings.
     (The out-of-domain negatives' reader warnings are not listed, as in memory.)"""
     slotted: list[tuple[tuple[int, ...], InputWarning]] = [((0, i), w) for i, w in enumerate(facts[plan.qrels].warnings)]
     for li, (_, path) in enumerate(plan.lanes):
-        slotted += [((3, li, 0, i), w) for i, w in enumerate(facts[path].warnings)]
+        lane_warnings = [*facts[path].warnings, *([sidecars[path]] if sidecars and path in sidecars else [])]
+        slotted += [((3, li, 0, i), w) for i, w in enumerate(lane_warnings)]
     slotted += [(w.slot, InputWarning(w.kind, w.count, w.message, w.where)) for w in merged]
     return [w for _, w in sorted(slotted, key=lambda x: x[0])]
 

@@ -246,6 +246,7 @@ class Loaded:
     synthetic: bool = False  # the inputs are rankscope's own demo (kernel/inputs/provenance.py)
     showcase: dict[str, str] = field(default_factory=dict)  # demo only: lesson -> qid, from the demo's marker file
     sources: Sources | None = None  # set by ``load``; None for a workspace built from raw inputs
+    latency: dict[str, dict[str, float]] = field(default_factory=dict)  # input lane -> qid -> seconds (inputs.retrieve)
 
 
 class _FromLoaded(Generic[T]):
@@ -306,6 +307,7 @@ class Workspace(WorkspaceBase):
     synthetic = _FromLoaded[bool]()
     showcase = _FromLoaded[dict[str, str]]()
     sources = _FromLoaded[Sources | None]()
+    latency = _FromLoaded[dict[str, dict[str, float]]]()
 
     # ------------------------------------------------------------------ loading
 
@@ -495,6 +497,7 @@ class Workspace(WorkspaceBase):
         ws = cls(settings, Loaded(qids, lazy, judgments, classes, inputs, warnings), ranked, [r.name for r in raw_lanes],
                  {r.name: "input" for r in raw_lanes})
         ws.ood_judgments, ws.ood_negatives = ood_j, ood_neg
+        ws.loaded.latency = {r.name: dict(r.latency) for r in raw_lanes if r.latency}
         if settings.group_sep:
             ws.groups, ws.group_of = group_codes(ws.doc_ids, settings.group_sep)
         ws.strata, files = read_strata_labels(strata, ws.qid_index, nq)
