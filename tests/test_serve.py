@@ -88,6 +88,52 @@ def test_serve_refuses_a_port_in_use(cli_run, demo_dir):
     assert err.count("\n") == 1
 
 
+# ------------------------------------------------------------------ served: the export is a download
+
+
+async def test_served_export_hands_the_browser_the_cli_bytes(demo_dir, tmp_path, cli_run, monkeypatch):
+    """Under a web driver (``App.is_web``) the export dialog asks for a file name and the
+    export is delivered (``App.deliver_binary``) as the bytes `evaluate --out` writes; nothing
+    is written where the server runs. (The browser test below does this through Chromium.)"""
+    from support import settle
+    from textual.widgets import Input
+
+    from rankscope_tui.app import RankscopeApp
+    from rankscope_tui.commands.tui import parse_args, state_from_args
+    from rankscope_tui.widgets.dialogs import ExportDialog
+
+    argv = demo_argv(demo_dir) + FAST
+    cli_out = tmp_path / "cli.json"
+    rc, _, err = cli_run("evaluate", *evaluate_argv(argv), "--out", str(cli_out))
+    assert rc == 0, err
+    served = tmp_path / "served"
+    served.mkdir()
+    monkeypatch.chdir(served)
+    delivered: list[tuple[bytes, dict]] = []
+    monkeypatch.setattr(RankscopeApp, "is_web", property(lambda self: True))
+    monkeypatch.setattr(RankscopeApp, "deliver_binary", lambda self, f, **kw: delivered.append((f.read(), kw)))
+    app = RankscopeApp(state_from_args(parse_args(argv), source_label="demo"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.state.report is not None
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog) and app.screen.download
+        path = app.screen.query_one("#export-path", Input)
+        path.value = "   "
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)  # no name: the dialog says so and stays
+        assert "give a file name" in str(app.screen.query_one("#export-problem").render())
+        path.value = "no/such/folder/mine.json"  # the server's folders do not matter: the last part names it
+        await pilot.press("enter")
+        await settle(app, pilot)
+    assert [kw["save_filename"] for _, kw in delivered] == ["mine.json"]
+    assert delivered[0][1]["open_method"] == "download"
+    assert delivered[0][0] == cli_out.read_bytes()
+    assert list(served.iterdir()) == []
+
+
 # ------------------------------------------------------------------ in a browser
 
 
@@ -111,6 +157,21 @@ def _browser_or_skip():
             pytest.fail(reason + " (CI=true: the browser is required)")
         pytest.skip(reason)
     return sync_playwright
+
+
+def test_no_browser_skips_and_says_why_but_fails_in_ci(monkeypatch, capsys):
+    """The browser test's gate: without Chromium it skips with the reason printed; with
+    CI=true the same absence is a failure (CI must run the browser test)."""
+    from _pytest.outcomes import Failed, Skipped
+
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(Skipped, match="/nonexistent/chromium"):
+        _browser_or_skip()
+    assert "the browser test needs /nonexistent/chromium" in capsys.readouterr().err
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(Failed, match="CI=true"):
+        _browser_or_skip()
 
 
 def _free_port() -> int:
