@@ -125,6 +125,11 @@ async def test_served_export_hands_the_browser_the_cli_bytes(demo_dir, tmp_path,
         await pilot.pause()
         assert isinstance(app.screen, ExportDialog)  # no name: the dialog says so and stays
         assert "give a file name" in str(app.screen.query_one("#export-problem").render())
+        path.value = "my report;x.json"  # sent unquoted in Content-Disposition: refused, said why
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)
+        assert "not ' ' ';'" in str(app.screen.query_one("#export-problem").render())
         path.value = "no/such/folder/mine.json"  # the server's folders do not matter: the last part names it
         await pilot.press("enter")
         await settle(app, pilot)

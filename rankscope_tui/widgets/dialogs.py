@@ -106,6 +106,23 @@ def check_input_path(path: str) -> str | None:
     return None
 
 
+#: The characters of a download's name: textual-serve sends it unquoted in the
+#: Content-Disposition header, where only a token (RFC 6266) is read back whole.
+DOWNLOAD_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def check_download_name(name: str) -> str | None:
+    """Why ``name`` cannot name a browser download (None when it can): letters, digits,
+    '.', '_' and '-', not starting with a dot."""
+    if not name:
+        return "give a file name"
+    bad = sorted(set(name) - DOWNLOAD_NAME_CHARS)
+    if bad or name.startswith("."):
+        shown = " ".join(repr(c) for c in bad) if bad else "a leading '.'"
+        return f"{name}: a download's name takes letters, digits, '.', '_' and '-' (not {shown})"
+    return None
+
+
 def check_output_path(path: str) -> str | None:
     """Why ``path`` cannot be written (None when it can), by the command line's one rule
     (``kernel.report.output.check_output_path``): a symbolic link is written through, a
@@ -275,7 +292,7 @@ class ExportDialog(Dialog):
         path = self.query_one("#export-path", Input).value.strip()
         if self.download:  # a name for the browser's download: the server's folders do not matter
             path = os.path.basename(path)
-            problem = None if path else "give a file name"
+            problem = check_download_name(path)
         else:
             problem = check_output_path(path)
         self.query_one("#export-problem", Static).update(problem or "")
