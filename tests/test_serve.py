@@ -58,6 +58,21 @@ def test_serve_address_refuses_what_is_not_host_port(text):
         serve_address(text)
 
 
+@pytest.mark.parametrize("host, allow_remote, local", [
+    ("127.0.0.1", False, True), ("127.8.9.10", False, True), ("::1", False, True), ("localhost", False, True),
+    ("0.0.0.0", True, False), ("192.0.2.7", True, False), ("::", True, False),
+])
+def test_loopback_hosts_pass_and_others_need_allow_remote(host, allow_remote, local):
+    """127.0.0.0/8 and ::1 are this machine; 0.0.0.0 and :: listen on every interface."""
+    from rankscope_tui.commands.options import CliError
+    from rankscope_tui.commands.serve import check_host
+
+    assert check_host(host, allow_remote) is local
+    if not local:
+        with pytest.raises(CliError, match="--allow-remote"):
+            check_host(host, False)
+
+
 def test_an_ipv6_url_has_brackets():
     assert url("::1", 80) == "http://[::1]:80" and url("127.0.0.1", 80) == "http://127.0.0.1:80"
 
@@ -86,6 +101,14 @@ def test_serve_refuses_a_port_in_use(cli_run, demo_dir):
         rc, out, err = cli_run("tui", *demo_argv(demo_dir), "--serve", str(port))
     assert rc == 2 and err.startswith(f"rankscope: error: --serve: cannot listen on http://127.0.0.1:{port}: "), err
     assert err.count("\n") == 1
+
+
+def test_serve_without_the_web_extra_says_how_to_get_it(cli_run, demo_dir, monkeypatch):
+    monkeypatch.setitem(sys.modules, "textual_serve", None)  # as if not installed: its import fails
+    monkeypatch.setitem(sys.modules, "textual_serve.server", None)
+    rc, out, err = cli_run("tui", *demo_argv(demo_dir), "--serve", "8000")
+    assert (rc, out) == (2, "")
+    assert err == "rankscope: error: --serve needs textual-serve: pip install 'rankscope[web]'\n"
 
 
 # ------------------------------------------------------------------ served: the export is a download
