@@ -10,7 +10,8 @@ Invariants (see tests/test_tui.py):
   the error dialog and the app keeps running;
 - the export writes exactly what ``rankscope evaluate --out`` writes for the same inputs
   and settings: the same kernel function on a workspace loaded the same way, the same
-  ``dumps_strict`` and ``write_atomic``.
+  ``dumps_strict`` and ``write_atomic``; served in a browser (``rankscope tui --serve``)
+  the same bytes (``output_bytes``) are the browser's download instead.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class RankscopeApp(DashboardApp):
         self.lane_names: list[str] = []
         self.input_lane_names: list[str] = []
         self.previous_mode = "overview"
-        self.exported: list[str] = []  # paths written this session (tests read it)
+        self.exported: list[str] = []  # paths written (served: names downloaded) this session (tests read it)
         self.sub_title = ("SYNTHETIC demo data — " if self.state.synthetic else "") + escape_control(self.state.source_label)
 
     # ------------------------------------------------------------------ loading

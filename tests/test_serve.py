@@ -114,6 +114,22 @@ def test_serve_without_the_web_extra_says_how_to_get_it(cli_run, demo_dir, monke
 # ------------------------------------------------------------------ served: the export is a download
 
 
+def test_output_bytes_are_the_utf8_of_the_text_the_writer_writes(tmp_path, monkeypatch):
+    """What a download carries: the UTF-8 of the text (no newline translation), pieces in
+    order, bytes as given; the same bytes the atomic writer puts in the file."""
+    from rankscope_tui.kernel.report import output as O
+
+    monkeypatch.setattr(O, "_ENCODE_CHARS", 3)  # cut a text into pieces: no character is split
+    text = "qid\tméan\r\n€ 0.5\n"
+    assert O.output_bytes(text) == text.encode("utf-8")
+    assert O.output_bytes(["a", "é€", "\n"]) == "aé€\n".encode("utf-8")
+    assert O.output_bytes(b"\x89PNG\r\n") == b"\x89PNG\r\n"
+    O.write_atomic(str(tmp_path / "t.txt"), text)
+    assert (tmp_path / "t.txt").read_bytes() == text.encode("utf-8")
+
+
+
+
 async def test_served_export_hands_the_browser_the_cli_bytes(demo_dir, tmp_path, cli_run, monkeypatch):
     """Under a web driver (``App.is_web``) the export dialog asks for a file name and the
     export is delivered (``App.deliver_binary``) as the bytes `evaluate --out` writes; nothing
