@@ -73,6 +73,11 @@ def test_loopback_hosts_pass_and_others_need_allow_remote(host, allow_remote, lo
             check_host(host, False)
 
 
+def test_evaluate_argv_drops_the_serving_options():
+    argv = ["--lane", "a.run", "--serve", "8000", "--qrels", "q.txt", "--serve=[::1]:80", "--allow-remote"]
+    assert evaluate_argv(argv) == ["--lane", "a.run", "--qrels", "q.txt"]
+
+
 def test_an_ipv6_url_has_brackets():
     assert url("::1", 80) == "http://[::1]:80" and url("127.0.0.1", 80) == "http://127.0.0.1:80"
 

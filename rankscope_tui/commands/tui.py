@@ -77,10 +77,10 @@ def evaluate_argv(argv: list[str]) -> list[str]:
         if skip:
             skip = False
             continue
-        if a in ("--gates", "--dev-qrels", "--demo-dir"):
+        if a in ("--gates", "--dev-qrels", "--demo-dir", "--serve"):
             skip = True
             continue
-        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir"):
+        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir", "--serve") or a == "--allow-remote":
             continue
         out.append(a)
     return out
