@@ -10,7 +10,8 @@ Invariants (see tests/test_tui.py):
   the error dialog and the app keeps running;
 - the export writes exactly what ``rankscope evaluate --out`` writes for the same inputs
   and settings: the same kernel function on a workspace loaded the same way, the same
-  ``dumps_strict`` and ``write_atomic``.
+  ``dumps_strict`` and ``write_atomic``; served in a browser (``rankscope tui --serve``)
+  the same bytes (``output_bytes``) are the browser's download instead.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class RankscopeApp(DashboardApp):
         self.lane_names: list[str] = []
         self.input_lane_names: list[str] = []
         self.previous_mode = "overview"
-        self.exported: list[str] = []  # paths written this session (tests read it)
+        self.exported: list[str] = []  # paths written (served: names downloaded) this session (tests read it)
         self.sub_title = ("SYNTHETIC demo data — " if self.state.synthetic else "") + escape_control(self.state.source_label)
 
     # ------------------------------------------------------------------ loading
@@ -503,7 +504,7 @@ class RankscopeApp(DashboardApp):
 
     def action_export(self) -> None:
         if self._may_open_dialog():
-            self.push_screen(ExportDialog(), self._export_chosen)
+            self.push_screen(ExportDialog(download=self.is_web), self._export_chosen)
 
     def _export_chosen(self, req: ExportRequest | None) -> None:
         if req is not None:
@@ -511,10 +512,15 @@ class RankscopeApp(DashboardApp):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False, description="writing the report")
     def export(self, req: ExportRequest) -> None:
-        from .kernel.report.output import check_output_path, dumps_strict, write_atomic
+        """Write the export to ``req.path`` atomically; served in a browser (``--serve``: a web
+        driver), hand the same bytes to the browser as a download named after the path's last
+        part instead (``App.deliver_binary``), since the server's disk is not the user's."""
+        from .kernel.report.output import check_output_path, dumps_strict, output_bytes, write_atomic
         from .render import report as R
         from .render.formats import RENDERERS
-        check_output_path(req.path, list(self.state.protected_paths))
+        web = self.is_web
+        if not web:
+            check_output_path(req.path, list(self.state.protected_paths))
         report = self._wait_for_report()
         exploratory = self.call_from_thread(self.state.exploratory.block)
         data: str | bytes
@@ -535,8 +541,18 @@ class RankscopeApp(DashboardApp):
             data = RENDERERS[req.format](report)
             if exploratory:
                 data = data.rstrip("\n") + "\n\n" + exploratory_text(exploratory, req.format)
+        if web:
+            self.call_from_thread(self._deliver, os.path.basename(req.path), output_bytes(data))
+            return
         write_atomic(req.path, data)
         self.call_from_thread(self._exported, req.path)
+
+    def _deliver(self, name: str, data: bytes) -> None:
+        import io
+
+        self.deliver_binary(io.BytesIO(data), save_filename=name, open_method="download")
+        self.exported.append(name)
+        self.notify(safe_escape(f"sent {name} to the browser as a download"), title="export")
 
     def _view_metric(self) -> str | None:
         """The metric the current view shows (its metric or objective picker), None when it

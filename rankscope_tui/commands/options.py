@@ -65,9 +65,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, like every other input error
         raise CliError(message)
 
+    #: The attribute that keeps the words this parser was given (None: not kept): `rankscope
+    #: tui --serve` starts the same command line again for each browser that connects.
+    keep_words: str | None = None
+
     def parse_known_args(self, args=None, namespace=None):
+        words = list(sys.argv[1:] if args is None else args)
         ns, rest = super().parse_known_args(args, namespace)
         ns.__dict__.pop(_StoreOnce._SEEN, None)
+        if self.keep_words:
+            setattr(ns, self.keep_words, words)
         return ns, rest
 
 

@@ -29,10 +29,19 @@ def add_tui_options(p: argparse.ArgumentParser) -> None:
                    help="a second set of labels for the same pairs: the Judgments view shows their agreement "
                         "(as rankscope agree --qrels-b)")
     t.add_argument("--demo-dir", metavar="DIR", help="where to write the demo when no inputs are given (default: a cache dir)")
+    from .serve import DEFAULT_HOST, serve_address
+
+    w = p.add_argument_group("browser")
+    w.add_argument("--serve", metavar="[HOST:]PORT", type=serve_address,
+                   help=f"serve the dashboard to a web browser on PORT (host {DEFAULT_HOST} unless given; "
+                        "needs the web extra: pip install 'rankscope[web]')")
+    w.add_argument("--allow-remote", action="store_true",
+                   help="let --serve listen on an address other machines reach (no password: anyone there drives it)")
 
 
 def register(sub) -> None:
     p = sub.add_parser("tui", help="the interactive dashboard (no inputs: the built-in synthetic demo)")
+    p.keep_words = "serve_words"  # --serve starts this command line again per browser
     add_tui_options(p)
     p.set_defaults(func=run)
 
@@ -42,6 +51,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     from .options import Parser
 
     p = Parser(prog="rankscope tui")
+    p.keep_words = "serve_words"
     add_tui_options(p)
     return p.parse_args(argv)
 
@@ -67,10 +77,10 @@ def evaluate_argv(argv: list[str]) -> list[str]:
         if skip:
             skip = False
             continue
-        if a in ("--gates", "--dev-qrels", "--demo-dir"):
+        if a in ("--gates", "--dev-qrels", "--demo-dir", "--serve"):
             skip = True
             continue
-        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir"):
+        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir", "--serve") or a == "--allow-remote":
             continue
         out.append(a)
     return out
@@ -146,7 +156,14 @@ def resolve(args: argparse.Namespace) -> DashboardState:
 def run(args: argparse.Namespace) -> int:
     from ..startup import pause_collector
     from ..state import start_loading
+    from .options import CliError
+    from .serve import SERVED_ENV, serve
 
+    if args.allow_remote and args.serve is None:
+        raise CliError("--allow-remote goes with --serve [HOST:]PORT")
+    if args.serve is not None and not os.environ.get(SERVED_ENV):
+        resolve(args)  # the usage errors now, and the demo written once, before anyone connects
+        return serve(args)
     pause_collector()  # until the first frame with data (app.py resumes it)
     state = resolve(args)
     state.preload = start_loading(state.options)  # the files are read while Textual is imported

@@ -106,6 +106,23 @@ def check_input_path(path: str) -> str | None:
     return None
 
 
+#: The characters of a download's name: textual-serve sends it unquoted in the
+#: Content-Disposition header, where only a token (RFC 6266) is read back whole.
+DOWNLOAD_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def check_download_name(name: str) -> str | None:
+    """Why ``name`` cannot name a browser download (None when it can): letters, digits,
+    '.', '_' and '-', not starting with a dot."""
+    if not name:
+        return "give a file name"
+    bad = sorted(set(name) - DOWNLOAD_NAME_CHARS)
+    if bad or name.startswith("."):
+        shown = " ".join(repr(c) for c in bad) if bad else "a leading '.'"
+        return f"{name}: a download's name takes letters, digits, '.', '_' and '-' (not {shown})"
+    return None
+
+
 def check_output_path(path: str) -> str | None:
     """Why ``path`` cannot be written (None when it can), by the command line's one rule
     (``kernel.report.output.check_output_path``): a symbolic link is written through, a
@@ -220,19 +237,23 @@ class ExportDialog(Dialog):
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ExportDialog")
 
-    def __init__(self, default_path: str = "report.json", fmt: str = "json") -> None:
+    def __init__(self, default_path: str = "report.json", fmt: str = "json", *, download: bool = False) -> None:
+        """``download``: the dashboard is served in a browser, which downloads the export under
+        the name given here (nothing is written on the server's disk)."""
         super().__init__()
-        self.default_path, self.default_format = default_path, fmt
+        self.default_path, self.default_format, self.download = default_path, fmt, download
 
     def compose(self) -> ComposeResult:
+        how = "Downloaded by the browser" if self.download else "Written atomically"
         with Vertical():
             yield Label("Export the report", classes="dialog-title")
-            yield Label("Path")
-            yield Input(self.default_path, id="export-path", placeholder="report.json", suggester=PathSuggester())
+            yield Label("File name (the browser downloads it)" if self.download else "Path")
+            yield Input(self.default_path, id="export-path", placeholder="report.json",
+                        suggester=None if self.download else PathSuggester())
             yield Static("", id="export-problem", classes="dialog-problem", markup=False)
             yield Label("Format")
             yield Select(export_choices(), value=self.default_format, allow_blank=False, id="export-format")
-            yield Static("Written atomically: the report of the loaded settings (command-line flags), byte for byte "
+            yield Static(f"{how}: the report of the loaded settings (command-line flags), byte for byte "
                          "what `evaluate --out` writes; what you changed here (RRF k, edited rules, the fit on test) "
                          "follows in a separate block labelled exploratory.", classes="dialog-note")
             with Horizontal(classes="dialog-buttons"):
@@ -249,7 +270,7 @@ class ExportDialog(Dialog):
         """Tab in the path field completes the path; with nothing to complete (the path is
         whole, or matches nothing) it moves on to the next field, as Tab does elsewhere."""
         inp = self.query_one("#export-path", Input)
-        if self.focused is inp:
+        if self.focused is inp and not self.download:
             done = complete_path(inp.value)
             if done != inp.value:
                 inp.value = done
@@ -269,11 +290,16 @@ class ExportDialog(Dialog):
     @on(Button.Pressed, "#export")
     def _submit(self) -> None:
         path = self.query_one("#export-path", Input).value.strip()
-        problem = check_output_path(path)
+        if self.download:  # a name for the browser's download: the server's folders do not matter
+            path = os.path.basename(path)
+            problem = check_download_name(path)
+        else:
+            problem = check_output_path(path)
         self.query_one("#export-problem", Static).update(problem or "")
         if problem:
             return
-        path = os.path.expanduser(path)
+        if not self.download:
+            path = os.path.expanduser(path)
         self.dismiss(ExportRequest(path, str(self.query_one("#export-format", Select).value)))
 
     @on(Button.Pressed, "#cancel")

@@ -362,6 +362,13 @@ def write_atomic(path: str, data: str | bytes) -> None:
     write_outputs([(path, data)])
 
 
+def output_bytes(payload: str | bytes | list[str]) -> bytes:
+    """The bytes :func:`write_atomic` puts in a file for ``payload`` (UTF-8, nothing
+    translated), for an output that leaves the process another way: the dashboard served
+    in a browser hands them over as a download, byte for byte the file ``--out`` writes."""
+    return b"".join(_encoded(payload))
+
+
 def dumps_strict(obj: object) -> str:
     """Strict JSON (no NaN/Infinity), sorted keys off: key order is the report's order.
     The text of ``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, written
