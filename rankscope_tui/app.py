@@ -40,6 +40,7 @@ from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScree
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
 from .widgets.textual_private import SelectOverlay, guard_paste_end, input_parser_state, is_exiting, screen_stacks
+from .widgets.viewbar import key_display
 
 if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
@@ -469,8 +470,10 @@ class RankscopeApp(DashboardApp):
         lines = [doc, "", "## Keys", "", "| keys | action | from |", "|---|---|---|"]
         for (where, desc), keys in rows:
             lines.append(f"| {' '.join(f'`{k}`' for k in dict.fromkeys(keys))} | {desc} | {where} |")
-        lines.append("| `1`–`9`, `0` | switch view | app |")
-        lines += [f"| `{key}` | the {title} view | app |" for _, title, key in LETTER_VIEWS]
+        moved = {b.split(".", 1)[1] for b, _ in self.state.keymap if b.startswith("view.")}
+        if not moved & {m for m, _ in VIEWS}:  # a keymap's view keys are in the rows above
+            lines.append("| `1`–`9`, `0` | switch view | app |")
+        lines += [f"| `{key}` | the {title} view | app |" for mode, title, key in LETTER_VIEWS if mode not in moved]
         lines.append("| `ctrl+p` | command palette: views, go to query, set k, open, export | app |")
         lines.append("| `escape` | leave a text field (its value stays) | app |")
         self.push_screen(HelpScreen("\n".join(lines)))
@@ -621,15 +624,6 @@ def binding_tables() -> list[tuple[str, list[Binding]]]:
                                if isinstance(cls, type) and cls.__module__ == dialogs.__name__ and "BINDINGS" in cls.__dict__
                                for b in Binding.make_bindings(cls.__dict__["BINDINGS"])]))
     return tables
-
-
-def key_display(key: str) -> str:
-    """A Textual key name as the footer shows it: ``left_square_bracket`` is ``[``,
-    ``shift+left`` is ``shift+←``."""
-    from textual.keys import format_key
-
-    *mods, name = key.split("+")
-    return "+".join([*mods, format_key(name)])
 
 
 def keys_markdown() -> str:

@@ -282,6 +282,17 @@ async def test_the_keymap_rebinds_keys_in_a_running_dashboard(homes, demo_option
         await pilot.press("x")
         await settle(app, pilot)
         assert app.current_mode == "strata"
+        # the numbered bar names the key that now opens each view
+        bar = app.screen.query_one("#viewbar").render().plain
+        assert " x Strata " in bar and " 2 " not in bar and " 1 Ov" in bar
+        await pilot.press("question_mark")  # help lists the keys as they are now
+        await settle(app, pilot)
+        from rankscope_tui.widgets.dialogs import HelpScreen
+
+        assert isinstance(app.screen, HelpScreen)
+        assert "| `x` | Strata | app |" in app.screen.markdown and "`1`–`9`, `0`" not in app.screen.markdown
+        await pilot.press("escape")
+        await settle(app, pilot)
         await pilot.press("q")  # quit moved to ctrl+x: q quits no more
         await settle(app, pilot)
         assert app.is_running and app.current_mode == "strata"
