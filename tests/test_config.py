@@ -311,3 +311,18 @@ async def test_the_theme_is_applied(homes, demo_options, loaded):  # noqa: F811
         # the theme's colours are what the views draw with (Textual's own definition of nord)
         assert app.theme_variables["primary"].lower() == BUILTIN_THEMES["nord"].primary.lower()
         assert BUILTIN_THEMES["nord"].primary.lower() != BUILTIN_THEMES["textual-dark"].primary.lower()
+
+
+def test_the_readmes_example_file_is_accepted(homes):
+    """The config file the README shows is one rankscope reads as the README says."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"\*\*The config file\.\*\*.*?```toml\n(.*?)```", readme, re.S)
+    assert example, "the README shows no example config file"
+    cfg, project, work = homes
+    write(cfg, example.group(1))
+    c = read_config()
+    assert c.metrics == ("ndcg@10", "rr", "p@10") and c.relevant == 2 and c.theme == "nord"
+    assert c.strata == (str(cfg.parent / "strata.tsv"),)
+    assert dict(c.keymap) == {"app.quit": "ctrl+q", "view.strata": "f2", "overview.next_tie": "n,t"}

@@ -2,7 +2,9 @@
 
 ``LoadSettings`` shapes the loaded workspace (levels, depth, metrics, resampling);
 ``GateSettings`` the gate analysis; ``CompareSettings`` a paired comparison;
-``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
+``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits;
+``DashboardConfig`` what a config file sets for the dashboard (read and checked here, each
+refusal naming the file, the line and the key). The command line, the dashboard and
 the library build these and nothing else crosses a module boundary as options:
 a default is read from here, never restated.
 
