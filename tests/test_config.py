@@ -142,7 +142,10 @@ def test_the_demo_keeps_its_own_data_settings(homes, demo_dir):
     write(cfg, USER)
     state = resolve(parse_args(["--demo-dir", str(work / "demo")]), read_config())
     assert state.synthetic
-    assert state.options.load.relevant == 1 and "rr" not in [m.key for m in state.options.load.metrics][:2]
+    assert state.options.load.relevant == 1
+    assert [m.key for m in state.options.load.metrics] == [
+        "hit@1", "hit@5", "hit@10", "recall@10", "recall@100", "rr", "ndcg@10", "p@10", "judged@10"]
+    assert [Path(p).name for p in state.options.strata] == ["strata.tsv"]  # the demo's own
     assert state.theme == "nord" and dict(state.keymap)["app.help"] == "h"
 
 

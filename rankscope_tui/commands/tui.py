@@ -203,9 +203,6 @@ def options_from_args(args: argparse.Namespace) -> DashboardOptions:
     and typed here, as `evaluate` checks them)."""
     from .options import gate_options, settings_from
 
-    if args.relevant is None:  # not given, no config applied: LoadSettings' level
-        args = with_config(args, None)
-
     return DashboardOptions(
         lanes=tuple(args.lane), qrels=args.qrels, strata=tuple(args.strata), corpus=args.corpus,
         queries=tuple(args.queries), docs=tuple(args.docs), ood_negatives=args.ood_negatives, thresholds=args.thresholds,

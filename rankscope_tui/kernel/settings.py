@@ -543,11 +543,6 @@ class DashboardConfig:
         """The file that set ``key`` (None: no file did)."""
         return dict(self.sources).get(key)
 
-    @property
-    def keymap_dict(self) -> dict[str, str]:
-        """The keymap as ``App.set_keymap`` takes it."""
-        return dict(self.keymap)
-
 
 def _keys_ok(keys: str) -> bool:
     """A Textual key list: comma-separated names with no blank one and no space inside."""
