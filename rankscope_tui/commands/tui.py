@@ -2,6 +2,11 @@
 
 With no inputs at all it writes the built-in synthetic demo (cached per generator
 version and seed) and opens it, labelled SYNTHETIC in the header.
+
+The config files (``kernel.settings.load_config``: the user's config.toml, a project's
+``[tool.rankscope]``) fill what the command line leaves unset: the metrics, relevant level
+and strata of the user's own inputs, the theme and the keymap. ``rankscope config`` shows
+the result (``effective_settings``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ def add_tui_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--demo-dir", metavar="DIR", help="where to write the demo when no inputs are given (default: a cache dir)")
     t.add_argument("--theme", metavar="NAME", default=None,
                    help=f"a Textual theme (default: the config file's, else {DEFAULT_THEME}); `rankscope config` lists them")
-    # None = not given, so a config file's level applies (README: Config file); LoadSettings' default after
+    # None = not given, so a config file's level applies (README: Dashboard keys, themes and the config
+    # file); neither given: LoadSettings' level (settings_from)
     p.set_defaults(relevant=None)
 
 
@@ -179,10 +185,8 @@ def _shown(value: object) -> str:
 
 
 def with_config(args: argparse.Namespace, config: DashboardConfig | None) -> argparse.Namespace:
-    """``args`` with what the command line left unset taken from ``config`` (metrics, relevant
-    level, strata, theme), then the defaults (``config`` None: the defaults only)."""
-    from ..kernel.settings import LoadSettings
-
+    """A copy of ``args`` with what the command line left unset (metrics, relevant level,
+    strata) taken from ``config``; what neither sets keeps its default (``settings_from``)."""
     out = argparse.Namespace(**vars(args))
     if config is not None:
         if out.metrics is None and config.metrics is not None:
@@ -191,10 +195,6 @@ def with_config(args: argparse.Namespace, config: DashboardConfig | None) -> arg
             out.relevant = config.relevant
         if not out.strata and config.strata:
             out.strata = list(config.strata)
-        if getattr(out, "theme", None) is None:
-            out.theme = config.theme
-    if out.relevant is None:
-        out.relevant = LoadSettings.relevant
     return out
 
 
