@@ -41,6 +41,7 @@ from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScree
 from .widgets.safe import escape as safe_escape
 from .widgets.safe import escape_control
 from .widgets.textual_private import SelectOverlay, guard_paste_end, input_parser_state, is_exiting, screen_stacks
+from .widgets.viewbar import key_display
 
 if TYPE_CHECKING:
     from .kernel.workspace.loaded import Workspace
@@ -87,6 +88,11 @@ class RankscopeApp(DashboardApp):
         self.previous_mode = "overview"
         self.exported: list[str] = []  # paths written (served: names downloaded) this session (tests read it)
         self.sub_title = ("SYNTHETIC demo data — " if self.state.synthetic else "") + escape_control(self.state.source_label)
+        if self.state.theme:  # checked against the themes by `rankscope tui` before the app starts
+            self.theme = self.state.theme
+        # a config file's keymap (binding id -> keys): every view and dialog reads it when
+        # it looks a key up, so it holds from the first key on
+        self.set_keymap(dict(self.state.keymap))
 
     # ------------------------------------------------------------------ loading
 
@@ -299,7 +305,7 @@ class RankscopeApp(DashboardApp):
         dropped: there is no screen left to bind them to."""
         if self.closing or not screen_stacks(self) or not self.screen_stack:
             return True
-        if priority and key == "q" and self._q_will_quit():
+        if priority and key in self._quit_keys() and self._q_will_quit():
             # `q` reaches its (non-priority) binding only after bubbling up from the focused
             # widget, while a priority key of the same burst (ctrl+p) is handled at once: the
             # palette would open first and take the `q`. Quit as soon as the app sees it.
@@ -324,6 +330,14 @@ class RankscopeApp(DashboardApp):
                     task.print_stack(file=fh)
 
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
+
+    def _quit_keys(self) -> tuple[str, ...]:
+        """The keys of the quit binding (``app.quit``): `q`, or what a keymap put there."""
+        keys = dict(self.state.keymap).get("app.quit")
+        if not keys:
+            return ("q",)
+        # as Textual names them ("?" is question_mark): the names key_consumed receives
+        return tuple(b.key for b in Binding.make_bindings([Binding(keys, "quit")]))
 
     def _q_will_quit(self) -> bool:
         """`q` quits unless it is typed into a field, an open select list (type to search) or a
@@ -457,8 +471,10 @@ class RankscopeApp(DashboardApp):
         lines = [doc, "", "## Keys", "", "| keys | action | from |", "|---|---|---|"]
         for (where, desc), keys in rows:
             lines.append(f"| {' '.join(f'`{k}`' for k in dict.fromkeys(keys))} | {desc} | {where} |")
-        lines.append("| `1`–`9`, `0` | switch view | app |")
-        lines += [f"| `{key}` | the {title} view | app |" for _, title, key in LETTER_VIEWS]
+        moved = {b.split(".", 1)[1] for b, _ in self.state.keymap if b.startswith("view.")}
+        if not moved & {m for m, _ in VIEWS}:  # a keymap's view keys are in the rows above
+            lines.append("| `1`–`9`, `0` | switch view | app |")
+        lines += [f"| `{key}` | the {title} view | app |" for mode, title, key in LETTER_VIEWS if mode not in moved]
         lines.append("| `ctrl+p` | command palette: views, go to query, set k, open, export | app |")
         lines.append("| `escape` | leave a text field (its value stays) | app |")
         self.push_screen(HelpScreen("\n".join(lines)))
@@ -606,6 +622,48 @@ def run(state: DashboardState) -> int:
     return exit_status(app)
 
 
+def binding_tables() -> list[tuple[str, list[Binding]]]:
+    """The dashboard's bindings as the README's key tables group them: everywhere (the
+    app's), then each view in key order (its screen's own), the k sliders (Fusion,
+    Calibrate) and the dialogs (one row per binding id). Imports every view."""
+    from .widgets import dialogs
+    from .widgets.kslider import KSlider
+
+    tables: list[tuple[str, list[Binding]]] = [("Everywhere", list(Binding.make_bindings(RankscopeApp.BINDINGS)))]
+    for mode in [m for m, _ in VIEWS] + [m for m, _, _ in LETTER_VIEWS]:
+        own = screen_class(mode).__dict__.get("BINDINGS", [])
+        title = next((f"{VIEW_KEYS[m]} {t}" for m, t in VIEWS if m == mode), None) or \
+            next(f"{k} {t}" for m, t, k in LETTER_VIEWS if m == mode)
+        tables.append((f"{title} view", list(Binding.make_bindings(own))))
+    tables.append(("k sliders (Fusion, Calibrate)", list(Binding.make_bindings(KSlider.BINDINGS))))
+    tables.append(("Dialogs", [b for cls in vars(dialogs).values()
+                               if isinstance(cls, type) and cls.__module__ == dialogs.__name__ and "BINDINGS" in cls.__dict__
+                               for b in Binding.make_bindings(cls.__dict__["BINDINGS"])]))
+    return tables
+
+
+def keys_markdown() -> str:
+    """The README's key tables (one per view), generated from the bindings:
+    ``python -m rankscope_tui.app --keys`` prints them; ``tests/test_readme_keys.py``
+    fails when the README's copy differs from the bindings. A binding's keys share a row;
+    its id is what a config file's ``keymap`` names."""
+    out: list[str] = []
+    for title, bindings in binding_tables():
+        if not bindings:
+            out += [f"**{title}**: no keys of its own (those of Everywhere work)", ""]
+            continue
+        rows: dict[str, tuple[list[str], str]] = {}
+        for b in bindings:
+            keys, _ = rows.setdefault(str(b.id), ([], b.description or b.action))
+            if b.key not in keys:
+                keys.append(b.key)
+        out += [f"**{title}**", "", "| keys | action | binding id |", "|---|---|---|"]
+        out += [f"| {' '.join(f'`{key_display(k)}`' for k in keys)} | {desc} | `{bid}` |"
+                for bid, (keys, desc) in rows.items()]
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
 #: the figure each view's export writes (`rankscope plot KIND`); views without one refuse
 VIEW_FIGURES = {"overview": "forest", "strata": "forest", "rrf": "rrf-k", "calibrate": "convex-grid", "gate": "gate",
                 "compare": "compare-intervals"}
@@ -646,3 +704,10 @@ def _figure(kind: str, report: dict, ws, compare_payload: dict | None, metric: s
     if ws is None or len(ws.input_lanes) < 2:
         raise InputError(f"{kind} needs two or more input lanes", "export")
     return FG.rrf_k_figure(ws, drawn) if kind == "rrf-k" else FG.convex_grid_figure(ws, drawn)
+
+
+if __name__ == "__main__":  # python -m rankscope_tui.app --keys: the README's key tables
+    if sys.argv[1:] == ["--keys"]:
+        sys.stdout.write(keys_markdown())
+    else:
+        sys.exit("usage: python -m rankscope_tui.app --keys")

@@ -128,7 +128,7 @@ def _exit_now(signum, frame):
 
 #: Commands that run to completion and exit: their process may skip the interpreter's
 #: teardown once their outputs are in place (``tui`` is interactive and left alone).
-BATCH_COMMANDS = ("evaluate", "demo", "calibrate", "compare", "diff", "verdict", "explain", "goldens", "plot", "agree", "run")
+BATCH_COMMANDS = ("evaluate", "demo", "calibrate", "compare", "diff", "verdict", "explain", "goldens", "plot", "agree", "run", "config")
 
 
 def main(argv: list[str] | None = None) -> int:

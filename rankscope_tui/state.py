@@ -286,6 +286,8 @@ class DashboardState:
     compare_payload: dict | None = None  # the Compare view's `compare --out` payload, once computed
     exploratory: Exploratory = field(default_factory=Exploratory)
     parsed_thresholds: ParsedThresholds = field(default_factory=ParsedThresholds, repr=False, compare=False)
+    theme: str | None = None  # a Textual theme name (--theme or a config file); None = Textual's default
+    keymap: tuple[tuple[str, str], ...] = ()  # (binding id, keys) from a config file, for ``App.set_keymap``
 
     def thresholds(self) -> Thresholds | None:
         """The options' thresholds.json, parsed once (None without one)."""

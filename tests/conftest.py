@@ -72,9 +72,12 @@ def _session_cache_in_tmp(tmp_path_factory):
     """The per-user cache (``compare``'s comparison log) of the whole session in a temporary
     directory, set before any fixture runs: a module- or session-scoped fixture that runs
     ``compare`` is set up before the per-test fixture below, and must not write to the
-    real home either. Set in ``os.environ``, so children inherit it."""
+    real home either. Set in ``os.environ``, so children inherit it. The config home too:
+    a config.toml of the person running the tests must not change what `rankscope tui`
+    and `rankscope config` do in them (tests/test_config.py sets its own)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache-session")))
+        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config-session")))
         yield
 
 

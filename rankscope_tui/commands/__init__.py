@@ -15,6 +15,7 @@ from .options import PROG, Parser
 COMMANDS: dict[str, str] = {
     "evaluate": "evaluate", "demo": "demo", "calibrate": "calibrate", "compare": "compare", "plan": "plan", "agree": "agree", "pool": "pool", "diff": "diff",
     "verdict": "verdict", "explain": "explain", "goldens": "goldens", "plot": "plot", "run": "run", "tui": "tui",
+    "config": "config",
 }
 
 

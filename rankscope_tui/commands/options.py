@@ -286,7 +286,9 @@ def settings_from(args):
 
     rrf_k, rrf_src = (args.rrf_k, "chosen on the command line") if args.rrf_k is not None else (DEFAULT_RRF_K, "default")
     checked = LoadSettings(
-        metrics=(), depth=args.depth, relevant=args.relevant, group_sep=args.group_sep, window=args.window,
+        # relevant None: not given where a config file may set it (`tui`): LoadSettings' level
+        metrics=(), depth=args.depth, relevant=LoadSettings.relevant if args.relevant is None else args.relevant,
+        group_sep=args.group_sep, window=args.window,
         seed=args.seed, resamples=args.resamples, confidence=args.confidence, rrf_k=rrf_k, rrf_k_source=rrf_src,
         blind=args.blind, cap=args.cap, document_first=args.document_first,
         condensed=getattr(args, "condensed", False),

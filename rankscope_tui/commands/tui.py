@@ -2,6 +2,11 @@
 
 With no inputs at all it writes the built-in synthetic demo (cached per generator
 version and seed) and opens it, labelled SYNTHETIC in the header.
+
+The config files (``kernel.settings.load_config``: the user's config.toml, a project's
+``[tool.rankscope]``) fill what the command line leaves unset: the metrics, relevant level
+and strata of the user's own inputs, the theme and the keymap. ``rankscope config`` shows
+the result (``effective_settings``).
 """
 
 from __future__ import annotations
@@ -11,10 +16,16 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..state import DashboardOptions, DashboardState
 
+if TYPE_CHECKING:
+    from ..kernel.settings import DashboardConfig
+
 DEMO_SEED = 7
+#: Textual's own theme, used when neither --theme nor a config file names one.
+DEFAULT_THEME = "textual-dark"
 
 
 def add_tui_options(p: argparse.ArgumentParser) -> None:
@@ -29,6 +40,11 @@ def add_tui_options(p: argparse.ArgumentParser) -> None:
                    help="a second set of labels for the same pairs: the Judgments view shows their agreement "
                         "(as rankscope agree --qrels-b)")
     t.add_argument("--demo-dir", metavar="DIR", help="where to write the demo when no inputs are given (default: a cache dir)")
+    t.add_argument("--theme", metavar="NAME", default=None,
+                   help=f"a Textual theme (default: the config file's, else {DEFAULT_THEME}); `rankscope config` lists them")
+    # None = not given, so a config file's level applies (README: Dashboard keys, themes and the config
+    # file); neither given: LoadSettings' level (settings_from)
+    p.set_defaults(relevant=None)
     from .serve import DEFAULT_HOST, serve_address
 
     w = p.add_argument_group("browser")
@@ -77,10 +93,10 @@ def evaluate_argv(argv: list[str]) -> list[str]:
         if skip:
             skip = False
             continue
-        if a in ("--gates", "--dev-qrels", "--demo-dir", "--serve"):
+        if a in ("--gates", "--dev-qrels", "--demo-dir", "--serve", "--theme"):
             skip = True
             continue
-        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir", "--serve") or a == "--allow-remote":
+        if a.split("=", 1)[0] in ("--gates", "--dev-qrels", "--demo-dir", "--serve", "--theme") or a == "--allow-remote":
             continue
         out.append(a)
     return out
@@ -120,6 +136,78 @@ def ensure_demo(seed: int = DEMO_SEED, where: str | None = None) -> Path:
     return d
 
 
+def theme_names() -> list[str]:
+    """The themes ``--theme`` and a config file may name: Textual's built-in ones."""
+    from textual.theme import BUILTIN_THEMES
+
+    return sorted(BUILTIN_THEMES)
+
+
+def read_config() -> DashboardConfig:
+    """The config files' settings for the working directory (``kernel.settings.load_config``),
+    their keymap ids and theme checked against the dashboard's."""
+    from ..kernel.settings import check_config_names, load_config
+    from ..screens import BINDING_IDS
+
+    config = load_config(os.getcwd())
+    if config.keymap or config.theme is not None:
+        check_config_names(config, binding_ids=BINDING_IDS, themes=theme_names())
+    return config
+
+
+def check_theme(args: argparse.Namespace) -> None:
+    """Refuse a ``--theme`` the dashboard does not have (one line listing the themes)."""
+    from ..kernel.settings import unknown_theme
+    from .options import CliError
+
+    if args.theme is not None and args.theme not in theme_names():
+        raise CliError(f"--theme: {unknown_theme(args.theme, theme_names())}")
+
+
+def effective_settings(args: argparse.Namespace, config: DashboardConfig) -> list[tuple[str, str, str]]:
+    """(setting, value, where it came from) of every setting a config file may hold, as
+    `rankscope tui` would use them: the command line beats the project's pyproject, which
+    beats the user's config.toml, which beats the default."""
+    from ..kernel.settings import DEFAULT_METRICS, LoadSettings, canonical_keys
+
+    def pick(key: str, cli: object, conf: object, default: str) -> tuple[str, str, str]:
+        if cli not in (None, [], ()):
+            return key, _shown(cli), "command line"
+        if conf not in (None, ()):
+            return key, _shown(conf), config.source(key) or "config"
+        return key, default, "default"
+
+    cli_metrics = ",".join(canonical_keys(args.metrics.split(","), "--metrics")) if args.metrics else None
+    rows = [
+        pick("metrics", cli_metrics, config.metrics, ",".join(canonical_keys(DEFAULT_METRICS.split(",")))),
+        pick("relevant", args.relevant, config.relevant, str(LoadSettings.relevant)),
+        pick("strata", list(args.strata), config.strata, "none"),
+        pick("theme", args.theme, config.theme, DEFAULT_THEME),
+    ]
+    rows += [(f"keymap.{b}", k, config.source(f"keymap.{b}") or "config") for b, k in config.keymap]
+    return rows
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def with_config(args: argparse.Namespace, config: DashboardConfig | None) -> argparse.Namespace:
+    """A copy of ``args`` with what the command line left unset (metrics, relevant level,
+    strata) taken from ``config``; what neither sets keeps its default (``settings_from``)."""
+    out = argparse.Namespace(**vars(args))
+    if config is not None:
+        if out.metrics is None and config.metrics is not None:
+            out.metrics = ",".join(config.metrics)
+        if out.relevant is None and config.relevant is not None:
+            out.relevant = config.relevant
+        if not out.strata and config.strata:
+            out.strata = list(config.strata)
+    return out
+
+
 def options_from_args(args: argparse.Namespace) -> DashboardOptions:
     """The dashboard's options, built once from the parsed command line (settings checked
     and typed here, as `evaluate` checks them)."""
@@ -139,18 +227,26 @@ def state_from_args(args: argparse.Namespace, *, synthetic: bool = False, source
     return DashboardState(options_from_args(args), synthetic=synthetic, source_label=source_label)
 
 
-def resolve(args: argparse.Namespace) -> DashboardState:
-    """The state the dashboard opens on: the demo when no input was given."""
+def resolve(args: argparse.Namespace, config: DashboardConfig | None = None) -> DashboardState:
+    """The state the dashboard opens on: the demo when no input was given. ``config``'s
+    metrics, level and strata fill what the command line left unset on the user's own
+    inputs; the demo keeps its own (they describe the user's data, not the demo's); its
+    theme and keymap hold for both."""
     from .options import CliError
 
+    theme = args.theme if getattr(args, "theme", None) is not None else (config.theme if config else None)
+    keymap = config.keymap if config else ()
     if not args.lane and not args.qrels:
         d = ensure_demo(where=args.demo_dir)
-        return state_from_args(parse_args(demo_argv(d)), synthetic=True, source_label=f"built-in demo in {d}")
-    if not args.lane:
+        state = state_from_args(parse_args(demo_argv(d)), synthetic=True, source_label=f"built-in demo in {d}")
+    elif not args.lane:
         raise CliError("--qrels needs at least one --lane (or give no inputs for the demo)")
-    if not args.qrels:
+    elif not args.qrels:
         raise CliError("--lane needs --qrels (or give no inputs for the demo)")
-    return state_from_args(args, source_label=args.qrels)
+    else:
+        state = state_from_args(with_config(args, config), source_label=args.qrels)
+    state.theme, state.keymap = theme, keymap
+    return state
 
 
 def run(args: argparse.Namespace) -> int:
@@ -161,11 +257,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.allow_remote and args.serve is None:
         raise CliError("--allow-remote goes with --serve [HOST:]PORT")
+    check_theme(args)
+    config = read_config()
     if args.serve is not None and not os.environ.get(SERVED_ENV):
-        resolve(args)  # the usage errors now, and the demo written once, before anyone connects
+        resolve(args, config)  # the usage errors now, and the demo written once, before anyone connects
         return serve(args)
     pause_collector()  # until the first frame with data (app.py resumes it)
-    state = resolve(args)
+    state = resolve(args, config)
     state.preload = start_loading(state.options)  # the files are read while Textual is imported
     from ..app import run as run_app
 

@@ -2,7 +2,9 @@
 
 ``LoadSettings`` shapes the loaded workspace (levels, depth, metrics, resampling);
 ``GateSettings`` the gate analysis; ``CompareSettings`` a paired comparison;
-``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits. The command line, the dashboard and
+``DiffSettings`` a diff of two reports; ``CalibrationSettings`` what ``calibrate`` fits;
+``DashboardConfig`` what a config file sets for the dashboard (read and checked here, each
+refusal naming the file, the line and the key). The command line, the dashboard and
 the library build these and nothing else crosses a module boundary as options:
 a default is read from here, never restated.
 
@@ -16,13 +18,13 @@ API's ``min_delta``).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, SettingError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from .inputs.formats import InputOptions
     from .measures import MetricKey
@@ -487,3 +489,315 @@ class PoolSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget, "lanes": list(self.lanes)}
+
+
+# --------------------------------------------------------------------------- the config file
+
+#: The keys a config file may set: ``~/.config/rankscope/config.toml`` (``$XDG_CONFIG_HOME``
+#: honoured) or ``[tool.rankscope]`` in a project's ``pyproject.toml``.
+CONFIG_KEYS: tuple[str, ...] = ("metrics", "relevant", "strata", "theme", "keymap")
+#: The table of a project's ``pyproject.toml`` that holds its settings.
+PYPROJECT_TABLE = "tool.rankscope"
+
+
+@dataclass(frozen=True)
+class DashboardConfig:
+    """What a config file sets for ``rankscope tui``: the metric set, the relevant level, the
+    strata files, the theme and a keymap (binding id -> Textual key list, ``"x"`` or
+    ``"ctrl+n,n"``, as ``App.set_keymap`` takes it). None / () = not set by any file.
+
+    ``sources`` says which file set each key (``("keymap.app.quit", path)`` for a keymap
+    entry); ``files`` lists the files read, the user's first. Metric names are the
+    canonical keys of the one resolver; strata paths are absolute (a relative path in a
+    file is read from the file's directory, as a project's pyproject may sit above the
+    working directory). The checks are those of the command line: types here, the metric
+    names by ``measures.resolve_measures``, the level as ``LoadSettings`` checks it."""
+
+    metrics: tuple[str, ...] | None = None
+    relevant: int | None = None
+    strata: tuple[str, ...] = ()
+    theme: str | None = None
+    keymap: tuple[tuple[str, str], ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()
+    files: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.metrics is not None:
+            if not self.metrics or not all(isinstance(m, str) for m in self.metrics):
+                raise SettingError("metrics", "must be a list of metric names (or one comma list), e.g. "
+                                              "[\"ndcg@10\", \"rr\"]", prefixed=False)
+            object.__setattr__(self, "metrics", canonical_keys(self.metrics, "metrics"))
+        if self.relevant is not None and (not _is_int(self.relevant) or self.relevant < 1):
+            raise SettingError("relevant", f"must be an integer >= 1, got {_toml_repr(self.relevant)} (grade 0 is "
+                                           "judged non-relevant)", prefixed=False)
+        if not all(isinstance(s, str) and s for s in self.strata):
+            raise SettingError("strata", "must be a path or a list of paths (strings)", prefixed=False)
+        if self.theme is not None and (not isinstance(self.theme, str) or not self.theme):
+            raise SettingError("theme", f"must be a theme name (a string), got {_toml_repr(self.theme)}", prefixed=False)
+        for binding, keys in self.keymap:
+            if not isinstance(keys, str) or not _keys_ok(keys):
+                raise SettingError("keymap", f"keymap.{binding}: must be a key or a comma list of keys (\"x\", "
+                                             f"\"ctrl+n,n\"), got {_toml_repr(keys)}", prefixed=False)
+
+    def source(self, key: str) -> str | None:
+        """The file that set ``key`` (None: no file did)."""
+        return dict(self.sources).get(key)
+
+
+def _keys_ok(keys: str) -> bool:
+    """A Textual key list: comma-separated names with no blank one and no space inside."""
+    return all(k.strip() and " " not in k.strip() for k in keys.split(","))
+
+
+def _toml_repr(value: object) -> str:
+    """A value as TOML would write it (what the person typed), cut to 60 characters."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = '"' + value + '"'
+    elif isinstance(value, dict):
+        text = "a table"
+    elif isinstance(value, list):
+        text = "a list"
+    else:
+        text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _line_of(text: str, key: str, after: int = 0) -> int | None:
+    """The first line (1-based) after line ``after`` that assigns ``key`` (bare or quoted;
+    for a dotted key ``a.b.c``, else ``b.c`` or ``c`` as a nested table spells it, else
+    ``a``: the line of an inline table), so an error points at it; None when it is
+    not found."""
+    import re
+
+    lines = text.splitlines()
+    parts = key.split(".")
+    for name in dict.fromkeys([".".join(parts[i:]) for i in range(len(parts))] + [parts[0]]):
+        q = re.escape(name)
+        pattern = re.compile(r"^\s*(?:" + q + r"|\"" + q + r"\"|'" + q + r"')\s*=")
+        for i, line in enumerate(lines[after:], after + 1):
+            if pattern.match(line):
+                return i
+    return None
+
+
+def _table_line(text: str, table: str) -> int:
+    """The line of ``[table]`` (0 when the table has no header of its own)."""
+    import re
+
+    pattern = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in table.split(".")) + r"\s*\]")
+    for i, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return i
+    return 0
+
+
+def read_config(path: str, *, pyproject: bool = False) -> DashboardConfig | None:
+    """The settings of one config file: the whole file (the user's config.toml), or its
+    ``[tool.rankscope]`` table (``pyproject``; None when the file has none). Bad TOML, an
+    unknown key, a wrong type or an unknown metric raises :class:`InputError` as
+    ``FILE:LINE: KEY: what is wrong`` (the line when it can be found)."""
+    import tomllib
+    from pathlib import Path
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the config file: {exc.strerror or exc}", path) from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text (TOML files are UTF-8)", path) from None
+    except tomllib.TOMLDecodeError as exc:
+        import re
+
+        m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        line = int(m.group(1)) if m else None
+        if line is None and "(at end of document)" in str(exc):  # the last line: where the reader ran out
+            line = max(len(raw.decode("utf-8", "replace").splitlines()), 1)
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc)) or "not valid TOML"
+        raise InputError(f"not valid TOML: {msg}", path, line) from None
+    prefix = ""
+    start = 0
+    if pyproject:
+        table: Any = data.get("tool", {})
+        table = table.get("rankscope") if isinstance(table, dict) else None
+        if table is None:
+            return None
+        prefix = PYPROJECT_TABLE + "."
+        start = _table_line(text, PYPROJECT_TABLE)
+        if not isinstance(table, dict):
+            raise InputError(f"{PYPROJECT_TABLE}: must be a table", path, _line_of(text, "rankscope") or None)
+    else:
+        table = data
+
+    def fail(key: str, problem: str, line_key: str | None = None) -> InputError:
+        line = _line_of(text, line_key or key, max(start - 1, 0))
+        return InputError(f"{prefix}{key}: {problem}", path, line)
+
+    for key in table:
+        if key not in CONFIG_KEYS:
+            raise fail(key, "unknown key (the keys are " + ", ".join(CONFIG_KEYS) + ")")
+    base = Path(path).resolve().parent
+    values: dict[str, Any] = {}
+    if "metrics" in table:
+        names: Any = table["metrics"]
+        if isinstance(names, str):
+            names = [p.strip() for p in names.split(",")]
+        if not isinstance(names, list):
+            raise fail("metrics", f"must be a list of metric names (or one comma list), got {_toml_repr(names)}")
+        values["metrics"] = tuple(names)
+    if "relevant" in table:
+        values["relevant"] = table["relevant"]
+    if "strata" in table:
+        s = table["strata"]
+        s = [s] if isinstance(s, str) else s
+        if not isinstance(s, list) or not all(isinstance(p, str) and p for p in s):
+            raise fail("strata", f"must be a path or a list of paths (strings), got {_toml_repr(table['strata'])}")
+        values["strata"] = tuple(str(base / Path(p).expanduser()) for p in s)
+    if "theme" in table:
+        values["theme"] = table["theme"]
+    if "keymap" in table:
+        k = table["keymap"]
+        if not isinstance(k, dict):
+            raise fail("keymap", f"must be a table of binding id = keys, got {_toml_repr(k)}")
+        keymap = []
+        for binding, keys in _flatten(k):
+            if not isinstance(keys, str) or not _keys_ok(keys):
+                raise fail(f"keymap.{binding}", "must be a key or a comma list of keys (\"x\", \"ctrl+n,n\"), "
+                                                f"got {_toml_repr(keys)}", f"keymap.{binding}")
+            keymap.append((binding, keys))
+        values["keymap"] = tuple(keymap)
+    try:
+        config = DashboardConfig(**values)
+    except InputError as exc:
+        setting = getattr(exc, "setting", None) or "metrics"
+        raise fail(setting, exc.detail) from None
+    sources = [(key, path) for key in values if key != "keymap"]
+    sources += [(f"keymap.{b}", path) for b, _ in config.keymap]
+    return replace(config, sources=tuple(sources), files=(path,))
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A keymap's entries as (binding id, value): ``app.quit = "x"`` in TOML is a nested
+    table (``{"app": {"quit": "x"}}``), the quoted ``"app.quit" = "x"`` a flat key."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out += _flatten(value, name + ".")
+        else:
+            out.append((name, value))
+    return out
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> str:
+    """``$XDG_CONFIG_HOME/rankscope/config.toml``, or ``~/.config/rankscope/config.toml`` when
+    the variable is unset, empty or relative (the XDG Base Directory rule)."""
+    import os
+    from pathlib import Path
+
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
+    return str(base / "rankscope" / "config.toml")
+
+
+def project_config_path(cwd: str) -> str | None:
+    """The nearest ``pyproject.toml`` in ``cwd`` or a parent that has a ``[tool.rankscope]``
+    table (None: none has). A pyproject that does not mention rankscope is not parsed, so an
+    unrelated broken one above the project stops nothing."""
+    from pathlib import Path
+
+    here = Path(cwd).resolve()
+    for d in (here, *here.parents):
+        p = d / "pyproject.toml"
+        try:
+            raw = p.read_bytes()
+        except OSError:
+            continue
+        if b"rankscope" in raw and read_config(str(p), pyproject=True) is not None:
+            return str(p)
+    return None
+
+
+def load_config(cwd: str, env: Mapping[str, str] | None = None) -> DashboardConfig:
+    """The effective config: the user's file, then the project's ``[tool.rankscope]`` over it
+    key by key (a keymap entry by binding id). Command-line options beat both; the face
+    applies them. No file: every field unset."""
+    import os
+
+    user_path = user_config_path(env)
+    layers = []
+    if os.path.isfile(user_path):
+        user = read_config(user_path)
+        if user is not None:
+            layers.append(user)
+    project = project_config_path(cwd)
+    if project is not None:
+        p = read_config(project, pyproject=True)
+        if p is not None:
+            layers.append(p)
+    return merge_configs(*layers)
+
+
+def merge_configs(*layers: DashboardConfig) -> DashboardConfig:
+    """``layers`` merged, each later one beating the earlier ones key by key (the keymap by
+    binding id); the sources follow the value that won."""
+    out: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    keymap: dict[str, str] = {}
+    files: list[str] = []
+    for layer in layers:
+        files += list(layer.files)
+        src = dict(layer.sources)
+        for key in ("metrics", "relevant", "theme"):
+            if getattr(layer, key) is not None:
+                out[key] = getattr(layer, key)
+                sources[key] = src.get(key, "")
+        if layer.strata:
+            out["strata"] = layer.strata
+            sources["strata"] = src.get("strata", "")
+        for b, k in layer.keymap:
+            keymap[b] = k
+            sources[f"keymap.{b}"] = src.get(f"keymap.{b}", "")
+    return DashboardConfig(**out, keymap=tuple(keymap.items()), sources=tuple(sources.items()), files=tuple(files))
+
+
+def check_config_names(config: DashboardConfig, *, binding_ids: Iterable[str], themes: Iterable[str]) -> None:
+    """Refuse a keymap entry naming no binding of the dashboard and a theme it does not have,
+    naming the file and the key that set it (the faces own their binding ids and themes;
+    the words are said here once)."""
+    ids = set(binding_ids)
+    names = sorted(themes)
+    for binding, _ in config.keymap:
+        if binding not in ids:
+            raise _in_file(config, f"keymap.{binding}", "no dashboard binding has this id (the ids are in the README's "
+                                                        "key tables)")
+    if config.theme is not None and config.theme not in names:
+        raise _in_file(config, "theme", unknown_theme(config.theme, names))
+
+
+def unknown_theme(name: str, themes: Iterable[str]) -> str:
+    """The words for a theme the dashboard does not have, listing those it has."""
+    return f"unknown theme {name!r} (the themes are {', '.join(sorted(themes))})"
+
+
+def _in_file(config: DashboardConfig, key: str, problem: str, line_key: str | None = None) -> InputError:
+    """``FILE:LINE: KEY: problem`` for ``key`` of the file that set it (under
+    ``tool.rankscope.`` in a pyproject; the line when it can be found)."""
+    from pathlib import Path
+
+    src = config.source(key)
+    if not src:  # set by no file (a caller's own config): the key alone
+        return InputError(f"{key}: {problem}")
+    pyproject = src.endswith("pyproject.toml")
+    try:
+        text = Path(src).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    start = _table_line(text, PYPROJECT_TABLE) if pyproject else 0
+    line = _line_of(text, line_key or key, max(start - 1, 0))
+    return InputError(f"{PYPROJECT_TABLE + '.' if pyproject else ''}{key}: {problem}", src, line)

@@ -29,6 +29,25 @@ LETTER_VIEWS: list[tuple[str, str, str]] = [
 VIEW_KEYS.update({mode: key for mode, _, key in LETTER_VIEWS})
 
 
+#: Every binding id of the dashboard (the app's, the views', the sliders' and the dialogs'):
+#: what a config file's ``keymap`` may name (``App.set_keymap``). Written out, not collected,
+#: so the check costs no import of the views (the Compare view's module loads scipy);
+#: ``tests/test_readme_keys.py`` holds it equal to the ids of the ``Binding`` objects. The
+#: ids are stable: a renamed id would break the keymaps that name it.
+BINDING_IDS: frozenset[str] = frozenset({
+    *(f"view.{mode}" for mode, _ in VIEWS), *(f"view.{mode}" for mode, _, _ in LETTER_VIEWS),
+    "app.export", "app.help", "app.leave_input", "app.open", "app.quit", "app.search",
+    "overview.next_tie", "overview.next_lane", "overview.level", "overview.edit", "overview.pr_curve",
+    "strata.variants", "rrf.drill", "calibrate.fit_on_test",
+    "gate.conservative", "gate.fpir_up", "gate.fpir_down", "gate.applied_margin",
+    "compare.paired", "compare.swap", "verdicts.edit", "verdicts.restore",
+    "query.prev", "query.next", "query.variants", "query.back",
+    "goldens.only_disagreements", "goldens.recompute",
+    "slider.down", "slider.up", "slider.down10", "slider.up10", "slider.min", "slider.max",
+    "dialog.close", "dialog.cancel", "dialog.complete",
+})
+
+
 def view_title(mode: str) -> str:
     """The title of view ``mode``, on the numbered bar or not."""
     return dict(VIEWS).get(mode) or next(t for m, t, _ in LETTER_VIEWS if m == mode)

@@ -93,7 +93,8 @@ class ViewScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◎")
-        yield ViewBar(VIEWS, self.VIEW, id="viewbar")
+        keymap = dict(getattr(getattr(self.app, "state", None), "keymap", ()))
+        yield ViewBar(VIEWS, self.VIEW, id="viewbar", keymap=keymap)
         yield from self.compose_body()
         yield ViewFooter()
 

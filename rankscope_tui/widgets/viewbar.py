@@ -1,10 +1,20 @@
-"""ViewBar: the views by their key (1–9, 0), the current one highlighted; a click switches."""
+"""ViewBar: the views by their key (1–9, 0, or what a config file's keymap put there), the
+current one highlighted; a click switches."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual import events
 from textual.widget import Widget
+
+
+def key_display(key: str) -> str:
+    """A Textual key name as the footer shows it: ``left_square_bracket`` is ``[``,
+    ``shift+left`` is ``shift+←``."""
+    from textual.keys import format_key
+
+    *mods, name = key.split("+")
+    return "+".join([*mods, format_key(name)])
 
 
 class ViewBar(Widget):
@@ -30,10 +40,15 @@ class ViewBar(Widget):
     """
     COMPONENT_CLASSES = {"viewbar--current", "viewbar--key", "viewbar--status"}
 
-    def __init__(self, views: list[tuple[str, str]], current: str, status: str = "", **kw) -> None:
-        """``views``: (mode name, title) in key order 1..9, 0."""
+    def __init__(self, views: list[tuple[str, str]], current: str, status: str = "",
+                 keymap: dict[str, str] | None = None, **kw) -> None:
+        """``views``: (mode name, title) in key order 1..9, 0. ``keymap``: binding id -> keys
+        (a config file's): a view whose ``view.MODE`` binding it moves shows its first key."""
         super().__init__(**kw)
         self.views, self.current, self.status = views, current, status
+        keymap = keymap or {}
+        self.keys = {mode: key_display(keymap[f"view.{mode}"].split(",")[0].strip()) if f"view.{mode}" in keymap
+                     else str(i % 10) for i, (mode, _) in enumerate(views, 1)}  # the tenth view's key is 0
         self._spans: list[tuple[int, int, str]] = []
 
     def set_status(self, status: str) -> None:
@@ -61,9 +76,9 @@ class ViewBar(Widget):
         cur = self.get_component_rich_style("viewbar--current", partial=True)
         key = self.get_component_rich_style("viewbar--key", partial=True)
         self._spans = []
-        for i, (mode, title) in enumerate(self.views, 1):
+        for mode, title in self.views:
             start = len(text)
-            digit = str(i % 10)  # the tenth view's key is 0
+            digit = self.keys[mode]
             if mode == self.current:
                 text.append(f" {digit} {title} ", style=cur)
             else:
