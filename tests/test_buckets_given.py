@@ -289,3 +289,20 @@ def test_a_shipped_given_bucket_is_read_as_given(generated, tmp_path):
     assert local.queries.equals(shipped.queries) and local.measures.equals(shipped.measures)
     assert local.n_queries == len({q for q in lanes["alpha"].column("qid").to_pylist() if oracle(q, 3) == 1})
 
+
+
+def test_compare_on_datasets_is_compare_on_the_text(generated, cli_run, tmp_path, workdirs):  # noqa: F811
+    """compare reads the datasets in their buckets too: its rows are the text run's."""
+    g = generated
+    lanes, _ = _rows(g)
+    args = []
+    for name, t in lanes.items():
+        _duckdb_dataset(t, 7, tmp_path / name)
+        args += ["--lane", f"{name}={tmp_path / name}"]
+    m, b = tmp_path / "m.json", tmp_path / "b.json"
+    rc, _, err = cli_run("compare", *_lane_args(g["lanes"]), "--qrels", g["qrels"], "--resamples", "999", "--no-log", "--out", m)
+    assert rc == 0, err
+    rc, _, err = cli_run("compare", *args, "--qrels", g["qrels"], "--resamples", "999", "--no-log", "--out", b)
+    assert rc == 0, err
+    want, got = json.loads(m.read_bytes()), json.loads(b.read_bytes())
+    assert got["comparisons"] == want["comparisons"] and len(got["comparisons"]) > 0
