@@ -306,3 +306,16 @@ def test_compare_on_datasets_is_compare_on_the_text(generated, cli_run, tmp_path
     assert rc == 0, err
     want, got = json.loads(m.read_bytes()), json.loads(b.read_bytes())
     assert got["comparisons"] == want["comparisons"] and len(got["comparisons"]) > 0
+
+
+def test_the_fingerprint_stops_when_told(generated, tmp_path):
+    """A failed run sets the event: the fingerprint's reading ends instead of holding the exit."""
+    import threading
+
+    lanes, _ = _rows(generated)
+    G.write_buckets(lanes["alpha"], 3, str(tmp_path / "alpha"))
+    ds = G.read_dataset(str(tmp_path / "alpha"))
+    assert G.dataset_sha256(ds) == _sha_of_dataset(tmp_path / "alpha")
+    stop = threading.Event()
+    stop.set()
+    assert G.dataset_sha256(ds, stop) == ""

@@ -344,6 +344,9 @@ def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | No
     workdir = tempfile.mkdtemp(prefix="rankscope-buckets-")
     pool, ok = None, False
     hasher = None
+    import threading
+
+    stop = threading.Event()
     try:
         if given:  # pre-bucketed datasets are fingerprinted while the buckets run
             from concurrent.futures import ThreadPoolExecutor
@@ -351,7 +354,7 @@ def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | No
             from .given import dataset_sha256
 
             hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256")
-            digests = {path: hasher.submit(dataset_sha256, ds) for path, ds in given.items()}
+            digests = {path: hasher.submit(dataset_sha256, ds, stop) for path, ds in given.items()}
         workers = max(1, min(_workers(engine), n))
         if engine.engine == "local":  # the workers start while the driver partitions (and take its spans)
             pool = warm_pool(workers)
@@ -377,6 +380,8 @@ def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | No
         ok = True
     finally:
         if hasher is not None:
+            if not ok:
+                stop.set()  # a failed run does not wait for the fingerprints
             hasher.shutdown(wait=ok, cancel_futures=True)
         try:
             if pool is not None:

@@ -42,6 +42,7 @@ import hashlib
 import math
 import os
 import re
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -221,8 +222,10 @@ def dataset_columns(ds: Dataset, columns: ColumnMapping | None, what: str) -> di
     return None
 
 
-def dataset_sha256(ds: Dataset) -> str:
-    """sha256 over every part file of ``ds`` (relative path, NUL, bytes, NUL; path order)."""
+def dataset_sha256(ds: Dataset, stop: threading.Event | None = None) -> str:
+    """sha256 over every part file of ``ds`` (relative path, NUL, bytes, NUL; path order).
+    ``stop``, once set, ends the reading (the run failed: the digest is not wanted, and an
+    exiting interpreter waits for its threads)."""
     h = hashlib.sha256()
     for _, d in ds.buckets:
         for p in parts_of(d):
@@ -230,6 +233,8 @@ def dataset_sha256(ds: Dataset) -> str:
             try:
                 with open(p, "rb") as fh:
                     for block in iter(lambda: fh.read(1 << 22), b""):
+                        if stop is not None and stop.is_set():
+                            return ""
                         h.update(block)
             except OSError as exc:
                 raise InputError(f"cannot read: {exc.strerror or exc}", p) from None
