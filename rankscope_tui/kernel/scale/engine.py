@@ -4,7 +4,9 @@
 
 1. ``bucket.plan`` of the sources (refusing what does not split by query);
 2. ``partition.partition_files`` into a temporary directory (DuckDB hashes the qids, pyarrow
-   writes the Parquet buckets);
+   writes the Parquet buckets); an input that is a pre-bucketed dataset (``given``) is
+   checked on a sample first and not partitioned: its ``bucket=K`` directories are the
+   buckets, fingerprinted in a thread while the buckets run;
 3. ``partition.bucket_task`` per bucket -- on a pool of ``workers`` processes (the
    ``local`` engine; ``multiprocessing``'s spawn context, so a worker starts clean), or
    on a Dask cluster (``dask``: ``dask_engine.run_dask``);
