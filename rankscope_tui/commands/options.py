@@ -204,11 +204,17 @@ def engine_settings(args):
     engine unless a bucket option is given; ``--buckets`` with ``--per-query-in`` is refused
     (the tables are per-query values already)."""
     from ..kernel.scale.engine import EngineSettings
+    from ..kernel.scale.given import is_dataset
 
     given = [f for f, a in (("--buckets", "buckets"), ("--memory-limit", "memory_limit"), ("--engine", "engine"),
                             ("--scheduler", "scheduler")) if getattr(args, a, None) is not None]
     if not given:
-        return EngineSettings()
+        # an input given as a directory of query buckets (bucket=K/) is evaluated in its buckets
+        paths = [p for _, p in getattr(args, "lane", None) or []] + [getattr(args, "qrels", None),
+                                                                      getattr(args, "ood_negatives", None)]
+        given = [f"{p} (a directory of query buckets)" for p in paths if isinstance(p, str) and is_dataset(p)][:1]
+        if not given:
+            return EngineSettings()
     if getattr(args, "ignore_self", False):
         raise InputError(f"--ignore-self cannot be used with {given[0]} yet (its warnings are counted over the "
                          "whole lane, not per bucket)", "--ignore-self")

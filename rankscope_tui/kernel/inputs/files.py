@@ -246,6 +246,9 @@ def file_kind(p: str) -> str:
     if stat.S_ISFIFO(mode):
         return "pipe"
     if stat.S_ISDIR(mode):
+        if any(name.startswith("bucket=") for name in _names_in(p)):  # scale/given.py's datasets
+            raise InputError("is a directory of query buckets (bucket=K/): evaluate, compare and calibrate read it "
+                             "in buckets; here a file is needed", p)
         raise InputError("is a directory, not a file", p)
     if stat.S_ISCHR(mode):
         raise InputError("is a character device (e.g. /dev/zero or a terminal), not a file; "
@@ -255,6 +258,13 @@ def file_kind(p: str) -> str:
     if stat.S_ISSOCK(mode):
         raise InputError("is a socket, not a file", p)
     raise InputError("is not a regular file", p)
+
+
+def _names_in(p: str) -> list[str]:
+    try:
+        return os.listdir(p)
+    except OSError:
+        return []
 
 
 def check_file(p: str) -> str:

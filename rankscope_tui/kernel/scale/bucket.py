@@ -78,13 +78,17 @@ if TYPE_CHECKING:
 _Block = tuple[str, str, np.ndarray, np.ndarray, Mapping[str, np.ndarray]]
 
 __all__ = [
-    "SQL_BUCKET", "bucket_of", "buckets_of", "BucketPlan", "plan", "run_bucket", "BucketResult", "BucketWarning",
+    "SQL_BUCKET", "SPARK_SQL_BUCKET", "bucket_of", "buckets_of", "BucketPlan", "plan", "run_bucket", "BucketResult", "BucketWarning",
     "merge", "Merged", "FileFacts", "file_facts", "QueryWorkspace", "evaluate_merged", "partition",
     "evaluate_in_process",
 ]
 
 #: :func:`bucket_of` in SQL (DuckDB; ``{qid}`` a VARCHAR expression, ``{n}`` the bucket count).
 SQL_BUCKET = "(('0x' || substr(md5({qid}), 1, 15))::BIGINT % {n})"
+#: :func:`bucket_of` in Spark SQL (``{qid}`` a string column expression, ``{n}`` the bucket
+#: count): ``conv`` gives the 60-bit prefix as a decimal string, cast to BIGINT so that
+#: ``pmod`` works on an exact integer.
+SPARK_SQL_BUCKET = "pmod(cast(conv(substr(md5({qid}), 1, 15), 16, 10) as bigint), {n})"
 
 LANE_COLUMNS = ("qid", "doc", "score", "line")
 QRELS_COLUMNS = ("qid", "doc", "grade", "line")
@@ -100,7 +104,7 @@ def bucket_of(qid: str, n: int) -> int:
     unsigned integer, modulo ``n``. Stable across processes, machines and versions (no
     salted ``hash()``), and the same in SQL: :data:`SQL_BUCKET`, in DuckDB
     ``(('0x' || substr(md5(qid), 1, 15))::BIGINT % n)``; 60 bits fit a signed BIGINT, so
-    Spark's ``pmod(conv(substr(md5(qid), 1, 15), 16, 10), n)`` agrees too.
+    Spark SQL's :data:`SPARK_SQL_BUCKET` agrees too.
     """
     if n < 1:
         raise ValueError("at least one bucket")

@@ -103,6 +103,7 @@ class ShippedBucket:
     lanes: tuple[tuple[str, Content], ...]  # ((name, content), ...)
     qrels: Content
     ood: Content | None = None
+    given: tuple[str, ...] = ()  # roles of pre-bucketed inputs (``partition.BucketFiles.given``)
 
     @property
     def size(self) -> int:
@@ -126,7 +127,8 @@ def _content(path: str | None) -> Content:
 def ship(files: BucketFiles) -> ShippedBucket:
     """The content of one bucket's files (a ``partition.BucketFiles``)."""
     return ShippedBucket(int(files.index), tuple((name, _content(path)) for name, path in files.lanes),
-                         _content(files.qrels), _content(files.ood) if files.ood is not None else None)
+                         _content(files.qrels), _content(files.ood) if files.ood is not None else None,
+                         tuple(files.given))
 
 
 _FINGERPRINT: list[str] = []
@@ -203,7 +205,8 @@ def run_shipped(bucket: ShippedBucket, plan: BucketPlan, fingerprint: str | None
             return d
 
         local = BucketFiles(bucket.index, tuple((name, put(f"lane{i}", c)) for i, (name, c) in enumerate(bucket.lanes)),
-                            put("qrels", bucket.qrels), put("ood", bucket.ood) if bucket.ood is not None else None)
+                            put("qrels", bucket.qrels), put("ood", bucket.ood) if bucket.ood is not None else None,
+                            bucket.given)
         try:
             return bucket_task(local, plan)
         except InputError as exc:

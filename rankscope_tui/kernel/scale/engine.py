@@ -4,7 +4,9 @@
 
 1. ``bucket.plan`` of the sources (refusing what does not split by query);
 2. ``partition.partition_files`` into a temporary directory (DuckDB hashes the qids, pyarrow
-   writes the Parquet buckets);
+   writes the Parquet buckets); an input that is a pre-bucketed dataset (``given``) is
+   checked on a sample first and not partitioned: its ``bucket=K`` directories are the
+   buckets, fingerprinted in a thread while the buckets run;
 3. ``partition.bucket_task`` per bucket -- on a pool of ``workers`` processes (the
    ``local`` engine; ``multiprocessing``'s spawn context, so a worker starts clean), or
    on a Dask cluster (``dask``: ``dask_engine.run_dask``);
@@ -126,7 +128,14 @@ def input_bytes(paths: Sequence[str]) -> int:
 
 
 def bucket_count(paths: Sequence[str], engine: EngineSettings) -> int:
-    """``engine.buckets``, or the count the module docstring's rule gives for ``paths``."""
+    """``engine.buckets``, or the count the module docstring's rule gives for ``paths``;
+    with a pre-bucketed dataset among them, its count (``given.given_count``: refused
+    when ``engine.buckets`` is smaller)."""
+    from . import given as G
+
+    datasets = [G.read_dataset(p) for p in paths if G.is_dataset(p)]
+    if datasets:
+        return G.given_count(datasets, engine.buckets, MAX_BUCKETS)
     if engine.buckets is not None:
         return engine.buckets
     if engine.memory_limit is not None:
@@ -272,6 +281,30 @@ def run_local(files_list: list[BucketFiles], plan: BucketPlan, workers: int,
     return results
 
 
+def _check_given(p: BucketPlan, n: int) -> tuple[dict[str, Any], dict[str, tuple[Any, dict[str, str] | None]]]:
+    """The pre-bucketed datasets among ``p``'s inputs by path (``given.Dataset``), each
+    checked on a sample against ``bucket_of(qid, n)`` (``given.check_sample``), and what
+    their facts say: (the ``buckets_given`` warning, the columns read)."""
+    from ..inputs.formats import InputOptions
+    from . import given as G
+
+    opts = p.settings.inputs
+    assert isinstance(opts, InputOptions)  # what LoadSettings.inputs holds
+    roles = [(path, "run", opts.run_columns) for _, path in p.lanes] + [(p.qrels, "qrels", opts.qrels_columns)]
+    if p.ood_negatives is not None:
+        roles.append((p.ood_negatives, "qrels", opts.qrels_columns))
+    datasets: dict[str, Any] = {}
+    notes: dict[str, tuple[Any, dict[str, str] | None]] = {}
+    for path, what, columns in roles:
+        if not G.is_dataset(path):
+            continue
+        ds = G.read_dataset(path)
+        checked = G.check_sample(ds, n, columns, what)
+        datasets[path] = ds
+        notes[path] = (G.given_note(ds, n, checked), G.dataset_columns(ds, columns, what))
+    return datasets, notes
+
+
 def _task() -> Callable[[BucketFiles, BucketPlan], BucketResult]:
     """The function each worker runs (``partition.bucket_task``; looked up when used)."""
     from . import partition as P
@@ -308,13 +341,27 @@ def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | No
         except ImportError as exc:
             raise InputError(f"the Dask engine is not available here ({_one_line(exc)}): pip install "
                              "'rankscope[scale]'", "--engine") from None
+    given, notes = _check_given(p, n)
+    digests: dict[str, Any] = {}
     workdir = tempfile.mkdtemp(prefix="rankscope-buckets-")
     pool, ok = None, False
+    hasher = None
+    import threading
+
+    stop = threading.Event()
     try:
+        if given:  # pre-bucketed datasets are fingerprinted while the buckets run
+            from concurrent.futures import ThreadPoolExecutor
+
+            from .given import dataset_sha256
+
+            hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256")
+            digests = {path: hasher.submit(dataset_sha256, ds, stop) for path, ds in given.items()}
         workers = max(1, min(_workers(engine), n))
         if engine.engine == "local":  # the workers start while the driver partitions (and take its spans)
             pool = warm_pool(workers)
-        files, facts = partition_files(p, n, workdir, _driver_share(engine), pool, workers if pool is not None else 1)
+        files, facts = partition_files(p, n, workdir, _driver_share(engine), pool, workers if pool is not None else 1,
+                                       frozenset(given))
         if progress:
             progress(f"partitioned the inputs into {n} query bucket(s)")
         last = [-math.inf]
@@ -330,8 +377,14 @@ def run_engine(sources: Sources, engine: EngineSettings, gate: GateSettings | No
         else:
             results = run_local(files, p, _workers(engine), each, pool)
         merged = B.merge(results)
+        for path, note in notes.items():
+            facts[path] = B.FileFacts(path, digests[path].result(), "parquet", note[1], (note[0],))
         ok = True
     finally:
+        if hasher is not None:
+            if not ok:
+                stop.set()  # a failed run does not wait for the fingerprints
+            hasher.shutdown(wait=ok, cancel_futures=True)
         try:
             if pool is not None:
                 _end_pool(pool, cancel=not ok)  # (ended before the directory goes: no worker reads it then)

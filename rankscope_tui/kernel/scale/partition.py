@@ -75,12 +75,16 @@ PARQUET_BATCH_ROWS = 1 << 20
 class BucketFiles:
     """Where one bucket's rows are: per lane (name, path) in the plan's lane order, the
     qrels' path and the negatives' (None without ``--ood-negatives``). A path is a Parquet
-    file or a directory of them; a path that does not exist holds no rows."""
+    file or a directory of them; a path that does not exist holds no rows. ``given``: the
+    inputs whose bucket is a directory of a pre-bucketed dataset (``given`` module), by
+    role: ``lane0``, ``lane1``, ..., ``qrels``, ``ood``; their rows are checked and
+    converted as they are read."""
 
     index: int
     lanes: tuple[tuple[str, str], ...]  # ((name, parquet_path), ...)
     qrels: str
     ood: str | None = None
+    given: tuple[str, ...] = ()
 
 
 def duckdb_module() -> ModuleType:
@@ -590,7 +594,8 @@ def _check_paths_once(plan: BucketPlan) -> None:
 
 
 def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | None = None,
-                    pool: Executor | None = None, workers: int = 1) -> tuple[list[BucketFiles], dict[str, FileFacts]]:
+                    pool: Executor | None = None, workers: int = 1,
+                    given: frozenset[str] = frozenset()) -> tuple[list[BucketFiles], dict[str, FileFacts]]:
     """Write every input of ``plan`` as ``n`` query-id buckets of Parquet files under
     ``workdir`` (which must exist); returns one :class:`BucketFiles` per bucket and the
     :class:`bucket.FileFacts` of every input by path. ``memory_limit`` (e.g. ``2GB``: this
@@ -598,7 +603,10 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
     ``BUFFER_BYTES``). Files are read in the order ``workspace.read_inputs`` reads them,
     so the first error is the one the in-memory path raises. With ``pool`` (a process
     pool of ``workers``), a plain TREC run of at least ``SPAN_MIN_BYTES`` is cut into
-    ``workers`` spans at line ends, partitioned side by side (:func:`partition_span`)."""
+    ``workers`` spans at line ends, partitioned side by side (:func:`partition_span`).
+    ``given``: paths of pre-bucketed datasets (``given`` module), neither read nor
+    written here: their buckets are their ``bucket=K`` directories, and their facts are
+    the caller's."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ..inputs.files import sha256_of
@@ -620,6 +628,10 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
     hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankscope-sha256")
     try:
         for i, (name, path) in enumerate(plan.lanes):
+            if path in given:
+                lane_dirs.append((name, path))  # its bucket=K directories, as they are
+                formats.append(SimpleNamespace(format="parquet"))
+                continue
             out = os.path.join(workdir, f"lane{i}")
             lane_dirs.append((name, out))
             fmt, scan = _streamable_run(path, opts)
@@ -659,6 +671,9 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
             for what, judged_path in (("qrels", plan.qrels), ("ood", plan.ood_negatives)):
                 if judged_path is None:
                     continue
+                if judged_path in given:
+                    judged.append(SimpleNamespace(format="parquet"))
+                    continue
                 raw = read_qrels(judged_path, opts)
                 _write_buckets(con, _table_batches(_qrels_table(raw), QRELS_SCHEMA_FIELDS), QRELS_SCHEMA_FIELDS, n,
                                os.path.join(workdir, what), budget)
@@ -686,8 +701,14 @@ def partition_files(plan: BucketPlan, n: int, workdir: str, memory_limit: str | 
     def at(d: str, k: int) -> str:
         return os.path.join(d, f"bucket={k}")
 
-    files = [BucketFiles(k, tuple((name, at(d, k)) for name, d in lane_dirs), at(os.path.join(workdir, "qrels"), k),
-                         at(os.path.join(workdir, "ood"), k) if plan.ood_negatives is not None else None)
+    def judged_dir(what: str, path: str) -> str:
+        return path if path in given else os.path.join(workdir, what)
+
+    roles = tuple([f"lane{i}" for i, (_, p) in enumerate(plan.lanes) if p in given]
+                  + [what for what, p in (("qrels", plan.qrels), ("ood", plan.ood_negatives)) if p in given])
+    files = [BucketFiles(k, tuple((name, at(d, k)) for name, d in lane_dirs), at(judged_dir("qrels", plan.qrels), k),
+                         at(judged_dir("ood", plan.ood_negatives), k) if plan.ood_negatives is not None else None,
+                         roles)
              for k in range(n)]
     return files, facts
 
@@ -794,22 +815,36 @@ def _read_parquet(path: str | None) -> pa.Table | None:
     return pq.read_table(path)
 
 
-def read_bucket(files: BucketFiles) -> tuple[dict[str, pa.Table], pa.Table | None, pa.Table | None]:
+def read_bucket(files: BucketFiles, options: InputOptions | None = None
+                ) -> tuple[dict[str, pa.Table], pa.Table | None, pa.Table | None]:
     """(lane name -> rows, qrels rows, negatives rows or None) of one bucket, as Arrow
-    tables; a lane without rows in this bucket is left out, absent qrels are None."""
+    tables; a lane without rows in this bucket is left out, absent qrels are None. A
+    pre-bucketed input's bucket (``files.given``) is read by ``given.read_given`` with the
+    column mappings of ``options`` (the plan's ``InputOptions``)."""
+    from .given import read_given
+
+    def read(role: str, path: str | None, what: str, name: str | None = None) -> pa.Table | None:
+        if path is not None and role in files.given:
+            columns = None if options is None else options.run_columns if what == "run" else options.qrels_columns
+            return read_given(path, what, columns, name)
+        return _read_parquet(path)
+
     lanes: dict[str, pa.Table] = {}
-    for name, path in files.lanes:
-        t = _read_parquet(path)
+    for i, (name, path) in enumerate(files.lanes):
+        t = read(f"lane{i}", path, "run", name)
         if t is not None:
             lanes[name] = t
-    return lanes, _read_parquet(files.qrels), _read_parquet(files.ood)
+    return lanes, read("qrels", files.qrels, "qrels"), read("ood", files.ood, "qrels")
 
 
 def bucket_task(files: BucketFiles, plan: BucketPlan) -> BucketResult:
     """``bucket.run_bucket`` of one bucket on disk (what a worker process runs)."""
+    from ..inputs.formats import InputOptions
+
     if plan.measure_files:  # a fresh worker has only the built-in measures
         from ..measures.user import ensure_loaded
 
         ensure_loaded(plan.measure_files)
-    lanes, qrels, ood = read_bucket(files)
+    opts = plan.settings.inputs
+    lanes, qrels, ood = read_bucket(files, opts if isinstance(opts, InputOptions) else None)
     return run_bucket(lanes, qrels, plan, ood)
