@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from support import picture_ready, settle
 from test_tui import KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
-from textual_plotext import PlotextPlot
 
 from rankscope_tui.kernel.report.figures import PR_LEVELS, pr_curve_rows
+from rankscope_tui.widgets.plot import TermPlot
 
 SMALL, LARGE = (80, 24), (200, 60)
 
@@ -32,7 +32,7 @@ async def test_curve_points_are_the_kernels_for_every_lane(demo_options, loaded)
         assert screen.showing_pr and not screen.query_one("#ov-bottom").display
         want = pr_curve_rows(screen.ws, "doc")
         assert screen.pr_rows == want
-        monitor = screen.query_one("#ov-pr-plot", PlotextPlot).plt._active.monitor
+        monitor = screen.query_one("#ov-pr-plot", TermPlot).plt._active.monitor
         xs, ys = monitor.x, monitor.y
         lanes = [lane for lane in dict.fromkeys(r["lane"] for r in want) if screen.ws.lane_origin[lane] != "variant"]
         assert lanes == [*screen.ws.input_lanes, "rrf"] and len(xs) == len(lanes)  # the inputs and rrf
