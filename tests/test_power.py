@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 from statsmodels.stats.power import TTestPower
-from support import cli_env, run_cli, shared_path
+from support import run_cli, shared_path
 
 from rankscope_tui.kernel.statistics import paired as pa
 from rankscope_tui.kernel.statistics import power as pw
@@ -282,17 +282,3 @@ def test_brent_root_refuses_a_bracket_without_a_sign_change():
     with pytest.raises(ValueError, match="differ in sign"):
         pw.brent_root(lambda x: x * x + 1, -1.0, 1.0, xtol=1e-12)
 
-
-def test_compare_does_not_import_scipy_optimize(cranfield, tmp_path):
-    """A compare's MDE and plan come from brent_root: scipy.optimize stays unloaded."""
-    import subprocess
-    import sys
-
-    lanes = cranfield / "lanes"
-    code = ("import sys\nfrom rankscope_tui.cli import main\n"
-            f"rc = main(['compare', '--lane', {str(lanes / 'bm25.run')!r}, '--lane', {str(lanes / 'dense.run')!r},"
-            f" '--qrels', {str(cranfield / 'qrels-test.txt')!r}, '--out', {str(tmp_path / 'c.json')!r}])\n"
-            "print(rc, sorted(m for m in sys.modules if m.startswith('scipy.optimize')))\n")
-    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=cli_env())
-    assert got.returncode == 0, got.stderr
-    assert got.stdout.strip().splitlines()[-1] == "0 []"
