@@ -104,11 +104,13 @@ def tie_groups(scores: Sequence[float] | NDArray[np.float64]) -> list[tuple[int,
     """``(s, e)`` of each run of two or more equal adjacent scores: places ``s .. e-1``
     (0-based) of a list already in rank order, i.e. ranks ``s+1 .. e``."""
     out = []
-    n = len(scores)
+    # Python floats: indexing a numpy array element by element costs more than the walk
+    vals = scores.tolist() if isinstance(scores, np.ndarray) else list(scores)
+    n = len(vals)
     i = 0
     while i < n:
         j = i + 1
-        while j < n and scores[j] == scores[i]:
+        while j < n and vals[j] == vals[i]:
             j += 1
         if j - i >= 2:
             out.append((i, j))
@@ -169,7 +171,9 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
     forms of McSherry & Najork 2008, see the module docstring); None for ap."""
     n = grades.shape[0]
     cut = n if k is None else min(k, n)
-    rel = grades >= level
+    # per place as Python ints (a block's count and gain sum are exact integers either way;
+    # summing small list slices is what keeps this loop cheap on a query of many places)
+    rel = (grades >= level).astype(np.int64).tolist()
     # singletons are groups of one, so every place belongs to exactly one block
     blocks: list[tuple[int, int]] = []
     i = 0
@@ -182,13 +186,13 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
         count = 0.0
         for s, e in blocks:
             m = max(0, min(cut, e) - s)
-            count += m * float(rel[s:e].sum()) / (e - s)
+            count += m * float(sum(rel[s:e])) / (e - s)
         if kind == "p":
             return count / float(k or 1)
         return count / n_rel if n_rel > 0 else 0.0
     if kind in ("hit", "rr"):
         for s, e in blocks:
-            r = int(rel[s:e].sum())
+            r = sum(rel[s:e])
             if r == 0:
                 continue
             size = e - s
@@ -206,9 +210,9 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
         if idcg <= 0:
             return 0.0
         dcg = 0.0
+        gain = np.maximum(grades, 0).tolist()
         for s, e in blocks:
-            gains = np.maximum(grades[s:e], 0).astype(np.float64)
-            mean_gain = float(gains.sum()) / (e - s)
+            mean_gain = float(sum(gain[s:e])) / (e - s)
             dcg += sum(mean_gain / log2(p + 2) for p in range(s, min(cut, e)))
         return dcg / idcg
     return None
