@@ -284,10 +284,18 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     strad = {m.key: np.zeros(n_q, dtype=bool) for m in keys}
     tied = tied_queries(lane, int(np.iinfo(np.int32).max))
     jq = judgments.qid
-    for q in tied.tolist():
+    # the grades of every tied query's rows in one join, and each query's judgments' span
+    # in one search: the same values the per-query calls give, without a call per query
+    starts, ends = lane.offsets[tied].astype(np.int64), lane.offsets[tied + 1].astype(np.int64)
+    lengths = ends - starts
+    bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
+    at = np.repeat(starts - np.asarray(bounds[:-1], dtype=np.int64), lengths) + np.arange(bounds[-1], dtype=np.int64)
+    all_grades = judgments.grade_of(np.repeat(tied.astype(np.int64), lengths), lane.doc[at])
+    j_lo, j_hi = np.searchsorted(jq, tied, "left").tolist(), np.searchsorted(jq, tied, "right").tolist()
+    for i, q in enumerate(tied.tolist()):
         rows = lane.rows_of(q)
         scores = lane.score[rows]
-        grades = judgments.grade_of(np.full(scores.shape[0], q), lane.doc[rows])
+        grades = all_grades[bounds[i]:bounds[i + 1]]
         # a group whose hits all carry the same grade (unjudged counted as one grade)
         # cannot change any value: skip the query when every group is such
         groups = tie_groups(scores)
@@ -296,8 +304,7 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
         flat = np.maximum(grades, -1)
         if all((flat[s:e] == flat[s]).all() for s, e in groups):
             continue
-        lo, hi = np.searchsorted(jq, q, "left"), np.searchsorted(jq, q, "right")
-        ideal = judgments.grade[lo:hi]
+        ideal = judgments.grade[j_lo[i]:j_hi[i]]
         ideal = ideal[ideal >= 0]
         for m in keys:
             t = query_ties(m, scores, grades, ideal, relevant)
