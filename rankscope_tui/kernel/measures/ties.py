@@ -174,11 +174,15 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
     # per place as Python ints (a block's count and gain sum are exact integers either way;
     # summing small list slices is what keeps this loop cheap on a query of many places)
     rel = (grades >= level).astype(np.int64).tolist()
-    # singletons are groups of one, so every place belongs to exactly one block
+    # singletons are groups of one, so every place belongs to exactly one block; blocks
+    # that start at or past the cutoff add exactly 0 to every sum below (and a first
+    # relevant block there gives hit and rr 0), so the walk stops at the cutoff
     blocks: list[tuple[int, int]] = []
     i = 0
     for s, e in list(groups) + [(n, n)]:
-        blocks.extend((j, j + 1) for j in range(i, s))
+        blocks.extend((j, j + 1) for j in range(i, min(s, cut)))
+        if s >= cut:
+            break
         if e > s:
             blocks.append((s, e))
         i = e
