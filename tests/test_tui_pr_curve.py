@@ -60,3 +60,24 @@ def test_snapshot_pr_curve(snap_compare, demo_options, loaded, size):
         await picture_ready(app, pilot)
 
     assert snap_compare(make_app(demo_options, loaded), terminal_size=size, run_before=run_before)
+
+
+async def test_chart_follows_the_app_theme(demo_options, loaded):
+    """The chart's canvas is the app theme's surface colour and its ticks the foreground
+    (``widgets/plot.py``); switching the theme redraws it in the new theme's colours."""
+    from rich.color import Color as RichColor
+    from textual.color import Color
+
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await _open_curve(app, pilot)
+        plot = screen.query_one("#ov-pr-plot", TermPlot)
+        seen = []
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await settle(app, pilot)
+            surface = Color.parse(app.theme_variables["surface"]).rgb
+            backgrounds = {span.style.bgcolor for span in plot.render().spans if span.style and span.style.bgcolor}
+            assert backgrounds == {RichColor.from_rgb(*surface)}, theme
+            seen.append(surface)
+        assert seen[0] != seen[1]
