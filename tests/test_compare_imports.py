@@ -54,10 +54,10 @@ def test_evaluate_imports_neither_pandas_nor_scipy(demo_dir, tmp_path, extra):
     """``evaluate`` (with and without intervals, text and markdown) writes its report
     with no pandas and no SciPy module loaded: pandas is for the API's DataFrames, SciPy
     for a comparison's t distribution; nor the comparison's own modules (the verdicts, the
-    paired statistics, power), whose classes a small run would otherwise build at start."""
+    paired statistics, power, the randomization test), whose classes a small run would otherwise build at start."""
     code = ("import sys; from rankscope_tui.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "comparison = {'rankscope_tui.kernel.statistics.' + m for m in ('verdict', 'paired', 'power')}\n"
+            "comparison = {'rankscope_tui.kernel.statistics.' + m for m in ('verdict', 'paired', 'power', 'randomization')}\n"
             "print(sorted(({m.split('.')[0] for m in sys.modules} & {'pandas', 'scipy'}) | (comparison & set(sys.modules))))")
     got = subprocess.run([sys.executable, "-c", code, "evaluate", "--lane", str(demo_dir / "lexical.run"), "--lane",
                           str(demo_dir / "dense.run"), "--qrels", str(demo_dir / "qrels-test.txt"),
