@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SERIES_COLOURS", "TermPlot"]
 
-#: the colour of each series drawn without an explicit colour, in order (RGB): a sequence
-#: chosen to stay readable on light and dark canvases alike
+#: the colour of each series drawn without an explicit colour, in order (RGB): Sasha
+#: Trubetskoy's list of 20 distinct colours, readable on light and dark canvases alike (the
+#: dashboard snapshots in tests/__snapshots__ pin these exact values)
 SERIES_COLOURS: tuple[tuple[int, int, int], ...] = (
     (0, 130, 200), (60, 180, 75), (230, 25, 75), (255, 225, 25), (245, 130, 48),
     (145, 30, 180), (70, 240, 240), (240, 50, 230), (180, 225, 40), (250, 190, 212),
