@@ -275,17 +275,16 @@ async def child_revisit(rounds: int) -> dict:
 
 
 async def child_slider(data: Path, presses: int) -> dict:
-    from textual_plotext import PlotextPlot
-
     from rankscope_tui.app import RankscopeApp
     from rankscope_tui.commands.tui import parse_args, state_from_args
     from rankscope_tui.screens import screen_class
     from rankscope_tui.widgets.kslider import KSlider
+    from rankscope_tui.widgets.plot import TermPlot
 
     _as_the_command_starts()
     RRFScreen = screen_class("rrf")
     renders: list[tuple[float, int | None]] = []
-    original = PlotextPlot.render
+    original = TermPlot.render
 
     def render(self):
         out = original(self)
@@ -294,7 +293,7 @@ async def child_slider(data: Path, presses: int) -> dict:
             renders.append((time.perf_counter(), screen.drawn_k))
         return out
 
-    PlotextPlot.render = render
+    TermPlot.render = render
     watch = LoopWatch()
     t0 = time.perf_counter()
     app = RankscopeApp(state_from_args(parse_args(lanes_7m_argv(data)), source_label="synthetic 7M"))
@@ -329,7 +328,7 @@ async def child_slider(data: Path, presses: int) -> dict:
             rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
             prepared = bool(getattr(screen._explorer, "prepares", False))
     finally:
-        PlotextPlot.render = original
+        TermPlot.render = original
     return {"load_and_report_s": load_s, "open_rrf_s": open_s, "latency_ms": latencies, "rows": rows,
             "prepared_table": prepared, "loop": watch.stop()}
 

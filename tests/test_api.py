@@ -260,7 +260,7 @@ def test_import_is_light_and_the_api_never_loads_textual_or_the_command_line():
             "rs.paired([0.1, 0.5], [0.2, 0.6], ['a', 'b'], resamples=0)\n"
             "rs.compare({'q1': {'d1': 1}, 'q2': {'d1': 1}}, {'a': {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}, "
             "'b': {'q1': {'d1': 1.0}, 'q2': {'d1': 1.0}}}, resamples=0)\n"
-            "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'rich', 'plotext'))\n"
+            "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'plotext'))\n"
             "cli = sorted(m for m in sys.modules if m.startswith(('rankscope_tui.cli', 'rankscope_tui.commands')))\n"
             "print(light, ui, cli)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=120)

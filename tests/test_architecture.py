@@ -465,7 +465,7 @@ ws, th = pipeline.prepare(ws)
 analysis = gate_analysis.analyse_gate(ws, gate, th)
 assert analysis.as_dict() == report["gate"]
 result = comparison.compare(ws, th, CompareSettings(candidates=("dense", "rrf"), resamples=999)).result
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "textual_plotext", "rich", "plotext"))
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "rich", "plotext"))
 print(json.dumps({
     "ui_modules": loaded,
     "lanes": sorted(report["lanes"]),

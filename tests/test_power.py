@@ -235,3 +235,50 @@ def test_power_sentence_quotes_its_numbers(family):
                 f"α = {p.alpha:.4g}, paired t approximation: noncentral t, df = n − 1); "
                 f"Δ = 0.020 needs about {p.needed:,} queries")
         assert p.as_dict()["sentence"] == want
+
+
+# The root finder behind the MDE and the queries needed: SciPy's brentq is the oracle (the
+# same Brent steps and stopping rule, so the same float in practice; 1e-9 is the contract).
+BRENT_CASES = [
+    (lambda x: x**3 - 2 * x - 5, 2.0, 3.0, 1e-12),  # Wallis's cubic, Brent's own example
+    (lambda x: math.cos(x) - x, 0.0, 1.0, 1e-12),
+    (lambda x: math.exp(x) - 10.0, -5.0, 10.0, 1e-12),
+    (lambda x: math.tanh(50 * (x - 0.123)), -4.0, 9.0, 1e-12),  # flat far from the root: bisection steps
+    (lambda x: x * x - 2, 0.0, 2.0, 1e-12),
+    (lambda x: x - 7.25, 2.0, 1e7, 1e-6),  # the queries_needed bracket and tolerance
+    (lambda x: math.atan(x - 1e3), 2.0, 1e7, 1e-6),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BRENT_CASES)))
+def test_brent_root_equals_scipy_brentq(case):
+    from scipy.optimize import brentq
+
+    f, a, b, xtol = BRENT_CASES[case]
+    want = brentq(f, a, b, xtol=xtol)
+    got = pw.brent_root(f, a, b, xtol=xtol)
+    assert abs(got - want) <= 1e-9 * max(1.0, abs(want))
+    assert got == want
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+@pytest.mark.parametrize("alpha", [0.001, 0.05, 0.2])
+@pytest.mark.parametrize("power", [0.5, 0.8, 0.95])
+@pytest.mark.parametrize("n", [2, 3, 10, 50, 225, 5000])
+def test_detectable_effect_root_equals_scipy_brentq(n, power, alpha, alternative):
+    from scipy.optimize import brentq
+
+    pw.detectable_effect.cache_clear()
+    got = pw.detectable_effect(n, alpha, power, alternative)
+    hi = 1.0
+    while pw.t_power(hi, n, alpha, alternative) < power:
+        hi *= 2.0
+    want = brentq(lambda d: pw.t_power(d, n, alpha, alternative) - power, 0.0, hi, xtol=1e-12)
+    assert abs(got - want) <= 1e-9
+    assert got == want
+
+
+def test_brent_root_refuses_a_bracket_without_a_sign_change():
+    with pytest.raises(ValueError, match="differ in sign"):
+        pw.brent_root(lambda x: x * x + 1, -1.0, 1.0, xtol=1e-12)
+

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from support import picture_ready, settle
 from test_tui import KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
-from textual_plotext import PlotextPlot
 
 from rankscope_tui.kernel.report.figures import PR_LEVELS, pr_curve_rows
+from rankscope_tui.widgets.plot import TermPlot
 
 SMALL, LARGE = (80, 24), (200, 60)
 
@@ -32,7 +32,7 @@ async def test_curve_points_are_the_kernels_for_every_lane(demo_options, loaded)
         assert screen.showing_pr and not screen.query_one("#ov-bottom").display
         want = pr_curve_rows(screen.ws, "doc")
         assert screen.pr_rows == want
-        monitor = screen.query_one("#ov-pr-plot", PlotextPlot).plt._active.monitor
+        monitor = screen.query_one("#ov-pr-plot", TermPlot).plt._active.monitor
         xs, ys = monitor.x, monitor.y
         lanes = [lane for lane in dict.fromkeys(r["lane"] for r in want) if screen.ws.lane_origin[lane] != "variant"]
         assert lanes == [*screen.ws.input_lanes, "rrf"] and len(xs) == len(lanes)  # the inputs and rrf
@@ -60,3 +60,24 @@ def test_snapshot_pr_curve(snap_compare, demo_options, loaded, size):
         await picture_ready(app, pilot)
 
     assert snap_compare(make_app(demo_options, loaded), terminal_size=size, run_before=run_before)
+
+
+async def test_chart_follows_the_app_theme(demo_options, loaded):
+    """The chart's canvas is the app theme's surface colour and its ticks the foreground
+    (``widgets/plot.py``); switching the theme redraws it in the new theme's colours."""
+    from rich.color import Color as RichColor
+    from textual.color import Color
+
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await _open_curve(app, pilot)
+        plot = screen.query_one("#ov-pr-plot", TermPlot)
+        seen = []
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await settle(app, pilot)
+            surface = Color.parse(app.theme_variables["surface"]).rgb
+            backgrounds = {span.style.bgcolor for span in plot.render().spans if span.style and span.style.bgcolor}
+            assert backgrounds == {RichColor.from_rgb(*surface)}, theme
+            seen.append(surface)
+        assert seen[0] != seen[1]

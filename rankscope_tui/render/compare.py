@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..kernel.statistics.randomization import format_p
 from .power import power_lines
 
 
@@ -51,6 +50,9 @@ def p_cell(p) -> str:
 def compare_table(result, p_prefix: bool = True) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the table; ``result`` is a ``verdict.CompareResult`` (or a ``Comparison``).
     ``p_prefix=False`` (markdown): the p column holds the bare number, a floor is said in a note."""
+    # the comparison modules on first use: evaluate's renderers import this module too
+    from ..kernel.statistics.randomization import format_p
+
     header = ["baseline", "candidate", "metric", "n", "base", "cand", "delta", "CI", "p", "adj p", "t p", "BCa (level)",
               "effect", "unpaired CI", "W/L/T", "verdict"]
     if getattr(result, "test", "randomization") == "t":

@@ -11,8 +11,6 @@ tests parse each number back out of the sentence and compare it with its field.
 
 from __future__ import annotations
 
-from ..kernel.statistics.randomization import format_p
-from ..kernel.statistics.verdict import verdict_words
 from .escaping import terminal_safe
 from .markdown import md_prose, md_table
 
@@ -87,6 +85,9 @@ def _p(p: float, row: dict, decides_t: bool) -> str:
     that itself); a t p, which has no floor, to 4 decimals, or 3 significant digits below 0.0001."""
     if decides_t:
         return f"{p:.4f}" if p >= 1e-4 else f"{p:.3g}"
+    # the comparison modules on first use: an evaluate imports this module, never a comparison's
+    from ..kernel.statistics.randomization import format_p
+
     return format_p(p, row["resamples"]).removeprefix("p = ").split(",")[0]
 
 
@@ -115,6 +116,8 @@ def _min_delta(settings: dict) -> float:
 def verdict_clause(row: dict, settings: dict) -> str:
     """The row's verdict in the kernel's words (``verdict.verdict_words``); an established
     better or worse row names the minimum effect it cleared when one was set."""
+    from ..kernel.statistics.verdict import verdict_words  # on first use, as format_p above
+
     md = _min_delta(settings)
     words = row.get("verdict_text") or verdict_words(row["verdict"], md)
     if md and row["verdict"] in ("better", "worse"):

@@ -15,13 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, Select, Static, Switch
-from textual_plotext import PlotextPlot
 
 from ..kernel.fusion.calibration import CalibrationComparison, compare_calibration
 from ..kernel.settings import CalibrationSettings
 from ..state import DashboardOptions, load_dev_workspace
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
+from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded
@@ -87,7 +87,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
             yield Switch(False, id="cal-cheat")
         with Horizontal(id="cal-main"):
             with Vertical(id="cal-left"):
-                yield PlotextPlot(id="cal-plot")
+                yield TermPlot(id="cal-plot")
                 yield KSlider(1, 1, 2, label="grid point", id="cal-point")
                 yield Static("", id="cal-highlight", classes="caption")
                 yield Static("", id="cal-heat", classes="caption")
@@ -137,7 +137,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self.query_one("#cal-table", PlainTable).clear(columns=True)
         for box in ("#cal-highlight", "#cal-heat"):
             self.query_one(box, Static).update("")
-        plot = self.query_one("#cal-plot", PlotextPlot)
+        plot = self.query_one("#cal-plot", TermPlot)
         plot.plt.clear_data()
         plot.refresh()
 
@@ -275,7 +275,7 @@ second, the third takes the rest) shows where the objective is high (◉ highlig
         self._plot(r, honest, cheat)
 
     def _plot(self, r: CalibrationComparison, honest: bool, cheat: bool) -> None:
-        plot = self.query_one("#cal-plot", PlotextPlot)
+        plot = self.query_one("#cal-plot", TermPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()

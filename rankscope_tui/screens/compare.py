@@ -16,7 +16,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
-from textual_plotext import PlotextPlot
 
 from ..kernel.settings import CompareSettings
 from ..kernel.statistics.randomization import format_p
@@ -24,6 +23,7 @@ from ..kernel.statistics.verdict import CAPTION
 from ..render.power import row_line
 from ..widgets import fmt
 from ..widgets.numbers import number_input
+from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable, QidTable
 from .base import ViewScreen, guarded
@@ -157,7 +157,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
                 yield Static("", id="cmp-family", classes="caption")
                 yield PlainTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
                 yield Static(self.waiting("loading"), id="cmp-verdict", classes="panel")
-                yield PlotextPlot(id="cmp-plot")
+                yield TermPlot(id="cmp-plot")
                 yield Static("", id="cmp-plot-key", classes="caption")
                 yield Static("", id="cmp-ties", classes="panel")
                 yield Label("Largest losses and gains (share of the total loss / gain)", classes="section-title")
@@ -551,7 +551,7 @@ loss or gain). Intervals are per comparison, not simultaneous.
         self.query_one("#cmp-deltas", QidTable).fill(["qid", "base", "cand", "Δ", "j b", "j c"], rows)
 
     def _plot(self, row) -> None:
-        plot = self.query_one("#cmp-plot", PlotextPlot)
+        plot = self.query_one("#cmp-plot", TermPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()

@@ -15,13 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
-from textual_plotext import PlotextPlot
 
 from ..kernel import analyse_gate
 from ..kernel.gate.analysis import GateAnalysis, GateLabel
 from ..kernel.settings import GateSettings
 from ..widgets import fmt
 from ..widgets.numbers import integer_input, number_input
+from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded, parse_optional_number
@@ -150,7 +150,7 @@ conservative.
             yield Switch(False, id="gate-conservative")
         with Horizontal(id="gate-main"):
             with Vertical(id="gate-left"):
-                yield PlotextPlot(id="gate-plot")
+                yield TermPlot(id="gate-plot")
                 yield Static("", id="gate-legend", classes="caption")
             with VerticalScroll(id="gate-right"):
                 yield Static(self.waiting("loading"), id="gate-floors", classes="panel")
@@ -299,7 +299,7 @@ conservative.
         t.fill(["stratum", "pos", "FNIR", *[f"FPIR {NEG_LABELS.get(k, k)}" for k in negs]], rows)
 
     def _draw_plot(self, r: GateResult) -> None:
-        plot = self.query_one("#gate-plot", PlotextPlot)
+        plot = self.query_one("#gate-plot", TermPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()

@@ -13,12 +13,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static, TextArea
-from textual_plotext import PlotextPlot
 
 from ..kernel.ranking.judgments import NO_JUDGMENT
 from ..kernel.ranking.ranks import tied_queries
 from ..render.explain import tie_marks
 from ..widgets import fmt
+from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.tables import PlainTable
 from .base import ViewScreen, guarded
@@ -105,7 +105,7 @@ c-th relevant hit, c = round(level · R)), the numbers `rankscope plot pr-curve`
                     yield Static("", id="ov-warnings")
             yield Label("P–R curve (c closes)", id="ov-pr-title", classes="section-title")
             with Vertical(id="ov-pr"):
-                yield PlotextPlot(id="ov-pr-plot")
+                yield TermPlot(id="ov-pr-plot")
                 yield Static("", id="ov-pr-note", classes="caption")
             yield Label("Edit and re-parse (p closes): run lines above, qrels lines below; parsed as files would be",
                         id="ov-edit-title", classes="section-title")
@@ -394,7 +394,7 @@ c-th relevant hit, c = round(level · R)), the numbers `rankscope plot pr-curve`
             return
         from ..kernel.report.figures import PR_NOTE
 
-        plot = self.query_one("#ov-pr-plot", PlotextPlot)
+        plot = self.query_one("#ov-pr-plot", TermPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()

@@ -17,7 +17,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
-from textual_plotext import PlotextPlot
 
 from ..kernel.fusion.combine import DEFAULT_NORM, METHODS, NORMS, RANK_METHODS
 from ..kernel.fusion.rrf_at_k import FusedAtK, MethodAgainstBest, RRFExplorer, best_k, method_against_best
@@ -25,6 +24,7 @@ from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS
 from ..kernel.settings import CompareSettings, LoadSettings  # the points `rankscope plot rrf-k` draws too
 from ..widgets import fmt
 from ..widgets.kslider import KSlider
+from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.safe import text as safe_text
 from ..widgets.tables import PlainTable, QidTable
@@ -106,7 +106,7 @@ use the slider's k.
             yield Select([(n, n) for n in NORMS], id="rrf-norm", value=DEFAULT_NORM, allow_blank=False, disabled=True)
         with Horizontal(id="rrf-main"):
             with Vertical(id="rrf-left"):
-                yield PlotextPlot(id="rrf-plot")
+                yield TermPlot(id="rrf-plot")
                 yield Static("", id="rrf-best", classes="caption")
                 yield PlainTable(id="rrf-means", cursor_type="none", zebra_stripes=True)
                 yield Static("", id="rrf-method-note", classes="caption")
@@ -258,7 +258,7 @@ use the slider's k.
     # ------------------------------------------------------------------ drawing
 
     def _draw_plot(self) -> None:
-        plot = self.query_one("#rrf-plot", PlotextPlot)
+        plot = self.query_one("#rrf-plot", TermPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()

@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..ranking.judgments import Judgments
-from ..ranking.ranks import RankedLane
+from ..ranking.ranks import RankedLane, distinct
 from .columns import doc_level
 from .registry import MetricKey
 
@@ -73,7 +73,7 @@ def with_pairs(j: Judgments, qid: NDArray[np.integer[Any]], doc: NDArray[np.inte
     (with a negative grade, as holes are) takes the new grade, the others are added."""
     n = np.int64(j.n_docs)
     keys = j.keys()
-    new = np.unique(np.asarray(qid, dtype=np.int64) * n + np.asarray(doc, dtype=np.int64))
+    new = distinct(np.asarray(qid, dtype=np.int64) * n + np.asarray(doc, dtype=np.int64))
     g = j.grade.copy()
     if keys.size and new.size:
         pos = np.minimum(np.searchsorted(keys, new), keys.size - 1)

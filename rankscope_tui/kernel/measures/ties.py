@@ -104,11 +104,13 @@ def tie_groups(scores: Sequence[float] | NDArray[np.float64]) -> list[tuple[int,
     """``(s, e)`` of each run of two or more equal adjacent scores: places ``s .. e-1``
     (0-based) of a list already in rank order, i.e. ranks ``s+1 .. e``."""
     out = []
-    n = len(scores)
+    # Python floats: indexing a numpy array element by element costs more than the walk
+    vals = scores.tolist() if isinstance(scores, np.ndarray) else list(scores)
+    n = len(vals)
     i = 0
     while i < n:
         j = i + 1
-        while j < n and scores[j] == scores[i]:
+        while j < n and vals[j] == vals[i]:
             j += 1
         if j - i >= 2:
             out.append((i, j))
@@ -169,12 +171,18 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
     forms of McSherry & Najork 2008, see the module docstring); None for ap."""
     n = grades.shape[0]
     cut = n if k is None else min(k, n)
-    rel = grades >= level
-    # singletons are groups of one, so every place belongs to exactly one block
+    # per place as Python ints (a block's count and gain sum are exact integers either way;
+    # summing small list slices is what keeps this loop cheap on a query of many places)
+    rel = (grades >= level).astype(np.int64).tolist()
+    # singletons are groups of one, so every place belongs to exactly one block; blocks
+    # that start at or past the cutoff add exactly 0 to every sum below (and a first
+    # relevant block there gives hit and rr 0), so the walk stops at the cutoff
     blocks: list[tuple[int, int]] = []
     i = 0
     for s, e in list(groups) + [(n, n)]:
-        blocks.extend((j, j + 1) for j in range(i, s))
+        blocks.extend((j, j + 1) for j in range(i, min(s, cut)))
+        if s >= cut:
+            break
         if e > s:
             blocks.append((s, e))
         i = e
@@ -182,13 +190,13 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
         count = 0.0
         for s, e in blocks:
             m = max(0, min(cut, e) - s)
-            count += m * float(rel[s:e].sum()) / (e - s)
+            count += m * float(sum(rel[s:e])) / (e - s)
         if kind == "p":
             return count / float(k or 1)
         return count / n_rel if n_rel > 0 else 0.0
     if kind in ("hit", "rr"):
         for s, e in blocks:
-            r = int(rel[s:e].sum())
+            r = sum(rel[s:e])
             if r == 0:
                 continue
             size = e - s
@@ -206,9 +214,9 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
         if idcg <= 0:
             return 0.0
         dcg = 0.0
+        gain = np.maximum(grades, 0).tolist()
         for s, e in blocks:
-            gains = np.maximum(grades[s:e], 0).astype(np.float64)
-            mean_gain = float(gains.sum()) / (e - s)
+            mean_gain = float(sum(gain[s:e])) / (e - s)
             dcg += sum(mean_gain / log2(p + 2) for p in range(s, min(cut, e)))
         return dcg / idcg
     return None
@@ -280,10 +288,18 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     strad = {m.key: np.zeros(n_q, dtype=bool) for m in keys}
     tied = tied_queries(lane, int(np.iinfo(np.int32).max))
     jq = judgments.qid
-    for q in tied.tolist():
+    # the grades of every tied query's rows in one join, and each query's judgments' span
+    # in one search: the same values the per-query calls give, without a call per query
+    starts, ends = lane.offsets[tied].astype(np.int64), lane.offsets[tied + 1].astype(np.int64)
+    lengths = ends - starts
+    bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
+    at = np.repeat(starts - np.asarray(bounds[:-1], dtype=np.int64), lengths) + np.arange(bounds[-1], dtype=np.int64)
+    all_grades = judgments.grade_of(np.repeat(tied.astype(np.int64), lengths), lane.doc[at])
+    j_lo, j_hi = np.searchsorted(jq, tied, "left").tolist(), np.searchsorted(jq, tied, "right").tolist()
+    for i, q in enumerate(tied.tolist()):
         rows = lane.rows_of(q)
         scores = lane.score[rows]
-        grades = judgments.grade_of(np.full(scores.shape[0], q), lane.doc[rows])
+        grades = all_grades[bounds[i]:bounds[i + 1]]
         # a group whose hits all carry the same grade (unjudged counted as one grade)
         # cannot change any value: skip the query when every group is such
         groups = tie_groups(scores)
@@ -292,8 +308,7 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
         flat = np.maximum(grades, -1)
         if all((flat[s:e] == flat[s]).all() for s, e in groups):
             continue
-        lo, hi = np.searchsorted(jq, q, "left"), np.searchsorted(jq, q, "right")
-        ideal = judgments.grade[lo:hi]
+        ideal = judgments.grade[j_lo[i]:j_hi[i]]
         ideal = ideal[ideal >= 0]
         for m in keys:
             t = query_ties(m, scores, grades, ideal, relevant)

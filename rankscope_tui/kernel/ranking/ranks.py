@@ -61,7 +61,7 @@ def tied_queries(lane: RankedLane, within: int) -> NDArray[np.int32]:
     """Query codes (ascending) whose ordered list holds two equal scores on adjacent rows
     among its first ``within`` ranks: the queries where the tie rule decides the order."""
     tie = (lane.score[1:] == lane.score[:-1]) & (lane.qid[1:] == lane.qid[:-1]) & (lane.rank[1:] <= within)
-    return np.unique(lane.qid[1:][tie])
+    return distinct(lane.qid[1:][tie])
 
 
 def distinct(values: NDArray[Any] | Sequence[Any]) -> NDArray[Any]:
