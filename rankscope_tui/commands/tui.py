@@ -145,11 +145,11 @@ def resolve(args: argparse.Namespace) -> DashboardState:
 
 def run(args: argparse.Namespace) -> int:
     from ..startup import pause_collector
-    from ..state import start_loading
 
     pause_collector()  # until the first frame with data (app.py resumes it)
     state = resolve(args)
-    state.preload = start_loading(state.options)  # the files are read while Textual is imported
+    # the inputs are read once the first frame is drawn (``RankscopeApp.on_mount``), not
+    # while Textual is imported: a busy machine shows a live app at once
     from ..app import run as run_app
 
     return run_app(state)
