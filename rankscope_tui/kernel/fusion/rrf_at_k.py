@@ -292,10 +292,8 @@ class RRFSweep:
             self._add_stream(rows, u.qid, nq)
             self.stream_rank.append(r[rows])
             self.stream_code.append(u.qid[rows].astype(np.int64) * (self.deepest + 2) + r[rows])
-        shared = np.flatnonzero(multi)
-        # the shared docs by query, then tie key descending: a stable sort by score per k
-        # then leaves equal scores in tie-key order
-        shared = shared[np.lexsort((-self.key[shared], u.qid[shared]))]
+        shared = np.flatnonzero(multi)  # by query (union order)
+        self._shared_qid = u.qid[shared]
         self._add_stream(shared, u.qid, nq)
         self.shared_ranks = [r[shared] for r in ranks]
         counts = np.diff(self.stream_start[-1])
@@ -349,7 +347,7 @@ class RRFSweep:
         return s
 
     def _ranks(self, probe_stream: np.ndarray, probe_at: np.ndarray, probe_qid: np.ndarray, probe_score: np.ndarray,
-               probe_key: np.ndarray, term: np.ndarray, shared_rows: np.ndarray, shared_score: np.ndarray) -> np.ndarray:
+               probe_key: np.ndarray, term: np.ndarray, shared_key: np.ndarray, shared_score: np.ndarray) -> np.ndarray:
         """Fused rank (1-based) of each probe (``probe_at``: its row in its stream, the
         shared stream in this k's order): its place in its own stream's segment plus the
         rows of every other stream's segment before it."""
@@ -365,7 +363,6 @@ class RRFSweep:
             if i < last:
                 rank[other] += self._lane_count(i, q, probe_score[other], probe_key[other], term)
             else:
-                shared_key = self.key[shared_rows]
                 rank[other] += _count_before(start[q], start[q + 1], lambda m: shared_score[m], lambda m: shared_key[m],
                                              probe_score[other], probe_key[other])
         return rank
@@ -407,21 +404,26 @@ class RRFSweep:
         ws, nq = self.ws, self.n_queries
         term = np.zeros(self.deepest + 1)
         term[1:] = 1.0 / (k + np.arange(1, self.deepest + 1, dtype=np.float64))
-        # the shared stream in fused order at this k: a stable sort by score within each
-        # query keeps equal scores in tie-key order
+        # the shared stream in fused order at this k: a sort by score within each query (a
+        # padded matrix, one row per query), then equal scores by doc id (the tie rule of
+        # every fusion: ranking.ranks._fix_ties)
         s = self._shared_scores(term)
         shared = self.streams[-1]
         if shared.size:
             mat = self._scratch_of("mat", (self._shared_rows.size, self._shared_width), np.float64, np.inf)
             mat[self._shared_row, self._shared_col] = -s
-            order = np.argsort(mat, axis=1, kind="stable")
+            order = np.argsort(mat, axis=1)
             valid = np.arange(self._shared_width)[None, :] < np.diff(self.stream_start[-1])[self._shared_rows][:, None]
             perm = (self.stream_start[-1][self._shared_rows][:, None] + order)[valid]
+            fix = F._fix_ties(self._shared_qid[perm], s[perm], self.doc[shared[perm]], ws.doc_order)
+            if fix is not None:
+                perm = perm[fix]
             shared_rows, shared_score = shared[perm], s[perm]
             pos_of = np.empty(perm.size, dtype=np.int64)
             pos_of[perm] = np.arange(perm.size)
         else:
             shared_rows, shared_score, pos_of = shared, s, np.zeros(0, np.int64)
+        shared_key = self.key[shared_rows]
 
         def scores(stream: np.ndarray, at: np.ndarray) -> np.ndarray:
             out = np.empty(at.size)
@@ -445,19 +447,19 @@ class RRFSweep:
             j_at[on_shared] = pos_of[j_at[on_shared]]
         j_score = scores(self.judged_stream, j_at)
         j_rank = self._ranks(self.judged_stream, j_at, self.judged_qid, j_score, self.key[self.judged], term,
-                             shared_rows, shared_score)
+                             shared_key, shared_score)
         grade = self._scratch_of("grade", (self.hit_qid.size,), np.int64, NO_JUDGMENT)
         keep = j_rank <= self.n_rows[self.judged_qid]
         grade[self.hit_offsets[self.judged_qid[keep]] + j_rank[keep] - 1] = self.judged_grade[keep]
         hits = M.Hits(self.hit_qid, self.hit_rank, grade)
         keys = tuple(dict.fromkeys(tuple(ws.settings.metrics) + tuple(metrics)))
         per_query = M.compute(hits, self.ideal, nq, list(keys), ws.settings.relevant, ws.qids)
-        lane = self._head_lane(k, term, shared_rows, shared_score, scores, union_rows)
+        lane = self._head_lane(k, term, shared_key, shared_score, scores, union_rows)
         dil = F.dilution_of(lane.name, ws.settings.relevant, list(ws.input_lanes), self.top_relevant,
                             F._top_relevant(lane, ws.judgments, ws.settings.relevant, nq), ws.positives)
         return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
 
-    def _head_lane(self, k: float, term: np.ndarray, shared_rows: np.ndarray, shared_score: np.ndarray,
+    def _head_lane(self, k: float, term: np.ndarray, shared_key: np.ndarray, shared_score: np.ndarray,
                    scores: Callable[[np.ndarray, np.ndarray], np.ndarray],
                    union_rows: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> RankedLane:
         """The fused lane's first ``head`` ranks per query (and the depth cut): the fused
@@ -475,7 +477,7 @@ class RRFSweep:
         stream, at, qid = np.concatenate(stream_l), np.concatenate(at_l), np.concatenate(qid_l)
         rows = union_rows(stream, at)
         score = scores(stream, at)
-        rank = self._ranks(stream, at, qid, score, self.key[rows], term, shared_rows, shared_score)
+        rank = self._ranks(stream, at, qid, score, self.key[rows], term, shared_key, shared_score)
         keep = rank <= h
         stream, qid, rows, score, rank = stream[keep], qid[keep], rows[keep], score[keep], rank[keep]
         order = np.lexsort((rank, qid))
