@@ -13,8 +13,9 @@ dashboard's k slider (any k), so both print the same numbers from the same code:
 
 At the workspace's own k the fused lane is the workspace's ``rrf`` lane and its numbers
 are the workspace's (one computation). :class:`RRFExplorer` serves other k: it prepares
-the input lanes once and keeps only the last few fused lanes, never adding any to the
-workspace.
+the input lanes once (a ``fusion.FusionTable``, or over large inputs an :class:`RRFSweep`
+that re-sorts only the docs several lanes hold) and keeps only the last few fused lanes,
+never adding any to the workspace.
 
 References
 ----------
@@ -34,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..ranking.judgments import NO_JUDGMENT
-from ..ranking.ranks import RankedLane, offsets_for, tie_key
+from ..ranking.ranks import RankedLane, offsets_for, ranks_within, tie_key
 from . import methods as F
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class RRFExplorer:
     """RRF at any k over one workspace, for a slider: the input lanes are prepared once
     (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
     dropped), so memory stays bounded however many k are visited (large inputs without a
-    depth cut are fused from the lanes at each k instead: see :attr:`prepares`). A result's ``lane`` is
+    depth cut are re-fused from each lane's ranks prepared once, :class:`RRFSweep`: see :attr:`sweeps`). A result's ``lane`` is
     the head of the fused lane: its first ``head`` ranks per query (None: the whole lane);
     its means and dilution are those of the whole lane (:func:`rrf_at_k`'s numbers). One
     fusion runs at a time (the slider's and the curve's workers share the explorer), so
@@ -454,16 +455,17 @@ class RRFSweep:
         hits = M.Hits(self.hit_qid, self.hit_rank, grade)
         keys = tuple(dict.fromkeys(tuple(ws.settings.metrics) + tuple(metrics)))
         per_query = M.compute(hits, self.ideal, nq, list(keys), ws.settings.relevant, ws.qids)
-        lane = self._head_lane(k, term, shared_key, shared_score, scores, union_rows)
+        lane = self._head_lane(k, scores, union_rows)
         dil = F.dilution_of(lane.name, ws.settings.relevant, list(ws.input_lanes), self.top_relevant,
                             F._top_relevant(lane, ws.judgments, ws.settings.relevant, nq), ws.positives)
         return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
 
-    def _head_lane(self, k: float, term: np.ndarray, shared_key: np.ndarray, shared_score: np.ndarray,
-                   scores: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    def _head_lane(self, k: float, scores: Callable[[np.ndarray, np.ndarray], np.ndarray],
                    union_rows: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> RankedLane:
-        """The fused lane's first ``head`` ranks per query (and the depth cut): the fused
-        lane's head is made of the first ``head`` rows of each stream."""
+        """The fused lane's first ``head`` ranks per query (and the depth cut): they are
+        among the first ``head`` rows of each stream (a stream is in fused order), so those
+        candidates, ordered as the fused lane orders rows (score descending, then tie key
+        descending), begin with the lane's head in its order."""
         h = self.head if self.ws.settings.depth is None else min(self.head, int(self.ws.settings.depth))
         stream_l, at_l, qid_l = [], [], []
         for i, start in enumerate(self.stream_start):
@@ -477,13 +479,12 @@ class RRFSweep:
         stream, at, qid = np.concatenate(stream_l), np.concatenate(at_l), np.concatenate(qid_l)
         rows = union_rows(stream, at)
         score = scores(stream, at)
-        rank = self._ranks(stream, at, qid, score, self.key[rows], term, shared_key, shared_score)
-        keep = rank <= h
-        stream, qid, rows, score, rank = stream[keep], qid[keep], rows[keep], score[keep], rank[keep]
-        order = np.lexsort((rank, qid))
+        order = np.lexsort((-self.key[rows], -score, qid))
         q32 = qid[order].astype(np.int32)
-        return RankedLane(f"rrf@{k:g}", q32, self.doc[rows[order]], score[order], rank[order].astype(np.int32),
-                          offsets_for(q32, self.n_queries))
+        rank = ranks_within(q32)
+        keep = rank <= h
+        q32, rows, score, rank = q32[keep], rows[order][keep], score[order][keep], rank[keep]
+        return RankedLane(f"rrf@{k:g}", q32, self.doc[rows], score, rank, offsets_for(q32, self.n_queries))
 
 
 # --------------------------------------------------------------------------- any method against the best lane
