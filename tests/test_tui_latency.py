@@ -1,7 +1,8 @@
 """Where a person waits in the dashboard (issue 35 item 1), shown by counting, never timing:
 
-- the frame (views, keys, the loading line) is drawn before the inputs are read, so a busy
-  machine shows a live app at once and `q` quits while the load still runs;
+- the frame (views, keys, the loading line) is drawn before the inputs are read (the
+  command starts no read before the app), so a busy machine shows a live app at once and
+  `q` quits while the load still runs;
 - a burst of k-slider keys fuses only the k the slider was at when a fusion started and the
   last one: no stale k is queued behind a running fusion, and the view shows the last k.
   The oracle for the k shown is ``rrf_at_k`` (``methods.rrf`` on the workspace's lanes, the
@@ -74,6 +75,25 @@ async def test_the_frame_is_drawn_before_the_inputs_are_read_and_q_quits_during_
     finally:
         release.set()
     assert app.state.base_workspace is None  # quit before the load ended: nothing shown, nothing kept
+
+
+def test_the_command_reads_no_input_before_the_app_draws(tmp_path, monkeypatch):
+    """`rankscope tui` hands the app its options and no load begun: the first read starts
+    from the app, once its frame is drawn (the test above)."""
+    import rankscope_tui.app as app_module
+    from rankscope_tui import state as state_module
+    from rankscope_tui.commands import tui
+    from rankscope_tui.demo import write_demo
+
+    write_demo(tmp_path, seed=7)
+    reads: list = []
+    handed: list = []
+    monkeypatch.setattr(state_module, "start_loading", lambda options: reads.append(options))
+    monkeypatch.setattr(app_module, "run", lambda state: handed.append(state) or 0)
+    monkeypatch.setattr("rankscope_tui.startup.pause_collector", lambda: None)  # this process keeps its collector
+    assert tui.run(tui.parse_args(tui.demo_argv(tmp_path))) == 0
+    assert reads == [] and len(handed) == 1
+    assert handed[0].preload is None and handed[0].base_workspace is None and handed[0].has_inputs
 
 
 @module_loop
