@@ -19,7 +19,7 @@ import pytest
 
 from rankscope_tui.demo import FILES, write_demo
 from rankscope_tui.kernel.fusion import methods as F
-from rankscope_tui.kernel.fusion.rrf_at_k import RRFExplorer, RRFSweep, rrf_at_k
+from rankscope_tui.kernel.fusion.rrf_at_k import RRFExplorer, RRFSweep, method_against_best, rrf_at_k
 from rankscope_tui.kernel.measures import parse_metrics
 from rankscope_tui.kernel.settings import LoadSettings
 from rankscope_tui.kernel.workspace.loaded import Sources, load
@@ -96,3 +96,14 @@ def test_ties_across_the_streams_follow_the_doc_ids(tmp_path):
         assert got.means["ap"] == pytest.approx(ap, abs=1e-15)
         assert got.means["rr"] == pytest.approx(rr, abs=1e-15)
         _same(ws, got, k, 10)
+
+
+def test_the_rrf_method_table_reads_the_sweeps_values(demo):
+    """The Fusion view's per-query table for rrf at the slider's k takes the slider's
+    per-query values: the same rows as fusing with ``methods.fuse`` from scratch."""
+    ws = _workspace(demo)
+    sweep = RRFSweep(ws, 10)
+    for k in (1.0, 60.0, 173.0):
+        got = sweep.at(k, tuple(ws.settings.metrics))
+        for metric in ("ndcg@10", "ap", "rbp_resid(p=0.9)", "num_ret"):
+            assert method_against_best(ws, "rrf", metric, k, got) == method_against_best(ws, "rrf", metric, k)

@@ -127,6 +127,10 @@ async def test_a_burst_of_slider_keys_fuses_only_the_last_k(demo_options, loaded
         metrics = [m.key for m in app.ws.settings.metrics]
         assert str(table.get_cell("\0rrf", "lane")) == "rrf k=94"
         assert [str(table.get_cell("\0rrf", m)) for m in metrics] == [fmt.num(want[m]) for m in metrics]
+        # the method table under the means follows: rrf at k = 94, as fusing from scratch
+        from rankscope_tui.kernel.fusion.rrf_at_k import method_against_best
+
+        assert screen.method_result == method_against_best(app.ws, "rrf", screen.metric, 94.0)
         # a key pressed once the slider is idle is fused at once (no waiting window)
         screen.slider_fusions.clear()
         await pilot.press("right")

@@ -81,6 +81,8 @@ use the slider's k.
         self._wanted_k: int | None = None  # the k the slider asks for
         self._in_flight = False  # a slider fusion is running
         self.slider_fusions: list[int] = []  # every k the slider fused, in order (tests count them)
+        self._method_wanted: tuple[str, str, float] | None = None  # the method table asked for
+        self._method_in_flight = False
         self._last_changed = 0.0
         self.last_latency: float | None = None
         self.kernel_seconds: float | None = None  # the drawn k's kernel call (benchmarks read it)
@@ -446,16 +448,42 @@ use the slider's k.
         self.refresh_method()
 
     def refresh_method(self) -> None:
+        """Ask for the chosen method's table. As for the slider, one runs at a time and the
+        latest choice (method, metric, k) is computed next; rrf at the slider's k reads the
+        slider's fused result instead of fusing again."""
         ws = self.ws
         if ws is None or self.metric is None or len(ws.input_lanes) < 2:
             return
         self.query_one("#rrf-method-note", Static).update(f"⟳ fusing with {escape(self.method_spec)}…")
-        self.fuse_method(self.method_spec, self.metric, float(self.k))
+        self._method_wanted = (self.method_spec, self.metric, float(self.k))
+        if not self._method_in_flight:
+            self._start_method()
+
+    def _start_method(self) -> None:
+        if self._method_wanted is None:
+            return
+        spec, metric, k = self._method_wanted
+        rrf = self.current if self.current is not None and self.current.k == k else None
+        self._method_in_flight = True
+        self.fuse_method(spec, metric, k, rrf)
 
     @work(thread=True, exclusive=True, group="rrf-method", exit_on_error=False, description="fusion method")
-    def fuse_method(self, spec: str, metric: str, k: float) -> None:
-        result = method_against_best(self.ws, spec, metric, k)
-        self.app.call_from_thread(self._method_ready, result)
+    def fuse_method(self, spec: str, metric: str, k: float, rrf: FusedAtK | None = None) -> None:
+        try:
+            result = method_against_best(self.ws, spec, metric, k, rrf)
+        except BaseException:
+            self.app.call_from_thread(self._method_over, (spec, metric, k), None)
+            raise
+        self.app.call_from_thread(self._method_over, (spec, metric, k), result)
+
+    def _method_over(self, asked: tuple[str, str, float], r: MethodAgainstBest | None) -> None:
+        self._method_in_flight = False
+        if not self.is_mounted:
+            return
+        if r is not None:
+            self._method_ready(r)
+        if self._method_wanted is not None and self._method_wanted != asked:  # the choice moved on meanwhile
+            self._start_method()
 
     @guarded
     def _method_ready(self, r: MethodAgainstBest) -> None:

@@ -65,6 +65,8 @@ class FusedAtK:
     lane: RankedLane
     means: dict[str, float]  # metric key -> mean over the positives (doc level)
     dilution: F.Dilution
+    #: metric key -> value per query code (doc level), every metric the means were taken from
+    per_query: Mapping[str, np.ndarray] | None = None
 
     @property
     def diluted(self) -> dict[str, np.ndarray]:
@@ -95,7 +97,7 @@ def rrf_at_k(ws: Workspace, k: float | None = None, metrics: tuple[MetricKey, ..
         per_query = ws.metrics_of(lane, "doc", tuple(dict.fromkeys(tuple(s.metrics) + metrics)))
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     dil = F.dilution(inputs, lane, ws.judgments, s.relevant, queries=ws.positives)
-    return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
+    return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil, per_query)
 
 
 def best_k(curve: Mapping[K, Mapping[str, Any]], metric: str) -> tuple[K, float] | None:
@@ -458,7 +460,7 @@ class RRFSweep:
         lane = self._head_lane(k, scores, union_rows)
         dil = F.dilution_of(lane.name, ws.settings.relevant, list(ws.input_lanes), self.top_relevant,
                             F._top_relevant(lane, ws.judgments, ws.settings.relevant, nq), ws.positives)
-        return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
+        return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil, per_query)
 
     def _head_lane(self, k: float, scores: Callable[[np.ndarray, np.ndarray], np.ndarray],
                    union_rows: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> RankedLane:
@@ -509,21 +511,27 @@ class MethodAgainstBest:
     rows: tuple[tuple[str, float, float, float], ...]
 
 
-def method_against_best(ws: Workspace, spec: str, metric: str, k: float) -> MethodAgainstBest:
+def method_against_best(ws: Workspace, spec: str, metric: str, k: float,
+                        rrf: FusedAtK | None = None) -> MethodAgainstBest:
     """``spec`` (``METHOD[:NORM]``, ``combine.parse_fuse``) over the workspace's input lanes
     with equal weights (``1/L``) where the method is weighted, at RRF constant ``k`` (rank
     methods that use it), cut to the workspace's depth (``methods.fuse``), scored at doc
     level as the workspace scores any lane (``Workspace.metrics_of``), against the best
-    single input lane (:class:`MethodAgainstBest`)."""
+    single input lane (:class:`MethodAgainstBest`). ``rrf``: the RRF lane at ``k`` already
+    scored (:func:`rrf_at_k`, an explorer's result): for ``spec`` rrf its per-query values
+    are taken instead of fusing again (the same lane, the same values)."""
     from .combine import parse_fuse
 
     fs = parse_fuse(spec)
     keys = [m for m in ws.settings.metrics if m.key == metric]
     if not keys:
         raise ValueError(f"metric {metric!r} is not among the workspace's metrics")
-    lanes = [ws.lanes[n] for n in ws.input_lanes]
-    fused = F.fuse(lanes, fs, None, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order)
-    values = ws.metrics_of(fused, "doc", (keys[0],))[metric]
+    if fs.method == "rrf" and rrf is not None and rrf.k == k and rrf.per_query is not None and metric in rrf.per_query:
+        values = rrf.per_query[metric]
+    else:
+        lanes = [ws.lanes[n] for n in ws.input_lanes]
+        fused = F.fuse(lanes, fs, None, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order)
+        values = ws.metrics_of(fused, "doc", (keys[0],))[metric]
     pos = ws.positives
     means = [(ws.mean(n, "doc", metric), i, n) for i, n in enumerate(ws.input_lanes)]
     best = max(means, key=lambda t: (t[0], -t[1]))[2]
