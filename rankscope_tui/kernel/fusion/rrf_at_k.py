@@ -285,7 +285,7 @@ class RRFSweep:
         multi = held > 1
         del held
         # streams: one per lane (the docs only it holds, by its rank), then the shared docs
-        self.streams: list[NDArray[np.int64]] = []  # union rows in stream order
+        self.streams: list[np.ndarray] = []  # union rows in stream order
         self.stream_rank: list[NDArray[np.int32]] = []  # the lane's rank of each (lane streams)
         self.stream_start: list[NDArray[np.int64]] = []  # per query: the stream's first row
         self.stream_code: list[NDArray[np.int64]] = []  # query · (deepest + 2) + rank (lane streams), ascending
@@ -302,10 +302,11 @@ class RRFSweep:
         counts = np.diff(self.stream_start[-1])
         self._shared_rows = np.flatnonzero(counts)
         width = int(counts.max()) if counts.size else 0
-        self._shared_col = (np.arange(shared.size, dtype=np.int64) - self.stream_start[-1][u.qid[shared]])
-        self._shared_row = np.zeros(nq, dtype=np.int64)
-        self._shared_row[self._shared_rows] = np.arange(self._shared_rows.size)
-        self._shared_row = self._shared_row[u.qid[shared]]
+        # each shared doc's cell in the per-query score matrix (int32: held while the view is open)
+        self._shared_col = (np.arange(shared.size, dtype=np.int64) - self.stream_start[-1][u.qid[shared]]).astype(np.int32)
+        row_of = np.zeros(nq, dtype=np.int32)
+        row_of[self._shared_rows] = np.arange(self._shared_rows.size)
+        self._shared_row = row_of[u.qid[shared]]
         self._shared_width = width
         # the judged docs (a grade, or a negative judgment): the measures read their ranks
         hits, self.ideal = M.doc_level(u.qid, u.doc, np.zeros(u.size, np.int32), ws.judgments.qid, ws.judgments.doc,
@@ -337,7 +338,8 @@ class RRFSweep:
     def _add_stream(self, rows: NDArray[np.int64], qid: np.ndarray, nq: int) -> None:
         start = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(np.bincount(qid[rows], minlength=nq), out=start[1:])
-        self.streams.append(rows)
+        # union rows fit int32 below 2**31 rows: half the memory the view holds for them
+        self.streams.append(rows.astype(np.int32) if rows.size and self.doc.size < 2**31 else rows)
         self.stream_start.append(start)
 
     def _shared_scores(self, term: NDArray[np.float64]) -> NDArray[np.float64]:
