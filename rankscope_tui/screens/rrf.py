@@ -241,7 +241,10 @@ use the slider's k.
                 continue
             from textual.worker import get_current_worker
 
-            if get_current_worker().is_cancelled:
+            worker = get_current_worker()
+            while self._in_flight and not worker.is_cancelled:  # the slider's k first: a person waits for it
+                time.sleep(0.005)
+            if worker.is_cancelled:
                 return
             r = explorer.at(k)
             self.app.call_from_thread(self._curve_point, r)
