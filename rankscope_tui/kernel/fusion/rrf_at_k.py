@@ -258,13 +258,13 @@ class RRFSweep:
     already in fused order at every k (``1/(k + r)`` falls with r), and the docs held by two
     or more lanes, the only ones whose order depends on k. Per k, only that last stream is
     scored and sorted (``Σ 1/(k + r)``, terms summed largest first as :func:`methods.rrf`
-    does, so every score is the same float); a doc's fused rank is then 1 + the number of
-    docs before it in every stream (a vectorised binary search per stream), computed for
-    the judged docs (what the measures read) and for the first ``head`` docs of every stream
-    (the fused lane's head). The hits the measures see (every rank of the fused lane, judged
-    or not, cut to the workspace's depth) are rebuilt from those ranks: the same
-    ``Hits`` as :meth:`Workspace.metrics_of` makes from the whole fused lane, so the numbers
-    are those of :func:`rrf_at_k` (tests/test_rrf_at_k.py compares them)."""
+    does, so every score is the same float; equal scores by doc id descending as bytes). A
+    judged doc's fused rank is 1 + the number of docs before it in every stream (a search
+    per stream); the hits the measures see (every rank of the fused lane, judged or not, cut
+    to the workspace's depth) are rebuilt from those ranks: the same ``Hits`` as
+    :meth:`Workspace.metrics_of` makes from the whole fused lane. The lane's head is the
+    first ``head`` docs of every stream put in fused order. The numbers are those of
+    :func:`rrf_at_k` (tests/test_rrf_sweep.py compares them)."""
 
     def __init__(self, ws: Workspace, head: int) -> None:
         from .. import measures as M
@@ -272,7 +272,6 @@ class RRFSweep:
         inputs = [ws.lanes[n] for n in ws.input_lanes]
         nq = ws.n_queries
         self.ws, self.head, self.n_queries = ws, int(head), nq
-        self.inputs = inputs
         u = F._union(inputs, nq)
         self.doc = u.doc
         offsets = u.offsets
