@@ -1,4 +1,4 @@
-"""Benchmark: the dashboard's four speed targets (issue 20), on the real app, whole process
+"""Benchmark: the dashboard's speed targets (issues 20 and 35), on the real app, whole process
 where it starts, same run against another checkout (``--against``, e.g. main).
 
 1. **First frame with data** (Cranfield: three lanes, two stratifications, corpus, texts,
@@ -7,7 +7,8 @@ where it starts, same run against another checkout (``--against``, e.g. main).
    pseudo-terminal (160×50) and its output is read, escape sequences stripped, until
    (a) the first frame is written (the header's "1 Overview"), (b) the Overview's
    lanes × metrics table shows a lane's mean ("bm25 doc 0.xxx": the first frame with
-   data), (c) the report's intervals are in that table. Target: (b) < 0.6 s.
+   data), (c) the report's intervals are in that table. Targets: (a) drawn before the
+   inputs are read (a live app at once on a busy machine), (b) < 0.5 s on a quiet machine.
 2. **Revisit of every view** (Cranfield, ``App.run_test`` at 160×50): each view is shown
    once (its first visit, timed too), then every view is revisited in ``--rounds`` rounds;
    latency = from the key press to the first frame the compositor draws with that view
@@ -15,8 +16,8 @@ where it starts, same run against another checkout (``--against``, e.g. main).
 3. **Slider redraw at 7M lines** (two synthetic 7M-line lanes, ``synth.py --queries 7000
    --depth 1000 --runs 2 --seed 1``, generated into ``benchmarks/data/rrf-7M`` when
    absent; ``--resamples 0``): the RRF view is opened headless, then → is pressed, each
-   press waiting for the plot's render at the new k; latency = key → end of that render.
-   Target: median < 100 ms.
+   press waiting for the plot's render at the new k; latency = key → end of that render
+   (and the kernel's share: the fusion call alone). Target: median < 200 ms.
 4. **Frozen frames**: a 5 ms asyncio ticker inside the app records the event loop's
    longest gap during start-up and loading, during view switches, and during slider steps.
    Target: no gap over 100 ms (a stall a person sees), every heavy step in a worker.
@@ -51,9 +52,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.paths import CRANFIELD, SYNTH, shown  # noqa: E402
 
+if "--child" in sys.argv:
+    # a child measures the checkout it runs in (its cwd, also its PYTHONPATH), never the
+    # checkout this script belongs to, which the line above put first on the path
+    sys.path.insert(0, os.getcwd())
+
 SIZE = (160, 50)
 
-TARGETS = {"first_frame_with_data_s": 0.6, "revisit_ms": 150, "slider_7m_ms": 100, "frozen_ms": 100}
+TARGETS = {"first_frame_with_data_s": 0.5, "revisit_ms": 150, "slider_7m_ms": 200, "frozen_ms": 100}
 
 # the pty output with escape sequences removed is searched for these
 _ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>78]|\x1b\][^\x07]*\x07")
@@ -298,6 +304,7 @@ async def child_slider(data: Path, presses: int) -> dict:
     t0 = time.perf_counter()
     app = RankscopeApp(state_from_args(parse_args(lanes_7m_argv(data)), source_label="synthetic 7M"))
     latencies: list[float | None] = []
+    kernel: list[float | None] = []
     try:
         async with app.run_test(size=SIZE) as pilot:
             watch.start()
@@ -324,13 +331,16 @@ async def child_slider(data: Path, presses: int) -> dict:
                     await asyncio.sleep(0.001)
                 done = next((r for r, k in renders if k == k_next), None)
                 latencies.append(None if done is None else 1000 * (done - t))
-                await pilot.pause(0.15)  # past the quiet window: each press is a fresh gesture
+                ks = getattr(screen, "kernel_seconds", None)
+                kernel.append(None if ks is None else 1000 * ks)
+                await pilot.pause(0.15)  # each press a fresh gesture (older checkouts: past their quiet window)
             rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
             prepared = bool(getattr(screen._explorer, "prepares", False))
+            sweeps = bool(getattr(screen._explorer, "sweeps", False))
     finally:
         TermPlot.render = original
-    return {"load_and_report_s": load_s, "open_rrf_s": open_s, "latency_ms": latencies, "rows": rows,
-            "prepared_table": prepared, "loop": watch.stop()}
+    return {"load_and_report_s": load_s, "open_rrf_s": open_s, "latency_ms": latencies, "kernel_ms": kernel,
+            "rows": rows, "prepared_table": prepared, "sweep": sweeps, "loop": watch.stop()}
 
 
 def run_child(tree: Path, kind: str, args: argparse.Namespace, timeout: float = 1800) -> dict:
@@ -418,7 +428,8 @@ def main() -> int:
                 worst[phase] = max(worst.get(phase, 0.0), ms)
         if name in slider:
             s = slider[name]
-            result["slider_7m"][name] = {**{k: v for k, v in s.items() if k != "loop"}, "latency": summary(s["latency_ms"])}
+            result["slider_7m"][name] = {**{k: v for k, v in s.items() if k != "loop"}, "latency": summary(s["latency_ms"]),
+                                         "kernel": summary(s.get("kernel_ms", []))}
             for phase, ms in s["loop"]["worst_ms"].items():
                 worst[f"7M {phase}"] = max(worst.get(f"7M {phase}", 0.0), ms)
         result["frozen"][name] = worst
@@ -449,7 +460,7 @@ def render_markdown(r: dict, args) -> str:
     label = {"this": "this checkout", "against": f"against ({r['environment']['trees'].get('against', '')})"}
     env = r["environment"]
     T = r["targets"]
-    L = ["# Dashboard speed (issue 20)", "",
+    L = ["# Dashboard speed (issues 20 and 35)", "",
          f"Python {env['python']}, Textual {env.get('textual', '?')}, {env['platform']}, {env['cpus']} CPUs shared with "
          f"other jobs: 1-minute load average {env['load_average_1min'][0]:.1f} before, {env['load_average_1min'][1]:.1f} after. "
          "One run of `benchmarks/bench_tui.py`; every measurement in a fresh process, the checkouts taking turns, so "
@@ -487,14 +498,16 @@ def render_markdown(r: dict, args) -> str:
     if r["slider_7m"]:
         s7 = r["slider_7m"]
         L += ["## 3. RRF slider at 7M lines (two synthetic 7M-line lanes, `--resamples 0`, headless)", "",
-              "| checkout | ranked rows | fused from | load + report | RRF view open | key → redrawn plot |",
-              "|---|---:|---|---:|---:|---:|"]
+              "| checkout | ranked rows | fused from | load + report | RRF view open | key → redrawn plot | the fusion alone |",
+              "|---|---:|---|---:|---:|---:|---:|"]
         for n in names:
             if n in s7:
                 x = s7[n]
-                src = "the prepared fusion table" if x["prepared_table"] else "the lanes, each k"
+                src = ("ranks prepared once (sweep)" if x.get("sweep") else
+                       "the prepared fusion table" if x["prepared_table"] else "the lanes, each k")
+                kern = _spread(x["kernel"], _fmt_ms) if x.get("kernel") else "—"
                 L.append(f"| {label[n]} | {x['rows']:,} | {src} | {_fmt_s(x['load_and_report_s'])} | {_fmt_s(x['open_rrf_s'])} | "
-                         f"{_spread(x['latency'], _fmt_ms)} |")
+                         f"{_spread(x['latency'], _fmt_ms)} | {kern} |")
         med = s7["this"]["latency"]["median"]
         ok3 = med is not None and med < T["slider_7m_ms"]
         L += ["", f"{args.presses} presses each. Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]

@@ -112,6 +112,9 @@ async def _dashboard(d: Path, steps: int) -> dict:
     mark("start")
     app = RankscopeApp(state_from_args(parse_args(lane_args(d) + ["--resamples", "0"]), source_label="synthetic"))
     async with app.run_test(size=(160, 50)) as pilot:
+        # the app reads its inputs once its first frame is drawn: wait for them and the report
+        while app.state.report is None and app.state.report_error is None:
+            await asyncio.sleep(0.05)
         await settle()
         await pilot.pause()
         mark("loaded")
@@ -141,8 +144,9 @@ async def _dashboard(d: Path, steps: int) -> dict:
         kept = list(ex.kept) if ex is not None else []
         prepares = bool(getattr(ex, "prepares", True)) if ex is not None else None
         rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
-        return {"stages": stages, "final_k": screen.k, "explorer_kept": kept, "explorer_prepares": prepares, "rows": rows,
-                "queries": int(app.ws.n_queries)}
+        sweeps = bool(getattr(ex, "sweeps", False)) if ex is not None else None
+        return {"stages": stages, "final_k": screen.k, "explorer_kept": kept, "explorer_prepares": prepares,
+                "explorer_sweeps": sweeps, "rows": rows, "queries": int(app.ws.n_queries)}
 
 
 def dashboard_child(d: Path, steps: int) -> int:
@@ -186,7 +190,8 @@ def main() -> int:
               "cli": {k: v for k, v in cli.items() if k != "output"},
               "dashboard": {"peak_bytes": dash["peak_bytes"], "seconds": dash["seconds"], "stages": inner["stages"],
                             "final_k": inner["final_k"], "explorer_kept": inner["explorer_kept"],
-                            "explorer_prepares": inner.get("explorer_prepares")},
+                            "explorer_prepares": inner.get("explorer_prepares"),
+                            "explorer_sweeps": inner.get("explorer_sweeps")},
               "ratio": ratio, "target_ratio": TARGET, "met": ratio <= TARGET, "environment": env}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -222,7 +227,9 @@ def main() -> int:
         "",
         f"Results the explorer holds at the end: k = {', '.join(str(k) for k in inner['explorer_kept']) or '—'} "
         f"(each with the first ranks of its fused lane); "
-        + ("fused from a prepared table." if inner.get("explorer_prepares") else "each k fused from the lanes (no prepared table)."),
+        + ("fused from a prepared table." if inner.get("explorer_prepares") else
+           "each k re-fused from the lanes' ranks prepared once (RRFSweep)." if inner.get("explorer_sweeps") else
+           "each k fused from the lanes (no prepared table)."),
         "",
     ]
     (out / "tui_memory.md").write_text("\n".join(md), encoding="utf-8")

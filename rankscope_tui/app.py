@@ -108,7 +108,10 @@ class RankscopeApp(DashboardApp):
         if self.state.base_workspace is not None:
             self._loaded(self.state.base_workspace)
         elif self.state.has_inputs:
-            self.load()
+            # the frame (views, keys, the loading line) first, then the load: on a busy machine
+            # the reading threads would otherwise share the interpreter with the first frame
+            # and a person would wait seconds for a live app (q works from the first frame on)
+            self.call_after_refresh(self.load)
 
     @work(exclusive=True, group="load", exit_on_error=False, description="loading inputs")
     async def load(self) -> None:

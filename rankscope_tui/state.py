@@ -119,8 +119,8 @@ class LoadingWorkspace(Future["Workspace"]):
 
 def start_loading(options: DashboardOptions) -> LoadingWorkspace:
     """A ``concurrent.futures.Future`` of :func:`load_workspace` (``options``), read in a
-    daemon thread started now: ``rankscope tui`` starts it before it imports the UI, so the
-    files are read while Textual is imported and the first frame is drawn. An input that
+    daemon thread started now (the dashboard starts it once its first frame is drawn, so the
+    reading never holds that frame back). An input that
     blocks (a FIFO with no writer) only holds that thread: quitting abandons it. Once
     loaded, the per-query values the Overview shows first (each input lane, doc level) are
     computed in the same thread (cached in the workspace), so the first frame with numbers

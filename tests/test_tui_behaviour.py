@@ -594,8 +594,9 @@ async def test_overview_shows_the_lane_means_before_the_report_then_its_interval
 
 @module_loop
 async def test_a_load_begun_before_the_app_is_the_one_it_shows(demo_options):
-    """`rankscope tui` starts reading the inputs before Textual is imported; the app takes
-    that workspace (no second load), and its numbers are those of a fresh load."""
+    """A load begun before the app (``DashboardState.preload``, for a caller that starts
+    reading early) is the one it takes (no second load), and its numbers are those of a
+    fresh load."""
     from rankscope_tui import state as state_module
 
     future = state_module.start_loading(demo_options)

@@ -251,7 +251,6 @@ def resolve(args: argparse.Namespace, config: DashboardConfig | None = None) -> 
 
 def run(args: argparse.Namespace) -> int:
     from ..startup import pause_collector
-    from ..state import start_loading
     from .options import CliError
     from .serve import SERVED_ENV, serve
 
@@ -264,7 +263,8 @@ def run(args: argparse.Namespace) -> int:
         return serve(args)
     pause_collector()  # until the first frame with data (app.py resumes it)
     state = resolve(args, config)
-    state.preload = start_loading(state.options)  # the files are read while Textual is imported
+    # the inputs are read once the first frame is drawn (``RankscopeApp.on_mount``), not
+    # while Textual is imported: a busy machine shows a live app at once
     from ..app import run as run_app
 
     return run_app(state)

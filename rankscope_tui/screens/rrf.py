@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
 K_MIN, K_MAX = 1, 200
-QUIET = 0.1  # seconds: slider changes inside this window are coalesced into one recompute
 CURVE_REDRAW = 0.2  # seconds: at most one plot redraw per window while the curve's points arrive
 SHOW = 10
 X_TICKS = (1, 50, 100, 150, 200)  # k is an integer: integer ticks
@@ -78,9 +77,12 @@ use the slider's k.
         self.drawn_k: float | None = None
         self.redraws = 0
         self._explorer: RRFExplorer | None = None
-        self._window: Timer | None = None
         self._curve_redraw: Timer | None = None
-        self._pending = False
+        self._wanted_k: int | None = None  # the k the slider asks for
+        self._in_flight = False  # a slider fusion is running
+        self.slider_fusions: list[int] = []  # every k the slider fused, in order (tests count them)
+        self._method_wanted: tuple[str, str, float] | None = None  # the method table asked for
+        self._method_in_flight = False
         self._last_changed = 0.0
         self.last_latency: float | None = None
         self.kernel_seconds: float | None = None  # the drawn k's kernel call (benchmarks read it)
@@ -157,7 +159,7 @@ use the slider's k.
         self.compute_curve()
         slider.focus()
 
-    # ------------------------------------------------------------------ the slider: throttled recompute
+    # ------------------------------------------------------------------ the slider: one fusion in flight, the latest k next
 
     @on(KSlider.Changed, "#rrf-k")
     def _k_changed(self, event: KSlider.Changed) -> None:
@@ -165,27 +167,48 @@ use the slider's k.
         if self.ws is None or self._explorer is None:
             return
         self.state.exploratory.move_rrf_k(int(event.value), int(self.ws.settings.rrf_k))
-        if self._window is None:  # leading edge: compute now, then hold a quiet window
-            self.recompute(event.value)
-            self._window = self.set_timer(QUIET, self._window_over)
-        else:
-            self._pending = True
-
-    def _window_over(self) -> None:
-        self._window = None
-        if self._pending:
-            self._pending = False
-            self.recompute(self.k)
-            self._window = self.set_timer(QUIET, self._window_over)
+        self.recompute(event.value)
 
     def recompute(self, k: int) -> None:
-        self.fuse_at(self._explorer, int(k))
+        """Ask for the fused lane at ``k``. One fusion runs at a time (a thread cannot be
+        stopped midway): keys pressed meanwhile only move the wanted k, and when the running
+        fusion is in, the latest k is fused next, never the ones passed on the way."""
+        self._wanted_k = int(k)
+        if not self._in_flight:
+            self._start_fusion()
+
+    def _start_fusion(self) -> None:
+        if self._explorer is None or self._wanted_k is None:
+            return
+        self._in_flight = True
+        self.fuse_at(self._explorer, self._wanted_k)
 
     @work(thread=True, exclusive=True, group="rrf", exit_on_error=False, description="fusing")
     def fuse_at(self, explorer: RRFExplorer, k: int) -> None:
         t = time.perf_counter()
-        result = explorer.at(k)
-        self.app.call_from_thread(self._fused, result, time.perf_counter() - t)
+        try:
+            result = self._fuse(explorer, k)
+        except BaseException:  # the app shows the error; the slider's latest k is still fused
+            self.app.call_from_thread(self._fusion_over, explorer, k, None)
+            raise
+        self.app.call_from_thread(self._fusion_over, explorer, k, result, time.perf_counter() - t)
+
+    def _fuse(self, explorer: RRFExplorer, k: int) -> FusedAtK:
+        """The slider's fusion at ``k`` (every call is one k the slider computed)."""
+        self.slider_fusions.append(k)
+        return explorer.at(k)
+
+    def _fusion_over(self, explorer: RRFExplorer, k: int, r: FusedAtK | None, elapsed: float | None = None) -> None:
+        self._in_flight = False
+        if not self.is_mounted:
+            return
+        if explorer is not self._explorer:  # the data changed meanwhile: fuse on the new explorer
+            self._start_fusion()
+            return
+        if r is not None:
+            self._fused(r, elapsed)
+        if self._wanted_k is not None and self._wanted_k != k:  # the slider moved on meanwhile
+            self._start_fusion()
 
     @guarded
     def _fused(self, r: FusedAtK, elapsed: float | None = None) -> None:
@@ -218,7 +241,10 @@ use the slider's k.
                 continue
             from textual.worker import get_current_worker
 
-            if get_current_worker().is_cancelled:
+            worker = get_current_worker()
+            while self._in_flight and not worker.is_cancelled:  # the slider's k first: a person waits for it
+                time.sleep(0.005)
+            if worker.is_cancelled:
                 return
             r = explorer.at(k)
             self.app.call_from_thread(self._curve_point, r)
@@ -425,16 +451,42 @@ use the slider's k.
         self.refresh_method()
 
     def refresh_method(self) -> None:
+        """Ask for the chosen method's table. As for the slider, one runs at a time and the
+        latest choice (method, metric, k) is computed next; rrf at the slider's k reads the
+        slider's fused result instead of fusing again."""
         ws = self.ws
         if ws is None or self.metric is None or len(ws.input_lanes) < 2:
             return
         self.query_one("#rrf-method-note", Static).update(f"⟳ fusing with {escape(self.method_spec)}…")
-        self.fuse_method(self.method_spec, self.metric, float(self.k))
+        self._method_wanted = (self.method_spec, self.metric, float(self.k))
+        if not self._method_in_flight:
+            self._start_method()
+
+    def _start_method(self) -> None:
+        if self._method_wanted is None:
+            return
+        spec, metric, k = self._method_wanted
+        rrf = self.current if self.current is not None and self.current.k == k else None
+        self._method_in_flight = True
+        self.fuse_method(spec, metric, k, rrf)
 
     @work(thread=True, exclusive=True, group="rrf-method", exit_on_error=False, description="fusion method")
-    def fuse_method(self, spec: str, metric: str, k: float) -> None:
-        result = method_against_best(self.ws, spec, metric, k)
-        self.app.call_from_thread(self._method_ready, result)
+    def fuse_method(self, spec: str, metric: str, k: float, rrf: FusedAtK | None = None) -> None:
+        try:
+            result = method_against_best(self.ws, spec, metric, k, rrf)
+        except BaseException:
+            self.app.call_from_thread(self._method_over, (spec, metric, k), None)
+            raise
+        self.app.call_from_thread(self._method_over, (spec, metric, k), result)
+
+    def _method_over(self, asked: tuple[str, str, float], r: MethodAgainstBest | None) -> None:
+        self._method_in_flight = False
+        if not self.is_mounted:
+            return
+        if r is not None:
+            self._method_ready(r)
+        if self._method_wanted is not None and self._method_wanted != asked:  # the choice moved on meanwhile
+            self._start_method()
 
     @guarded
     def _method_ready(self, r: MethodAgainstBest) -> None:

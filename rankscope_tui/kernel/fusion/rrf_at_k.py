@@ -13,8 +13,9 @@ dashboard's k slider (any k), so both print the same numbers from the same code:
 
 At the workspace's own k the fused lane is the workspace's ``rrf`` lane and its numbers
 are the workspace's (one computation). :class:`RRFExplorer` serves other k: it prepares
-the input lanes once and keeps only the last few fused lanes, never adding any to the
-workspace.
+the input lanes once (a ``fusion.FusionTable``, or over large inputs an :class:`RRFSweep`
+that re-sorts only the docs several lanes hold) and keeps only the last few fused lanes,
+never adding any to the workspace.
 
 References
 ----------
@@ -28,11 +29,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ..ranking.ranks import RankedLane
+from ..ranking.judgments import NO_JUDGMENT
+from ..ranking.ranks import RankedLane, offsets_for, ranks_within, tie_key
 from . import methods as F
 
 if TYPE_CHECKING:
@@ -45,8 +48,9 @@ K = TypeVar("K", int, float)  # a curve's k: an int on the fixed grid, a float f
 EXPLORER_LIMIT = 4
 #: Ranks per query an explorer's results keep of their fused lane (the RRF view lists the
 #: first 10): a whole fused lane is as large as the inputs (2 × 7M lines: ~0.2 GB each),
-#: its head is not. The means and the dilution are always computed on the whole lane.
-EXPLORER_HEAD = 100
+#: its head is not, and a sweep (:class:`RRFSweep`) ranks only the head's candidates.
+#: The means and the dilution are always computed on the whole lane.
+EXPLORER_HEAD = 10
 #: Input rows up to which an explorer prepares a ``fusion.FusionTable`` without a depth cut
 #: (fast steps, small matrices); beyond, each k is fused from the lanes (``fusion.rrf``):
 #: the same lane, without the table's matrices held beside the workspace.
@@ -61,6 +65,8 @@ class FusedAtK:
     lane: RankedLane
     means: dict[str, float]  # metric key -> mean over the positives (doc level)
     dilution: F.Dilution
+    #: metric key -> value per query code (doc level), every metric the means were taken from
+    per_query: Mapping[str, np.ndarray] | None = None
 
     @property
     def diluted(self) -> dict[str, np.ndarray]:
@@ -91,7 +97,7 @@ def rrf_at_k(ws: Workspace, k: float | None = None, metrics: tuple[MetricKey, ..
         per_query = ws.metrics_of(lane, "doc", tuple(dict.fromkeys(tuple(s.metrics) + metrics)))
     inputs = [ws.lanes[n] for n in ws.input_lanes]
     dil = F.dilution(inputs, lane, ws.judgments, s.relevant, queries=ws.positives)
-    return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil)
+    return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil, per_query)
 
 
 def best_k(curve: Mapping[K, Mapping[str, Any]], metric: str) -> tuple[K, float] | None:
@@ -118,7 +124,7 @@ class RRFExplorer:
     """RRF at any k over one workspace, for a slider: the input lanes are prepared once
     (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
     dropped), so memory stays bounded however many k are visited (large inputs without a
-    depth cut are fused from the lanes at each k instead: see :attr:`prepares`). A result's ``lane`` is
+    depth cut are re-fused from each lane's ranks prepared once, :class:`RRFSweep`: see :attr:`sweeps`). A result's ``lane`` is
     the head of the fused lane: its first ``head`` ranks per query (None: the whole lane);
     its means and dilution are those of the whole lane (:func:`rrf_at_k`'s numbers). One
     fusion runs at a time (the slider's and the curve's workers share the explorer), so
@@ -134,6 +140,8 @@ class RRFExplorer:
         self.limit = int(limit)
         self.head = None if head is None else int(head)
         self._table: F.FusionTable | None = None
+        self._sweep: RRFSweep | None = None
+        self.computed: list[float] = []  # every k fused (not served from the kept results), in order
         self._kept: OrderedDict[float, FusedAtK] = OrderedDict()
         self._lock = threading.Lock()  # the kept results
         self._fusing = threading.Lock()  # one fusion (and the table's preparation) at a time
@@ -152,6 +160,16 @@ class RRFExplorer:
         ws = self.ws
         rows = sum(ws.lanes[n].n_rows for n in ws.input_lanes)
         return ws.settings.depth is not None or rows <= EXPLORER_PREPARE_ROWS
+
+    @property
+    def sweeps(self) -> bool:
+        """Does the explorer re-fuse from a :class:`RRFSweep` (large inputs without a depth
+        cut, where a prepared table would hold matrices as large as the workspace)?"""
+        return not self.prepares
+
+    def _deepest(self) -> int:
+        ws = self.ws
+        return max((int(ws.lanes[n].rank.max()) for n in ws.input_lanes if ws.lanes[n].n_rows), default=0)
 
     def table(self) -> F.FusionTable:
         with self._fusing:
@@ -183,8 +201,15 @@ class RRFExplorer:
             hit = self._hit(k)  # fused by another thread while this one waited
             if hit is not None:
                 return hit
-            table = None if _is_own(self.ws, k) or not self.prepares else self._prepared()
-            r = rrf_at_k(self.ws, k, table=table)
+            own = _is_own(self.ws, k)
+            if not own and self.sweeps and self.head is not None and 0 <= k and k + self._deepest() <= SWEEP_K_MAX:
+                if self._sweep is None:
+                    self._sweep = RRFSweep(self.ws, self.head)
+                r = self._sweep.at(k, tuple(self.ws.settings.metrics))
+            else:
+                table = None if own or not self.prepares else self._prepared()
+                r = rrf_at_k(self.ws, k, table=table)
+            self.computed.append(k)
             if self.head is not None and r.lane.n_rows and int(r.lane.rank.max()) > self.head:
                 r = replace(r, lane=F._head(r.lane, self.head))
         with self._lock:
@@ -193,6 +218,276 @@ class RRFExplorer:
             while len(self._kept) > self.limit:
                 self._kept.popitem(last=False)
         return r
+
+
+# --------------------------------------------------------------------------- the slider's sweep
+
+
+#: Largest k (plus the deepest rank) for which :class:`RRFSweep` re-fuses: below it
+#: ``1/(k + r)`` falls strictly with r in float64, so a lane's docs found by no other lane
+#: stay in that lane's order at every k (beyond it the explorer fuses from the lanes).
+SWEEP_K_MAX = 1e9
+
+
+def _count_before(start: NDArray[np.int64], end: NDArray[np.int64], score_at: Callable[[NDArray[np.int64]], np.ndarray],
+                  key_at: Callable[[NDArray[np.int64]], np.ndarray], score: np.ndarray, key: np.ndarray) -> NDArray[np.int64]:
+    """Per probe i: how many rows of its stream segment ``[start[i], end[i])`` come before
+    ``(score[i], key[i])`` in fused order (score descending, tie key descending). Each
+    segment is sorted in that order, so "comes before" holds on a prefix: a vectorised
+    binary search over every probe at once (about log2 of the longest segment rounds)."""
+    lo, hi = start.copy(), end.copy()
+    live = np.flatnonzero(lo < hi)
+    while live.size:
+        mid = (lo[live] + hi[live]) // 2
+        sm, km = score_at(mid), key_at(mid)
+        sx, kx = score[live], key[live]
+        before = (sm > sx) | ((sm == sx) & (km > kx))
+        lo[live[before]] = mid[before] + 1
+        hi[live[~before]] = mid[~before]
+        live = live[lo[live] < hi[live]]
+    out: NDArray[np.int64] = lo - start
+    return out
+
+
+class RRFSweep:
+    """RRF of a workspace's input lanes re-fused at any k from what does not depend on k.
+
+    A doc's rank in each lane does not change with k; only the fused order does. Prepared
+    once: the union of the lanes' docs per query, each doc's rank per lane, its tie key and
+    its judgment. The union falls into streams: per lane, the docs that lane alone holds,
+    already in fused order at every k (``1/(k + r)`` falls with r), and the docs held by two
+    or more lanes, the only ones whose order depends on k. Per k, only that last stream is
+    scored and sorted (``Σ 1/(k + r)``, terms summed largest first as :func:`methods.rrf`
+    does, so every score is the same float; equal scores by doc id descending as bytes). A
+    judged doc's fused rank is 1 + the number of docs before it in every stream (a search
+    per stream); the hits the measures see (every rank of the fused lane, judged or not, cut
+    to the workspace's depth) are rebuilt from those ranks: the same ``Hits`` as
+    :meth:`Workspace.metrics_of` makes from the whole fused lane. The lane's head is the
+    first ``head`` docs of every stream put in fused order. The numbers are those of
+    :func:`rrf_at_k` (tests/test_rrf_sweep.py compares them)."""
+
+    def __init__(self, ws: Workspace, head: int) -> None:
+        from .. import measures as M
+
+        inputs = [ws.lanes[n] for n in ws.input_lanes]
+        nq = ws.n_queries
+        self.ws, self.head, self.n_queries = ws, int(head), nq
+        u = F._union(inputs, nq)
+        self.doc = u.doc
+        offsets = u.offsets
+        ranks = [u.column(i, lane.rank, 0, np.int32) for i, lane in enumerate(inputs)]
+        self.deepest = max((int(lane.rank.max()) for lane in inputs if lane.n_rows), default=0)
+        self.key = tie_key(ws.doc_order, u.doc)
+        held = np.zeros(u.size, dtype=np.int8)
+        for r in ranks:
+            held += r > 0
+        multi = held > 1
+        del held
+        # streams: one per lane (the docs only it holds, by its rank), then the shared docs
+        self.streams: list[np.ndarray] = []  # union rows in stream order
+        self.stream_rank: list[NDArray[np.int32]] = []  # the lane's rank of each (lane streams)
+        self.stream_start: list[NDArray[np.int64]] = []  # per query: the stream's first row
+        self.stream_code: list[NDArray[np.int64]] = []  # query · (deepest + 2) + rank (lane streams), ascending
+        self._scratch: dict[str, np.ndarray] = {}
+        for i, r in enumerate(ranks):
+            rows = np.flatnonzero((r > 0) & ~multi)  # union order within a query: the lane's rank order
+            self._add_stream(rows, u.qid, nq)
+            self.stream_rank.append(r[rows])
+            self.stream_code.append(u.qid[rows].astype(np.int64) * (self.deepest + 2) + r[rows])
+        shared = np.flatnonzero(multi)  # by query (union order)
+        self._shared_qid = u.qid[shared]
+        self._add_stream(shared, u.qid, nq)
+        self.shared_ranks = [r[shared] for r in ranks]
+        counts = np.diff(self.stream_start[-1])
+        self._shared_rows = np.flatnonzero(counts)
+        width = int(counts.max()) if counts.size else 0
+        # each shared doc's cell in the per-query score matrix (int32: held while the view is open)
+        self._shared_col = (np.arange(shared.size, dtype=np.int64) - self.stream_start[-1][u.qid[shared]]).astype(np.int32)
+        row_of = np.zeros(nq, dtype=np.int32)
+        row_of[self._shared_rows] = np.arange(self._shared_rows.size)
+        self._shared_row = row_of[u.qid[shared]]
+        self._shared_width = width
+        # the judged docs (a grade, or a negative judgment): the measures read their ranks
+        hits, self.ideal = M.doc_level(u.qid, u.doc, np.zeros(u.size, np.int32), ws.judgments.qid, ws.judgments.doc,
+                                       ws.judgments.grade, ws.n_docs)
+        self.judged = np.flatnonzero(hits.grade != NO_JUDGMENT)
+        self.judged_grade = hits.grade[self.judged]
+        self.judged_qid = u.qid[self.judged].astype(np.int64)
+        stream_of = np.full(u.size, len(self.streams) - 1, dtype=np.int8)
+        for i, rows in enumerate(self.streams[:-1]):
+            stream_of[rows] = i
+        self.judged_stream = stream_of[self.judged]
+        where = np.empty(u.size, dtype=np.int64)  # position of each union row in its stream
+        for rows in self.streams:
+            where[rows] = np.arange(rows.size)
+        self.judged_at = where[self.judged]
+        del stream_of, where, hits
+        # the fused lane's rows per query (cut to depth) do not depend on k: only which
+        # doc sits at each rank does
+        depth = ws.settings.depth
+        n_rows = np.diff(offsets)
+        self.n_rows = n_rows if depth is None else np.minimum(n_rows, depth)
+        self.hit_offsets = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(self.n_rows, out=self.hit_offsets[1:])
+        self.hit_qid = np.repeat(np.arange(nq, dtype=np.int32), self.n_rows)
+        self.hit_rank = (np.arange(self.hit_qid.size, dtype=np.int64) - self.hit_offsets[self.hit_qid] + 1).astype(np.int32)
+        relevant = ws.settings.relevant
+        self.top_relevant = [F._top_relevant(lane, ws.judgments, relevant, nq) for lane in inputs]
+
+    def _add_stream(self, rows: NDArray[np.int64], qid: np.ndarray, nq: int) -> None:
+        start = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(np.bincount(qid[rows], minlength=nq), out=start[1:])
+        # union rows fit int32 below 2**31 rows: half the memory the view holds for them
+        self.streams.append(rows.astype(np.int32) if rows.size and self.doc.size < 2**31 else rows)
+        self.stream_start.append(start)
+
+    def _shared_scores(self, term: NDArray[np.float64]) -> NDArray[np.float64]:
+        terms = [term[r] for r in self.shared_ranks]
+        if len(terms) > 2:  # largest term first, as methods.rrf sums them
+            terms = list(np.moveaxis(-np.sort(-np.stack(terms, axis=-1), axis=-1), -1, 0))
+        s: NDArray[np.float64] = terms[0].copy()
+        for t in terms[1:]:
+            s += t
+        return s
+
+    def _ranks(self, probe_stream: np.ndarray, probe_at: np.ndarray, probe_qid: np.ndarray, probe_score: np.ndarray,
+               probe_key: np.ndarray, term: np.ndarray, shared_key: np.ndarray, shared_score: np.ndarray) -> np.ndarray:
+        """Fused rank (1-based) of each probe (``probe_at``: its row in its stream, the
+        shared stream in this k's order): its place in its own stream's segment plus the
+        rows of every other stream's segment before it."""
+        rank = probe_at + 1
+        last = len(self.streams) - 1
+        for i, start in enumerate(self.stream_start):
+            own = probe_stream == i
+            rank[own] -= start[probe_qid[own]]
+            other = np.flatnonzero(~own)
+            if not other.size:
+                continue
+            q = probe_qid[other]
+            if i < last:
+                rank[other] += self._lane_count(i, q, probe_score[other], probe_key[other], term)
+            else:
+                rank[other] += _count_before(start[q], start[q + 1], lambda m: shared_score[m], lambda m: shared_key[m],
+                                             probe_score[other], probe_key[other])
+        return rank
+
+    def _lane_count(self, i: int, q: np.ndarray, score: np.ndarray, key: np.ndarray, term: np.ndarray) -> np.ndarray:
+        """Rows of lane stream ``i`` in query ``q`` before (``score``, ``key``): its scores
+        ``1/(k + r)`` fall with r, so they are the rows with r <= R (R = the ranks whose term
+        exceeds the score: one search in the term table), plus the row at rank R + 1 when
+        its term equals the score and its tie key is larger. Both are found by a search in
+        the stream's sorted (query, rank) codes."""
+        rows, code, span = self.streams[i], self.stream_code[i], self.deepest + 2
+        above = np.searchsorted(-term[1:], -score, side="left")  # term[1..R] > score
+        base = q * span
+        count = np.searchsorted(code, base + above, side="right") - self.stream_start[i][q]
+        eq = above + 1
+        tied = np.flatnonzero((eq <= self.deepest) & (term[np.minimum(eq, self.deepest)] == score))
+        if tied.size:
+            at = np.searchsorted(code, base[tied] + eq[tied], side="left")
+            inside = at < code.size
+            at = np.minimum(at, code.size - 1)
+            there = inside & (code[at] == base[tied] + eq[tied])
+            count[tied] += there & (self.key[rows[at]] > key[tied])
+        out: np.ndarray = count
+        return out
+
+    def _scratch_of(self, name: str, shape: tuple[int, ...], dtype: type[np.generic], fill: float | int) -> np.ndarray:
+        """A buffer kept between k (one fusion at a time holds it): fresh arrays of this size
+        cost page faults at every step."""
+        buf = self._scratch.get(name)
+        if buf is None or buf.shape != shape:
+            buf = self._scratch[name] = np.empty(shape, dtype=dtype)
+        buf.fill(fill)
+        return buf
+
+    def at(self, k: float, metrics: tuple[MetricKey, ...]) -> FusedAtK:
+        """:func:`rrf_at_k` at ``k`` (``metrics``' means, dilution) with the head of the lane."""
+        from .. import measures as M
+
+        ws, nq = self.ws, self.n_queries
+        term = np.zeros(self.deepest + 1)
+        term[1:] = 1.0 / (k + np.arange(1, self.deepest + 1, dtype=np.float64))
+        # the shared stream in fused order at this k: a sort by score within each query (a
+        # padded matrix, one row per query), then equal scores by doc id (the tie rule of
+        # every fusion: ranking.ranks._fix_ties)
+        s = self._shared_scores(term)
+        shared = self.streams[-1]
+        if shared.size:
+            mat = self._scratch_of("mat", (self._shared_rows.size, self._shared_width), np.float64, np.inf)
+            mat[self._shared_row, self._shared_col] = -s
+            order = np.argsort(mat, axis=1)
+            valid = np.arange(self._shared_width)[None, :] < np.diff(self.stream_start[-1])[self._shared_rows][:, None]
+            perm = (self.stream_start[-1][self._shared_rows][:, None] + order)[valid]
+            fix = F._fix_ties(self._shared_qid[perm], s[perm], self.doc[shared[perm]], ws.doc_order)
+            if fix is not None:
+                perm = perm[fix]
+            shared_rows, shared_score = shared[perm], s[perm]
+            pos_of = np.empty(perm.size, dtype=np.int64)
+            pos_of[perm] = np.arange(perm.size)
+        else:
+            shared_rows, shared_score, pos_of = shared, s, np.zeros(0, np.int64)
+        shared_key = self.key[shared_rows]
+
+        def scores(stream: np.ndarray, at: np.ndarray) -> np.ndarray:
+            out = np.empty(at.size)
+            for i in range(len(self.streams)):
+                m = stream == i
+                out[m] = shared_score[at[m]] if i == len(self.streams) - 1 else term[self.stream_rank[i][at[m]]]
+            return out
+
+        def union_rows(stream: np.ndarray, at: np.ndarray) -> np.ndarray:
+            out = np.empty(at.size, dtype=np.int64)
+            for i in range(len(self.streams)):
+                m = stream == i
+                out[m] = shared_rows[at[m]] if i == len(self.streams) - 1 else self.streams[i][at[m]]
+            return out
+
+        # the judged docs: their fused ranks place their grades among the lane's hits
+        last = len(self.streams) - 1
+        j_at = self.judged_at.copy()
+        on_shared = self.judged_stream == last
+        if on_shared.any():  # the position in the shared stream changes with k
+            j_at[on_shared] = pos_of[j_at[on_shared]]
+        j_score = scores(self.judged_stream, j_at)
+        j_rank = self._ranks(self.judged_stream, j_at, self.judged_qid, j_score, self.key[self.judged], term,
+                             shared_key, shared_score)
+        grade = self._scratch_of("grade", (self.hit_qid.size,), np.int64, NO_JUDGMENT)
+        keep = j_rank <= self.n_rows[self.judged_qid]
+        grade[self.hit_offsets[self.judged_qid[keep]] + j_rank[keep] - 1] = self.judged_grade[keep]
+        hits = M.Hits(self.hit_qid, self.hit_rank, grade)
+        keys = tuple(dict.fromkeys(tuple(ws.settings.metrics) + tuple(metrics)))
+        per_query = M.compute(hits, self.ideal, nq, list(keys), ws.settings.relevant, ws.qids)
+        lane = self._head_lane(k, scores, union_rows)
+        dil = F.dilution_of(lane.name, ws.settings.relevant, list(ws.input_lanes), self.top_relevant,
+                            F._top_relevant(lane, ws.judgments, ws.settings.relevant, nq), ws.positives)
+        return FusedAtK(k, lane, ws.means_of(per_query, [m.key for m in metrics]), dil, per_query)
+
+    def _head_lane(self, k: float, scores: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                   union_rows: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> RankedLane:
+        """The fused lane's first ``head`` ranks per query (and the depth cut): they are
+        among the first ``head`` rows of each stream (a stream is in fused order), so those
+        candidates, ordered as the fused lane orders rows (score descending, then tie key
+        descending), begin with the lane's head in its order."""
+        h = self.head if self.ws.settings.depth is None else min(self.head, int(self.ws.settings.depth))
+        stream_l, at_l, qid_l = [], [], []
+        for i, start in enumerate(self.stream_start):
+            n = np.minimum(np.diff(start), h)
+            q = np.repeat(np.arange(self.n_queries, dtype=np.int64), n)
+            first = np.zeros(self.n_queries + 1, dtype=np.int64)
+            np.cumsum(n, out=first[1:])
+            stream_l.append(np.full(q.size, i, dtype=np.int8))
+            at_l.append(start[q] + np.arange(q.size, dtype=np.int64) - first[q])
+            qid_l.append(q)
+        stream, at, qid = np.concatenate(stream_l), np.concatenate(at_l), np.concatenate(qid_l)
+        rows = union_rows(stream, at)
+        score = scores(stream, at)
+        order = np.lexsort((-self.key[rows], -score, qid))
+        q32 = qid[order].astype(np.int32)
+        rank = ranks_within(q32)
+        keep = rank <= h
+        q32, rows, score, rank = q32[keep], rows[order][keep], score[order][keep], rank[keep]
+        return RankedLane(f"rrf@{k:g}", q32, self.doc[rows], score, rank, offsets_for(q32, self.n_queries))
 
 
 # --------------------------------------------------------------------------- any method against the best lane
@@ -217,21 +512,27 @@ class MethodAgainstBest:
     rows: tuple[tuple[str, float, float, float], ...]
 
 
-def method_against_best(ws: Workspace, spec: str, metric: str, k: float) -> MethodAgainstBest:
+def method_against_best(ws: Workspace, spec: str, metric: str, k: float,
+                        rrf: FusedAtK | None = None) -> MethodAgainstBest:
     """``spec`` (``METHOD[:NORM]``, ``combine.parse_fuse``) over the workspace's input lanes
     with equal weights (``1/L``) where the method is weighted, at RRF constant ``k`` (rank
     methods that use it), cut to the workspace's depth (``methods.fuse``), scored at doc
     level as the workspace scores any lane (``Workspace.metrics_of``), against the best
-    single input lane (:class:`MethodAgainstBest`)."""
+    single input lane (:class:`MethodAgainstBest`). ``rrf``: the RRF lane at ``k`` already
+    scored (:func:`rrf_at_k`, an explorer's result): for ``spec`` rrf its per-query values
+    are taken instead of fusing again (the same lane, the same values)."""
     from .combine import parse_fuse
 
     fs = parse_fuse(spec)
     keys = [m for m in ws.settings.metrics if m.key == metric]
     if not keys:
         raise ValueError(f"metric {metric!r} is not among the workspace's metrics")
-    lanes = [ws.lanes[n] for n in ws.input_lanes]
-    fused = F.fuse(lanes, fs, None, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order)
-    values = ws.metrics_of(fused, "doc", (keys[0],))[metric]
+    if fs.method == "rrf" and rrf is not None and rrf.k == k and rrf.per_query is not None and metric in rrf.per_query:
+        values = rrf.per_query[metric]
+    else:
+        lanes = [ws.lanes[n] for n in ws.input_lanes]
+        fused = F.fuse(lanes, fs, None, k=k, n_queries=ws.n_queries, depth=ws.settings.depth, doc_ids=ws.doc_order)
+        values = ws.metrics_of(fused, "doc", (keys[0],))[metric]
     pos = ws.positives
     means = [(ws.mean(n, "doc", metric), i, n) for i, n in enumerate(ws.input_lanes)]
     best = max(means, key=lambda t: (t[0], -t[1]))[2]
