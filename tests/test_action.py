@@ -23,11 +23,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
+import yaml
 from support import REPO, shared_path
-
-yaml = pytest.importorskip("yaml")
-jsonschema = pytest.importorskip("jsonschema")
 
 ACTION = REPO / "action.yml"
 SCHEMA = REPO / "tests" / "data" / "action-metadata.schema.json"

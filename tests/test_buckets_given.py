@@ -54,7 +54,7 @@ COUNTS = (1, 2, 7, 512, 4096, 1_000_003)
 
 
 def test_duckdb_sql_spelling_is_the_function():
-    duckdb = pytest.importorskip("duckdb", reason="DuckDB (rankscope[scale]) is not installed")
+    import duckdb
     con = duckdb.connect()
     con.register("ids", pa.table({"i": list(range(len(IDS))), "qid": IDS}))
     for n in COUNTS:
@@ -109,7 +109,7 @@ def _rows(g: dict) -> tuple[dict[str, pa.Table], pa.Table]:
 
 def _duckdb_dataset(table: pa.Table, n: int, out: Path, bucket_sql: str = B.SQL_BUCKET) -> Path:
     """``table`` written by DuckDB's own Hive writer, the bucket column by ``bucket_sql``."""
-    duckdb = pytest.importorskip("duckdb", reason="DuckDB (rankscope[scale]) is not installed")
+    import duckdb
     con = duckdb.connect()
     con.register("t", table)
     con.execute(f"COPY (SELECT *, {bucket_sql.format(qid='qid', n=n)} AS bucket FROM t) TO '{out}' "

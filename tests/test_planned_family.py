@@ -16,10 +16,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import statsmodels.stats.multitest as multitest
 
 from tests.support import shared_path
-
-multitest = pytest.importorskip("statsmodels.stats.multitest")
 
 B = "999"  # resamples: enough for p of 0.001, quick on 114 queries
 

@@ -102,7 +102,8 @@ def test_points_match_pytrec_eval_where_its_cut_is_the_same(drawn):
     positives (a lane missing a positive scores 0)."""
     import math
 
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
+
     from rankscope_tui.kernel.measures import parse_metrics
     from rankscope_tui.kernel.settings import LoadSettings
     from rankscope_tui.kernel.workspace.loaded import Workspace
