@@ -20,11 +20,11 @@ demo: $(RUN_STAMP)
 
 # the contracts a machine checks first (lint and import order, then types: strict on the
 # kernel), then the tests in two workers, one test file each (module fixtures stay shared
-# within a file)
+# within a file); the 20 slowest tests are listed at the end
 test: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20
 
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks
