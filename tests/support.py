@@ -205,3 +205,10 @@ async def settle(app, pilot, extra: float = 0.0) -> None:
         quiet = quiet + 1 if not any(w.is_running for w in app.workers) else 0
         if quiet == 2:
             return
+
+
+def ranx_dict(run) -> dict[str, dict[str, float]]:
+    """A ``ranx.Run`` as plain dicts. ``Run.to_dict`` copies each query's numba dict twice
+    (``dict(self[q])`` over a ``__getitem__`` that already copies); one copy gives the same
+    dicts in a third of the time, which the parity tests over Cranfield's 53 fusions feel."""
+    return {q: dict(run.run[q]) for q in run.keys()}

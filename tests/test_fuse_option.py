@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 import ranx
-from support import run_cli, shared_path
+from support import ranx_dict, run_cli, shared_path
 
 import rankscope_tui as api
 
@@ -51,7 +51,7 @@ def test_fused_lane_matches_ranx_scored_by_pytrec_eval():
     for ours, method, norm in (("combmnz:zmuv", "mnz", "zmuv"), ("combsum:max", "sum", "max")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fused = ranx.fuse(runs, norm=norm, method=method).to_dict()
+            fused = ranx_dict(ranx.fuse(runs, norm=norm, method=method))
         theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut", "recip_rank"}).evaluate(
             {q: dict(d) for q, d in fused.items() if q in qrels})
         pq = ws.per_query(ours)
@@ -198,7 +198,7 @@ def _ranx_mean(runs, qrels, method: str, norm: str | None, **params) -> float:
     """The objective (ndcg@10 mean over the positive queries) of ranx's fused run, by pytrec_eval."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fused = ranx.fuse(runs, norm=norm, method=method, params=params or None).to_dict()
+        fused = ranx_dict(ranx.fuse(runs, norm=norm, method=method, params=params or None))
     positives = {q for q, d in qrels.items() if any(g >= 1 for g in d.values())}
     got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10"}).evaluate({q: dict(fused.get(q, {})) for q in positives})
     return sum(got[q]["ndcg_cut_10"] for q in positives) / len(positives)

@@ -14,6 +14,7 @@ import ranx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ranx.fusion_optimization import optimize_weights as opt
+from support import ranx_dict
 
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.fusion import methods as F
@@ -349,7 +350,7 @@ def test_rrf_agrees_with_ranx(seed):
     ranx, rr = _ranx_runs(runs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = ranx.fuse(rr, norm=None, method="rrf", params={"k": 60}).to_dict()
+        theirs = ranx_dict(ranx.fuse(rr, norm=None, method="rrf", params={"k": 60}))
     v = Vocab(runs)
     ours = v.listing(F.rrf(v.lanes(), k=60, doc_ids=np.array(v.ids, dtype=object)))
     for q, hits in ours.items():
@@ -373,7 +374,7 @@ def test_wsum_minmax_agrees_with_ranx(weights):
     ranx, rr = _ranx_runs(runs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = ranx.fuse(rr, norm="min-max", method="wsum", params={"weights": list(weights)}).to_dict()
+        theirs = ranx_dict(ranx.fuse(rr, norm="min-max", method="wsum", params={"weights": list(weights)}))
     v = Vocab(runs)
     ours = v.listing(F.convex(v.lanes(), weights, doc_ids=np.array(v.ids, dtype=object)))
     for q, hits in ours.items():
@@ -386,7 +387,7 @@ def test_three_lane_rrf_agrees_with_ranx_to_rounding():
     ranx, rr = _ranx_runs(runs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = ranx.fuse(rr, norm=None, method="rrf", params={"k": 60}).to_dict()
+        theirs = ranx_dict(ranx.fuse(rr, norm=None, method="rrf", params={"k": 60}))
     v = Vocab(runs)
     for q, hits in v.listing(F.rrf(v.lanes(), k=60)).items():
         # ranx adds in lane order, we add largest term first: equal to the last bit or so
@@ -402,7 +403,7 @@ def test_documented_difference_constant_list():
     ranx, rr = _ranx_runs(runs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = ranx.fuse(rr, norm="min-max", method="wsum", params={"weights": [0.5, 0.5]}).to_dict()["q"]
+        theirs = ranx_dict(ranx.fuse(rr, norm="min-max", method="wsum", params={"weights": [0.5, 0.5]}))["q"]
     assert theirs == {"a": 0.0, "b": 0.0, "c": 0.5}
 
 

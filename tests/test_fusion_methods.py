@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import ranx
-from support import shared_path
+from support import ranx_dict, shared_path
 
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.fusion import combine as C
@@ -69,7 +69,7 @@ class Lanes:
 def ranx_fuse(runs, method: str, norm: str | None, **params) -> dict[str, dict[str, float]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ranx.fuse(runs, norm=norm, method=method, params=params or None).to_dict()
+        return ranx_dict(ranx.fuse(runs, norm=norm, method=method, params=params or None))
 
 
 def assert_scores_close(ours: dict[str, dict[str, float]], theirs: dict[str, dict[str, float]], what: str) -> int:
