@@ -377,6 +377,8 @@ def main() -> int:
     ap.add_argument("--revisit-runs", type=int, default=2, help="revisit children per checkout")
     ap.add_argument("--presses", type=int, default=15, help="slider presses at 7M lines")
     ap.add_argument("--skip-7m", action="store_true")
+    ap.add_argument("--first-only", action="store_true",
+                    help="section 1 alone (the first frames), written to results/tui_first.md and .json")
     ap.add_argument("--data-7m", default=str(HERE / "data" / "rrf-7M"))
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--child", choices=["revisit", "slider"], help=argparse.SUPPRESS)
@@ -397,9 +399,12 @@ def main() -> int:
     for tree in trees.values():  # one start each first: compiled modules cached, files in the page cache
         time_start(tree, argv)
     starts: dict[str, list[dict]] = {k: [] for k in trees}
-    for _ in range(args.starts):
-        for name, tree in trees.items():
+    for rep in range(args.starts):
+        # the order alternates each round, so a burst of load falls on both alike
+        for name, tree in (list(trees.items()) if rep % 2 == 0 else list(trees.items())[::-1]):
             starts[name].append(time_start(tree, argv))
+    if args.first_only:
+        return first_only(starts, trees, args, load_before)
     revisit: dict[str, list[dict]] = {k: [] for k in trees}
     for _ in range(args.revisit_runs):
         for name, tree in trees.items():
@@ -448,6 +453,42 @@ def main() -> int:
     md = render_markdown(result, args)
     (out / "tui.md").write_text(md, encoding="utf-8")
     print(md)
+    return 0
+
+
+def first_only(starts: dict[str, list[dict]], trees: dict[str, Path], args, load_before: float) -> int:
+    """Section 1 alone: ``results/tui_first.json`` and ``.md`` (``tui.md`` keeps the full run)."""
+    load_after = os.getloadavg()[0]
+    result = {"targets": TARGETS, "starts": {}}
+    for name in trees:
+        result["starts"][name] = {s: summary([r[s] for r in starts[name]]) for s, _ in SENTINELS}
+        result["starts"][name]["raw"] = starts[name]
+    result["environment"] = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
+                             "cpus": os.cpu_count(), "load_average_1min": [load_before, load_after],
+                             "trees": {k: shown(v) for k, v in trees.items()}}
+    label = {"this": "this checkout", "against": f"against ({result['environment']['trees'].get('against', '')})"}
+
+    def cell(d: dict) -> str:
+        return "—" if d["median"] is None else f"{d['median']:.2f} s ({d['min']:.2f} s–{d['max']:.2f} s)"
+
+    this = result["starts"]["this"]["data"]["median"]
+    L = ["# Dashboard: first frame with data (issue 35, item 1; `bench_tui.py --first-only`)", "",
+         f"Python {platform.python_version()}, {os.cpu_count()} CPUs shared with other jobs; 1-minute load average "
+         f"{load_before:.1f} at the start, {load_after:.1f} at the end. `rankscope tui` on Cranfield (the command line "
+         f"of section 1 in `tui.md`) in a 160×50 pseudo-terminal, {args.starts} starts per checkout after one untimed "
+         "each, the checkouts alternating. Median (min–max).", "",
+         "| checkout | first frame | first frame with data (lane means) | report on screen (B = 9,999 intervals) |",
+         "|---|---:|---:|---:|"]
+    for name in trees:
+        st = result["starts"][name]
+        L.append(f"| {label[name]} | {cell(st['frame'])} | {cell(st['data'])} | {cell(st['report'])} |")
+    ok = this is not None and this < TARGETS["first_frame_with_data_s"]
+    L += ["", f"Target: first frame with data < {TARGETS['first_frame_with_data_s']} s — {_met(ok if this is not None else None)}.", ""]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tui_first.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out / "tui_first.md").write_text("\n".join(L), encoding="utf-8")
+    print("\n".join(L))
     return 0
 
 

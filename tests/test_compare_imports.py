@@ -9,6 +9,7 @@ for bit with what ``power.t_power`` now computes without importing ``scipy.stats
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -66,6 +67,24 @@ def test_evaluate_imports_neither_pandas_nor_scipy(demo_dir, tmp_path, extra):
     assert got.returncode == 0, got.stderr
     assert (tmp_path / "r.json").stat().st_size > 1000
     assert got.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_evaluate_of_plain_files_leaves_the_bucket_engine_unloaded(demo_dir, tmp_path):
+    """An ``evaluate`` of run files (no ``--buckets``, no ``bucket=K`` dataset) asks only
+    whether an input is a bucket dataset: the bucket engine's modules (``scale.bucket``,
+    its dataclasses and hashing; ``scale.partition``) are not loaded at all."""
+    code = ("import sys; from rankscope_tui.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.startswith('rankscope_tui.kernel.scale.')))")
+    got = subprocess.run([sys.executable, "-c", code, "evaluate", "--lane", str(demo_dir / "lexical.run"), "--lane",
+                          str(demo_dir / "dense.run"), "--qrels", str(demo_dir / "qrels-test.txt"),
+                          "--resamples", "0", "--out", str(tmp_path / "r.json")],
+                         capture_output=True, text=True, env=cli_env(), cwd=str(tmp_path), timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "r.json").stat().st_size > 1000
+    loaded = ast.literal_eval(got.stdout.strip().splitlines()[-1])
+    assert "rankscope_tui.kernel.scale.bucket" not in loaded and "rankscope_tui.kernel.scale.partition" not in loaded
+    assert "rankscope_tui.kernel.scale.given" in loaded  # the question was asked
 
 
 def test_dashboard_views_import_without_pandas_scipy_or_plotext():

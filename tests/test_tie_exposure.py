@@ -112,6 +112,66 @@ def test_bounds_and_mean_equal_enumeration_of_every_tie_order(graded):
     assert checked == 80 * len(KEYS) and 0 < dependent < checked
 
 
+def test_lane_ties_of_many_queries_equal_enumeration_per_query():
+    """``lane_ties`` finds every query's tie groups in one pass over the lane's rows; on a
+    lane of 60 random queries (with an empty query and tie-free ones among them) each
+    query's worst, best and mean equal the enumeration of its tie orders, a query
+    without a tie keeps the value under the tie rule, and ``straddles`` equals a check
+    written here from the runs of equal adjacent scores."""
+    from rankscope_tui.kernel.measures.ties import lane_ties
+    from rankscope_tui.kernel.ranking.judgments import Judgments
+    from rankscope_tui.kernel.ranking.ranks import RankedLane
+
+    rng = random.Random(4956)
+    cases = [random_case(rng, graded=bool(i % 2)) for i in range(58)]
+    cases.insert(7, ([3.0, 2.0, 1.0], [1, None, 0], [1, 2], []))  # no tie
+    cases.insert(20, ([], [], [1], []))  # the lane lacks this query
+    qid, doc, score, rank, offsets = [], [], [], [], [0]
+    jq, jd, jg = [], [], []
+    for q, (scores, grades, ideal, _) in enumerate(cases):
+        for i, (sc, g) in enumerate(zip(scores, grades)):
+            qid.append(q), doc.append(i), score.append(sc), rank.append(i + 1)
+            if g is not None:
+                jq.append(q), jd.append(i), jg.append(g)
+        # the relevant docs the run missed, as doc codes past the run's
+        extra = ideal[len([g for g in grades if g is not None]):]
+        for j, g in enumerate(extra):
+            jq.append(q), jd.append(100 + j), jg.append(g)
+        offsets.append(len(qid))
+    lane = RankedLane("t", np.array(qid, dtype=np.int32), np.array(doc, dtype=np.int64), np.array(score),
+                      np.array(rank, dtype=np.int32), np.array(offsets, dtype=np.int64))
+    judgments = Judgments(np.array(jq, dtype=np.int32), np.array(jd, dtype=np.int64), np.array(jg, dtype=np.int64),
+                          200)
+    values = {k.key: np.array([oracle(k.kind, k.k, grades, ideal, k.rel or 1) for _, grades, ideal, _ in cases])
+              for k in KEYS}
+    got = lane_ties(lane, judgments, values, KEYS, relevant=1)
+    walked = 0
+    for q, (scores, grades, ideal, _) in enumerate(cases):
+        runs, i = [], 0  # maximal runs of two or more equal adjacent scores
+        while i < len(scores):
+            j = i
+            while j + 1 < len(scores) and scores[j + 1] == scores[i]:
+                j += 1
+            if j > i:
+                runs.append((i, j + 1))
+            i = j + 1
+        assert got.tied[q] == bool(runs)
+        all_orders = list(orderings(grades, runs))
+        for key in KEYS:
+            level = key.rel or 1
+            vals = [oracle(key.kind, key.k, o, ideal, level) for o in all_orders]
+            assert got.worst[key.key][q] == pytest.approx(min(vals), abs=1e-12), (key.key, q)
+            assert got.best[key.key][q] == pytest.approx(max(vals), abs=1e-12), (key.key, q)
+            if key.kind != "ap" or max(vals) - min(vals) <= 1e-12:
+                assert got.expected[key.key][q] == pytest.approx(sum(vals) / len(vals), abs=1e-12), (key.key, q)
+            else:
+                assert math.isnan(got.expected[key.key][q])
+            assert got.depends[key.key][q] == (max(vals) - min(vals) > 1e-12), (key.key, q)
+            assert got.straddles[key.key][q] == (key.k is not None and any(s < key.k < e for s, e in runs))
+            walked += got.depends[key.key][q]
+    assert walked > 0
+
+
 def test_tie_groups_and_straddling_by_hand():
     scores = [9.0, 7.0, 7.0, 7.0, 5.0, 3.0, 3.0]
     assert tie_groups(scores) == [(1, 4), (5, 7)]  # ranks 2-4 and 6-7

@@ -147,12 +147,21 @@ class LaneCoverage:
 
 
 def lane_coverage(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queries: int,
-                  relevant: int, observed: dict[str, NDArray[np.float64]] | None = None) -> LaneCoverage:
+                  relevant: int, observed: dict[str, NDArray[np.float64]] | None = None,
+                  grade: NDArray[np.int64] | None = None) -> LaneCoverage:
     """Holes and bounds of every measure in ``metrics`` on one lane at doc level
-    (``observed``: the lane's per-query values under ``j``, see :func:`bounds`)."""
-    grade = j.grade_of(lane.qid, lane.doc)
-    rows = {m.key: hole_rows(lane, grade, m.k) for m in metrics}
-    holes = {k: np.bincount(lane.qid[r], minlength=n_queries).astype(np.int64) for k, r in rows.items()}
+    (``observed``: the lane's per-query values under ``j``, see :func:`bounds`; ``grade``:
+    ``j.grade_of(lane.qid, lane.doc)`` when the caller has it already)."""
+    if grade is None:
+        grade = j.grade_of(lane.qid, lane.doc)
+    # measures sharing a cutoff share their hole rows and counts (the same arrays)
+    by_k: dict[int | None, tuple[NDArray[np.bool_], NDArray[np.int64]]] = {}
+    for m in metrics:
+        if m.k not in by_k:
+            r = hole_rows(lane, grade, m.k)
+            by_k[m.k] = (r, np.bincount(lane.qid[r], minlength=n_queries).astype(np.int64))
+    rows = {m.key: by_k[m.k][0] for m in metrics}
+    holes = {m.key: by_k[m.k][1] for m in metrics}
     hi, lo = bounds(lane, j, metrics, n_queries, relevant, rows, observed)
     return LaneCoverage(holes, hi, lo)
 

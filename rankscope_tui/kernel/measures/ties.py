@@ -131,6 +131,13 @@ def _reorder(grades: NDArray[np.int64], groups: Sequence[tuple[int, int]], desce
     return g
 
 
+def _moving(grades: NDArray[np.int64], groups: Sequence[tuple[int, int]], k: int | None) -> list[tuple[int, int]]:
+    """The groups whose order can change a value cut at ``k``: those holding two grades
+    and starting inside the top k (sorting a group of one grade gives it back, and the
+    places from k on are read by no measure cut at k)."""
+    return [(s, e) for s, e in groups if (k is None or s < k) and grades[s:e].min() != grades[s:e].max()]
+
+
 def _ideal_dcg(ideal: NDArray[np.int64], k: int | None) -> float:
     gains = np.sort(ideal[ideal > 0])[::-1]
     if k is not None:
@@ -169,23 +176,26 @@ def expected_value(kind: str, k: int | None, grades: NDArray[np.int64], groups: 
                    level: int, n_rel: int, idcg: float) -> float | None:
     """The mean of the measure over uniformly random orders of every tie group (closed
     forms of McSherry & Najork 2008, see the module docstring); None for ap."""
+    if kind not in ("p", "recall", "hit", "rr", "ndcg"):
+        return None
     n = grades.shape[0]
     cut = n if k is None else min(k, n)
     # per place as Python ints (a block's count and gain sum are exact integers either way;
     # summing small list slices is what keeps this loop cheap on a query of many places)
-    rel = (grades >= level).astype(np.int64).tolist()
+    rel_a = grades >= level
+    rel = rel_a.astype(np.int64).tolist()
     # singletons are groups of one, so every place belongs to exactly one block; blocks
     # that start at or past the cutoff add exactly 0 to every sum below (and a first
-    # relevant block there gives hit and rr 0), so the walk stops at the cutoff
-    blocks: list[tuple[int, int]] = []
-    i = 0
-    for s, e in list(groups) + [(n, n)]:
-        blocks.extend((j, j + 1) for j in range(i, min(s, cut)))
-        if s >= cut:
-            break
-        if e > s:
-            blocks.append((s, e))
-        i = e
+    # relevant block there gives hit and rr 0), so the walk stops at the cutoff. A
+    # singleton whose weight is 0 (not relevant; for ndcg no gain) adds exactly +0.0 to a
+    # sum that is >= 0 and is never the first relevant block, so only the singletons of
+    # weight are walked, in place order among the groups: the same sums, term by term.
+    weight = grades > 0 if kind == "ndcg" else rel_a
+    single = weight[:cut].copy()
+    for s, e in groups:
+        single[s:e] = False
+    blocks = sorted([(s, e) for s, e in groups if s < cut and e > s]
+                    + [(j, j + 1) for j in np.flatnonzero(single).tolist()])
     if kind in ("p", "recall"):
         count = 0.0
         for s, e in blocks:
@@ -238,15 +248,18 @@ class QueryTies:
 
 
 def query_ties(key: MetricKey, scores: NDArray[np.float64], grades: NDArray[np.int64], ideal: NDArray[np.int64],
-               relevant: int) -> QueryTies:
+               relevant: int, groups: Sequence[tuple[int, int]] | None = None) -> QueryTies:
     """Tie exposure of one measure on one query: ``scores`` and ``grades`` in rank order
-    (``NO_JUDGMENT`` for unjudged hits), ``ideal`` every judged grade (>= 0) of the query."""
+    (``NO_JUDGMENT`` for unjudged hits), ``ideal`` every judged grade (>= 0) of the query;
+    ``groups``, when given, are ``tie_groups(scores)`` found already."""
     level = relevant if key.rel is None or not key.measure.takes_rel else key.rel
     n_rel = int((ideal >= level).sum())
     idcg = _ideal_dcg(ideal, key.k) if key.kind == "ndcg" else 0.0
-    groups = tie_groups(scores)
-    best = value_of(key.kind, key.k, _reorder(grades, groups, True), level, n_rel, idcg)
-    worst = value_of(key.kind, key.k, _reorder(grades, groups, False), level, n_rel, idcg)
+    if groups is None:
+        groups = tie_groups(scores)
+    moving = _moving(grades, groups, key.k)
+    best = value_of(key.kind, key.k, _reorder(grades, moving, True), level, n_rel, idcg)
+    worst = value_of(key.kind, key.k, _reorder(grades, moving, False), level, n_rel, idcg)
     exp = expected_value(key.kind, key.k, grades, groups, level, n_rel, idcg)
     return QueryTies(worst=worst, best=best, expected=exp,
                      straddles=key.k is not None and straddles(groups, key.k))
@@ -296,22 +309,46 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     at = np.repeat(starts - np.asarray(bounds[:-1], dtype=np.int64), lengths) + np.arange(bounds[-1], dtype=np.int64)
     all_grades = judgments.grade_of(np.repeat(tied.astype(np.int64), lengths), lane.doc[at])
     j_lo, j_hi = np.searchsorted(jq, tied, "left").tolist(), np.searchsorted(jq, tied, "right").tolist()
-    for i, q in enumerate(tied.tolist()):
-        rows = lane.rows_of(q)
-        scores = lane.score[rows]
+    # every tied query's tie groups at once (``tie_groups`` per query: runs of equal
+    # adjacent scores; equality of floats is transitive, so a run of adjacent equal pairs
+    # is a run of one value), as (query index, start, end) with places counted per query
+    all_scores = lane.score[at]
+    n_rows = bounds[-1]
+    qi_of_row = np.repeat(np.arange(tied.shape[0], dtype=np.int64), lengths)
+    pair = np.zeros(n_rows, dtype=bool)  # pair[r]: row r holds the score of row r - 1 in its query
+    if n_rows > 1:
+        pair[1:] = (all_scores[1:] == all_scores[:-1]) & (qi_of_row[1:] == qi_of_row[:-1])
+    edge = np.diff(pair.astype(np.int8), append=np.int8(0))
+    g_start = np.flatnonzero(edge == 1)  # the row before a run's first pair: the run's first row
+    g_end = np.flatnonzero(edge == -1) + 1
+    g_query = qi_of_row[g_start]
+    row_base = np.asarray(bounds[:-1], dtype=np.int64)
+    g_s, g_e = g_start - row_base[g_query], g_end - row_base[g_query]
+    g_bounds = np.searchsorted(g_query, np.arange(tied.shape[0] + 1)).tolist()
+    for m in keys:
+        if m.k is not None:
+            across = np.zeros(tied.shape[0], dtype=bool)
+            across[g_query[(g_s < m.k) & (m.k < g_e)]] = True
+            strad[m.key][tied] = across
+    # a group whose hits all carry the same grade (unjudged counted as one grade) cannot
+    # change any value: only the queries with two grades inside one group are walked
+    flat = np.maximum(all_grades, -1)
+    differ = np.zeros(n_rows, dtype=bool)
+    if n_rows > 1:
+        differ[1:] = pair[1:] & (flat[1:] != flat[:-1])
+    walk = np.zeros(tied.shape[0], dtype=bool)
+    walk[qi_of_row[differ]] = True
+    g_pairs = list(zip(g_s.tolist(), g_e.tolist()))
+    tied_list = tied.tolist()
+    for i in np.flatnonzero(walk).tolist():
+        q = tied_list[i]
+        scores = all_scores[bounds[i]:bounds[i + 1]]
         grades = all_grades[bounds[i]:bounds[i + 1]]
-        # a group whose hits all carry the same grade (unjudged counted as one grade)
-        # cannot change any value: skip the query when every group is such
-        groups = tie_groups(scores)
-        for m in keys:
-            strad[m.key][q] = m.k is not None and straddles(groups, m.k)
-        flat = np.maximum(grades, -1)
-        if all((flat[s:e] == flat[s]).all() for s, e in groups):
-            continue
+        groups = g_pairs[g_bounds[i]:g_bounds[i + 1]]
         ideal = judgments.grade[j_lo[i]:j_hi[i]]
         ideal = ideal[ideal >= 0]
         for m in keys:
-            t = query_ties(m, scores, grades, ideal, relevant)
+            t = query_ties(m, scores, grades, ideal, relevant, groups)
             worst[m.key][q], best[m.key][q] = t.worst, t.best
             # without a closed form the mean is known only when every order gives one value
             expected[m.key][q] = t.expected if t.expected is not None else (t.worst if not t.depends else np.nan)

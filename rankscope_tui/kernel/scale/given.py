@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError, InputWarning
-from .bucket import bucket_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -161,11 +160,14 @@ def check_sample(ds: Dataset, n: int, columns: ColumnMapping | None, what: str, 
     """Check up to ``sample`` (default :data:`SAMPLE_QIDS`) distinct qids of ``ds`` against
     ``bucket_of(qid, n)`` (see the module docstring); returns how many were checked, or
     refuses the dataset."""
+    # bucket_of here, not at the top: `is_dataset` is asked on every evaluate, and the
+    # bucket module (its dataclasses and hashing) is needed only when a dataset is read
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from ..inputs.columns import id_column
+    from .bucket import bucket_of
 
     sample = SAMPLE_QIDS if sample is None else sample
     per = max(1, math.ceil(sample / len(ds.buckets)))

@@ -624,8 +624,10 @@ class Workspace(WorkspaceBase):
         metrics = tuple(metrics or self.settings.metrics)
         key = ("coverage", lane, metrics)
         if key not in self._cache:
+            # the doc-level hits' grades are the lane's grades under the judgments (one join)
             self._cache[key] = lane_coverage(self.lanes[lane], self.judgments, metrics, self.n_queries,
-                                             self.settings.relevant, self.per_query(lane, "doc", metrics))
+                                             self.settings.relevant, self.per_query(lane, "doc", metrics),
+                                             self.hits(lane, "doc")[0].grade)
         out: LaneCoverage = self._cache[key]
         return out
 
