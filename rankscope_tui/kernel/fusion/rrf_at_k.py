@@ -594,6 +594,8 @@ class RRFTop:
         self.qid = u.qid[order]
         self.start = u.offsets
         self.size = np.diff(u.offsets)
+        self.queries = np.flatnonzero(self.size).astype(np.int64)  # those with a doc in some lane
+        self._warm: dict[int, NDArray[np.int64]] = {}  # d -> per query, round 1's r_min bound
         # count[q, t]: the query's docs with r_min <= t (a prefix of its rows in this order)
         cells = np.bincount(self.qid.astype(np.int64) * span + r_min[order], minlength=nq * span)
         self.count = np.cumsum(cells.reshape(nq, span), axis=1).astype(np.int32)
@@ -647,9 +649,13 @@ class RRFTop:
             d = min(d, int(ws.settings.depth))
         term = np.zeros(self.deepest + 2)
         term[1:self.deepest + 1] = 1.0 / (k + np.arange(1, self.deepest + 1, dtype=np.float64))
-        queries = np.flatnonzero(self.size).astype(np.int64)
-        # round 1: the docs some lane ranks in its first d
+        queries = self.queries
+        # round 1: the docs some lane ranks in its first d, and those the last k's d-th score
+        # let in (a nearby k: round 2 is then rarely needed)
         t1 = np.full(queries.size, min(d, self.deepest), dtype=np.int64)
+        warm = self._warm.get(d)
+        if warm is not None:
+            np.maximum(t1, warm, out=t1)
         pos, owner = self._prefix(queries, t1)
         s = self._scores(pos, term)
         n1 = self.count[queries, t1].astype(np.int64)
@@ -676,6 +682,13 @@ class RRFTop:
         rank = ranks_within(qsel)
         keep = rank <= np.minimum(d, self.n_rows[qsel])
         pos, qsel, s, rank = pos[keep], qsel[keep], s[keep], rank[keep]
+        # the next k's round 1: the prefix this k's d-th score needs, with a margin (the
+        # bound moves with k); the numbers never depend on it, only the time
+        at_d = rank == d
+        s_d = np.full(queries.size, -np.inf)
+        s_d[owner[keep][at_d]] = s[at_d]
+        t_d = self._bound_rank(m, k, s_d)
+        self._warm = {d: np.minimum(t_d + np.maximum(2, t_d // 20), self.deepest + 1)}
         grade = self.grades[self.grade_code[pos]]
         # the first relevant doc of the queries without one in the first d
         xq, xr, xg = self._first_relevant_below(k, term, qsel, grade)
