@@ -27,7 +27,7 @@ from ..widgets.kslider import KSlider
 from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.safe import text as safe_text
-from ..widgets.tables import PlainTable, QidTable
+from ..widgets.tables import Filling, PlainTable, QidTable, prepare
 from .base import ViewScreen, guarded
 
 if TYPE_CHECKING:
@@ -414,12 +414,11 @@ use the slider's k.
         if listing == self._diluted_shown:  # unchanged at this k: keep the table (and its cursor)
             return
         self._diluted_shown = listing
-        t = self.query_one("#rrf-diluted", QidTable)
-        t.clear(columns=True)
-        t.add_columns("qid", "diluted from", "text")
+        rows = []
         for q, lanes in listing:
             qid = str(ws.qids[q])
-            t.add_row(qid, lanes, ws.query_text.get(qid, "")[:50], key=qid)
+            rows.append(([qid, lanes, ws.query_text.get(qid, "")[:50]], qid))
+        self.query_one("#rrf-diluted", QidTable).fill_in_steps(prepare(["qid", "diluted from", "text"], rows))
 
     def action_drill(self) -> None:
         if self.focus_qid:
@@ -474,22 +473,27 @@ use the slider's k.
     def fuse_method(self, spec: str, metric: str, k: float, rrf: FusedAtK | None = None) -> None:
         try:
             result = method_against_best(self.ws, spec, metric, k, rrf)
+            # the table's cells made here, off the event loop (one row per positive query)
+            filling = prepare(["qid", result.name, result.best_lane, "Δ"],
+                              [([qid, fmt.num(fused), fmt.num(best), fmt.num(diff)], qid)
+                               for qid, fused, best, diff in result.rows])
         except BaseException:
             self.app.call_from_thread(self._method_over, (spec, metric, k), None)
             raise
-        self.app.call_from_thread(self._method_over, (spec, metric, k), result)
+        self.app.call_from_thread(self._method_over, (spec, metric, k), result, filling)
 
-    def _method_over(self, asked: tuple[str, str, float], r: MethodAgainstBest | None) -> None:
+    def _method_over(self, asked: tuple[str, str, float], r: MethodAgainstBest | None,
+                     filling: Filling | None = None) -> None:
         self._method_in_flight = False
         if not self.is_mounted:
             return
-        if r is not None:
-            self._method_ready(r)
+        if r is not None and filling is not None:
+            self._method_ready(r, filling)
         if self._method_wanted is not None and self._method_wanted != asked:  # the choice moved on meanwhile
             self._start_method()
 
     @guarded
-    def _method_ready(self, r: MethodAgainstBest) -> None:
+    def _method_ready(self, r: MethodAgainstBest, filling: Filling) -> None:
         if r.name != self.method_spec or r.metric != self.metric or (r.name in ("rrf", "wrrf") and r.k != self.k):
             return  # stale: the choice (or the slider) has moved on
         self.method_result = r
@@ -500,9 +504,8 @@ use the slider's k.
             f"[b]{escape(r.name)}[/]{at_k}: {escape(r.metric)} {fmt.num(r.fused_mean)} against the best single lane "
             f"[b]{escape(r.best_lane)}[/] {fmt.num(r.best_mean)}; {wins} queries better, {losses} worse "
             f"(largest losses first)\n{escape(r.definition)}")
-        self.query_one("#rrf-method-table", QidTable).fill(
-            ["qid", r.name, r.best_lane, "Δ"],
-            [([qid, fmt.num(fused), fmt.num(best), fmt.num(diff)], qid) for qid, fused, best, diff in r.rows])
+        # thousands of rows at large inputs: added a few hundred per event-loop turn
+        self.query_one("#rrf-method-table", QidTable).fill_in_steps(filling)
 
     @on(QidTable.RowHighlighted, "#rrf-diluted")
     def _highlight(self, event: QidTable.RowHighlighted) -> None:
