@@ -337,10 +337,11 @@ async def child_slider(data: Path, presses: int) -> dict:
             rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
             prepared = bool(getattr(screen._explorer, "prepares", False))
             sweeps = bool(getattr(screen._explorer, "sweeps", False))
+            top = getattr(screen._explorer, "_top", None) is not None  # RRFTop: the first d ranks only
     finally:
         TermPlot.render = original
     return {"load_and_report_s": load_s, "open_rrf_s": open_s, "latency_ms": latencies, "kernel_ms": kernel,
-            "rows": rows, "prepared_table": prepared, "sweep": sweeps, "loop": watch.stop()}
+            "rows": rows, "prepared_table": prepared, "sweep": sweeps, "top": top, "loop": watch.stop()}
 
 
 def run_child(tree: Path, kind: str, args: argparse.Namespace, timeout: float = 1800) -> dict:
@@ -503,7 +504,8 @@ def render_markdown(r: dict, args) -> str:
         for n in names:
             if n in s7:
                 x = s7[n]
-                src = ("ranks prepared once (sweep)" if x.get("sweep") else
+                src = ("ranks prepared once, only the docs able to reach the top d (RRFTop)" if x.get("top") else
+                       "ranks prepared once (sweep)" if x.get("sweep") else
                        "the prepared fusion table" if x["prepared_table"] else "the lanes, each k")
                 kern = _spread(x["kernel"], _fmt_ms) if x.get("kernel") else "—"
                 L.append(f"| {label[n]} | {x['rows']:,} | {src} | {_fmt_s(x['load_and_report_s'])} | {_fmt_s(x['open_rrf_s'])} | "

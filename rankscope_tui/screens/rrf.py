@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 K_MIN, K_MAX = 1, 200
 CURVE_REDRAW = 0.2  # seconds: at most one plot redraw per window while the curve's points arrive
+#: seconds the slider rests before the per-query method table follows its k (rrf, wrrf): the
+#: table holds a row per positive query (7,000 at 2 × 7M lines) and refilling it at every
+#: step took the event loop and the fusion's time away from the plot a person is watching
+METHOD_QUIET = 0.3
 SHOW = 10
 X_TICKS = (1, 50, 100, 150, 200)  # k is an integer: integer ticks
 # the input lanes' reference lines: colours that show on the dark and the light themes
@@ -65,7 +69,7 @@ and `norm` its score normalisation (rank methods — rrf, wrrf, borda, isr, logi
 ranks and take none; wrrf and wsum weigh the lanes equally here). The table under the
 means lists, per positive query, the method's value of the metric beside the best single
 input lane's (highest mean) and their difference, the largest losses first. rrf and wrrf
-use the slider's k.
+use the slider's k (the table follows once the slider rests).
 """
 
     def __init__(self, *a, **kw) -> None:
@@ -78,6 +82,7 @@ use the slider's k.
         self.redraws = 0
         self._explorer: RRFExplorer | None = None
         self._curve_redraw: Timer | None = None
+        self._method_timer: Timer | None = None  # the method table's wait for the slider to rest
         self._wanted_k: int | None = None  # the k the slider asks for
         self._in_flight = False  # a slider fusion is running
         self.slider_fusions: list[int] = []  # every k the slider fused, in order (tests count them)
@@ -224,9 +229,10 @@ use the slider's k.
         self._draw_means()
         self._draw_focus()
         self._draw_diluted()
-        if self.method_result is None or (self.method in ("rrf", "wrrf") and self.method_result.k != r.k) \
-                or self.method_result.metric != self.metric:
+        if self.method_result is None or self.method_result.metric != self.metric:
             self.refresh_method()
+        elif self.method in ("rrf", "wrrf") and self.method_result.k != r.k:
+            self._method_when_resting()
         self.drawn_k = r.k
         self.redraws += 1
         self.last_latency = time.perf_counter() - self._last_changed if self._last_changed else None
@@ -449,11 +455,28 @@ use the slider's k.
             self.norm = str(event.value)
         self.refresh_method()
 
+    def _method_when_resting(self) -> None:
+        """The method table follows the slider's k once the slider has rested
+        ``METHOD_QUIET`` seconds (each step restarts the wait)."""
+        if self._method_timer is not None:
+            self._method_timer.stop()
+        self.query_one("#rrf-method-note", Static).update(
+            f"⟳ {escape(self.method_spec)} at k={self.k} once the slider rests…")
+        self._method_timer = self.set_timer(METHOD_QUIET, self._method_rested)
+
+    def _method_rested(self) -> None:
+        self._method_timer = None
+        if self.is_mounted:
+            self.refresh_method()
+
     def refresh_method(self) -> None:
         """Ask for the chosen method's table. As for the slider, one runs at a time and the
         latest choice (method, metric, k) is computed next; rrf at the slider's k reads the
         slider's fused result instead of fusing again."""
         ws = self.ws
+        if self._method_timer is not None:  # asked now: no later refresh for the slider's rest
+            self._method_timer.stop()
+            self._method_timer = None
         if ws is None or self.metric is None or len(ws.input_lanes) < 2:
             return
         self.query_one("#rrf-method-note", Static).update(f"⟳ fusing with {escape(self.method_spec)}…")

@@ -13,8 +13,8 @@ from .safe import text as _plain
 
 #: Rows a table adds per event-loop turn when it is filled in steps (:meth:`PlainTable.fill_in_steps`):
 #: adding and measuring a few hundred rows takes a few milliseconds; thousands at once froze
-#: the screen for most of a second.
-STEP_ROWS = 250
+#: the screen for most of a second (and measuring 250 at once took up to 70 ms on a busy machine).
+STEP_ROWS = 100
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ dashboard's k slider (any k), so both print the same numbers from the same code:
 
 At the workspace's own k the fused lane is the workspace's ``rrf`` lane and its numbers
 are the workspace's (one computation). :class:`RRFExplorer` serves other k: it prepares
-the input lanes once (a ``fusion.FusionTable``, or over large inputs an :class:`RRFSweep`
-that re-sorts only the docs several lanes hold) and keeps only the last few fused lanes,
-never adding any to the workspace.
+the input lanes once (a ``fusion.FusionTable``; over large inputs an :class:`RRFTop` that
+fuses only the docs able to reach the first ranks the metrics read, or, when a metric reads
+the whole fused lane, an :class:`RRFSweep` that re-sorts only the docs several lanes hold)
+and keeps only the last few fused lanes, never adding any to the workspace.
 
 References
 ----------
@@ -124,7 +125,8 @@ class RRFExplorer:
     """RRF at any k over one workspace, for a slider: the input lanes are prepared once
     (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
     dropped), so memory stays bounded however many k are visited (large inputs without a
-    depth cut are re-fused from each lane's ranks prepared once, :class:`RRFSweep`: see :attr:`sweeps`). A result's ``lane`` is
+    depth cut are re-fused from each lane's ranks prepared once, :class:`RRFTop` when every
+    metric reads at most the first d ranks, else :class:`RRFSweep`: see :attr:`sweeps`). A result's ``lane`` is
     the head of the fused lane: its first ``head`` ranks per query (None: the whole lane);
     its means and dilution are those of the whole lane (:func:`rrf_at_k`'s numbers). One
     fusion runs at a time (the slider's and the curve's workers share the explorer), so
