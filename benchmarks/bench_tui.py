@@ -377,6 +377,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="revisit rounds over the views")
     ap.add_argument("--revisit-runs", type=int, default=2, help="revisit children per checkout")
     ap.add_argument("--presses", type=int, default=15, help="slider presses at 7M lines")
+    ap.add_argument("--slider-runs", type=int, default=1, help="slider children per checkout (taking turns)")
     ap.add_argument("--skip-7m", action="store_true")
     ap.add_argument("--data-7m", default=str(HERE / "data" / "rrf-7M"))
     ap.add_argument("--out", default=str(HERE / "results"))
@@ -408,8 +409,20 @@ def main() -> int:
     slider: dict[str, dict] = {}
     if not args.skip_7m:
         ensure_7m(Path(args.data_7m))
-        for name, tree in trees.items():
-            slider[name] = run_child(tree, "slider", args, timeout=3600)
+        runs: dict[str, list[dict]] = {k: [] for k in trees}
+        for _ in range(args.slider_runs):  # the checkouts taking turns
+            for name, tree in trees.items():
+                runs[name].append(run_child(tree, "slider", args, timeout=3600))
+        for name, rs in runs.items():  # every press of every run; the worst gap of any run
+            worst: dict[str, float] = {}
+            for r in rs:
+                for phase, ms in r["loop"]["worst_ms"].items():
+                    worst[phase] = max(worst.get(phase, 0.0), ms)
+            slider[name] = {**rs[0], "latency_ms": [x for r in rs for x in r["latency_ms"]],
+                            "kernel_ms": [x for r in rs for x in r["kernel_ms"]],
+                            "load_and_report_s": statistics.median(r["load_and_report_s"] for r in rs),
+                            "open_rrf_s": statistics.median(r["open_rrf_s"] for r in rs),
+                            "runs": len(rs), "loop": {"worst_ms": worst}}
     load_after = os.getloadavg()[0]
 
     result = {"targets": TARGETS, "starts": {}, "revisit": {}, "slider_7m": {}, "frozen": {}}
@@ -512,7 +525,9 @@ def render_markdown(r: dict, args) -> str:
                          f"{_spread(x['latency'], _fmt_ms)} | {kern} |")
         med = s7["this"]["latency"]["median"]
         ok3 = med is not None and med < T["slider_7m_ms"]
-        L += ["", f"{args.presses} presses each. Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
+        runs = s7["this"].get("runs", 1)
+        L += ["", f"{args.presses} presses per process, {runs} process{'es' if runs > 1 else ''} per checkout taking turns "
+                  "(load + report and RRF view open: their median). Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
     else:
         ok3 = None
         L += ["## 3. RRF slider at 7M lines", "",
