@@ -175,3 +175,34 @@ async def test_the_method_table_follows_the_slider_once_it_rests(demo_options, l
         await settle(app, pilot, 0.8)
         assert asked == [63.0]
         assert screen.method_result == method_against_best(app.ws, "rrf", screen.metric, 63.0)
+
+
+def test_the_report_is_frozen_out_of_full_collections_when_the_command_manages_the_collector():
+    """``startup.freeze_long_lived`` (called when the report is in) moves what is tracked to
+    the permanent generation (``gc.get_freeze_count``) once the command paused and resumed
+    the collector, and does nothing in a process whose collector it never touched (a
+    notebook, a test). Run in child processes: this one's collector stays as it is."""
+    import subprocess
+    import sys
+
+    body = ("import gc; from rankscope_tui import startup as s\n"
+            "{manage}"
+            "n0 = gc.get_freeze_count(); kept = [[i] for i in range(5000)]\n"
+            "s.freeze_long_lived(); print(gc.get_freeze_count() - n0)\n")
+    managed = "s.pause_collector(); s.resume_collector()\n"
+    counts = []
+    for manage in (managed, ""):
+        p = subprocess.run([sys.executable, "-c", body.format(manage=manage)], capture_output=True, text=True, check=True)
+        counts.append(int(p.stdout.strip()))
+    assert counts[0] >= 5000 and counts[1] == 0
+
+
+async def test_the_app_freezes_once_its_report_is_in(demo_options, monkeypatch):
+    import rankscope_tui.app as app_module
+
+    calls: list[bool] = []
+    monkeypatch.setattr(app_module, "freeze_long_lived", lambda: calls.append(True))
+    app = make_app(demo_options)  # the app loads and computes its report itself
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.state.report is not None and calls == [True]
