@@ -527,7 +527,7 @@ def render_markdown(r: dict, args) -> str:
         ok3 = med is not None and med < T["slider_7m_ms"]
         runs = s7["this"].get("runs", 1)
         L += ["", f"{args.presses} presses per process, {runs} process{'es' if runs > 1 else ''} per checkout taking turns "
-                  "(load + report and RRF view open: their median). Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
+                  f"(load + report and RRF view open: their median). Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
     else:
         ok3 = None
         L += ["## 3. RRF slider at 7M lines", "",
