@@ -337,10 +337,11 @@ async def child_slider(data: Path, presses: int) -> dict:
             rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
             prepared = bool(getattr(screen._explorer, "prepares", False))
             sweeps = bool(getattr(screen._explorer, "sweeps", False))
+            top = getattr(screen._explorer, "_top", None) is not None  # RRFTop: the first d ranks only
     finally:
         TermPlot.render = original
     return {"load_and_report_s": load_s, "open_rrf_s": open_s, "latency_ms": latencies, "kernel_ms": kernel,
-            "rows": rows, "prepared_table": prepared, "sweep": sweeps, "loop": watch.stop()}
+            "rows": rows, "prepared_table": prepared, "sweep": sweeps, "top": top, "loop": watch.stop()}
 
 
 def run_child(tree: Path, kind: str, args: argparse.Namespace, timeout: float = 1800) -> dict:
@@ -376,6 +377,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="revisit rounds over the views")
     ap.add_argument("--revisit-runs", type=int, default=2, help="revisit children per checkout")
     ap.add_argument("--presses", type=int, default=15, help="slider presses at 7M lines")
+    ap.add_argument("--slider-runs", type=int, default=1, help="slider children per checkout (taking turns)")
     ap.add_argument("--skip-7m", action="store_true")
     ap.add_argument("--first-only", action="store_true",
                     help="section 1 alone (the first frames), written to results/tui_first.md and .json")
@@ -412,8 +414,20 @@ def main() -> int:
     slider: dict[str, dict] = {}
     if not args.skip_7m:
         ensure_7m(Path(args.data_7m))
-        for name, tree in trees.items():
-            slider[name] = run_child(tree, "slider", args, timeout=3600)
+        runs: dict[str, list[dict]] = {k: [] for k in trees}
+        for _ in range(args.slider_runs):  # the checkouts taking turns
+            for name, tree in trees.items():
+                runs[name].append(run_child(tree, "slider", args, timeout=3600))
+        for name, rs in runs.items():  # every press of every run; the worst gap of any run
+            worst: dict[str, float] = {}
+            for r in rs:
+                for phase, ms in r["loop"]["worst_ms"].items():
+                    worst[phase] = max(worst.get(phase, 0.0), ms)
+            slider[name] = {**rs[0], "latency_ms": [x for r in rs for x in r["latency_ms"]],
+                            "kernel_ms": [x for r in rs for x in r["kernel_ms"]],
+                            "load_and_report_s": statistics.median(r["load_and_report_s"] for r in rs),
+                            "open_rrf_s": statistics.median(r["open_rrf_s"] for r in rs),
+                            "runs": len(rs), "loop": {"worst_ms": worst}}
     load_after = os.getloadavg()[0]
 
     result = {"targets": TARGETS, "starts": {}, "revisit": {}, "slider_7m": {}, "frozen": {}}
@@ -544,14 +558,17 @@ def render_markdown(r: dict, args) -> str:
         for n in names:
             if n in s7:
                 x = s7[n]
-                src = ("ranks prepared once (sweep)" if x.get("sweep") else
+                src = ("ranks prepared once, only the docs able to reach the top d (RRFTop)" if x.get("top") else
+                       "ranks prepared once (sweep)" if x.get("sweep") else
                        "the prepared fusion table" if x["prepared_table"] else "the lanes, each k")
                 kern = _spread(x["kernel"], _fmt_ms) if x.get("kernel") else "—"
                 L.append(f"| {label[n]} | {x['rows']:,} | {src} | {_fmt_s(x['load_and_report_s'])} | {_fmt_s(x['open_rrf_s'])} | "
                          f"{_spread(x['latency'], _fmt_ms)} | {kern} |")
         med = s7["this"]["latency"]["median"]
         ok3 = med is not None and med < T["slider_7m_ms"]
-        L += ["", f"{args.presses} presses each. Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
+        runs = s7["this"].get("runs", 1)
+        L += ["", f"{args.presses} presses per process, {runs} process{'es' if runs > 1 else ''} per checkout taking turns "
+                  f"(load + report and RRF view open: their median). Target: < {T['slider_7m_ms']} ms — {_met(ok3)}.", ""]
     else:
         ok3 = None
         L += ["## 3. RRF slider at 7M lines", "",

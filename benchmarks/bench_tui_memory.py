@@ -145,8 +145,9 @@ async def _dashboard(d: Path, steps: int) -> dict:
         prepares = bool(getattr(ex, "prepares", True)) if ex is not None else None
         rows = int(sum(app.ws.lanes[n].n_rows for n in app.ws.input_lanes))
         sweeps = bool(getattr(ex, "sweeps", False)) if ex is not None else None
+        top = getattr(ex, "_top", None) is not None if ex is not None else None  # RRFTop: the first d ranks only
         return {"stages": stages, "final_k": screen.k, "explorer_kept": kept, "explorer_prepares": prepares,
-                "explorer_sweeps": sweeps, "rows": rows, "queries": int(app.ws.n_queries)}
+                "explorer_sweeps": sweeps, "explorer_top": top, "rows": rows, "queries": int(app.ws.n_queries)}
 
 
 def dashboard_child(d: Path, steps: int) -> int:
@@ -191,7 +192,7 @@ def main() -> int:
               "dashboard": {"peak_bytes": dash["peak_bytes"], "seconds": dash["seconds"], "stages": inner["stages"],
                             "final_k": inner["final_k"], "explorer_kept": inner["explorer_kept"],
                             "explorer_prepares": inner.get("explorer_prepares"),
-                            "explorer_sweeps": inner.get("explorer_sweeps")},
+                            "explorer_sweeps": inner.get("explorer_sweeps"), "explorer_top": inner.get("explorer_top")},
               "ratio": ratio, "target_ratio": TARGET, "met": ratio <= TARGET, "environment": env}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -228,6 +229,8 @@ def main() -> int:
         f"Results the explorer holds at the end: k = {', '.join(str(k) for k in inner['explorer_kept']) or '—'} "
         f"(each with the first ranks of its fused lane); "
         + ("fused from a prepared table." if inner.get("explorer_prepares") else
+           "each k fused from the lanes' ranks prepared once, only the docs able to reach the first ranks the "
+           "metrics read (RRFTop)." if inner.get("explorer_top") else
            "each k re-fused from the lanes' ranks prepared once (RRFSweep)." if inner.get("explorer_sweeps") else
            "each k fused from the lanes (no prepared table)."),
         "",

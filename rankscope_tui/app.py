@@ -35,7 +35,7 @@ from .render.exploratory import exploratory_text
 from .screens import LETTER_VIEWS, VIEW_KEYS, VIEWS, screen_class, view_screens
 from .screens.base import DashboardApp
 from .screens.palette import RankscopeCommands, RankscopePalette
-from .startup import resume_collector
+from .startup import freeze_long_lived, resume_collector
 from .state import DashboardState, error_line, evaluate, start_loading
 from .widgets.dialogs import ErrorDialog, ExportDialog, ExportRequest, HelpScreen, OpenDialog, OpenRequest, SearchDialog
 from .widgets.safe import escape as safe_escape
@@ -165,6 +165,7 @@ class RankscopeApp(DashboardApp):
         self.ws = ws.snapshot()  # now with the derived lanes (rrf, convex, variants)
         self._sync_lanes()
         self.report_version += 1
+        freeze_long_lived()  # the report lives as long as the app: full collections skip it
 
     def _import_views(self) -> None:
         """Import the other views' modules in a daemon thread, once the first frame with data

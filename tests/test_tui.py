@@ -59,11 +59,12 @@ def test_timing():
     """The debounce windows that spare a person's typing a recompute per key are shortened,
     so that a test waits ``2 * QUIET`` after a change instead of a quarter second (the
     coalescing is unchanged)."""
-    from rankscope_tui.screens import compare, gate
+    from rankscope_tui.screens import compare, gate, rrf
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(compare, "DEBOUNCE", QUIET)
         mp.setattr(gate, "DEBOUNCE", QUIET)
+        mp.setattr(rrf, "METHOD_QUIET", QUIET)
         yield
 
 

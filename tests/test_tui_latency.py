@@ -15,7 +15,7 @@ import threading
 
 import pytest
 from support import settle
-from test_tui import KEY, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
+from test_tui import KEY, QUIET, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
 
 from rankscope_tui.kernel.fusion.rrf_at_k import rrf_at_k
 from rankscope_tui.widgets import fmt
@@ -127,8 +127,11 @@ async def test_a_burst_of_slider_keys_fuses_only_the_last_k(demo_options, loaded
         metrics = [m.key for m in app.ws.settings.metrics]
         assert str(table.get_cell("\0rrf", "lane")) == "rrf k=94"
         assert [str(table.get_cell("\0rrf", m)) for m in metrics] == [fmt.num(want[m]) for m in metrics]
-        # the method table under the means follows: rrf at k = 94, as fusing from scratch
+        # the method table under the means follows once the slider rests: rrf at k = 94, as
+        # fusing from scratch
         from rankscope_tui.kernel.fusion.rrf_at_k import method_against_best
+
+        await settle(app, pilot, 2 * QUIET)
 
         assert screen.method_result == method_against_best(app.ws, "rrf", screen.metric, 94.0)
         # a key pressed once the slider is idle is fused at once (no waiting window)
@@ -136,3 +139,70 @@ async def test_a_burst_of_slider_keys_fuses_only_the_last_k(demo_options, loaded
         await pilot.press("right")
         await settle(app, pilot)
         assert screen.slider_fusions == [95] and screen.drawn_k == 95
+
+
+async def test_the_method_table_follows_the_slider_once_it_rests(demo_options, loaded, monkeypatch):
+    """Slider steps redraw the plot and the means at each k; the per-query method table (one
+    row per positive) is computed once, for the k the slider rests on. Oracle: the
+    method's rows fused from scratch at that k (``method_against_best`` without the slider's
+    values)."""
+    from rankscope_tui.kernel.fusion.rrf_at_k import method_against_best
+    from rankscope_tui.screens import rrf as rrf_screen
+
+    asked: list[float] = []
+
+    def counted(ws, spec, metric, k, rrf=None):
+        asked.append(k)
+        return method_against_best(ws, spec, metric, k, rrf)
+
+    monkeypatch.setattr(rrf_screen, "method_against_best", counted)
+    monkeypatch.setattr(rrf_screen, "METHOD_QUIET", 0.6)
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press(KEY["rrf"])
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.method_result is not None and screen.method_result.k == 60
+        asked.clear()
+        screen.query_one(KSlider).focus()
+        for _ in range(3):
+            await pilot.press("right")
+            await settle(app, pilot)
+        assert screen.drawn_k == 63 and screen.current.k == 63  # each step drawn
+        assert asked == [] and screen.method_result.k == 60  # the table waits for the rest
+        assert "once the slider rests" in str(screen.query_one("#rrf-method-note").render())
+        await settle(app, pilot, 0.8)
+        assert asked == [63.0]
+        assert screen.method_result == method_against_best(app.ws, "rrf", screen.metric, 63.0)
+
+
+def test_the_report_is_frozen_out_of_full_collections_when_the_command_manages_the_collector():
+    """``startup.freeze_long_lived`` (called when the report is in) moves what is tracked to
+    the permanent generation (``gc.get_freeze_count``) once the command paused and resumed
+    the collector, and does nothing in a process whose collector it never touched (a
+    notebook, a test). Run in child processes: this one's collector stays as it is."""
+    import subprocess
+    import sys
+
+    body = ("import gc; from rankscope_tui import startup as s\n"
+            "{manage}"
+            "n0 = gc.get_freeze_count(); kept = [[i] for i in range(5000)]\n"
+            "s.freeze_long_lived(); print(gc.get_freeze_count() - n0)\n")
+    managed = "s.pause_collector(); s.resume_collector()\n"
+    counts = []
+    for manage in (managed, ""):
+        p = subprocess.run([sys.executable, "-c", body.format(manage=manage)], capture_output=True, text=True, check=True)
+        counts.append(int(p.stdout.strip()))
+    assert counts[0] >= 5000 and counts[1] == 0
+
+
+async def test_the_app_freezes_once_its_report_is_in(demo_options, monkeypatch):
+    import rankscope_tui.app as app_module
+
+    calls: list[bool] = []
+    monkeypatch.setattr(app_module, "freeze_long_lived", lambda: calls.append(True))
+    app = make_app(demo_options)  # the app loads and computes its report itself
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.state.report is not None and calls == [True]

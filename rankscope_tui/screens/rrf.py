@@ -27,7 +27,7 @@ from ..widgets.kslider import KSlider
 from ..widgets.plot import TermPlot
 from ..widgets.safe import escape
 from ..widgets.safe import text as safe_text
-from ..widgets.tables import PlainTable, QidTable
+from ..widgets.tables import Filling, PlainTable, QidTable, prepare
 from .base import ViewScreen, guarded
 
 if TYPE_CHECKING:
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 K_MIN, K_MAX = 1, 200
 CURVE_REDRAW = 0.2  # seconds: at most one plot redraw per window while the curve's points arrive
+#: seconds the slider rests before the per-query method table follows its k (rrf, wrrf): the
+#: table holds a row per positive query (7,000 at 2 × 7M lines) and refilling it at every
+#: step took the event loop and the fusion's time away from the plot a person is watching
+METHOD_QUIET = 0.3
 SHOW = 10
 X_TICKS = (1, 50, 100, 150, 200)  # k is an integer: integer ticks
 # the input lanes' reference lines: colours that show on the dark and the light themes
@@ -65,7 +69,7 @@ and `norm` its score normalisation (rank methods — rrf, wrrf, borda, isr, logi
 ranks and take none; wrrf and wsum weigh the lanes equally here). The table under the
 means lists, per positive query, the method's value of the metric beside the best single
 input lane's (highest mean) and their difference, the largest losses first. rrf and wrrf
-use the slider's k.
+use the slider's k (the table follows once the slider rests).
 """
 
     def __init__(self, *a, **kw) -> None:
@@ -78,6 +82,7 @@ use the slider's k.
         self.redraws = 0
         self._explorer: RRFExplorer | None = None
         self._curve_redraw: Timer | None = None
+        self._method_timer: Timer | None = None  # the method table's wait for the slider to rest
         self._wanted_k: int | None = None  # the k the slider asks for
         self._in_flight = False  # a slider fusion is running
         self.slider_fusions: list[int] = []  # every k the slider fused, in order (tests count them)
@@ -224,9 +229,10 @@ use the slider's k.
         self._draw_means()
         self._draw_focus()
         self._draw_diluted()
-        if self.method_result is None or (self.method in ("rrf", "wrrf") and self.method_result.k != r.k) \
-                or self.method_result.metric != self.metric:
+        if self.method_result is None or self.method_result.metric != self.metric:
             self.refresh_method()
+        elif self.method in ("rrf", "wrrf") and self.method_result.k != r.k:
+            self._method_when_resting()
         self.drawn_k = r.k
         self.redraws += 1
         self.last_latency = time.perf_counter() - self._last_changed if self._last_changed else None
@@ -414,12 +420,11 @@ use the slider's k.
         if listing == self._diluted_shown:  # unchanged at this k: keep the table (and its cursor)
             return
         self._diluted_shown = listing
-        t = self.query_one("#rrf-diluted", QidTable)
-        t.clear(columns=True)
-        t.add_columns("qid", "diluted from", "text")
+        rows = []
         for q, lanes in listing:
             qid = str(ws.qids[q])
-            t.add_row(qid, lanes, ws.query_text.get(qid, "")[:50], key=qid)
+            rows.append(([qid, lanes, ws.query_text.get(qid, "")[:50]], qid))
+        self.query_one("#rrf-diluted", QidTable).fill_in_steps(prepare(["qid", "diluted from", "text"], rows))
 
     def action_drill(self) -> None:
         if self.focus_qid:
@@ -450,11 +455,28 @@ use the slider's k.
             self.norm = str(event.value)
         self.refresh_method()
 
+    def _method_when_resting(self) -> None:
+        """The method table follows the slider's k once the slider has rested
+        ``METHOD_QUIET`` seconds (each step restarts the wait)."""
+        if self._method_timer is not None:
+            self._method_timer.stop()
+        self.query_one("#rrf-method-note", Static).update(
+            f"⟳ {escape(self.method_spec)} at k={self.k} once the slider rests…")
+        self._method_timer = self.set_timer(METHOD_QUIET, self._method_rested)
+
+    def _method_rested(self) -> None:
+        self._method_timer = None
+        if self.is_mounted:
+            self.refresh_method()
+
     def refresh_method(self) -> None:
         """Ask for the chosen method's table. As for the slider, one runs at a time and the
         latest choice (method, metric, k) is computed next; rrf at the slider's k reads the
         slider's fused result instead of fusing again."""
         ws = self.ws
+        if self._method_timer is not None:  # asked now: no later refresh for the slider's rest
+            self._method_timer.stop()
+            self._method_timer = None
         if ws is None or self.metric is None or len(ws.input_lanes) < 2:
             return
         self.query_one("#rrf-method-note", Static).update(f"⟳ fusing with {escape(self.method_spec)}…")
@@ -474,22 +496,27 @@ use the slider's k.
     def fuse_method(self, spec: str, metric: str, k: float, rrf: FusedAtK | None = None) -> None:
         try:
             result = method_against_best(self.ws, spec, metric, k, rrf)
+            # the table's cells made here, off the event loop (one row per positive query)
+            filling = prepare(["qid", result.name, result.best_lane, "Δ"],
+                              [([qid, fmt.num(fused), fmt.num(best), fmt.num(diff)], qid)
+                               for qid, fused, best, diff in result.rows])
         except BaseException:
             self.app.call_from_thread(self._method_over, (spec, metric, k), None)
             raise
-        self.app.call_from_thread(self._method_over, (spec, metric, k), result)
+        self.app.call_from_thread(self._method_over, (spec, metric, k), result, filling)
 
-    def _method_over(self, asked: tuple[str, str, float], r: MethodAgainstBest | None) -> None:
+    def _method_over(self, asked: tuple[str, str, float], r: MethodAgainstBest | None,
+                     filling: Filling | None = None) -> None:
         self._method_in_flight = False
         if not self.is_mounted:
             return
-        if r is not None:
-            self._method_ready(r)
+        if r is not None and filling is not None:
+            self._method_ready(r, filling)
         if self._method_wanted is not None and self._method_wanted != asked:  # the choice moved on meanwhile
             self._start_method()
 
     @guarded
-    def _method_ready(self, r: MethodAgainstBest) -> None:
+    def _method_ready(self, r: MethodAgainstBest, filling: Filling) -> None:
         if r.name != self.method_spec or r.metric != self.metric or (r.name in ("rrf", "wrrf") and r.k != self.k):
             return  # stale: the choice (or the slider) has moved on
         self.method_result = r
@@ -500,9 +527,8 @@ use the slider's k.
             f"[b]{escape(r.name)}[/]{at_k}: {escape(r.metric)} {fmt.num(r.fused_mean)} against the best single lane "
             f"[b]{escape(r.best_lane)}[/] {fmt.num(r.best_mean)}; {wins} queries better, {losses} worse "
             f"(largest losses first)\n{escape(r.definition)}")
-        self.query_one("#rrf-method-table", QidTable).fill(
-            ["qid", r.name, r.best_lane, "Δ"],
-            [([qid, fmt.num(fused), fmt.num(best), fmt.num(diff)], qid) for qid, fused, best, diff in r.rows])
+        # thousands of rows at large inputs: added a few hundred per event-loop turn
+        self.query_one("#rrf-method-table", QidTable).fill_in_steps(filling)
 
     @on(QidTable.RowHighlighted, "#rrf-diluted")
     def _highlight(self, event: QidTable.RowHighlighted) -> None:

@@ -13,9 +13,10 @@ dashboard's k slider (any k), so both print the same numbers from the same code:
 
 At the workspace's own k the fused lane is the workspace's ``rrf`` lane and its numbers
 are the workspace's (one computation). :class:`RRFExplorer` serves other k: it prepares
-the input lanes once (a ``fusion.FusionTable``, or over large inputs an :class:`RRFSweep`
-that re-sorts only the docs several lanes hold) and keeps only the last few fused lanes,
-never adding any to the workspace.
+the input lanes once (a ``fusion.FusionTable``; over large inputs an :class:`RRFTop` that
+fuses only the docs able to reach the first ranks the metrics read, or, when a metric reads
+the whole fused lane, an :class:`RRFSweep` that re-sorts only the docs several lanes hold)
+and keeps only the last few fused lanes, never adding any to the workspace.
 
 References
 ----------
@@ -124,7 +125,8 @@ class RRFExplorer:
     """RRF at any k over one workspace, for a slider: the input lanes are prepared once
     (``fusion.FusionTable``) and the last ``limit`` results are kept (least recently used
     dropped), so memory stays bounded however many k are visited (large inputs without a
-    depth cut are re-fused from each lane's ranks prepared once, :class:`RRFSweep`: see :attr:`sweeps`). A result's ``lane`` is
+    depth cut are re-fused from each lane's ranks prepared once, :class:`RRFTop` when every
+    metric reads at most the first d ranks, else :class:`RRFSweep`: see :attr:`sweeps`). A result's ``lane`` is
     the head of the fused lane: its first ``head`` ranks per query (None: the whole lane);
     its means and dilution are those of the whole lane (:func:`rrf_at_k`'s numbers). One
     fusion runs at a time (the slider's and the curve's workers share the explorer), so
@@ -141,6 +143,7 @@ class RRFExplorer:
         self.head = None if head is None else int(head)
         self._table: F.FusionTable | None = None
         self._sweep: RRFSweep | None = None
+        self._top: RRFTop | None = None
         self.computed: list[float] = []  # every k fused (not served from the kept results), in order
         self._kept: OrderedDict[float, FusedAtK] = OrderedDict()
         self._lock = threading.Lock()  # the kept results
@@ -202,10 +205,17 @@ class RRFExplorer:
             if hit is not None:
                 return hit
             own = _is_own(self.ws, k)
-            if not own and self.sweeps and self.head is not None and 0 <= k and k + self._deepest() <= SWEEP_K_MAX:
+            metrics, head = tuple(self.ws.settings.metrics), self.head
+            fast = not own and self.sweeps and 0 <= k and k + self._deepest() <= SWEEP_K_MAX
+            if fast and head is not None and top_depth(metrics, self.ws.settings.relevant, head) is not None:
+                # every measure reads the fused lane's first d ranks (or its first relevant rank)
+                if self._top is None:
+                    self._top = RRFTop(self.ws, head)
+                r = self._top.at(k, metrics)
+            elif fast and head is not None:
                 if self._sweep is None:
-                    self._sweep = RRFSweep(self.ws, self.head)
-                r = self._sweep.at(k, tuple(self.ws.settings.metrics))
+                    self._sweep = RRFSweep(self.ws, head)
+                r = self._sweep.at(k, metrics)
             else:
                 table = None if own or not self.prepares else self._prepared()
                 r = rrf_at_k(self.ws, k, table=table)
@@ -488,6 +498,272 @@ class RRFSweep:
         keep = rank <= h
         q32, rows, score, rank = q32[keep], rows[order][keep], score[order][keep], rank[keep]
         return RankedLane(f"rrf@{k:g}", q32, self.doc[rows], score, rank, offsets_for(q32, self.n_queries))
+
+
+# --------------------------------------------------------------------------- the slider's top-d fusion
+
+
+#: Measures :class:`RRFTop` serves from the fused lane's first d ranks: each reads only the
+#: hits at ranks <= its cutoff (hit, p, recall, ndcg, judged at a cutoff; rr at a cutoff), or
+#: only the first relevant rank (rr uncut at the workspace's relevant level, whose rank the
+#: top fusion finds exactly). Every other measure (map, recall or ndcg uncut, bpref, num_ret,
+#: Rprec, rbp, user measures, ...) reads the whole fused lane: the explorer then fuses it
+#: whole (:class:`RRFSweep`).
+TOP_KINDS = frozenset({"hit", "p", "recall", "ndcg", "judged", "rr"})
+#: Relative margin on the score bounds below: the fused scores are float sums, a bound
+#: ``m / (k + r)`` computed in float may differ from the true bound by a few ulps.
+_BOUND_SLACK = 1e-9
+#: The padded matrix :meth:`RRFTop._fused_order` sorts holds at most this many cells per row
+#: sorted (plus the slack); beyond, the rows are sorted at once (``np.lexsort``).
+_PAD_FACTOR, _PAD_SLACK = 4, 4096
+
+
+def top_depth(metrics: tuple[MetricKey, ...], relevant: int, head: int) -> int | None:
+    """The fused depth d :class:`RRFTop` needs for ``metrics`` (the largest cutoff, at least
+    ``head``), or None when one of them reads the whole fused lane (see :data:`TOP_KINDS`)."""
+    d = int(head)
+    for m in metrics:
+        if m.kind not in TOP_KINDS or m.measure.defined_in is not None or m.param is not None:
+            return None
+        if m.k is None:
+            if m.kind != "rr" or m.rel not in (None, relevant):
+                return None
+        else:
+            d = max(d, int(m.k))
+    return d
+
+
+def _ranges(start: NDArray[np.int64], length: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The positions ``start[i] .. start[i] + length[i] - 1`` for every i, concatenated, and
+    each position's i."""
+    length = np.maximum(length, 0)
+    owner = np.repeat(np.arange(length.size, dtype=np.int64), length)
+    first = np.zeros(length.size + 1, dtype=np.int64)
+    np.cumsum(length, out=first[1:])
+    pos = np.arange(owner.size, dtype=np.int64) - first[owner] + start[owner]
+    return pos, owner
+
+
+class RRFTop:
+    """RRF of a workspace's input lanes at any k, fused only as deep as the measures read.
+
+    Prepared once (nothing here depends on k): the union of the lanes' docs per query, with
+    each doc's rank per lane, and per query those docs ordered by their best rank over the
+    m lanes, ``r_min``. Per k, for the fused lane's first d ranks (d = the largest cutoff of
+    the measures, at least the head the view lists; :func:`top_depth`):
+
+    - the fused score is ``Σ_lanes 1/(k + rank)`` (terms summed largest first, as
+      :func:`methods.rrf`), so a doc scores at most ``m / (k + r_min)``;
+    - round 1 scores the docs with ``r_min <= d`` (each lane's first d are among them, so at
+      least d docs when the query has d) and takes their d-th best score S, a lower bound of
+      the fused lane's d-th score. A doc with ``m / (k + r_min) < S`` cannot reach the first
+      d, ties included; when every doc left out in round 1 is below S the query is done;
+    - round 2, for the other queries, scores the docs with ``r_min <= m / S - k`` (the whole
+      query when it holds fewer than d docs), which holds every doc that can reach the first d;
+    - the candidates with a score >= S are ordered as the fused lane orders rows (score
+      descending, equal scores by doc id descending as bytes) and cut at d.
+
+    The measures then read the hits at ranks 1..d with their grades (every doc retrieved,
+    judged or not, as :meth:`Workspace.metrics_of` gives them) plus, for a query whose
+    first relevant doc (grade >= the workspace's relevant level) is below rank d, that doc at
+    its exact fused rank: the relevant doc with the best (score, tie key), ranked by counting
+    the docs before it (only docs with ``m / (k + r_min)`` at or above its score can be).
+    That gives every :data:`TOP_KINDS` measure and the first relevant rank the values of the
+    whole fused lane (tests/test_rrf_top.py compares them with a fusion from scratch)."""
+
+    def __init__(self, ws: Workspace, head: int) -> None:
+        from .. import measures as M
+
+        inputs = [ws.lanes[n] for n in ws.input_lanes]
+        nq = ws.n_queries
+        self.ws, self.head, self.n_queries, self.m = ws, int(head), nq, len(inputs)
+        u = F._union(inputs, nq)
+        self.deepest = max((int(lane.rank.max()) for lane in inputs if lane.n_rows), default=0)
+        span = self.deepest + 2
+        big = self.deepest + 1  # r_min of no lane: never happens in the union
+        rdt = np.int16 if self.deepest < 2**15 - 1 else np.int32
+        ranks = [u.column(i, lane.rank, 0, rdt) for i, lane in enumerate(inputs)]
+        r_min = np.full(u.size, big, dtype=np.int32)
+        for r in ranks:
+            np.minimum(r_min, np.where(r > 0, r, big), out=r_min)
+        code = u.qid.astype(np.int64) * span + r_min
+        order = np.argsort(code, kind="stable")  # per query, by r_min (then union order)
+        del code
+        self.ranks = [r[order] for r in ranks]
+        del ranks
+        self.doc = u.doc[order]
+        self.key = tie_key(ws.doc_order, self.doc)
+        self.qid = u.qid[order]
+        self.start = u.offsets
+        self.size = np.diff(u.offsets)
+        self.queries = np.flatnonzero(self.size).astype(np.int64)  # those with a doc in some lane
+        self._warm: dict[int, NDArray[np.int64]] = {}  # d -> per query, round 1's r_min bound
+        # count[q, t]: the query's docs with r_min <= t (a prefix of its rows in this order)
+        cells = np.bincount(self.qid.astype(np.int64) * span + r_min[order], minlength=nq * span)
+        self.count = np.cumsum(cells.reshape(nq, span), axis=1).astype(np.int32)
+        del cells, r_min, order
+        hits, self.ideal = M.doc_level(self.qid, self.doc, np.zeros(u.size, np.int32), ws.judgments.qid,
+                                       ws.judgments.doc, ws.judgments.grade, ws.n_docs)
+        # grades as small codes (a handful of distinct values): a quarter of the memory or less
+        self.grades, code_of = np.unique(hits.grade, return_inverse=True)
+        self.grade_code = code_of.astype(np.uint8 if self.grades.size <= 256 else np.int64).ravel()
+        relevant = ws.settings.relevant
+        self.relevant_rows = np.flatnonzero((hits.grade != NO_JUDGMENT) & (hits.grade >= relevant))
+        del hits
+        depth = ws.settings.depth
+        self.n_rows = self.size if depth is None else np.minimum(self.size, depth)
+        self.top_relevant = [F._top_relevant(lane, ws.judgments, relevant, nq) for lane in inputs]
+
+    def _scores(self, pos: NDArray[np.int64], term: NDArray[np.float64]) -> NDArray[np.float64]:
+        terms = [term[r[pos]] for r in self.ranks]
+        if len(terms) > 2:  # largest term first, as methods.rrf sums them
+            terms = list(np.moveaxis(-np.sort(-np.stack(terms, axis=-1), axis=-1), -1, 0))
+        s: NDArray[np.float64] = terms[0].copy()
+        for t in terms[1:]:
+            s += t
+        return s
+
+    def _prefix(self, q: NDArray[np.int64], t: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The rows of queries ``q`` with ``r_min <= t`` (per query): positions and owner index."""
+        t = np.clip(t, 0, self.deepest + 1)
+        return _ranges(self.start[q], self.count[q, t].astype(np.int64))
+
+    def _bound_rank(self, m: int, k: float, s: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Per score s: the largest r_min whose bound ``m / (k + r_min)`` may reach s (a doc
+        with a larger r_min scores below s)."""
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            t = np.floor(m * (1 + _BOUND_SLACK) / s - k) + 1
+        t = np.where(np.isfinite(t) & (s > 0), t, self.deepest + 1)
+        out: NDArray[np.int64] = np.clip(t, 0, self.deepest + 1).astype(np.int64)
+        return out
+
+    def at(self, k: float, metrics: tuple[MetricKey, ...]) -> FusedAtK:
+        """:func:`rrf_at_k` at ``k`` for ``metrics`` (:func:`top_depth` must not be None for
+        the workspace's metrics and these), with the head of the lane."""
+        from .. import measures as M
+
+        ws, nq, m = self.ws, self.n_queries, self.m
+        keys = tuple(dict.fromkeys(tuple(ws.settings.metrics) + tuple(metrics)))
+        d = top_depth(keys, ws.settings.relevant, self.head)
+        if d is None:
+            raise ValueError("a measure reads the whole fused lane: fuse it with RRFSweep")
+        if ws.settings.depth is not None:
+            d = min(d, int(ws.settings.depth))
+        term = np.zeros(self.deepest + 2)
+        term[1:self.deepest + 1] = 1.0 / (k + np.arange(1, self.deepest + 1, dtype=np.float64))
+        queries = self.queries
+        # round 1: the docs some lane ranks in its first d, and those the last k's d-th score
+        # let in (a nearby k: round 2 is then rarely needed)
+        t1 = np.full(queries.size, min(d, self.deepest), dtype=np.int64)
+        warm = self._warm.get(d)
+        if warm is not None:
+            np.maximum(t1, warm, out=t1)
+        pos, owner = self._prefix(queries, t1)
+        s = self._scores(pos, term)
+        n1 = self.count[queries, t1].astype(np.int64)
+        width = int(n1.max()) if n1.size else 0
+        lower = np.full(queries.size, -np.inf)  # the d-th best score among round 1's docs
+        if width >= d:
+            mat = np.full((queries.size, width), -np.inf)
+            mat[owner, pos - self.start[queries][owner]] = s
+            lower = np.partition(mat, width - d, axis=1)[:, width - d]
+            del mat
+        # done: round 1 held the whole query, or every doc it left out scores below the bound
+        left_out_max = m * (1 + _BOUND_SLACK) / (k + t1 + 1)
+        done = (n1 >= self.size[queries]) | (left_out_max < lower)
+        if not done.all():  # round 2 for the rest: every doc that can reach the first d
+            t2 = np.where(done, t1, self._bound_rank(m, k, lower))
+            pos, owner = self._prefix(queries, t2)  # (a longer prefix: round 1's rows again, in order)
+            s = self._scores(pos, term)
+        # candidates: score >= the lower bound, by query; in fused order; first d
+        cand = s >= lower[owner]
+        pos, owner, s = pos[cand], owner[cand], s[cand]
+        order = self._fused_order(owner, s, self.doc[pos], queries.size)
+        pos, owner, s = pos[order], owner[order], s[order]
+        qsel = queries[owner].astype(np.int32)
+        rank = ranks_within(qsel)
+        keep = rank <= np.minimum(d, self.n_rows[qsel])
+        pos, qsel, s, rank = pos[keep], qsel[keep], s[keep], rank[keep]
+        # the next k's round 1: the prefix this k's d-th score needs, with a margin (the
+        # bound moves with k); the numbers never depend on it, only the time
+        at_d = rank == d
+        s_d = np.full(queries.size, -np.inf)
+        s_d[owner[keep][at_d]] = s[at_d]
+        t_d = self._bound_rank(m, k, s_d)
+        self._warm = {d: np.minimum(t_d + np.maximum(2, t_d // 20), self.deepest + 1)}
+        grade = self.grades[self.grade_code[pos]]
+        # the first relevant doc of the queries without one in the first d
+        xq, xr, xg = self._first_relevant_below(k, term, qsel, grade)
+        if xq.size:
+            hq = np.concatenate([qsel, xq])
+            hr = np.concatenate([rank, xr])
+            hg = np.concatenate([grade, xg])
+            o = np.argsort(hq.astype(np.int64) * (self.deepest * m + 2) + hr, kind="stable")
+            hits = M.Hits(hq[o], hr[o], hg[o])
+        else:
+            hits = M.Hits(qsel, rank, grade)
+        per_query = M.compute(hits, self.ideal, nq, list(keys), ws.settings.relevant, ws.qids)
+        h = self.head if ws.settings.depth is None else min(self.head, int(ws.settings.depth))
+        hk = rank <= h
+        hq32 = qsel[hk]
+        lane = RankedLane(f"rrf@{k:g}", hq32, self.doc[pos[hk]], s[hk], rank[hk], offsets_for(hq32, nq))
+        dil = F.dilution_of(lane.name, ws.settings.relevant, list(ws.input_lanes), self.top_relevant,
+                            F._top_relevant(lane, ws.judgments, ws.settings.relevant, nq), ws.positives)
+        return FusedAtK(k, lane, ws.means_of(per_query, [x.key for x in metrics]), dil, per_query)
+
+    def _fused_order(self, owner: NDArray[np.int64], s: NDArray[np.float64], doc: NDArray[np.int64],
+                     n: int) -> NDArray[np.int64]:
+        """Permutation putting rows grouped by ``owner`` (ascending) in fused order within
+        each group: score descending, equal scores by doc id descending as bytes (the tie
+        rule of every fusion: ``ranking.ranks``). A sort of each group's row of a padded
+        matrix (the groups hold about d rows each), then the ties fixed."""
+        if not owner.size:
+            return np.zeros(0, dtype=np.int64)
+        counts = np.bincount(owner, minlength=n)
+        width = int(counts.max())
+        if n * width > _PAD_FACTOR * owner.size + _PAD_SLACK:  # uneven groups: one sort of every row
+            order: NDArray[np.int64] = np.lexsort((-tie_key(self.ws.doc_order, doc), -s, owner))
+            return order
+        first = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=first[1:])
+        col = np.arange(owner.size, dtype=np.int64) - first[owner]
+        mat = np.full((n, width), np.inf)  # padding sorts last
+        mat[owner, col] = -s
+        o = np.argsort(mat, axis=1)
+        valid = np.arange(width)[None, :] < counts[:, None]
+        perm: NDArray[np.int64] = (first[:-1][:, None] + o)[valid]
+        fix = F._fix_ties(owner[perm], s[perm], doc[perm], self.ws.doc_order)
+        return perm if fix is None else perm[fix]
+
+    def _first_relevant_below(self, k: float, term: NDArray[np.float64], qsel: NDArray[np.int32],
+                              grade: NDArray[np.int64]) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]]:
+        """Per query with a relevant doc in the union but none among the first d hits
+        (``qsel``, ``grade``): its first relevant doc's exact fused rank (within the
+        workspace's depth) and grade."""
+        nq, m = self.n_queries, self.m
+        empty = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64))
+        rel = self.relevant_rows
+        if not rel.size:
+            return empty
+        has_top = np.zeros(nq, dtype=bool)
+        has_top[qsel[(grade != NO_JUDGMENT) & (grade >= self.ws.settings.relevant)]] = True
+        rel = rel[~has_top[self.qid[rel]]]
+        if not rel.size:
+            return empty
+        rs = self._scores(rel.astype(np.int64), term)
+        rq = self.qid[rel]
+        o = np.lexsort((-self.key[rel], -rs, rq))  # per query, the relevant doc first in fused order
+        first = np.r_[True, rq[o][1:] != rq[o][:-1]]
+        best = o[first]
+        b_pos, b_q, b_s, b_key = rel[best].astype(np.int64), rq[best].astype(np.int64), rs[best], self.key[rel[best]]
+        # the docs that may come before it: r_min within the bound of its score
+        pos, owner = self._prefix(b_q, self._bound_rank(m, k, b_s))
+        s = self._scores(pos, term)
+        before = (s > b_s[owner]) | ((s == b_s[owner]) & (self.key[pos] > b_key[owner]))
+        rank = 1 + np.bincount(owner, weights=before, minlength=b_q.size).astype(np.int64)
+        ok = rank <= self.n_rows[b_q]
+        return (b_q[ok].astype(np.int32), rank[ok].astype(np.int32),
+                self.grades[self.grade_code[b_pos[ok]]].astype(np.int64))
 
 
 # --------------------------------------------------------------------------- any method against the best lane
