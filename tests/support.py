@@ -3,7 +3,10 @@
 Fixtures (the demo directory, the shared-data finder) are in ``conftest.py``; the
 plain functions are here so that module-level code and fixtures can call them too.
 
-- :func:`run_cli`: ``python -m rankscope_tui.cli ARGS`` in a fresh interpreter;
+- :func:`run_cli`: ``python -m rankscope_tui.cli ARGS`` as its own process: forked from a
+  warm interpreter this test process keeps (imports paid once), or a cold interpreter
+  when the call's environment differs in what an interpreter reads at start-up, when
+  stderr goes elsewhere than a pipe, or when asked (``fresh=True``);
 - :func:`cli_many`: many CLI calls at once, forked from one warm interpreter (the
   reliability tests make hundreds of calls; a cold start each would take minutes);
 - :func:`shared_path`: a path under ``<repo>/../shared/data``, or a skip that names it.
@@ -52,11 +55,21 @@ def cli_env(extra: dict | None = None) -> dict:
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, timeout: float = 300,
-            stderr=subprocess.PIPE, text: bool = True) -> subprocess.CompletedProcess:
-    """``python -m rankscope_tui.cli ARGS`` in a fresh interpreter; the completed process
-    (stdout captured; stderr captured unless another file is given, e.g. a terminal)."""
-    return subprocess.run([sys.executable, "-m", "rankscope_tui.cli", *map(str, args)], stdout=subprocess.PIPE,
-                          stderr=stderr, text=text, cwd=None if cwd is None else str(cwd), env=cli_env(env),
+            stderr=subprocess.PIPE, text: bool = True, fresh: bool = False) -> subprocess.CompletedProcess:
+    """``python -m rankscope_tui.cli ARGS`` as its own process; the completed process (stdout
+    captured; stderr captured unless another file is given, e.g. a terminal).
+
+    The process is forked from this test process's warm interpreter (:class:`WarmCli`) when
+    that gives what a cold start would: stderr a pipe, and the call's environment equal to
+    the warm interpreter's in every variable an interpreter or numpy/pyarrow reads while
+    starting (``STARTUP_KEYS``). Otherwise, and with ``fresh=True``, a cold interpreter."""
+    argv, full_env = [str(a) for a in args], cli_env(env)
+    if not fresh and stderr is subprocess.PIPE and os.environ.get("RS_COLD_CLI") != "1":
+        warm = WarmCli.get()
+        if warm.serves(full_env):
+            return warm.run(argv, cwd=os.getcwd() if cwd is None else str(cwd), env=full_env, timeout=timeout, text=text)
+    return subprocess.run([sys.executable, "-m", "rankscope_tui.cli", *argv], stdout=subprocess.PIPE,
+                          stderr=stderr, text=text, cwd=None if cwd is None else str(cwd), env=full_env,
                           timeout=timeout)
 
 
@@ -76,7 +89,7 @@ def shared_path(*parts: str) -> Path:
 # exactly as the interpreter would (runpy, __main__, uncaught exceptions printed as a
 # traceback with exit status 1) with its own stdout/stderr files and exit status, at a
 # twentieth of the cost of a cold start.
-_FORK_SERVER = r"""
+_PRELOAD = r"""
 import json, os, runpy, sys, time, traceback
 import numpy, scipy.special, scipy.stats, pyarrow, pyarrow.compute, pyarrow.csv, pandas
 for m in ("calibrate", "compare", "diff", "verdict", "goldens", "tui"):
@@ -90,14 +103,19 @@ for m in ("report", "compare", "diff", "rules", "calibrate"):
     __import__("rankscope_tui.render." + m)
 sys.modules.pop("rankscope_tui.cli", None)  # as under `python -m`: __main__ first, the module on demand
 
-jobs = json.load(sys.stdin)
-limit = int(os.environ.get("RS_FORK_LIMIT", "4"))
-sys.stdout.flush(); sys.stderr.flush()
+"""
 
-
+_CHILD = r"""
 def child(job):
     code = 1
     try:
+        if "env" in job:  # the call's own environment (start-up variables equal: WarmCli.serves)
+            os.environ.clear()
+            os.environ.update(job["env"])
+            null = os.open(os.devnull, os.O_RDONLY)  # a cold call under pytest reads no terminal either
+            os.dup2(null, 0)
+            os.close(null)
+            sys.stdin = open(0, closefd=False)
         os.chdir(job["cwd"])
         for fd, name in ((1, "stdout"), (2, "stderr")):
             f = os.open(job[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -119,12 +137,21 @@ def child(job):
             traceback.print_exc()
             code = 1
     finally:
-        try:
+        try:  # what the interpreter does at exit: atexit functions, then the streams flushed
+            import atexit
+            atexit._run_exitfuncs()
             sys.stdout.flush(); sys.stderr.flush()
         finally:
             os._exit(code)
 
 
+"""
+
+_FORK_SERVER = _PRELOAD + r"""
+jobs = json.load(sys.stdin)
+limit = int(os.environ.get("RS_FORK_LIMIT", "4"))
+sys.stdout.flush(); sys.stderr.flush()
+""" + _CHILD + r"""
 status, took, running, queue = {}, {}, {}, list(jobs.items())
 while queue or running:
     while queue and len(running) < limit:
@@ -141,6 +168,150 @@ json.dump(status, sys.stdout)
 if os.environ.get("RS_FORK_TIMES"):
     print(json.dumps(sorted(took.items(), key=lambda kv: -kv[1])[:15]), file=sys.stderr)
 """
+
+_WARM_SERVER = _PRELOAD + "\nsys.stdout.flush(); sys.stderr.flush()\n" + _CHILD + r"""
+import select
+
+# one job per line on stdin: {"id", "argv", "cwd", "env", "stdout", "stderr"}; answers
+# {"id", "pid"} once forked and {"id", "code"} once ended, one line each on stdout (a
+# single write each: no Python-level lock is ever held across a fork)
+names, buf = {}, b""
+while True:
+    ready, _, _ = select.select([0], [], [], 0.005 if names else None)
+    if ready:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            job = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                child(job)
+            names[pid] = job["id"]
+            os.write(1, (json.dumps({"id": job["id"], "pid": pid}) + "\n").encode())
+    while names:
+        pid, st = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            break
+        os.write(1, (json.dumps({"id": names.pop(pid), "code": os.waitstatus_to_exitcode(st)}) + "\n").encode())
+"""
+
+
+#: what a cold ``python -m rankscope_tui.cli`` has set before numpy and pyarrow load
+#: (``cli.process_setup``'s defaults: an explicit value wins, as it does there)
+CLI_START_DEFAULTS = {"ARROW_DEFAULT_MEMORY_POOL": "system", "NUMPY_MADVISE_HUGEPAGE": "0", "OPENBLAS_NUM_THREADS": "1"}
+#: variables read while an interpreter and numpy/pyarrow start (not later, per call): a call
+#: whose values differ from the warm interpreter's is run cold
+STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "MALLOC_", "GLIBC_", "OMP_", "MKL_", "OPENBLAS_", "NUMPY_", "ARROW_",
+                    "NUMBA_", "TZ")
+
+
+def _startup_view(env: dict) -> dict:
+    view = {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES)}
+    for k, v in CLI_START_DEFAULTS.items():
+        view.setdefault(k, v)
+    return view
+
+
+class WarmCli:
+    """One warm interpreter per test process (``_WARM_SERVER``: numpy, pyarrow, scipy and
+    the commands imported once) that forks a child per :func:`run_cli` call. The child
+    takes the call's environment, working directory, argv and a /dev/null stdin, writes
+    stdout and stderr to files, runs the CLI as ``python -m`` does (runpy, atexit at the
+    end) and exits with its status. Calls may overlap (threads): each is its own child."""
+
+    _instance: "WarmCli | None" = None
+    _lock = __import__("threading").Lock()
+
+    @classmethod
+    def get(cls) -> "WarmCli":
+        with cls._lock:
+            if cls._instance is None or cls._instance.proc.poll() is not None:
+                cls._instance = cls()
+            return cls._instance
+
+    def __init__(self) -> None:
+        import atexit
+        import itertools
+        import tempfile
+        import threading
+
+        self.tmp = tempfile.mkdtemp(prefix="rs-warm-")
+        self.env = cli_env(CLI_START_DEFAULTS)
+        self.startup = _startup_view(self.env)
+        self.err = open(os.path.join(self.tmp, "server.err"), "w+b")
+        self.proc = subprocess.Popen([sys.executable, "-c", _WARM_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.err, cwd=self.tmp, env=self.env)
+        self.ids = itertools.count()
+        self.pending: dict[int, dict] = {}
+        self.plock = threading.Lock()
+        threading.Thread(target=self._read, name="rs-warm-cli", daemon=True).start()
+        atexit.register(self.close)
+
+    def serves(self, env: dict) -> bool:
+        """A fork gives what a cold start would: the start-up variables are the server's."""
+        return _startup_view(env) == self.startup
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            with self.plock:
+                entry = self.pending.get(msg["id"])
+            if entry is None:
+                continue
+            entry.update(msg)
+            if "code" in msg:
+                entry["done"].set()
+        with self.plock:  # the server is gone: every call still waiting learns it
+            for entry in self.pending.values():
+                entry["done"].set()
+
+    def run(self, argv: list[str], *, cwd: str, env: dict, timeout: float, text: bool) -> subprocess.CompletedProcess:
+        import threading
+
+        i = next(self.ids)
+        out, err = os.path.join(self.tmp, f"{i}.out"), os.path.join(self.tmp, f"{i}.err")
+        entry: dict = {"done": threading.Event()}
+        with self.plock:
+            self.pending[i] = entry
+        job = {"id": i, "argv": argv, "cwd": cwd, "env": env, "stdout": out, "stderr": err}
+        try:
+            with self.plock:  # one writer at a time on the server's stdin
+                self.proc.stdin.write((json.dumps(job) + "\n").encode())
+                self.proc.stdin.flush()
+            finished = entry["done"].wait(timeout)
+            cmd = [sys.executable, "-m", "rankscope_tui.cli", *argv]
+            if not finished:
+                if "pid" in entry:
+                    os.kill(entry["pid"], 9)
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            if "code" not in entry:
+                self.err.seek(0)
+                raise RuntimeError(f"the warm CLI server ended: {self.err.read()[-3000:].decode(errors='replace')}")
+            # as subprocess.run(text=True) decodes: the locale's encoding, strict, universal newlines
+            read = (lambda p: Path(p).read_text()) if text else (lambda p: Path(p).read_bytes())
+            return subprocess.CompletedProcess(cmd, entry["code"], read(out), read(err))
+        finally:
+            with self.plock:
+                self.pending.pop(i, None)
+            for p in (out, err):
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        import shutil
+
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            self.proc.kill()
+        self.err.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def cli_many(jobs: dict[str, tuple[list[str], Path, dict | None]]) -> dict[str, subprocess.CompletedProcess]:

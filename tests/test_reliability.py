@@ -63,6 +63,35 @@ def test_the_fork_server_runs_the_cli_as_python_dash_m_does(tmp_path):
     assert warm["ok"].returncode == 0 and warm["input_error"].returncode == 2 and warm["usage_error"].returncode == 2
 
 
+def test_run_cli_forked_equals_a_cold_interpreter(tmp_path, monkeypatch):
+    """Control for run_cli: a call forked from the warm interpreter and the same call in a
+    cold one (``fresh=True``) give the same exit status, stdout and stderr, with the call's
+    own environment (a variable read per call, set in this process or given) reaching the
+    fork; a start-up variable of its own sends the call to a cold interpreter."""
+    from support import WarmCli, run_cli
+
+    f = clean_set(tmp_path / "in")
+    ok = ["evaluate", "--lane", f"a={f['a']}", "--qrels", f["qrels"], "--metrics", METRICS, "--resamples", "50"]
+    calls = [ok, ["evaluate", "--lane", str(tmp_path / "nope.run"), "--qrels", f["qrels"]], ["evaluate", "--bad"], []]
+    for argv in calls:
+        warm, cold = run_cli(*argv, cwd=tmp_path), run_cli(*argv, cwd=tmp_path, fresh=True)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr), argv
+    small = {"RANKSCOPE_MAX_INPUT_BYTES": "10"}  # read per call: the fork must see it
+    assert WarmCli.get().serves(support_env(small))
+    given, cold = run_cli(*ok, cwd=tmp_path, env=small), run_cli(*ok, cwd=tmp_path, env=small, fresh=True)
+    monkeypatch.setenv("RANKSCOPE_MAX_INPUT_BYTES", "10")
+    patched = run_cli(*ok, cwd=tmp_path)
+    assert given.returncode == cold.returncode == patched.returncode == 2, (given.stderr, cold.stderr, patched.stderr)
+    assert given.stderr == cold.stderr == patched.stderr
+    assert not WarmCli.get().serves(support_env({"PYTHONHASHSEED": "3"}))  # read at start-up: cold
+
+
+def support_env(extra: dict) -> dict:
+    from support import cli_env
+
+    return cli_env(extra)
+
+
 def assert_one_line_error(res: subprocess.CompletedProcess, prefix: str | None = None, contains: tuple[str, ...] = ()) -> str:
     assert "Traceback" not in res.stderr and "Traceback" not in res.stdout, res.stderr[-2000:]
     assert res.returncode == 2, (res.returncode, res.stderr[-2000:])

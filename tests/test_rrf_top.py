@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import ranx
+from support import ranx_dict
 
 from rankscope_tui.kernel.fusion import methods as F
 from rankscope_tui.kernel.fusion.rrf_at_k import RRFExplorer, RRFTop, rrf_at_k, top_depth
@@ -111,13 +113,12 @@ def test_a_depth_cut_is_kept(tmp_path):
 
 def test_head_scores_are_ranx_rrf(tmp_path):
     """ranx's RRF (``1/(k + rank)`` summed over the runs) scores the head's docs the same."""
-    ranx = pytest.importorskip("ranx")
     lanes, qrels = _write(tmp_path, 6, 3, drop=False)  # ranx fuses runs over the same queries
     ws = _ws(lanes, qrels, TOP)
     runs = [ranx.Run.from_file(p, kind="trec") for _, p in lanes]
     fused = ranx.fuse(runs=runs, method="rrf", params={"k": 60})
     got = RRFTop(ws, 10).at(60, tuple(ws.settings.metrics))
-    want = fused.to_dict()
+    want = ranx_dict(fused)
     for i in range(got.lane.n_rows):
         q, doc = str(ws.qids[got.lane.qid[i]]), str(ws.doc_id(got.lane.doc[i]))
         assert got.lane.score[i] == pytest.approx(want[q][doc], rel=1e-12)
