@@ -444,6 +444,16 @@ def test_import_rankscope_tui_loads_neither_textual_nor_numpy():
     assert res.stdout.strip() == "[]", res.stdout
 
 
+def test_the_dashboard_module_loads_no_pyarrow_before_its_first_frame():
+    """``rankscope tui`` imports the app before it draws a first frame; pyarrow (the inputs'
+    reader, ~0.1 s to import) is for the load that follows that frame."""
+    code = ("import sys, rankscope_tui.app\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pyarrow')))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]", res.stdout
+
+
 KERNEL_RUN = r"""
 import json, sys
 from pathlib import Path

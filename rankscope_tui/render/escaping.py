@@ -14,7 +14,7 @@ ESC -- the escape is for reading, not for round trips (the JSON report keeps the
 
 from __future__ import annotations
 
-from ..kernel.ranking.encoding import escape_control
+from ..kernel.ranking.visible import escape_control
 
 __all__ = ["escape_control", "terminal_safe", "escape_latex", "escape_markdown"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.markup import escape as _markup_escape
 
-from ..kernel.ranking.encoding import escape_control
+from ..kernel.ranking.visible import escape_control
 
 
 def escape(value) -> str:

@@ -18,7 +18,6 @@ pyarrow's hash encoder instead; the codes mean the same.
 
 from __future__ import annotations
 
-import re as _re
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -633,21 +632,3 @@ def encode_sorted_arrow(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[
         a += len(c)
     return vocab, out
 
-
-# ---------------------------------------------------------------------------
-# ids as people see them: control characters made visible (render.escaping,
-# widgets.safe); here so that the output layer and the dashboard share one rule
-
-_CONTROL = _re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_LAYOUT = _re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _visible(m: _re.Match[str]) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
-def escape_control(text: object, keep_layout: bool = False) -> str:
-    """Control characters as visible escapes; with ``keep_layout`` tab and newline stay."""
-    pat = _CONTROL_KEEP_LAYOUT if keep_layout else _CONTROL
-    return pat.sub(_visible, str(text))
