@@ -62,3 +62,19 @@ async def test_a_later_fill_stops_the_earlier_steps():
         await pilot.pause()
         await pilot.pause()
         assert _shown(table) == [["only"]] and not table.filling
+
+
+async def test_stop_filling_keeps_the_rows_so_far_and_adds_no_more():
+    app = _Host()
+    async with app.run_test() as pilot:
+        table = app.query_one(QidTable)
+        rows = _rows(2000, "a")
+        table.fill_in_steps(prepare(["qid", "value", "note"], rows), step=100)
+        await pilot.pause()
+        table.stop_filling()
+        kept = table.row_count
+        assert 100 <= kept < 2000 and not table.filling
+        for _ in range(5):
+            await pilot.pause()
+        assert table.row_count == kept  # no step after the stop
+        assert _shown(table) == [cells for cells, _ in rows[:kept]]  # the rows so far, in order

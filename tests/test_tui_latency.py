@@ -177,6 +177,34 @@ async def test_the_method_table_follows_the_slider_once_it_rests(demo_options, l
         assert screen.method_result == method_against_best(app.ws, "rrf", screen.metric, 63.0)
 
 
+async def test_a_slider_step_stops_the_method_tables_refill(demo_options, loaded, monkeypatch):
+    """The method table (rrf follows k) refilling in steps when the slider moves: its
+    remaining steps are for the k the slider left, so they stop at once, and the table
+    waits for the rest at the new k."""
+    from rankscope_tui.screens import rrf as rrf_screen
+    from rankscope_tui.widgets.tables import QidTable, prepare
+
+    monkeypatch.setattr(rrf_screen, "METHOD_QUIET", 60.0)  # no rest within the test
+    app = make_app(demo_options, loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press(KEY["rrf"])
+        await settle(app, pilot)
+        screen = app.screen
+        table = screen.query_one("#rrf-method-table", QidTable)
+        rows = [([f"q{i}", "0.5", "0.4", "0.1"], f"q{i}") for i in range(5000)]
+        table.fill_in_steps(prepare(["qid", "rrf", "best", "Δ"], rows), step=100)
+        assert table.filling
+        screen.query_one(KSlider).focus()
+        await pilot.press("right")
+        assert not table.filling
+        kept = table.row_count
+        await pilot.pause()
+        await pilot.pause()
+        assert table.row_count == kept < 5000
+        assert "once the slider rests" in str(screen.query_one("#rrf-method-note").render())
+
+
 def test_the_report_is_frozen_out_of_full_collections_when_the_command_manages_the_collector():
     """``startup.freeze_long_lived`` (called when the report is in) moves what is tracked to
     the permanent generation (``gc.get_freeze_count``) once the command paused and resumed

@@ -172,6 +172,12 @@ use the slider's k (the table follows once the slider rests).
         if self.ws is None or self._explorer is None:
             return
         self.state.exploratory.move_rrf_k(int(event.value), int(self.ws.settings.rrf_k))
+        if self.method in ("rrf", "wrrf"):
+            # the method table follows k once the slider rests: until then its pending work
+            # (rows still to add, a table being made) is for a k the slider has left, and it
+            # would take the event loop and the interpreter from the step a person watches
+            self.query_one("#rrf-method-table", QidTable).stop_filling()
+            self._method_wanted = None
         self.recompute(event.value)
 
     def recompute(self, k: int) -> None:
@@ -496,6 +502,9 @@ use the slider's k (the table follows once the slider rests).
     def fuse_method(self, spec: str, metric: str, k: float, rrf: FusedAtK | None = None) -> None:
         try:
             result = method_against_best(self.ws, spec, metric, k, rrf)
+            if self._method_wanted != (spec, metric, k):  # the slider or the choice moved on: no cells for it
+                self.app.call_from_thread(self._method_over, (spec, metric, k), None)
+                return
             # the table's cells made here, off the event loop (one row per positive query)
             filling = prepare(["qid", result.name, result.best_lane, "Δ"],
                               [([qid, fmt.num(fused), fmt.num(best), fmt.num(diff)], qid)

@@ -82,6 +82,12 @@ class PlainTable(DataTable):
         if self.filling:
             self.call_after_refresh(self._add_step, turn, filling, start + step, step)
 
+    def stop_filling(self) -> None:
+        """End the remaining steps of a :meth:`fill_in_steps` and keep the rows added so far
+        (the rows still to come describe a choice that has moved on)."""
+        self._filling_turn += 1
+        self.filling = False
+
     def clear(self, columns: bool = False) -> Any:
         self._filling_turn += 1  # a clear ends the steps of an earlier fill_in_steps
         self.filling = False
