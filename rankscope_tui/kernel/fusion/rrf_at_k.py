@@ -352,13 +352,7 @@ class RRFSweep:
         self.stream_start.append(start)
 
     def _shared_scores(self, term: NDArray[np.float64]) -> NDArray[np.float64]:
-        terms = [term[r] for r in self.shared_ranks]
-        if len(terms) > 2:  # largest term first, as methods.rrf sums them
-            terms = list(np.moveaxis(-np.sort(-np.stack(terms, axis=-1), axis=-1), -1, 0))
-        s: NDArray[np.float64] = terms[0].copy()
-        for t in terms[1:]:
-            s += t
-        return s
+        return rrf_sum([term[r] for r in self.shared_ranks])
 
     def _ranks(self, probe_stream: np.ndarray, probe_at: np.ndarray, probe_qid: np.ndarray, probe_score: np.ndarray,
                probe_key: np.ndarray, term: np.ndarray, shared_key: np.ndarray, shared_score: np.ndarray) -> np.ndarray:
@@ -544,6 +538,18 @@ def _ranges(start: NDArray[np.int64], length: NDArray[np.int64]) -> tuple[NDArra
     return pos, owner
 
 
+def rrf_sum(terms: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """Per doc, ``Σ_lanes 1/(k + rank)`` from each lane's term column, the terms added largest
+    first as :func:`methods.rrf` adds them (float addition is not associative: the same
+    order gives the same bits)."""
+    if len(terms) > 2:
+        terms = list(np.moveaxis(-np.sort(-np.stack(terms, axis=-1), axis=-1), -1, 0))
+    s: NDArray[np.float64] = terms[0].copy()
+    for t in terms[1:]:
+        s += t
+    return s
+
+
 class RRFTop:
     """RRF of a workspace's input lanes at any k, fused only as deep as the measures read.
 
@@ -615,13 +621,7 @@ class RRFTop:
         self.top_relevant = [F._top_relevant(lane, ws.judgments, relevant, nq) for lane in inputs]
 
     def _scores(self, pos: NDArray[np.int64], term: NDArray[np.float64]) -> NDArray[np.float64]:
-        terms = [term[r[pos]] for r in self.ranks]
-        if len(terms) > 2:  # largest term first, as methods.rrf sums them
-            terms = list(np.moveaxis(-np.sort(-np.stack(terms, axis=-1), axis=-1), -1, 0))
-        s: NDArray[np.float64] = terms[0].copy()
-        for t in terms[1:]:
-            s += t
-        return s
+        return rrf_sum([term[r[pos]] for r in self.ranks])
 
     def _prefix(self, q: NDArray[np.int64], t: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """The rows of queries ``q`` with ``r_min <= t`` (per query): positions and owner index."""
