@@ -586,7 +586,7 @@ def test_one_sided_bca_follows_the_alternative(pair, alternative):
 
 
 def test_cli_test_t_records_the_deciding_test(demo_dir, tmp_path):
-    from tests.support import run_cli
+    from support import run_cli
 
     out = tmp_path / "c.json"
     r = run_cli("compare", "--lane", demo_dir / "lexical.run", "--lane", demo_dir / "dense.run", "--qrels",

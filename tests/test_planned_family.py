@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 import statsmodels.stats.multitest as multitest
-
-from tests.support import shared_path
+from support import shared_path
 
 B = "999"  # resamples: enough for p of 0.001, quick on 114 queries
 

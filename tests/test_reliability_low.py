@@ -69,8 +69,9 @@ def test_a_failing_stdout_leaves_every_output_unwritten(demo_dir, tmp_path, monk
     import subprocess
     import sys
 
+    from support import cli_env
+
     from rankscope_tui import cli
-    from tests.support import cli_env
 
     d = demo_dir
     lanes = ["--lane", d / "lexical.run", "--lane", d / "dense.run", "--qrels", d / "qrels-test.txt"]

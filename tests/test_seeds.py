@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from support import run_cli
 
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.statistics import seeds as sd
-from tests.support import run_cli
 
 N = 120
 B = 1999

@@ -8,9 +8,9 @@ import json
 import re
 
 import pytest
+from support import REPO, run_cli, shared_path
 
 from rankscope_tui.render import sentences as se
-from tests.support import REPO, run_cli, shared_path
 
 NUMBER = re.compile(r"(?<![\w@])[-−]?\d[\d,]*(?:\.\d+)?")
 

@@ -12,10 +12,10 @@ import tracemalloc
 import numpy as np
 import pytest
 from scipy import stats
+from support import run_cli
 
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.statistics import tukey as tk
-from tests.support import run_cli
 
 EPS100 = 100 * np.finfo(np.float64).eps
 

@@ -14,11 +14,11 @@ import json
 import numpy as np
 import pytest
 from scipy import stats
+from support import run_cli
 
 from rankscope_tui.kernel.errors import InputError
 from rankscope_tui.kernel.statistics import paired as pa
 from rankscope_tui.kernel.statistics import units as un
-from tests.support import run_cli
 
 EPS100 = 100 * np.finfo(np.float64).eps
 

@@ -4,7 +4,7 @@ One rule for every face that prints an id, a query text or a path a user gave: t
 layer (``render.escaping``) and the dashboard (``widgets.safe``) share it. C0 and C1
 controls, the line and paragraph separators and the bidirectional overrides and isolates
 (U+202A-U+202E, U+2066-U+2069, which can reorder what a terminal shows) become ``\\xNN`` /
-``\\uNNNN``. Kept apart from the id encoding so that drawing a frame imports no numpy.
+``\\uNNNN``. Kept apart from the id encoding (numpy, pyarrow), so the dashboard module imports neither.
 """
 
 from __future__ import annotations
