@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, Select, Static
 
-from ..kernel.fusion.combine import DEFAULT_NORM, METHODS, NORMS, RANK_METHODS
+from ..kernel.fusion.combine import DEFAULT_NORM, K_METHODS, METHODS, NORMS, RANK_METHODS
 from ..kernel.fusion.rrf_at_k import FusedAtK, MethodAgainstBest, RRFExplorer, best_k, method_against_best
 from ..kernel.report.figures import RRF_CURVE_KS as CURVE_KS
 from ..kernel.settings import CompareSettings, LoadSettings  # the points `rankscope plot rrf-k` draws too
@@ -172,7 +172,7 @@ use the slider's k (the table follows once the slider rests).
         if self.ws is None or self._explorer is None:
             return
         self.state.exploratory.move_rrf_k(int(event.value), int(self.ws.settings.rrf_k))
-        if self.method in ("rrf", "wrrf"):
+        if self.method in K_METHODS:
             # the method table follows k once the slider rests: until then its pending work
             # (rows still to add, a table being made) is for a k the slider has left, and it
             # would take the event loop and the interpreter from the step a person watches
@@ -237,7 +237,7 @@ use the slider's k (the table follows once the slider rests).
         self._draw_diluted()
         if self.method_result is None or self.method_result.metric != self.metric:
             self.refresh_method()
-        elif self.method in ("rrf", "wrrf") and self.method_result.k != r.k:
+        elif self.method in K_METHODS and self.method_result.k != r.k:
             self._method_when_resting()
         self.drawn_k = r.k
         self.redraws += 1
@@ -526,10 +526,10 @@ use the slider's k (the table follows once the slider rests).
 
     @guarded
     def _method_ready(self, r: MethodAgainstBest, filling: Filling) -> None:
-        if r.name != self.method_spec or r.metric != self.metric or (r.name in ("rrf", "wrrf") and r.k != self.k):
+        if r.name != self.method_spec or r.metric != self.metric or (r.name in K_METHODS and r.k != self.k):
             return  # stale: the choice (or the slider) has moved on
         self.method_result = r
-        at_k = f" at k={r.k:g}" if r.name in ("rrf", "wrrf") else ""
+        at_k = f" at k={r.k:g}" if r.name in K_METHODS else ""
         wins = sum(1 for row in r.rows if row[3] > 0)
         losses = sum(1 for row in r.rows if row[3] < 0)
         self.query_one("#rrf-method-note", Static).update(

@@ -121,6 +121,8 @@ class Union(Protocol):
 
 #: Methods that read ranks only (no normalisation).
 RANK_METHODS = ("rrf", "wrrf", "borda", "isr", "logisr")
+#: Methods with the constant k (``1/(k + rank)``): their fused lane changes with the k slider.
+K_METHODS = ("rrf", "wrrf")
 #: Methods that combine normalised scores.
 SCORE_METHODS = ("wsum", "combsum", "combmnz", "combanz", "combmax", "combmin", "combmed")
 METHODS = RANK_METHODS + SCORE_METHODS
@@ -518,7 +520,7 @@ def fused_scores(u: Union, lanes: Sequence[RankedLane], spec: FuseSpec, weights:
     each lane ``1/L``. ``cache`` (a dict kept by the caller for the same ``u`` and
     ``lanes``) keeps each lane's terms across calls with other weights."""
     w = _weights_of(weights, len(lanes), spec)
-    if spec.method in ("rrf", "wrrf") and not (k >= 0 and math.isfinite(k)):
+    if spec.method in K_METHODS and not (k >= 0 and math.isfinite(k)):
         raise InputError(f"--rrf-k must be a finite number >= 0, got {k!r}", "--rrf-k")
     x = _Inputs(u, tuple(lanes), np.diff(u.offsets), float(k), w, spec.norm, spec.method, cache)
     return _METHOD_FUNCTIONS[spec.method](x)
