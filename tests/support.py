@@ -204,7 +204,7 @@ while True:
 CLI_START_DEFAULTS = {"ARROW_DEFAULT_MEMORY_POOL": "system", "NUMPY_MADVISE_HUGEPAGE": "0", "OPENBLAS_NUM_THREADS": "1"}
 #: variables read while an interpreter and numpy/pyarrow start (not later, per call): a call
 #: whose values differ from the warm interpreter's is run cold
-STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "MALLOC_", "GLIBC_", "OMP_", "MKL_", "OPENBLAS_", "NUMPY_", "ARROW_",
+STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "MALLOC_", "GLIBC_", "OMP_", "MKL_", "OPENBLAS_", "NUMPY_", "NPY_", "ARROW_",
                     "NUMBA_", "TZ")
 
 

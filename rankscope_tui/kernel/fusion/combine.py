@@ -98,6 +98,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
+from ..measures.portable import log_int
 from ..ranking.ranks import RankedLane
 
 __all__ = ["METHODS", "NORMS", "RANK_METHODS", "WEIGHTED", "FuseSpec", "parse_fuse", "parse_fuse_list", "normalise",
@@ -501,7 +502,7 @@ def _logisr(x: _Inputs) -> NDArray[np.float64]:
     """Log inverse square rank, ``ln|L(d)| · Σ_l 1 / r_l(d)²``; an absent lane neither adds
     nor counts, so a doc listed by one lane scores 0. Mourão, Martins & Magalhães (2015)."""
     t = x.rank_terms(lambda r, q: 1.0 / r**2)
-    return t.total() * np.log(t.count())
+    return t.total() * log_int(t.count())
 
 
 _METHOD_FUNCTIONS: dict[str, Callable[[_Inputs], NDArray[np.float64]]] = {

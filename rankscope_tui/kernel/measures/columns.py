@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..ranking.judgments import NO_JUDGMENT
+from .portable import log2_int
 
 T = TypeVar("T")
 
@@ -155,7 +156,7 @@ class Columns:
         def compute() -> NDArray[np.float64]:
             g = self.gain(kind)
             m = g > 0 if k is None else self.top(k) & (g > 0)
-            return weighted_bincount(self.qid[m], weights=g[m] / np.log2(self.rank[m] + 1.0), minlength=self.n)
+            return weighted_bincount(self.qid[m], weights=g[m] / log2_int(self.rank[m] + 1), minlength=self.n)
 
         return self._cached(("dcg", k, kind), compute)
 
@@ -181,9 +182,9 @@ def _ideal_dcg(ideal: Ideal, n_queries: int, k: int | None, kind: str = "linear"
     idx = np.arange(q.size)
     pos = idx - np.maximum.accumulate(np.where(start, idx, 0)) + 1
     if k is None:
-        return weighted_bincount(q, weights=g / np.log2(pos + 1.0), minlength=n_queries)
+        return weighted_bincount(q, weights=g / log2_int(pos + 1), minlength=n_queries)
     m = pos <= k
-    return weighted_bincount(q[m], weights=g[m] / np.log2(pos[m] + 1.0), minlength=n_queries)
+    return weighted_bincount(q[m], weights=g[m] / log2_int(pos[m] + 1), minlength=n_queries)
 
 
 def doc_level(qid: NDArray[np.int32], doc: NDArray[np.int64], rank: NDArray[np.int32], j_qid: NDArray[np.int32],

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from . import portable
 from .columns import weighted_bincount, within_query_count
 from .measure import REQUIRED, Measure, Name
 
@@ -44,7 +45,7 @@ def _err(q: NDArray[np.int32], rank: NDArray[np.float64], grade: NDArray[np.int6
     reaching each row (the product of 1 - R above it, within its query), summed R / rank."""
     R = (np.exp2(np.maximum(grade, 0).astype(np.float64)) - 1.0) / 2.0 ** g_max
     # log of the chance to pass each row; summed within the query, exclusive of the row itself
-    log_pass = np.log1p(-R)
+    log_pass = portable.log1p(-R)
     before = np.zeros(q.size)
     if q.size:
         c = np.cumsum(log_pass)
@@ -53,7 +54,7 @@ def _err(q: NDArray[np.int32], rank: NDArray[np.float64], grade: NDArray[np.int6
         first = np.maximum.accumulate(np.where(start, idx, 0))
         # the sum of log_pass from the query's first row up to the row before this one
         before = (c - log_pass) - (c[first] - log_pass[first])
-    return weighted_bincount(q, weights=R / rank * np.exp(before), minlength=n)
+    return weighted_bincount(q, weights=R / rank * portable.exp(before), minlength=n)
 
 
 def per_query(cols: Columns, k: int, rel: int | None) -> NDArray[np.float64]:

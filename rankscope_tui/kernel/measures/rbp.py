@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from ..ranking.judgments import NO_JUDGMENT
 from .columns import weighted_bincount
 from .measure import OPTIONAL, Measure, Name, Param
+from .portable import power_int
 
 if TYPE_CHECKING:
     from .columns import Columns
@@ -64,7 +65,7 @@ def per_query(cols: Columns, k: int | None, rel: int | None, p: float = 0.9) -> 
         m &= cols.top(k)
     q, r = cols.qid[m], cols.rank[m]
     gain = np.ones(q.size) if rel is not None else cols.grade[m] / _max_grade(cols)[q]
-    total = weighted_bincount(q, weights=gain * np.power(p, r - 1.0), minlength=cols.n)
+    total = weighted_bincount(q, weights=gain * power_int(p, r - 1), minlength=cols.n)
     out: NDArray[np.float64] = (1.0 - p) * total
     return out
 
@@ -75,11 +76,11 @@ def residual(cols: Columns, k: int | None, rel: int | None, p: float = 0.9) -> N
     if k is not None:
         unj &= h.rank <= k
     q, r = h.qid[unj], h.rank[unj]
-    tail = weighted_bincount(q, weights=np.power(p, r - 1.0), minlength=cols.n)
+    tail = weighted_bincount(q, weights=power_int(p, r - 1), minlength=cols.n)
     any_unj = np.bincount(q, minlength=cols.n) > 0
     n = cols.n_ret(k)
     out = np.zeros(cols.n)
-    out[any_unj] = np.power(p, n[any_unj]) + (1.0 - p) * tail[any_unj]
+    out[any_unj] = power_int(p, n[any_unj]) + (1.0 - p) * tail[any_unj]
     # an all-unjudged list sums to 1 exactly in arithmetic; float rounding may land a hair above
     return np.minimum(out, 1.0)
 
