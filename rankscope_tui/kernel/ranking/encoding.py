@@ -28,6 +28,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from ..inputs.arrow import arrow_ints, to_numpy
+from .runs import gather_index, spread_runs
 
 # ---------------------------------------------------------------------------
 # string columns as integer words (for encoding without hashing strings in Python)
@@ -186,7 +187,7 @@ def _layout(per_col: list[list[_Chunk]], max_words: int | None) -> tuple[list[tu
     return bounds, row, m, maxlen
 
 
-def _chunk_words(off: NDArray[Any], db: pa.Buffer | bytes, m: int, ln: NDArray[Any],
+def _chunk_words(off: NDArray[Any], db: pa.Buffer | bytes | NDArray[np.uint8], m: int, ln: NDArray[Any],
                  words: list[NDArray[np.uint64]]) -> bool:
     """Fill ``ln`` and ``words[j]`` (preallocated, one slot per string of the chunk);
     True when some string holds a NUL byte."""
@@ -310,7 +311,7 @@ def words_of_rows(arr: pa.Array, rows: NDArray[np.integer[Any]], max_words: int 
     np.cumsum(ln, out=new_off[1:])
     total = int(new_off[-1])
     data = np.frombuffer(db, dtype=np.uint8) if db is not None and total else np.zeros(0, np.uint8)
-    idx = np.repeat(start - new_off[:-1], ln) + np.arange(total, dtype=np.int64)
+    idx = gather_index(start, ln, new_off, total)
     compact = data[idx]
     m = max(1, -(-int(ln.max(initial=0)) // 8))
     if max_words is not None and m > max_words:
@@ -318,7 +319,7 @@ def words_of_rows(arr: pa.Array, rows: NDArray[np.integer[Any]], max_words: int 
     length = np.empty(rows.shape[0], dtype=np.int64)
     words = [np.empty(rows.shape[0], dtype=np.uint64) for _ in range(m)]
     if total:
-        has_nul = _chunk_words(new_off, compact.tobytes(), m, length, words)
+        has_nul = _chunk_words(new_off, compact, m, length, words)  # (the array's buffer: no copy)
     else:  # no rows, or only empty strings
         length[...] = 0
         for w in words:
@@ -584,7 +585,6 @@ def encode_sorted_runs(
         vocab, by_column = encode_sorted_arrow(columns)
         return vocab, by_column, [None] * len(columns)
     start, heads, n = runs
-    run_len = np.diff(np.r_[start, n])
     if heads.n == 0:
         return (np.zeros(0, dtype=object), [np.zeros(0, dtype=np.int32) for _ in columns],
                 [np.zeros(0, dtype=np.int64) for _ in columns])
@@ -595,7 +595,7 @@ def encode_sorted_runs(
     head_codes = np.empty(heads.n, dtype=np.int32)
     head_codes[order] = code_sorted
     vocab = np.asarray(heads.strings(order[differs]).to_pylist(), dtype=object)
-    codes = np.repeat(head_codes, run_len)
+    codes = spread_runs(head_codes, np.asarray(start, dtype=np.int64), n)
     out: list[NDArray[np.int32]] = []
     col_starts: list[NDArray[np.int64] | None] = []
     a = 0

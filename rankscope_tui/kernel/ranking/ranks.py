@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Sequence, Union, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from .runs import spread_runs
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from typing_extensions import TypeAlias
@@ -261,7 +263,7 @@ def rank_lane(
                 spans = [slice(a, a + b) for a, b in zip(starts[bo].tolist(), lengths[bo].tolist())]
                 doc = np.concatenate([doc[sl] for sl in spans])
                 score = np.concatenate([score[sl] for sl in spans])
-                qid = np.repeat(runs[0], runs[1]).astype(np.int32, copy=False)
+                qid = spread_runs(runs[0].astype(np.int32, copy=False), np.r_[0, np.cumsum(runs[1])[:-1]], n)
             else:
                 new_starts = np.r_[0, np.cumsum(lengths[bo])[:-1]]
                 perm = np.repeat(starts[bo] - new_starts, lengths[bo]) + np.arange(n)
