@@ -18,6 +18,15 @@ The measures therefore take these functions from the C library, through Python's
 
 The C library's ``pow``, ``log2``, ``exp`` and ``log1p`` (glibc 2.28 and later) are within
 0.52 ulp of the exact value, so these are also at least as close as numpy's dispatched loops.
+
+References
+----------
+- NumPy 2.x documentation, "CPU/SIMD optimizations": runtime dispatch by CPU feature and
+  ``NPY_DISABLE_CPU_FEATURES``, https://numpy.org/doc/stable/reference/simd/
+- The GNU C Library manual, "Errors in Math Functions" (the ulp bounds of the C library's
+  functions per architecture), https://www.gnu.org/software/libc/manual/
+- Muller, J.-M. et al. (2018). Handbook of Floating-Point Arithmetic, 2nd ed. Birkhäuser.
+  (why the last bit of an elementary function differs between implementations)
 """
 
 from __future__ import annotations
