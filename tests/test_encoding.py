@@ -129,7 +129,7 @@ def test_gather_index_and_spread_runs_equal_numpy_repeat():
     """The two lock-free spellings of ``np.repeat`` the id encoding uses (issue 35: the
     dashboard's loop froze 0.36 s in one ``np.repeat`` at 7M ids) give np.repeat's answer,
     empty rows and runs of one included."""
-    from rankscope_tui.kernel.ranking.runs import gather_index, spread_runs
+    from rankscope_tui.kernel.ranking.runs import gather_index, running_count, spread_runs
 
     rng = np.random.default_rng(5)
     for _ in range(500):
@@ -147,3 +147,20 @@ def test_gather_index_and_spread_runs_equal_numpy_repeat():
         run_start = np.r_[0, np.cumsum(run_len)[:-1]].astype(np.int64)
         got = spread_runs(values, run_start, int(run_len.sum()))
         assert got.dtype == np.int32 and np.array_equal(got, np.repeat(values, run_len))
+        mask = rng.random(n) < 0.4
+        assert np.array_equal(running_count(mask), np.cumsum(mask, dtype=np.int64))
+        assert np.array_equal(running_count(values), np.cumsum(values, dtype=np.int64))
+
+
+def test_distinct_inverse_equals_numpy_unique():
+    """``ranks.distinct_inverse`` (the lock-free spelling the fusion views use) against
+    ``np.unique(..., return_inverse=True)``: ints, floats with ties and NaNs, empty."""
+    from rankscope_tui.kernel.ranking.ranks import distinct_inverse
+
+    rng = np.random.default_rng(9)
+    cases = [rng.integers(-3, 5, 1000), rng.integers(0, 10**9, 5000), np.round(rng.random(3000), 2),
+             np.r_[np.nan, 1.0, np.nan, -0.0, 0.0, 2.5, np.nan], np.zeros(0), np.array([7])]
+    for v in cases:
+        want_u, want_inv = np.unique(v, return_inverse=True)
+        got_u, got_inv = distinct_inverse(v)
+        assert np.array_equal(got_u, want_u, equal_nan=True) and np.array_equal(got_inv, want_inv.ravel())

@@ -85,8 +85,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
 from ..ranking.judgments import Judgments
-from ..ranking.ranks import RankedLane, offsets_for, ranks_within, tie_key
+from ..ranking.ranks import RankedLane, distinct_inverse, offsets_for, ranks_within, tie_key
 from ..ranking.ranks import _fix_ties as _ranking_fix_ties
+from ..ranking.runs import running_count
 from .combine import FuseSpec, fused_scores, parse_fuse
 from .combine import check_weights as _check_weights
 from .combine import weighted_sum as _weighted
@@ -407,7 +408,7 @@ def _rrf_classes(k: float, da: int, db: int) -> tuple[np.ndarray, np.ndarray]:
     tb = np.zeros(db + 1)
     tb[1:] = 1.0 / (k + np.arange(1, db + 1, dtype=np.float64))
     s = (ta[:, None] + tb[None, :]).ravel()
-    neg, inv = np.unique(-s, return_inverse=True)
+    neg, inv = distinct_inverse(-s)
     return inv.astype(np.int32).ravel(), -neg
 
 
@@ -1079,8 +1080,8 @@ def document_first(lane: RankedLane, group_of: np.ndarray, cap: int | None = Non
     # stable partition within each query: top-group rows, then the rest
     offs = offsets_for(qid, nq)
     n_top = np.bincount(qid[top], minlength=nq)
-    idx_top = np.cumsum(top) - 1
-    idx_rest = np.cumsum(~top) - 1
+    idx_top = running_count(top) - 1
+    idx_rest = running_count(~top) - 1
     before_top = np.cumsum(np.r_[0, n_top])[:-1]  # top rows of earlier queries
     before_rest = offs[:-1] - before_top
     new = np.where(top, offs[qid] + idx_top - before_top[qid], offs[qid] + n_top[qid] + idx_rest - before_rest[qid])

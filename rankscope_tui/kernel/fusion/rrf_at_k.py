@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..ranking.judgments import NO_JUDGMENT
-from ..ranking.ranks import RankedLane, offsets_for, ranks_within, tie_key
+from ..ranking.ranks import RankedLane, distinct_inverse, offsets_for, ranks_within, tie_key
 from . import methods as F
 
 if TYPE_CHECKING:
@@ -611,7 +611,7 @@ class RRFTop:
         hits, self.ideal = M.doc_level(self.qid, self.doc, np.zeros(u.size, np.int32), ws.judgments.qid,
                                        ws.judgments.doc, ws.judgments.grade, ws.n_docs)
         # grades as small codes (a handful of distinct values): a quarter of the memory or less
-        self.grades, code_of = np.unique(hits.grade, return_inverse=True)
+        self.grades, code_of = distinct_inverse(hits.grade)
         self.grade_code = code_of.astype(np.uint8 if self.grades.size <= 256 else np.int64).ravel()
         relevant = ws.settings.relevant
         self.relevant_rows = np.flatnonzero((hits.grade != NO_JUDGMENT) & (hits.grade >= relevant))

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..ranking.ranks import RankedLane
+from ..ranking.runs import running_count
 from .rates import _put
 from .scores import _mask
 
@@ -88,8 +89,8 @@ def mutual_nn(lane: RankedLane, among: np.ndarray, tie_rule: str = "share") -> M
         new_run[1:] |= rs[1:] != rs[:-1]
         doc_first = np.maximum.accumulate(np.where(new_doc, idx, 0))
         run_first = np.maximum.accumulate(np.where(new_run, idx, 0))
-        doc_id = np.cumsum(new_doc) - 1
-        run_id = np.cumsum(new_run) - 1
+        doc_id = running_count(new_doc) - 1
+        run_id = running_count(new_run) - 1
         doc_size = np.bincount(doc_id)
         run_size = np.bincount(run_id)
         if tie_rule == "share":

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..ranking.judgments import NO_JUDGMENT
+from ..ranking.runs import running_count
 from .portable import log2_int
 
 T = TypeVar("T")
@@ -57,7 +58,7 @@ def within_query_count(qid: NDArray[np.integer[Any]], x: NDArray[np.integer[Any]
     """Running count of ``x`` within each run of equal (sorted) ``qid``, inclusive."""
     if qid.size == 0:
         return np.zeros(0, dtype=np.int64)
-    c = np.cumsum(x, dtype=np.int64)
+    c = running_count(x)
     start = np.r_[True, qid[1:] != qid[:-1]]
     idx = np.arange(qid.size)
     first = np.maximum.accumulate(np.where(start, idx, 0))

@@ -28,7 +28,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from ..inputs.arrow import arrow_ints, to_numpy
-from .runs import gather_index, spread_runs
+from .runs import gather_index, running_count, spread_runs
 
 # ---------------------------------------------------------------------------
 # string columns as integer words (for encoding without hashing strings in Python)
@@ -438,7 +438,7 @@ def factorize_words(
 
     def scatter(k: int) -> NDArray[np.int64]:
         srt, new, _ = done[k]
-        code_sorted = np.cumsum(new, dtype=np.int64)
+        code_sorted = running_count(new)
         code_sorted += int(offsets[k]) - 1
         codes[srt] = code_sorted
         return srt[new]
@@ -591,7 +591,7 @@ def encode_sorted_runs(
     order = byte_order(heads)
     differs = np.ones(heads.n, dtype=bool)
     differs[1:] = ~heads.equal(order[1:], order[:-1])
-    code_sorted = np.cumsum(differs) - 1
+    code_sorted = running_count(differs) - 1
     head_codes = np.empty(heads.n, dtype=np.int32)
     head_codes[order] = code_sorted
     vocab = np.asarray(heads.strings(order[differs]).to_pylist(), dtype=object)

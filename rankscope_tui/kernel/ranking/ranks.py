@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from .runs import spread_runs
+from .runs import running_count, spread_runs
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,6 +114,32 @@ def byte_order(doc_ids: IdStrings) -> NDArray[np.int64]:
     return tie_key(doc_ids, np.arange(n, dtype=np.int64))
 
 
+def distinct_inverse(values: NDArray[Any] | Sequence[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
+    """``np.unique(values, return_inverse=True)`` for a 1-D array (NaNs as one value, last):
+    the sorted distinct values and each value's index among them. From an argsort, a
+    running sum and a scatter, which numpy runs without the interpreter lock; np.unique's
+    inverse held it 0.15 s at 9M values, a frozen dashboard while a view prepared its data."""
+    v = np.asarray(values).ravel()
+    if v.shape[0] == 0:
+        return v.copy(), np.zeros(0, dtype=np.intp)
+    perm = np.argsort(v)
+    s = v[perm]
+    new = np.empty(s.shape[0], dtype=bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    if s.dtype.kind == "f":
+        nan = np.isnan(s)
+        new[1:] &= ~(nan[1:] & nan[:-1])
+    # the running sum over integers in place: over the booleans (a cast on the way) numpy
+    # holds the lock, 0.3 s at 9M values
+    code = new.astype(np.intp)
+    np.cumsum(code, out=code)
+    code -= 1
+    inv = np.empty(s.shape[0], dtype=np.intp)
+    inv[perm] = code
+    return s[new], inv
+
+
 def tie_key(doc_ids: DocIds, codes: NDArray[Any]) -> NDArray[np.int64]:
     """Integer key per doc code whose order is the byte order of the ids (larger = later as bytes).
 
@@ -128,7 +154,7 @@ def tie_key(doc_ids: DocIds, codes: NDArray[Any]) -> NDArray[np.int64]:
     if isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind in "iu":
         ranks: NDArray[np.int64] = doc_ids[codes].astype(np.int64, copy=False)
         return ranks
-    uniq, inv = np.unique(codes, return_inverse=True)
+    uniq, inv = distinct_inverse(codes)
     byte_rank = np.empty(uniq.shape[0], dtype=np.int64)
     from .encoding import byte_order, words_of_rows
 
@@ -183,7 +209,7 @@ def _tie_order(qid: NDArray[np.int32], doc: NDArray[np.int64], score: NDArray[np
     idx = np.flatnonzero(in_run)  # rows in a run of ties, ascending
     first = np.ones(idx.shape[0], dtype=bool)  # a tied row starts a run unless tied to its predecessor
     first[1:] = ~tie[idx[1:] - 1]
-    run_id = np.cumsum(first)
+    run_id = running_count(first)
     key = tie_key(doc_ids, doc[idx])
     sub = np.lexsort((-key, run_id))
     return idx, idx[sub]
