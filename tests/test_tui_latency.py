@@ -16,6 +16,7 @@ import threading
 import pytest
 from support import settle
 from test_tui import KEY, QUIET, demo_options, loaded, make_app, test_timing  # noqa: F401 (fixtures: the one way these tests build and drive the app)
+from test_tui_layout import open_view
 
 from rankscope_tui.kernel.fusion.rrf_at_k import rrf_at_k
 from rankscope_tui.widgets import fmt
@@ -100,10 +101,7 @@ def test_the_command_reads_no_input_before_the_app_draws(tmp_path, monkeypatch):
 async def test_a_burst_of_slider_keys_fuses_only_the_last_k(demo_options, loaded):
     app = make_app(demo_options, loaded)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press(KEY["rrf"])
-        await settle(app, pilot)
-        screen = app.screen
+        screen = await open_view(app, pilot, "rrf")
         assert screen.drawn_k == 60
         release = threading.Event()
         fuse = screen._fuse
@@ -159,10 +157,7 @@ async def test_the_method_table_follows_the_slider_once_it_rests(demo_options, l
     monkeypatch.setattr(rrf_screen, "METHOD_QUIET", 0.6)
     app = make_app(demo_options, loaded)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press(KEY["rrf"])
-        await settle(app, pilot)
-        screen = app.screen
+        screen = await open_view(app, pilot, "rrf")
         assert screen.method_result is not None and screen.method_result.k == 60
         asked.clear()
         screen.query_one(KSlider).focus()
@@ -187,10 +182,7 @@ async def test_a_slider_step_stops_the_method_tables_refill(demo_options, loaded
     monkeypatch.setattr(rrf_screen, "METHOD_QUIET", 60.0)  # no rest within the test
     app = make_app(demo_options, loaded)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press(KEY["rrf"])
-        await settle(app, pilot)
-        screen = app.screen
+        screen = await open_view(app, pilot, "rrf")
         table = screen.query_one("#rrf-method-table", QidTable)
         rows = [([f"q{i}", "0.5", "0.4", "0.1"], f"q{i}") for i in range(5000)]
         table.fill_in_steps(prepare(["qid", "rrf", "best", "Δ"], rows), step=100)
