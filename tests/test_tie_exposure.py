@@ -172,6 +172,63 @@ def test_lane_ties_of_many_queries_equal_enumeration_per_query():
     assert walked > 0
 
 
+def test_lane_ties_equals_query_ties_bit_for_bit_on_large_lanes():
+    """``lane_ties`` computes every tied query at once; each of its numbers is the same
+    float (compared with ``==``, not approximately) as :func:`query_ties` on that query
+    alone, the function the enumeration above checks. Lanes of 400 queries with up to 70
+    hits, scores from few values (long tie groups straddling the cutoffs), grades 0-3,
+    pool-only grades (-1), unjudged hits, relevance levels 1 and 2, cut and uncut measures."""
+    from rankscope_tui.kernel.measures.ties import lane_ties
+    from rankscope_tui.kernel.ranking.judgments import Judgments
+    from rankscope_tui.kernel.ranking.ranks import RankedLane
+
+    keys = [*KEYS, MetricKey("recall", None), MetricKey("hit", 10), MetricKey("ndcg", 10), MetricKey("ap", 20),
+            MetricKey("rr", 10), MetricKey("p", 10), MetricKey("recall", 10, rel=2), MetricKey("rr", None, rel=2)]
+    for seed, relevant in ((1, 1), (2, 2), (3, 1)):
+        rng = np.random.default_rng(seed)
+        qid, doc, score, rank, offsets, jq, jd, jg = [], [], [], [], [0], [], [], []
+        for q in range(400):
+            n = int(rng.integers(0, 71))
+            values = np.sort(rng.choice(rng.uniform(0, 1, size=int(rng.integers(1, 9))), size=n))[::-1]
+            for i in range(n):
+                qid.append(q), doc.append(i), score.append(float(values[i])), rank.append(i + 1)
+                u = rng.random()
+                if u < 0.7:
+                    jq.append(q), jd.append(i), jg.append(int(rng.integers(0, 4)) if u < 0.65 else -1)
+            for j in range(int(rng.integers(0, 4))):  # relevant docs the run missed
+                jq.append(q), jd.append(500 + j), jg.append(int(rng.integers(0, 4)))
+            offsets.append(len(qid))
+        lane = RankedLane("t", np.array(qid, dtype=np.int32), np.array(doc, dtype=np.int64), np.array(score),
+                          np.array(rank, dtype=np.int32), np.array(offsets, dtype=np.int64))
+        judgments = Judgments(np.array(jq, dtype=np.int32), np.array(jd, dtype=np.int64),
+                              np.array(jg, dtype=np.int64), 600)
+        values = {k.key: np.full(400, 0.25) for k in keys}  # a query without a tie keeps these
+        got = lane_ties(lane, judgments, values, keys, relevant=relevant)
+        walked = 0
+        for q in range(400):
+            lo, hi = offsets[q], offsets[q + 1]
+            s = np.array(score[lo:hi])
+            groups = tie_groups(s)
+            grades = judgments.grade_of(np.full(hi - lo, q), np.arange(hi - lo))
+            ideal = judgments.grade[judgments.qid == q]
+            ideal = ideal[ideal >= 0]
+            moving = any(np.unique(np.maximum(grades[a:b], -1)).size > 1 for a, b in groups)
+            for key in keys:
+                if not moving:
+                    assert got.worst[key.key][q] == got.best[key.key][q] == 0.25
+                    continue
+                t = query_ties(key, s, grades, ideal, relevant, groups)
+                assert (got.worst[key.key][q], got.best[key.key][q]) == (t.worst, t.best), (seed, q, key.key)
+                exp = t.expected if t.expected is not None else (t.worst if not t.depends else None)
+                if exp is None:
+                    assert math.isnan(got.expected[key.key][q])
+                else:
+                    assert got.expected[key.key][q] == exp, (seed, q, key.key)
+                assert got.depends[key.key][q] == t.depends
+                walked += t.depends
+        assert walked > 1000
+
+
 def test_tie_groups_and_straddling_by_hand():
     scores = [9.0, 7.0, 7.0, 7.0, 5.0, 3.0, 3.0]
     assert tie_groups(scores) == [(1, 4), (5, 7)]  # ranks 2-4 and 6-7

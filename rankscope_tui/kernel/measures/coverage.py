@@ -80,19 +80,25 @@ def with_pairs(j: Judgments, qid: NDArray[np.integer[Any]], doc: NDArray[np.inte
         found = keys[pos] == new
         g[pos[found]] = grade
         new = new[~found]
-    allk = np.concatenate([keys, new])
-    allg = np.concatenate([g, np.full(new.shape[0], grade, dtype=np.int64)])
-    order = np.argsort(allk, kind="stable")
-    allk, allg = allk[order], allg[order]
-    return Judgments((allk // n).astype(np.int32), allk % n, allg, j.n_docs)
+    # the keys are sorted and distinct, the new ones too and none among them: each goes in
+    # at its place in the sorted order (what sorting the two together gives)
+    at = np.searchsorted(keys, new)
+    return Judgments(np.insert(j.qid, at, (new // n).astype(j.qid.dtype)), np.insert(j.doc, at, new % n),
+                     np.insert(g, at, np.int64(grade)), j.n_docs)
 
 
 def values_with(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queries: int,
-                relevant: int) -> dict[str, NDArray[np.float64]]:
-    """Per-query values of ``metrics`` on the lane under judgments ``j`` (``measures.compute``)."""
+                relevant: int, grade: NDArray[np.int64] | None = None) -> dict[str, NDArray[np.float64]]:
+    """Per-query values of ``metrics`` on the lane under judgments ``j`` (``measures.compute``);
+    ``grade``: the lane's row grades under ``j`` when the caller knows them (no join)."""
     from . import compute
+    from .columns import Hits, Ideal
 
-    hits, ideal = doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, j.n_docs)
+    if grade is None:
+        hits, ideal = doc_level(lane.qid, lane.doc, lane.rank, j.qid, j.doc, j.grade, j.n_docs)
+    else:
+        judged = j.grade >= 0
+        hits, ideal = Hits(lane.qid, lane.rank, grade), Ideal(j.qid[judged], j.grade[judged])
     out = compute(hits, ideal, n_queries, list(metrics), relevant)
     return {m.key: np.asarray(out[m.key], dtype=np.float64) for m in metrics}
 
@@ -104,13 +110,16 @@ NONRELEVANT_IS_OBSERVED = frozenset({"hit", "p", "recall", "rr", "ap", "ndcg", "
 
 
 def bounds(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queries: int, relevant: int,
-           holes_of: dict[str, NDArray[np.bool_]], observed: dict[str, NDArray[np.float64]] | None = None
-           ) -> tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.float64]]]:
+           holes_of: dict[str, NDArray[np.bool_]], observed: dict[str, NDArray[np.float64]] | None = None,
+           grade: NDArray[np.int64] | None = None) -> tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.float64]]]:
     """``(as_relevant, as_nonrelevant)`` per-query values of each measure, the holes
     ``holes_of[key]`` (a row mask over ``lane``) added to the qrels as relevant / as grade 0.
     Measures sharing a hole set and a level share one modified qrels. ``observed``: the
     lane's per-query values, taken as the non-relevant bound where that is the same
-    (``NONRELEVANT_IS_OBSERVED``) instead of computing it again."""
+    (``NONRELEVANT_IS_OBSERVED``) instead of computing it again. ``grade``: the lane's row
+    grades under ``j`` (``j.grade_of(lane.qid, lane.doc)``), when known. A lane lists a doc
+    at most once per query (the reader refuses a repeat), so under the modified qrels only
+    the hole rows change grade: the rows' grades follow without a second join."""
     hi: dict[str, NDArray[np.float64]] = {}
     lo: dict[str, NDArray[np.float64]] = {}
     groups: dict[tuple[bytes, int], list[MetricKey]] = {}
@@ -121,14 +130,25 @@ def bounds(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], n_queri
         q, d = lane.qid[rows], lane.doc[rows]
         # a level beyond int64 (--relevant 99999999999999999999) is reached by no grade: the
         # largest grade stored stands for it (it is below the level, as every grade is)
-        grade = min(level, int(np.iinfo(np.int64).max))
-        hi.update(values_with(lane, with_pairs(j, q, d, grade), keys, n_queries, relevant))
+        as_rel = min(level, int(np.iinfo(np.int64).max))
+        hi.update(values_with(lane, with_pairs(j, q, d, as_rel), keys, n_queries, relevant,
+                              _holes_given(grade, rows, as_rel)))
         same = [m for m in keys if observed is not None and m.kind in NONRELEVANT_IS_OBSERVED and m.key in observed]
         lo.update({m.key: np.asarray(observed[m.key], dtype=np.float64) for m in same} if observed else {})
         rest = [m for m in keys if m not in same]
         if rest:
-            lo.update(values_with(lane, with_pairs(j, q, d, 0), rest, n_queries, relevant))
+            lo.update(values_with(lane, with_pairs(j, q, d, 0), rest, n_queries, relevant,
+                                  _holes_given(grade, rows, 0)))
     return hi, lo
+
+
+def _holes_given(grade: NDArray[np.int64] | None, rows: NDArray[np.bool_], value: int) -> NDArray[np.int64] | None:
+    """The row grades with the hole ``rows`` given ``value`` (None when ``grade`` is)."""
+    if grade is None:
+        return None
+    out = grade.copy()
+    out[rows] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -162,7 +182,7 @@ def lane_coverage(lane: RankedLane, j: Judgments, metrics: Sequence[MetricKey], 
             by_k[m.k] = (r, np.bincount(lane.qid[r], minlength=n_queries).astype(np.int64))
     rows = {m.key: by_k[m.k][0] for m in metrics}
     holes = {m.key: by_k[m.k][1] for m in metrics}
-    hi, lo = bounds(lane, j, metrics, n_queries, relevant, rows, observed)
+    hi, lo = bounds(lane, j, metrics, n_queries, relevant, rows, observed, grade)
     return LaneCoverage(holes, hi, lo)
 
 

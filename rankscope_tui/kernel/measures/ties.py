@@ -84,13 +84,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb, log2
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..ranking.judgments import Judgments
 from ..ranking.ranks import RankedLane, tied_queries
+from ..ranking.runs import gather_index, running_count, spread_runs
+from .columns import weighted_bincount
+from .portable import log2_int
 from .registry import MetricKey
 
 #: The measure kinds whose tie exposure is computed.
@@ -290,7 +293,7 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
 
     ``values`` are the lane's per-query values under the tie rule (``measures.compute``);
     on a query without ties they are also the worst, best and expected values. Only the
-    queries whose list holds a tie are recomputed, one at a time.
+    queries whose list holds a tie group of two grades are recomputed, all at once.
     """
     n_q = lane.offsets.shape[0] - 1
     keys = [m for m in metrics if m.kind in SUPPORTED]
@@ -324,7 +327,6 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     g_query = qi_of_row[g_start]
     row_base = np.asarray(bounds[:-1], dtype=np.int64)
     g_s, g_e = g_start - row_base[g_query], g_end - row_base[g_query]
-    g_bounds = np.searchsorted(g_query, np.arange(tied.shape[0] + 1)).tolist()
     for m in keys:
         if m.k is not None:
             across = np.zeros(tied.shape[0], dtype=bool)
@@ -338,26 +340,174 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
         differ[1:] = pair[1:] & (flat[1:] != flat[:-1])
     walk = np.zeros(tied.shape[0], dtype=bool)
     walk[qi_of_row[differ]] = True
-    # the groups as Python pairs only for the queries walked: one list of every group held
-    # the interpreter lock for 0.3 s at 7M rows (the dashboard computes this in a worker)
-    tied_list = tied.tolist()
-    for i in np.flatnonzero(walk).tolist():
-        q = tied_list[i]
-        scores = all_scores[bounds[i]:bounds[i + 1]]
-        grades = all_grades[bounds[i]:bounds[i + 1]]
-        lo, hi = g_bounds[i], g_bounds[i + 1]
-        groups = list(zip(g_s[lo:hi].tolist(), g_e[lo:hi].tolist()))
-        ideal = judgments.grade[j_lo[i]:j_hi[i]]
-        ideal = ideal[ideal >= 0]
-        for m in keys:
-            t = query_ties(m, scores, grades, ideal, relevant, groups)
-            worst[m.key][q], best[m.key][q] = t.worst, t.best
-            # without a closed form the mean is known only when every order gives one value
-            expected[m.key][q] = t.expected if t.expected is not None else (t.worst if not t.depends else np.nan)
-            depends[m.key][q] = t.depends
+    # the walked queries' rows: their tie groups reordered and the closed forms, for every
+    # query at once (the same sums, term by term and in the same order, as query_ties)
+    _walk_all(keys, tied, walk, qi_of_row, pair, all_grades, row_base, judgments, j_lo, j_hi, relevant,
+              worst, best, expected, depends)
     tied_mask = np.zeros(n_q, dtype=bool)
     tied_mask[tied] = True
     return LaneTies(worst, best, expected, depends, strad, tied_mask)
+
+
+def _walk_all(keys: Sequence[MetricKey], tied: NDArray[np.int32], walk: NDArray[np.bool_], qi_of_row: NDArray[np.int64],
+              pair: NDArray[np.bool_], all_grades: NDArray[np.int64], row_base: NDArray[np.int64], judgments: Judgments,
+              j_lo: list[int], j_hi: list[int], relevant: int, worst: dict[str, NDArray[np.float64]],
+              best: dict[str, NDArray[np.float64]], expected: dict[str, NDArray[np.float64]],
+              depends: dict[str, NDArray[np.bool_]]) -> None:
+    """:func:`query_ties` of every walked query (``walk`` over ``tied``) at once, written into
+    the per-query-code arrays. Each value is the same float as the per-query function's:
+    the same terms (``log2_int`` is the C library's log2), summed in the same order
+    (``np.bincount`` adds its weights in array order, as Python's ``sum`` does)."""
+    wi = np.flatnonzero(walk)
+    if wi.size == 0:
+        return
+    nw = int(wi.size)
+    q = tied[wi]
+    to_w = np.full(tied.shape[0], -1, dtype=np.int64)
+    to_w[wi] = np.arange(nw, dtype=np.int64)
+    sel = walk[qi_of_row]
+    rows = np.flatnonzero(sel)
+    wq = to_w[qi_of_row[rows]]  # the walked query of each row, ascending
+    place = rows - row_base[qi_of_row[rows]]  # 0-based place in the query's list
+    g = all_grades[rows]
+    pr = pair[rows]  # the row continues the group of the row above (never at a query's first row)
+    n_list = np.bincount(wq, minlength=nw)
+    # segments: each tie group, and each other row alone, in row order
+    seg = running_count(~pr) - 1
+    in_group = pr.copy()
+    in_group[:-1] |= pr[1:]
+    # best / worst: every group sorted by grade, descending / ascending (ties.query_ties)
+    g_best = g[np.lexsort((~g, seg))]
+    g_worst = g[np.lexsort((g, seg))]
+    # the walked queries' judged grades (the ideal), their rows laid end to end
+    lo = np.asarray(j_lo, dtype=np.int64)[wi]
+    ln = np.asarray(j_hi, dtype=np.int64)[wi] - lo
+    j_off = np.concatenate(([0], running_count(ln)))
+    j_at = gather_index(lo, ln, j_off, int(j_off[-1]))
+    jg = judgments.grade[j_at]
+    jw = spread_runs(np.arange(nw, dtype=np.int32), j_off[:-1], int(j_off[-1])).astype(np.int64) if j_at.size else j_at
+    judged = jg >= 0
+    # segment blocks: their query, first place, size, and the grades they hold
+    seg_first = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size else seg
+    b_wq, b_s = wq[seg_first], place[seg_first]
+    b_size = np.diff(np.r_[seg_first, seg.size])
+    b_group = in_group[seg_first]
+    for m in keys:
+        level = relevant if m.rel is None or not m.measure.takes_rel else m.rel
+        n_rel = np.bincount(jw[judged & (jg >= level)], minlength=nw)
+        idcg = _ideal_dcg_all(jw[judged], jg[judged], nw, m.k) if m.kind == "ndcg" else np.zeros(nw)
+        hi = _value_all(m.kind, m.k, g_best, wq, place, level, n_rel, idcg, nw)
+        lo_v = _value_all(m.kind, m.k, g_worst, wq, place, level, n_rel, idcg, nw)
+        dep = hi - lo_v > TOLERANCE
+        worst[m.key][q], best[m.key][q] = lo_v, hi
+        depends[m.key][q] = dep
+        if m.kind == "ap":  # no closed form: the mean is known only when every order gives one value
+            expected[m.key][q] = np.where(dep, np.nan, lo_v)
+            continue
+        cut = n_list if m.k is None else np.minimum(m.k, n_list)
+        rel = g >= level
+        weight = g > 0 if m.kind == "ndcg" else rel
+        b_r = np.bincount(seg, weights=rel, minlength=b_s.size).astype(np.int64) if seg.size else b_s
+        keep = (b_s < cut[b_wq]) & (b_group | weight[seg_first])
+        expected[m.key][q] = _expected_all(m.kind, m.k, keep, b_wq, b_s, b_size, b_r, cut, n_rel, idcg, g, seg,
+                                           place, nw)
+
+
+def _value_all(kind: str, k: int | None, grades: NDArray[np.int64], wq: NDArray[np.int64], place: NDArray[np.int64],
+               level: int, n_rel: NDArray[np.int64], idcg: NDArray[np.float64], nw: int) -> NDArray[np.float64]:
+    """:func:`value_of` of every walked query's list (``grades`` in place order per query)."""
+    top = np.ones(grades.shape[0], dtype=bool) if k is None else place < k
+    rel = (grades >= level) & top
+    out = np.zeros(nw)
+    if kind in ("hit", "p", "recall"):
+        count = np.bincount(wq[rel], minlength=nw).astype(np.float64)
+        if kind == "hit":
+            return (count > 0).astype(np.float64)
+        return count / float(k or 1) if kind == "p" else _ratio(count, n_rel)
+    if kind in ("rr", "ap"):
+        at = np.flatnonzero(rel)
+        rq = wq[at]
+        first = np.r_[True, rq[1:] != rq[:-1]] if rq.size else np.zeros(0, dtype=bool)
+        if kind == "rr":
+            out[rq[first]] = 1.0 / (place[at[first]] + 1).astype(np.float64)
+            return out
+        # the i-th relevant hit (0-based) at place r adds (i + 1) / (r + 1)
+        start = np.flatnonzero(first)
+        i = np.arange(at.size, dtype=np.int64) - spread_runs(start.astype(np.int32), start, at.size)
+        total = weighted_bincount(rq, weights=(i + 1).astype(np.float64) / (place[at] + 1).astype(np.float64), minlength=nw)
+        return _ratio(total, n_rel)
+    if kind == "ndcg":
+        gain = top & (grades > 0)
+        dcg = weighted_bincount(wq[gain], weights=grades[gain].astype(np.float64) / log2_int(place[gain] + 2), minlength=nw)
+        return _ratio(dcg, idcg)
+    raise ValueError(f"tie exposure does not cover {kind}")
+
+
+def _ratio(num: NDArray[np.float64], den: NDArray[Any]) -> NDArray[np.float64]:
+    """``num / den`` where ``den > 0``, else 0.0 (a query without relevant docs, or without
+    gain in its ideal list, scores 0)."""
+    out = np.zeros(num.shape[0])
+    some = den > 0
+    out[some] = num[some] / den[some]
+    return out
+
+
+def _ideal_dcg_all(jw: NDArray[np.int64], jg: NDArray[np.int64], nw: int, k: int | None) -> NDArray[np.float64]:
+    """:func:`_ideal_dcg` of every walked query: its positive judged grades, best first."""
+    pos = jg > 0
+    w, gains = jw[pos], jg[pos]
+    order = np.lexsort((~gains, w))
+    w, gains = w[order], gains[order]
+    first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]]) if w.size else np.zeros(0, dtype=np.int64)
+    at = np.arange(w.size, dtype=np.int64) - spread_runs(first.astype(np.int32), first, w.size) if w.size else w
+    m = np.ones(w.size, dtype=bool) if k is None else at < k
+    return weighted_bincount(w[m], weights=gains[m].astype(np.float64) / log2_int(at[m] + 2), minlength=nw)
+
+
+def _expected_all(kind: str, k: int | None, keep: NDArray[np.bool_], b_wq: NDArray[np.int64], b_s: NDArray[np.int64],
+                  b_size: NDArray[np.int64], b_r: NDArray[np.int64], cut: NDArray[np.int64], n_rel: NDArray[np.int64],
+                  idcg: NDArray[np.float64], grades: NDArray[np.int64], seg: NDArray[np.int64], place: NDArray[np.int64],
+                  nw: int) -> NDArray[np.float64]:
+    """:func:`expected_value` of every walked query: ``keep`` marks the blocks it walks (the
+    tie groups starting inside the cut and the singletons of weight there), in place order."""
+    out = np.zeros(nw)
+    bq, bs, bn, br = b_wq[keep], b_s[keep], b_size[keep], b_r[keep]
+    if kind in ("p", "recall"):
+        m = np.minimum(cut[bq], bs + bn) - bs
+        count = weighted_bincount(bq, weights=m.astype(np.float64) * br.astype(np.float64) / bn.astype(np.float64),
+                            minlength=nw)
+        return count / float(k or 1) if kind == "p" else _ratio(count, n_rel)
+    if kind in ("hit", "rr"):
+        # the first block holding a relevant hit decides; the chances are ratios of exact
+        # integers (math.comb), one block per query, so this stays a loop
+        has = br > 0
+        hq = bq[has]
+        first = np.r_[True, hq[1:] != hq[:-1]] if hq.size else np.zeros(0, dtype=bool)
+        for w, s, size, r, c in zip(hq[first].tolist(), bs[has][first].tolist(), bn[has][first].tolist(),
+                                    br[has][first].tolist(), cut[hq[first]].tolist()):
+            if kind == "hit":
+                m = max(0, min(c, s + size) - s)
+                out[w] = 1.0 - comb(size - r, m) / comb(size, m)
+                continue
+            total = 0.0
+            for j in range(1, size - r + 2):
+                if s + j > c:
+                    break
+                total += comb(size - j, r - 1) / comb(size, r) / (s + j)
+            out[w] = total
+        return out
+    if kind == "ndcg":
+        # each kept block's places inside the cut, each at the block's mean gain
+        b_of_seg = np.full(keep.shape[0], -1, dtype=np.int64)
+        b_of_seg[np.flatnonzero(keep)] = np.arange(bq.size, dtype=np.int64)
+        gain_sum = np.bincount(seg, weights=np.maximum(grades, 0), minlength=keep.shape[0])[keep]
+        mean_gain = gain_sum / bn.astype(np.float64)
+        blk = b_of_seg[seg]
+        rows = (blk >= 0) & (place < cut[b_wq[seg]])
+        inner = weighted_bincount(blk[rows], weights=mean_gain[blk[rows]] / log2_int(place[rows] + 2), minlength=bq.size)
+        dcg = weighted_bincount(bq, weights=inner, minlength=nw)
+        return _ratio(dcg, idcg)
+    raise ValueError(f"tie exposure does not cover {kind}")
 
 
 #: the per-query columns a bucket stores for one measure key (``scale.bucket``)
