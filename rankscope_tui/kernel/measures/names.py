@@ -23,7 +23,6 @@ References
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from collections.abc import Iterable
@@ -83,6 +82,8 @@ def known_spellings() -> list[str]:
 
 
 def _closest(raw: str) -> str:
+    import difflib  # a suggestion is made only for a name refused: not on a run's path
+
     m = re.search(r"([0-9]+)$", raw)
     number = m.group(1) if m else None
     probe = (raw[: m.start()] + "k") if m else raw
