@@ -68,7 +68,11 @@ def lay_out(data: Path, work: Path) -> None:
 
 
 def run_lesson(checkout: Path, work: Path) -> dict[str, tuple[int, str, str]]:
-    env = dict(os.environ, PYTHONPATH=str(checkout))
+    # each side starts from an empty comparison log, at one path (compare counts the calls
+    # logged before it, and names the log, on stderr)
+    cache = work.parent.parent / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=str(checkout), XDG_CACHE_HOME=str(cache))
     env.pop("PYTHONHASHSEED", None)
     out = {}
     for name, args in COMMANDS:

@@ -229,6 +229,23 @@ def test_lane_ties_equals_query_ties_bit_for_bit_on_large_lanes():
         assert walked > 1000
 
 
+def test_lane_ties_where_no_walked_query_holds_a_relevant_hit():
+    """Hand-worked: one query whose tie group holds a judged non-relevant hit and an
+    unjudged one (two grades, so it is walked) and no relevant hit; its relevant doc is
+    missing from the run. Every measure is 0 in every order: worst, best and mean 0."""
+    from rankscope_tui.kernel.measures.ties import lane_ties
+    from rankscope_tui.kernel.ranking.judgments import Judgments
+    from rankscope_tui.kernel.ranking.ranks import RankedLane
+
+    lane = RankedLane("t", np.zeros(3, dtype=np.int32), np.arange(3, dtype=np.int64), np.array([2.0, 1.0, 1.0]),
+                      np.arange(1, 4, dtype=np.int32), np.array([0, 3], dtype=np.int64))
+    judgments = Judgments(np.zeros(2, dtype=np.int32), np.array([1, 9], dtype=np.int64), np.array([0, 1]), 10)
+    got = lane_ties(lane, judgments, {k.key: np.zeros(1) for k in KEYS}, KEYS, relevant=1)
+    for key in KEYS:
+        assert (got.worst[key.key][0], got.best[key.key][0], got.expected[key.key][0]) == (0.0, 0.0, 0.0), key.key
+        assert not got.depends[key.key][0]
+
+
 def test_tie_groups_and_straddling_by_hand():
     scores = [9.0, 7.0, 7.0, 7.0, 5.0, 3.0, 3.0]
     assert tie_groups(scores) == [(1, 4), (5, 7)]  # ranks 2-4 and 6-7

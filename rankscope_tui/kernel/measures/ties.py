@@ -385,7 +385,7 @@ def _walk_all(keys: Sequence[MetricKey], tied: NDArray[np.int32], walk: NDArray[
     j_off = np.concatenate(([0], running_count(ln)))
     j_at = gather_index(lo, ln, j_off, int(j_off[-1]))
     jg = judgments.grade[j_at]
-    jw = spread_runs(np.arange(nw, dtype=np.int32), j_off[:-1], int(j_off[-1])).astype(np.int64) if j_at.size else j_at
+    jw = np.searchsorted(q, judgments.qid[j_at]).astype(np.int64)  # the walked query of each (q ascends)
     judged = jg >= 0
     # segment blocks: their query, first place, size, and the grades they hold
     seg_first = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size else seg
@@ -430,6 +430,8 @@ def _value_all(kind: str, k: int | None, grades: NDArray[np.int64], wq: NDArray[
         first = np.r_[True, rq[1:] != rq[:-1]] if rq.size else np.zeros(0, dtype=bool)
         if kind == "rr":
             out[rq[first]] = 1.0 / (place[at[first]] + 1).astype(np.float64)
+            return out
+        if not at.size:
             return out
         # the i-th relevant hit (0-based) at place r adds (i + 1) / (r + 1)
         start = np.flatnonzero(first)
