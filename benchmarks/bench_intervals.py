@@ -31,8 +31,8 @@ from scipy's.
 
 Cells: median (min-max) of wall time; CPU is the child's user + system time from
 ``os.wait4``. The load average is printed at the start and the end. Writes
-``benchmarks/results/intervals.md`` and ``intervals.json``. Not a test: nothing here
-asserts a time.
+``benchmarks/results/intervals.md`` and ``intervals.json`` (``--name``: another name).
+Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scipy-reps", type=int, default=1, help="repetitions of scipy's bootstrap (default 1)")
     ap.add_argument("--data", default=str(HERE / "data" / f"n{QUERIES}_d{DEPTH}"), help="the 1M-line data folder")
     ap.add_argument("--results", default=str(RESULTS))
+    ap.add_argument("--name", default="intervals", help="the results' file name, without .md / .json (default intervals)")
     ap.add_argument("--no-warmup", action="store_true", help="skip the untimed first round (the files are in the page cache)")
     a = ap.parse_args(argv)
     started = time.time()
@@ -242,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         res["ratios"][f"in process: {kind} / after (wall, ratio of medians)"] = {"median": v, "min": v, "max": v, "n": 1}
     out_dir = Path(a.results)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "intervals.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
-    (out_dir / "intervals.md").write_text(markdown(res))
+    (out_dir / f"{a.name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+    (out_dir / f"{a.name}.md").write_text(markdown(res))
     print(markdown(res))
     return 0
 
