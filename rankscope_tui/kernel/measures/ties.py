@@ -68,8 +68,11 @@ without enumerating orderings. For a group of ``n`` hits starting after rank ``s
 ap's expectation has a closed form too (McSherry & Najork give one) but it is not computed
 here: ``expected`` is ``None`` for ap.
 
-All functions here work on one query's list in rank order; :func:`lane_ties` loops only
-over the queries whose list holds a tie (the rest are tie-free: best = worst = expected).
+The public functions work on one query's list in rank order. :func:`lane_ties` computes
+the same numbers for every query of a lane at once: it revisits only the queries whose
+list holds a tie group with two grades (the rest keep the value under the tie rule as
+best = worst = expected). It uses the same terms, summed in the same order, so each
+value is the same float as :func:`query_ties` gives.
 
 References
 ----------
