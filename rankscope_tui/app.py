@@ -99,6 +99,7 @@ class RankscopeApp(DashboardApp):
     def on_mount(self) -> None:
         if os.environ.get("RANKSCOPE_TASK_DUMP"):
             self._dump_tasks_on_sigusr1(os.environ["RANKSCOPE_TASK_DUMP"])
+        self._watch_terminal()
         if self.state.base_workspace is None and self.state.has_inputs:
             pre = self.state.preload
             if (pre is not None and pre.done() and not pre.cancelled() and pre.exception() is None
@@ -316,6 +317,40 @@ class RankscopeApp(DashboardApp):
             self.exit()
             return True
         return False
+
+    def _watch_terminal(self) -> None:
+        """Leave when the terminal is gone. Closing a terminal or an ssh session sends SIGHUP
+        to its session leader only: under ``make demo`` that is make, which waits for us,
+        and the dashboard would then read end-of-file from the hung-up terminal forever at
+        full CPU. Once a second the terminal's foreground group is asked for; a hung-up
+        terminal answers EIO, and the dashboard takes the SIGHUP it missed (the command
+        line's handler unwinds it as for Ctrl-C). Not where no terminal is attached (tests,
+        the browser)."""
+        import errno
+        import signal
+
+        stdin = sys.__stdin__
+        if self.is_headless or stdin is None or not stdin.isatty():
+            return
+        fd = stdin.fileno()
+        try:
+            os.tcgetpgrp(fd)
+        except OSError:  # a terminal, but not this session's (``setsid``): no hang-up reaches it
+            return
+
+        def check() -> None:
+            try:
+                os.tcgetpgrp(fd)
+            except OSError as exc:
+                if exc.errno != errno.EIO:  # only a hung-up terminal answers EIO
+                    return
+                timer.stop()
+                if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:  # nohup: no terminal to serve either
+                    self.exit(return_code=130)
+                else:
+                    os.kill(os.getpid(), signal.SIGHUP)
+
+        timer = self.set_interval(1.0, check, name="terminal watch")
 
     def _dump_tasks_on_sigusr1(self, path: str) -> None:
         """Troubleshooting a dashboard that stops answering keys: with ``RANKSCOPE_TASK_DUMP``

@@ -222,7 +222,10 @@ def _main(words: list[str]) -> int:
         sys.stderr.write(f"{PROG}: error: {OUT_OF_MEMORY}; --buckets N evaluates in query buckets\n")
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
+        try:
+            sys.stderr.write(f"{PROG}: interrupted\n")
+        except OSError:  # a SIGHUP: the terminal hung up, and nobody is left to tell
+            pass
         return 130
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         _silence_stdout()
