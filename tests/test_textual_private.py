@@ -40,6 +40,15 @@ def _instance(owner: type) -> object:
 
     if issubclass(owner, Parser):
         return XTermParser()
+    from textual.driver import Driver
+
+    if issubclass(owner, Driver):  # a driver is made inside the app's event loop
+        import asyncio
+
+        async def make() -> object:
+            return owner(App())
+
+        return asyncio.run(make())
     return Static()  # DOMNode's instance attributes: any widget has them
 
 

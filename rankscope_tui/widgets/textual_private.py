@@ -13,8 +13,9 @@ upgrade that removes or renames one fails there, naming it, before any view misb
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Awaitable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from rich.align import Align
 from rich.text import Text
@@ -24,6 +25,7 @@ from textual.app import App, ScreenError
 from textual.command import CommandList, CommandPalette
 from textual.css.query import NoMatches
 from textual.dom import DOMNode
+from textual.drivers.linux_driver import LinuxDriver
 from textual.keys import _get_unicode_name_from_key  # a key's Unicode name: how a terminal sends it
 from textual.screen import Screen
 from textual.widgets._footer import FooterKey  # the footer's key widget: Textual exports only Footer
@@ -32,7 +34,7 @@ from textual.widgets.option_list import Option
 
 __all__ = [
     "PRIVATE_NAMES", "FooterKey", "GuardedCommandPalette", "PasteSafeParser", "guard_paste_end", "input_parser_state",
-    "SelectOverlay", "TunedApp", "adopt_current_styles",
+    "HangupSafeDriver", "SelectOverlay", "TunedApp", "adopt_current_styles",
     "drop_buried_screen", "is_data_bound", "is_exiting", "screen_stacks", "styles_current", "unicode_name_of_key",
 ]
 
@@ -68,6 +70,7 @@ PRIVATE_NAMES: tuple[tuple[str, str, str], ...] = (
     ("textual.drivers.linux_driver", "XTermParser", "module"),
     ("textual.drivers.linux_inline_driver", "XTermParser", "module"),
     ("textual._parser.Parser", "_gen", "instance"),
+    ("textual.drivers.linux_driver.LinuxDriver", "_file", "instance"),
 )
 
 
@@ -142,9 +145,55 @@ def is_data_bound(widget: DOMNode) -> bool:
 # ----------------------------------------------------------------------------- the app
 
 
+class _QuietWhenHungUp:
+    """The terminal file Textual's output thread writes to, where a write or flush to a
+    hung-up terminal (EIO) is dropped instead of raised: nobody can see it any more."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._file.write(text))
+        except OSError as exc:
+            if exc.errno != errno.EIO:
+                raise
+            return 0
+
+    def flush(self) -> None:
+        try:
+            self._file.flush()
+        except OSError as exc:
+            if exc.errno != errno.EIO:
+                raise
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding: the terminal's
+        return getattr(self._file, name)
+
+
+class HangupSafeDriver(LinuxDriver):
+    """Textual's terminal driver, with output that outlives a hung-up terminal. Textual's
+    output thread ends at the first write that raises (EIO once the terminal hung up);
+    its queue then fills, and the next write -- or the shutdown, which queues one more --
+    waits for ever. The dashboard leaves a hung-up terminal (``app._watch_terminal``) by
+    the ordinary shutdown, so that thread has to keep taking writes until then."""
+
+    def __init__(self, app: App[Any], *, debug: bool = False, mouse: bool = True,
+                 size: tuple[int, int] | None = None) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
+        # read when application mode starts the output thread; typed there as the text file it wraps
+        self._file = cast(Any, _QuietWhenHungUp(self._file))
+
+
 class TunedApp(App[Any]):
     """Textual's App with two private hooks tuned: a stylesheet refresh that skips work
-    already done, and a key filter (:meth:`key_consumed`) ahead of the bindings."""
+    already done, and a key filter (:meth:`key_consumed`) ahead of the bindings; on a
+    terminal, the driver is :class:`HangupSafeDriver`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.driver_class is LinuxDriver:  # not a driver chosen by TEXTUAL_DRIVER (the browser)
+            self.driver_class = HangupSafeDriver
 
     def key_consumed(self, key: str, priority: bool) -> bool:
         """Hook: True when ``key`` is handled (or dropped) before the bindings see it."""
