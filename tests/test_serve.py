@@ -349,16 +349,39 @@ def test_the_dashboard_in_a_browser(served, demo_dir, tmp_path, artifacts, cli_r
 
             # the export dialog, its default name, Enter: the browser downloads the report.
             # The page opens the download URL in a new tab that Chromium closes once the
-            # download starts; headless Chromium has been seen (once in several full runs) to
-            # cancel such a download. Then the export is asked again, once, and the first
-            # failure is said in the output and kept with the artifacts.
-            for attempt in (1, 2):
-                if attempt > 1:
-                    page.locator("#terminal").click()  # the download's tab took the focus
+            # download starts. Headless Chromium has been seen to cancel such a download, in
+            # about one full run of three on a loaded machine. Then the export is asked again,
+            # and each failure is said in the output and kept with the artifacts. After such
+            # a failure the page has also been seen to stop sending keys: no frame came back,
+            # with both the server and the app idle (py-spy). Then the page is reloaded: a
+            # new connection, and with it a new app. The download is still the check.
+            for attempt in (1, 2, 3):
+                if attempt > 1:  # the download's tab took the focus, and may still be open
+                    for other in context.pages:
+                        if other is not page:
+                            other.close()
+                    page.bring_to_front()
+                    page.locator("#terminal").click()
                     page.wait_for_timeout(300)
                 mark = screen.mark()
                 page.keyboard.press("e")
-                screen.wait_for(page, "browser downloads it", since=mark)
+                try:
+                    screen.wait_for(page, "browser downloads it", since=mark, timeout=WAIT / 3 if attempt > 1 else WAIT)
+                except AssertionError:
+                    if attempt == 1:
+                        raise
+                    note = f"export {attempt}: no key reached the app after the failed download; the page is reloaded"
+                    print(note)
+                    with (artifacts / "serve-download-failures.txt").open("a") as f:
+                        f.write(note + "\n")
+                    mark = screen.mark()
+                    page.reload(wait_until="load", timeout=WAIT * 1000)
+                    screen.wait_for(page, "rrf+docfirst+cap5", since=mark)  # the new app's report is in
+                    page.locator("#terminal").click()
+                    page.wait_for_timeout(500)
+                    mark = screen.mark()
+                    page.keyboard.press("e")
+                    screen.wait_for(page, "browser downloads it", since=mark)
                 page.keyboard.press("Enter")
                 deadline = time.monotonic() + WAIT
                 while len(downloads) < attempt:
@@ -372,7 +395,7 @@ def test_the_dashboard_in_a_browser(served, demo_dir, tmp_path, artifacts, cli_r
                 print(note)
                 with (artifacts / "serve-download-failures.txt").open("a") as f:
                     f.write(note + "\n")
-            assert failure is None, f"both exports' downloads failed: {failure}"
+            assert failure is None, f"every export's download failed, the last: {failure}"
             assert download.suggested_filename == "report.json"
             got = Path(download.path()).read_bytes()
             assert got == cli_out.read_bytes()
