@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -171,82 +172,88 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()
     data = ensure_data(Path(a.data).resolve())
     scratch = Path(tempfile.mkdtemp(prefix="rankscope-intervals-"))
-    trees = {"before": tree_of(a.base, scratch), "after": ROOT}
-    commits = {k: commit_of(v) for k, v in trees.items()}
-    for tree in trees.values():
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "rankscope_tui")], check=True)
-    core = scratch / "evaluate_core.py"
-    core.write_text(CORE)
-    out = scratch / "out.json"
-    lanes = ["--lane", f"run1={data / 'run1.txt'}", "--lane", f"run2={data / 'run2.txt'}", "--qrels", str(data / "qrels.txt")]
-    cli = ["-m", "rankscope_tui.cli"]
-    work = {
-        "evaluate --resamples 0": [*cli, "evaluate", *lanes, "--resamples", "0", "--out", str(out)],
-        "evaluate (B = 9,999)": [*cli, "evaluate", *lanes, "--out", str(out)],
-        "compare (B = 9,999)": [*cli, "compare", *lanes, "--out", str(out)],
-        "core evaluate --resamples 0": [str(core), "evaluate", *lanes, "--resamples", "0", "--out", str(out)],
-        "core evaluate (B = 9,999)": [str(core), "evaluate", *lanes, "--out", str(out)],
-    }
-    jobs = [(t, w) for t in trees for w in work]
-    times: dict[str, dict[str, list[dict]]] = {t: {w: [] for w in work} for t in trees}
-    first = 1 if a.no_warmup else 0
-    for rep in range(first, a.reps + 1):  # round 0 is untimed (page cache, bytecode)
-        order = jobs[rep % len(jobs):] + jobs[: rep % len(jobs)]
-        for t, w in order:
-            print(f"round {rep}: {t} {w}", file=sys.stderr, flush=True)
-            r = run_timed(trees[t], work[w], scratch)
-            if rep:
-                times[t][w].append(r)
-    inproc: dict[str, list[dict]] = {"before": [], "after": [], "scipy": [], "scipy_columns": []}
-    script = scratch / "in_process.py"
-    script.write_text(IN_PROCESS)
-    kinds = [("before", a.in_process_reps), ("after", a.in_process_reps), ("scipy", a.scipy_reps),
-             ("scipy_columns", a.scipy_reps)]
-    for rep in range(max(k[1] for k in kinds)):
-        for kind, reps in kinds:
-            if rep < reps:
-                print(f"in process: {kind} {rep + 1}", file=sys.stderr, flush=True)
-                tree = trees["after" if kind.startswith("scipy") else kind]
-                inproc[kind].append(json.loads(run(tree, [str(script), str(data), kind], scratch)["stdout"]))
-    load_end = os.getloadavg()
+    try:
+        trees = {"before": tree_of(a.base, scratch), "after": ROOT}
+        commits = {k: commit_of(v) for k, v in trees.items()}
+        for tree in trees.values():
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "rankscope_tui")], check=True)
+        core = scratch / "evaluate_core.py"
+        core.write_text(CORE)
+        out = scratch / "out.json"
+        lanes = ["--lane", f"run1={data / 'run1.txt'}", "--lane", f"run2={data / 'run2.txt'}", "--qrels", str(data / "qrels.txt")]
+        cli = ["-m", "rankscope_tui.cli"]
+        work = {
+            "evaluate --resamples 0": [*cli, "evaluate", *lanes, "--resamples", "0", "--out", str(out)],
+            "evaluate (B = 9,999)": [*cli, "evaluate", *lanes, "--out", str(out)],
+            "compare (B = 9,999)": [*cli, "compare", *lanes, "--out", str(out)],
+            "core evaluate --resamples 0": [str(core), "evaluate", *lanes, "--resamples", "0", "--out", str(out)],
+            "core evaluate (B = 9,999)": [str(core), "evaluate", *lanes, "--out", str(out)],
+        }
+        jobs = [(t, w) for t in trees for w in work]
+        times: dict[str, dict[str, list[dict]]] = {t: {w: [] for w in work} for t in trees}
+        first = 1 if a.no_warmup else 0
+        for rep in range(first, a.reps + 1):  # round 0 is untimed (page cache, bytecode)
+            order = jobs[rep % len(jobs):] + jobs[: rep % len(jobs)]
+            for t, w in order:
+                print(f"round {rep}: {t} {w}", file=sys.stderr, flush=True)
+                r = run_timed(trees[t], work[w], scratch)
+                if rep:
+                    times[t][w].append(r)
+        inproc: dict[str, list[dict]] = {"before": [], "after": [], "scipy": [], "scipy_columns": []}
+        script = scratch / "in_process.py"
+        script.write_text(IN_PROCESS)
+        kinds = [("before", a.in_process_reps), ("after", a.in_process_reps), ("scipy", a.scipy_reps),
+                 ("scipy_columns", a.scipy_reps)]
+        for rep in range(max(k[1] for k in kinds)):
+            for kind, reps in kinds:
+                if rep < reps:
+                    print(f"in process: {kind} {rep + 1}", file=sys.stderr, flush=True)
+                    tree = trees["after" if kind.startswith("scipy") else kind]
+                    inproc[kind].append(json.loads(run(tree, [str(script), str(data), kind], scratch)["stdout"]))
+        load_end = os.getloadavg()
 
-    import numpy as np
+        import numpy as np
 
-    res: dict = {"commits": commits, "data": shown(data), "python": platform.python_version(),
-                 "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
-                 "load_start": load_start, "load_end": load_end, "reps": a.reps,
-                 "warmup": "" if a.no_warmup else ", after one untimed round", "seconds": round(time.time() - started),
-                 "whole": {}, "in_process": {}, "ratios": {}}
-    for t in trees:
-        for w in work:
-            rs = times[t][w]
-            res["whole"][f"{t}: {w}"] = {k: spread([r[k] for r in rs]) for k in ("wall", "cpu", "rss_mb")}
-    ref = np.array(inproc["scipy_columns"][0]["bounds"])  # scipy on each column alone: the protocol's reference
-    for kind, rs in inproc.items():
-        b = np.array(rs[0]["bounds"])
-        res["in_process"][kind] = {"wall": spread([r["wall"] for r in rs]), "cpu": spread([r["cpu"] for r in rs]),
-                                   "shape": rs[0]["shape"], "max_abs_diff_from_scipy": float(np.max(np.abs(b - ref))),
-                                   "equal_to_scipy": bool(np.array_equal(b, ref))}
+        res: dict = {"commits": commits, "data": shown(data), "python": platform.python_version(),
+                     "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+                     "load_start": load_start, "load_end": load_end, "reps": a.reps,
+                     "warmup": "" if a.no_warmup else ", after one untimed round", "seconds": round(time.time() - started),
+                     "whole": {}, "in_process": {}, "ratios": {}}
+        for t in trees:
+            for w in work:
+                rs = times[t][w]
+                res["whole"][f"{t}: {w}"] = {k: spread([r[k] for r in rs]) for k in ("wall", "cpu", "rss_mb")}
+        ref = np.array(inproc["scipy_columns"][0]["bounds"])  # scipy on each column alone: the protocol's reference
+        for kind, rs in inproc.items():
+            b = np.array(rs[0]["bounds"])
+            res["in_process"][kind] = {"wall": spread([r["wall"] for r in rs]), "cpu": spread([r["cpu"] for r in rs]),
+                                       "shape": rs[0]["shape"], "max_abs_diff_from_scipy": float(np.max(np.abs(b - ref))),
+                                       "equal_to_scipy": bool(np.array_equal(b, ref))}
 
-    def per_round(t: str, top: str, bottom: str, k: str) -> dict:
-        """The ratio within each round (the two processes ran in the same rotation), over the rounds."""
-        return spread([x[k] / y[k] for x, y in zip(times[t][top], times[t][bottom])])
+        def per_round(t: str, top: str, bottom: str, k: str) -> dict:
+            """The ratio within each round (the two processes ran in the same rotation), over the rounds."""
+            return spread([x[k] / y[k] for x, y in zip(times[t][top], times[t][bottom])])
 
-    for t in trees:
-        for k in ("wall", "cpu"):
-            res["ratios"][f"{t}: evaluate / evaluate --resamples 0 ({k})"] = per_round(t, "evaluate (B = 9,999)", "evaluate --resamples 0", k)
-            res["ratios"][f"{t}: compare / evaluate --resamples 0 ({k})"] = per_round(t, "compare (B = 9,999)", "evaluate --resamples 0", k)
-            res["ratios"][f"{t}: core evaluate / core --resamples 0 ({k})"] = per_round(t, "core evaluate (B = 9,999)", "core evaluate --resamples 0", k)
-    after = res["in_process"]["after"]["wall"]["median"]
-    for kind in ("before", "scipy", "scipy_columns"):
-        v = res["in_process"][kind]["wall"]["median"] / after
-        res["ratios"][f"in process: {kind} / after (wall, ratio of medians)"] = {"median": v, "min": v, "max": v, "n": 1}
-    out_dir = Path(a.results)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{a.name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
-    (out_dir / f"{a.name}.md").write_text(markdown(res))
-    print(markdown(res))
-    return 0
+        for t in trees:
+            for k in ("wall", "cpu"):
+                res["ratios"][f"{t}: evaluate / evaluate --resamples 0 ({k})"] = per_round(t, "evaluate (B = 9,999)", "evaluate --resamples 0", k)
+                res["ratios"][f"{t}: compare / evaluate --resamples 0 ({k})"] = per_round(t, "compare (B = 9,999)", "evaluate --resamples 0", k)
+                res["ratios"][f"{t}: core evaluate / core --resamples 0 ({k})"] = per_round(t, "core evaluate (B = 9,999)", "core evaluate --resamples 0", k)
+        after = res["in_process"]["after"]["wall"]["median"]
+        for kind in ("before", "scipy", "scipy_columns"):
+            v = res["in_process"][kind]["wall"]["median"] / after
+            res["ratios"][f"in process: {kind} / after (wall, ratio of medians)"] = {"median": v, "min": v, "max": v, "n": 1}
+        out_dir = Path(a.results)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{a.name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+        (out_dir / f"{a.name}.md").write_text(markdown(res))
+        print(markdown(res))
+        return 0
+    finally:  # the scratch worktree and folder go, whatever happened
+        if (scratch / "base").is_dir():
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(scratch / "base")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def markdown(res: dict) -> str:
