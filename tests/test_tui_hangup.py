@@ -24,11 +24,10 @@ import time
 import pytest
 from support import cli_env
 
-
-def _session_on(slave: int) -> None:
-    """In the child: a session of its own whose controlling terminal is ``slave`` (stdin)."""
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+#: run ARGV in a session of its own whose controlling terminal is its stdin (a launcher, not
+#: ``preexec_fn``, which is unsafe in a test process that runs threads)
+SESSION = ("import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+           "os.execvp(sys.argv[1], sys.argv[1:])")
 
 
 def _read_until(fd: int, needle: bytes, seconds: float) -> bytes:
@@ -54,11 +53,10 @@ def test_the_dashboard_leaves_when_its_terminal_hangs_up_and_the_leader_keeps_th
     status = tmp_path / "status"
     # the shell leads the session, keeps SIGHUP from the dashboard and waits for it
     script = f'trap "{trap}" HUP; "$@"; echo "$?" > ' + str(status)
-    argv = ["sh", "-c", script, "sh", sys.executable, "-m", "rankscope_tui.cli", "tui", "--demo-dir",
-            str(tmp_path / "demo")]
+    argv = [sys.executable, "-c", SESSION, "sh", "-c", script, "sh", sys.executable, "-m", "rankscope_tui.cli", "tui",
+            "--demo-dir", str(tmp_path / "demo")]
     env = cli_env({"TERM": "xterm-256color", "XDG_CACHE_HOME": str(tmp_path / "cache")})
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
-                            preexec_fn=lambda: _session_on(slave), close_fds=True)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path, close_fds=True)
     os.close(slave)
     try:
         shown = _read_until(master, b"Overview", 60)
