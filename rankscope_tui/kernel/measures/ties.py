@@ -95,7 +95,7 @@ from numpy.typing import NDArray
 from ..ranking.judgments import Judgments
 from ..ranking.ranks import RankedLane, tied_queries
 from ..ranking.runs import gather_index, running_count, spread_runs
-from .columns import weighted_bincount
+from .columns import weighted_bincount, within_query_count
 from .portable import log2_int
 from .registry import MetricKey
 
@@ -311,16 +311,19 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     # in one search: the same values the per-query calls give, without a call per query
     starts, ends = lane.offsets[tied].astype(np.int64), lane.offsets[tied + 1].astype(np.int64)
     lengths = ends - starts
-    bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
-    at = np.repeat(starts - np.asarray(bounds[:-1], dtype=np.int64), lengths) + np.arange(bounds[-1], dtype=np.int64)
-    all_grades = judgments.grade_of(np.repeat(tied.astype(np.int64), lengths), lane.doc[at])
+    row_off = np.concatenate(([0], running_count(lengths)))
+    n_rows = int(row_off[-1])
+    row_base = row_off[:-1]
+    at = gather_index(starts, lengths, row_off, n_rows)
+    # the tied query of each row (each holds two rows or more: its runs tile the rows)
+    qi_of_row = spread_runs(np.arange(tied.shape[0], dtype=np.int32), row_base, n_rows) if n_rows else \
+        np.zeros(0, dtype=np.int32)
+    all_grades = judgments.grade_of(tied[qi_of_row], lane.doc[at])
     j_lo, j_hi = np.searchsorted(jq, tied, "left").tolist(), np.searchsorted(jq, tied, "right").tolist()
     # every tied query's tie groups at once (``tie_groups`` per query: runs of equal
     # adjacent scores; equality of floats is transitive, so a run of adjacent equal pairs
     # is a run of one value), as (query index, start, end) with places counted per query
     all_scores = lane.score[at]
-    n_rows = bounds[-1]
-    qi_of_row = np.repeat(np.arange(tied.shape[0], dtype=np.int64), lengths)
     pair = np.zeros(n_rows, dtype=bool)  # pair[r]: row r holds the score of row r - 1 in its query
     if n_rows > 1:
         pair[1:] = (all_scores[1:] == all_scores[:-1]) & (qi_of_row[1:] == qi_of_row[:-1])
@@ -328,7 +331,6 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     g_start = np.flatnonzero(edge == 1)  # the row before a run's first pair: the run's first row
     g_end = np.flatnonzero(edge == -1) + 1
     g_query = qi_of_row[g_start]
-    row_base = np.asarray(bounds[:-1], dtype=np.int64)
     g_s, g_e = g_start - row_base[g_query], g_end - row_base[g_query]
     for m in keys:
         if m.k is not None:
@@ -352,7 +354,7 @@ def lane_ties(lane: RankedLane, judgments: Judgments, values: dict[str, NDArray[
     return LaneTies(worst, best, expected, depends, strad, tied_mask)
 
 
-def _walk_all(keys: Sequence[MetricKey], tied: NDArray[np.int32], walk: NDArray[np.bool_], qi_of_row: NDArray[np.int64],
+def _walk_all(keys: Sequence[MetricKey], tied: NDArray[np.int32], walk: NDArray[np.bool_], qi_of_row: NDArray[np.int32],
               pair: NDArray[np.bool_], all_grades: NDArray[np.int64], row_base: NDArray[np.int64], judgments: Judgments,
               j_lo: list[int], j_hi: list[int], relevant: int, worst: dict[str, NDArray[np.float64]],
               best: dict[str, NDArray[np.float64]], expected: dict[str, NDArray[np.float64]],
@@ -391,7 +393,7 @@ def _walk_all(keys: Sequence[MetricKey], tied: NDArray[np.int32], walk: NDArray[
     jw = np.searchsorted(q, judgments.qid[j_at]).astype(np.int64)  # the walked query of each (q ascends)
     judged = jg >= 0
     # segment blocks: their query, first place, size, and the grades they hold
-    seg_first = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size else seg
+    seg_first = np.flatnonzero(~pr)
     b_wq, b_s = wq[seg_first], place[seg_first]
     b_size = np.diff(np.r_[seg_first, seg.size])
     b_group = in_group[seg_first]
@@ -430,22 +432,24 @@ def _value_all(kind: str, k: int | None, grades: NDArray[np.int64], wq: NDArray[
     if kind in ("rr", "ap"):
         at = np.flatnonzero(rel)
         rq = wq[at]
-        first = np.r_[True, rq[1:] != rq[:-1]] if rq.size else np.zeros(0, dtype=bool)
+        nth = _nth(rq)  # the relevant hit's count in its query, 1-based
         if kind == "rr":
+            first = nth == 1
             out[rq[first]] = 1.0 / (place[at[first]] + 1).astype(np.float64)
             return out
-        if not at.size:
-            return out
-        # the i-th relevant hit (0-based) at place r adds (i + 1) / (r + 1)
-        start = np.flatnonzero(first)
-        i = np.arange(at.size, dtype=np.int64) - spread_runs(start.astype(np.int32), start, at.size)
-        total = weighted_bincount(rq, weights=(i + 1).astype(np.float64) / (place[at] + 1).astype(np.float64), minlength=nw)
+        # the i-th relevant hit (1-based) at place r (0-based) adds i / (r + 1)
+        total = weighted_bincount(rq, weights=nth.astype(np.float64) / (place[at] + 1).astype(np.float64), minlength=nw)
         return _ratio(total, n_rel)
     if kind == "ndcg":
         gain = top & (grades > 0)
         dcg = weighted_bincount(wq[gain], weights=grades[gain].astype(np.float64) / log2_int(place[gain] + 2), minlength=nw)
         return _ratio(dcg, idcg)
     raise ValueError(f"tie exposure does not cover {kind}")
+
+
+def _nth(keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """1, 2, 3, ... along each run of equal (sorted) ``keys``: an element's place in its run."""
+    return within_query_count(keys, np.ones(keys.shape[0], dtype=np.int64))
 
 
 def _ratio(num: NDArray[np.float64], den: NDArray[Any]) -> NDArray[np.float64]:
@@ -463,8 +467,7 @@ def _ideal_dcg_all(jw: NDArray[np.int64], jg: NDArray[np.int64], nw: int, k: int
     w, gains = jw[pos], jg[pos]
     order = np.lexsort((~gains, w))
     w, gains = w[order], gains[order]
-    first = np.flatnonzero(np.r_[True, w[1:] != w[:-1]]) if w.size else np.zeros(0, dtype=np.int64)
-    at = np.arange(w.size, dtype=np.int64) - spread_runs(first.astype(np.int32), first, w.size) if w.size else w
+    at = _nth(w) - 1  # the gain's place in the query's ideal list, 0-based
     m = np.ones(w.size, dtype=bool) if k is None else at < k
     return weighted_bincount(w[m], weights=gains[m].astype(np.float64) / log2_int(at[m] + 2), minlength=nw)
 
@@ -487,7 +490,7 @@ def _expected_all(kind: str, k: int | None, keep: NDArray[np.bool_], b_wq: NDArr
         # integers (math.comb), one block per query, so this stays a loop
         has = br > 0
         hq = bq[has]
-        first = np.r_[True, hq[1:] != hq[:-1]] if hq.size else np.zeros(0, dtype=bool)
+        first = _nth(hq) == 1
         for w, s, size, r, c in zip(hq[first].tolist(), bs[has][first].tolist(), bn[has][first].tolist(),
                                     br[has][first].tolist(), cut[hq[first]].tolist()):
             if kind == "hit":
